@@ -1,0 +1,162 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Page } from 'playwright-core';
+import { SessionResource } from '../db/entities/index.ts';
+import { type BrowserPool, CapacityReached, type LaunchSpec, WarmBrowserGone } from '../server/browsers/host/browserPool.ts';
+import { parseLaunchArgs } from '../server/browsers/sessionRules.ts';
+import type { Config } from '../server/config.ts';
+import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
+import { executeNode } from '../server/pipelines/executors.ts';
+import { createRunNodeContext, type NodeCall } from './pipelineRuns.ts';
+
+/**
+ * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
+ * proxy password and cookies, are read here from the database, so they never enter workflow
+ * history.
+ */
+export function createBrowserHostActivities({ pool, orm, config }: { pool: BrowserPool; orm: MikroORM; config: Config }) {
+  const withRunNode = createRunNodeContext({ orm, config });
+  /** Pages of each run on this host, by handle id (the path of the node that opened it). */
+  const runPages = new Map<string, Map<string, Page>>();
+
+  /** The resource and its launch settings (cookies, proxy with its password) from the database. */
+  async function loadLaunch(resourceId: string) {
+    const em = orm.em.fork();
+    const resource = await em.findOne(
+      SessionResource,
+      { id: resourceId },
+      { populate: ['session', 'session.cookies', 'session.proxy', 'session.storedProxy', 'session.storedProxy.password'] },
+    );
+    if (!resource) throw ApplicationFailure.nonRetryable(`resource ${resourceId} does not exist`, 'ResourceMissing');
+    const { session } = resource;
+    const stored = session.storedProxy;
+    const proxy = stored
+      ? { protocol: stored.protocol, hostname: stored.hostname, port: stored.port, username: stored.username, password: stored.password }
+      : session.proxy;
+    const spec: LaunchSpec = {
+      resourceId,
+      projectId: resource.project.id,
+      screen: session.screen,
+      args: parseLaunchArgs(session.args),
+      cookies: session.cookies,
+      proxy: proxy
+        ? {
+            server: `${proxy.protocol}://${proxy.hostname}:${proxy.port}`,
+            ...(proxy.username ? { username: proxy.username } : {}),
+            ...(proxy.password ? { password: proxy.password } : {}),
+          }
+        : null,
+    };
+    return { em, resource, spec };
+  }
+
+  return {
+    /**
+     * Takes over the warm browser the api claimed for this resource (the api already answered
+     * with its endpoint and applied the cookies): log capture, usage, and its place in the pool.
+     */
+    async adoptWarmBrowser(resourceId: string, warmId: string) {
+      const { resource, spec } = await loadLaunch(resourceId);
+      try {
+        await pool.adoptWarm(warmId, spec);
+      } catch (error) {
+        if (error instanceof WarmBrowserGone) throw ApplicationFailure.nonRetryable(error.message, 'WarmBrowserGone');
+        throw error;
+      }
+      await appendLogs(orm.em.fork(), resource.project.id, logStreams.resource(resourceId), [
+        {
+          context: 'lifecycle',
+          severity: 'info',
+          message: `browser running on host ${resource.hostId} (from the warm pool)`,
+          area: 'lifecycle',
+          object: { status: 'running', host: resource.hostId },
+        },
+      ]);
+    },
+
+    /**
+     * One browser node of a run, against the run's browser on this host. It heartbeats, so a
+     * host that dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
+     */
+    async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
+      const context = pool.contextOf(call.resourceId);
+      if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', 'no_page');
+      const pages = runPages.get(call.runId) ?? new Map<string, Page>();
+      runPages.set(call.runId, pages);
+      const activity = Context.current();
+      const beat = setInterval(() => activity.heartbeat(), 1000);
+      try {
+        return await withRunNode(call, (inputs, log) =>
+          Promise.race([
+            executeNode(call.type, inputs, {
+              timeoutMs: call.timeoutMs,
+              log,
+              openPage: async ({ newTab }) => (!newTab && context.pages()[0]) || context.newPage(),
+              newPageHandle: (page) => {
+                pages.set(call.path, page);
+                return { pageId: call.path };
+              },
+              getPage: async (handle) => {
+                const page = pages.get(handle.pageId);
+                if (!page) throw new Error(`unknown page ${handle.pageId}`);
+                return page;
+              },
+            }),
+            new Promise<never>((_, reject) => {
+              activity.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('the run was stopped')));
+            }),
+          ]),
+        );
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** Forgets a run's page handles (the pages stay: they belong to the browser). */
+    async releaseRunPages(runId: string) {
+      runPages.delete(runId);
+    },
+
+    async launchBrowser(resourceId: string) {
+      const { em, resource, spec } = await loadLaunch(resourceId);
+      let launched: Awaited<ReturnType<BrowserPool['launch']>>;
+      try {
+        launched = await pool.launch(spec);
+      } catch (error) {
+        if (error instanceof CapacityReached) throw ApplicationFailure.nonRetryable(error.message, 'CapacityReached');
+        throw error;
+      }
+      // Recorded here rather than by a further activity: one round trip less before the api answers.
+      const now = new Date();
+      resource.status = 'running';
+      resource.cdpEndpoint = launched.cdpEndpoint;
+      resource.pid = launched.pid;
+      resource.warm = launched.warm;
+      resource.startedAt ??= now;
+      resource.lastActivity ??= now;
+      await Promise.all([
+        em.flush(),
+        appendLogs(orm.em.fork(), resource.project.id, logStreams.resource(resourceId), [
+          {
+            context: 'lifecycle',
+            severity: 'info',
+            message: `browser running on host ${resource.hostId}`,
+            area: 'lifecycle',
+            object: { status: 'running', host: resource.hostId },
+          },
+        ]),
+      ]);
+      return launched;
+    },
+
+    async stopBrowser(resourceId: string) {
+      return pool.stop(resourceId);
+    },
+
+    async checkBrowser(resourceId: string) {
+      return pool.check(resourceId);
+    },
+  };
+}
+
+export type BrowserHostActivities = ReturnType<typeof createBrowserHostActivities>;

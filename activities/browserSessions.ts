@@ -1,0 +1,69 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { SessionResource, UsageRecord } from '../db/entities/index.ts';
+import type { ResourceStatus } from '../db/entities/SessionResource.ts';
+import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
+import type { ActivityDeps } from './index.ts';
+
+type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
+
+/** Control-queue activities of the browserSession workflow: database only. */
+export function createBrowserSessionActivities({ orm }: Pick<ActivityDeps, 'orm'>) {
+  const log = (em: ReturnType<MikroORM['em']['fork']>, resource: SessionResource, entry: NewLogEntry) =>
+    appendLogs(em, resource.project.id, logStreams.resource(resource.id), [entry]);
+
+  return {
+    async markResource(
+      resourceId: string,
+      change: { status: ResourceStatus; cdpEndpoint?: string; pid?: number | null; warm?: boolean; reason?: string },
+    ) {
+      const em = orm.em.fork();
+      const resource = await em.findOne(SessionResource, { id: resourceId });
+      if (!resource) return;
+      resource.status = change.status;
+      if (change.cdpEndpoint !== undefined) resource.cdpEndpoint = change.cdpEndpoint;
+      if (change.pid !== undefined) resource.pid = change.pid;
+      if (change.warm !== undefined) resource.warm = change.warm;
+      if (change.status === 'running') {
+        resource.startedAt ??= new Date();
+        resource.lastActivity ??= new Date();
+      }
+      if (change.status === 'stopped' || change.status === 'failed') {
+        resource.stoppedAt ??= new Date();
+        resource.stopReason = change.reason ?? resource.stopReason ?? null;
+        resource.cdpEndpoint = null;
+      }
+      await em.flush();
+      const message =
+        change.status === 'running'
+          ? `browser running on host ${resource.hostId}${change.warm ? ' (from the warm pool)' : ''}`
+          : change.status === 'stopped' || change.status === 'failed'
+            ? `browser ${change.status}: ${change.reason ?? 'no reason given'}`
+            : `browser ${change.status}`;
+      await log(em, resource, {
+        context: 'lifecycle',
+        severity: change.status === 'failed' ? 'error' : 'info',
+        message,
+        area: 'lifecycle',
+        object: { status: change.status, host: resource.hostId },
+      });
+    },
+
+    /**
+     * Stores the host's latest figures and meters the growth since the last report; returns
+     * when the resource was last used (the CDP proxy and live view touch `lastActivity`).
+     */
+    async recordUsage(resourceId: string, usage: Usage) {
+      const em = orm.em.fork();
+      const resource = await em.findOne(SessionResource, { id: resourceId });
+      if (!resource) return { lastActivity: null };
+      const previous = resource.usage ?? { cpuSeconds: 0, memoryBytes: 0, networkBytes: 0 };
+      const cpu = Math.max(0, usage.cpuSeconds - previous.cpuSeconds);
+      const network = Math.max(0, usage.networkBytes - previous.networkBytes);
+      if (cpu > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'cpu_seconds', amount: cpu.toFixed(6) });
+      if (network > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'network_bytes', amount: String(network) });
+      resource.usage = usage;
+      await em.flush();
+      return { lastActivity: (resource.lastActivity ?? resource.startedAt ?? resource.created).toISOString() };
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Config } from '../server/config.ts';
+import { createBrowserSessionActivities } from './browserSessions.ts';
+import { createMailActivities } from './mail.ts';
+import { createPipelineRunActivities } from './pipelineRuns.ts';
+
+export type ActivityDeps = { config: Config; orm: MikroORM; log: Logger };
+
+/** Every activity of the control queue, built over its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createMailActivities(deps),
+    ...createBrowserSessionActivities(deps),
+    ...createPipelineRunActivities(deps),
+  };
+}

@@ -1,0 +1,46 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { created, id, updated } from './common.ts';
+import { Project } from './Project.ts';
+import { StoredProxy } from './StoredProxy.ts';
+
+export type Screen = { width: number; height: number };
+
+/** A CDP cookie as Playwright's `addCookies` takes it. */
+export type SessionCookie = {
+  name: string;
+  value: string;
+  domain?: string;
+  path?: string;
+  url?: string;
+  expires?: number;
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: 'Strict' | 'Lax' | 'None';
+};
+
+export type SessionProxy = { protocol: string; hostname: string; port: number; username: string | null; password: string | null };
+
+/** A browser definition (spec "Session"); starting it creates a SessionResource. */
+export const BrowserSession = defineEntity({
+  name: 'BrowserSession',
+  tableName: 'browser_sessions',
+  properties: {
+    id: id(),
+    project: () => p.manyToOne(Project).deleteRule('cascade').index(),
+    name: p.string().length(200),
+    description: p.text().default(''),
+    image: p.string().length(100),
+    args: p.text().default(''),
+    screen: p.json<Screen>(),
+    /** Shown only with `cookies.read`. */
+    cookies: p.json<SessionCookie[]>().default([]).hidden(),
+    /** Inline proxy with credentials; the password never leaves the service. */
+    proxy: p.json<SessionProxy>().nullable().hidden(),
+    /** Or a stored proxy of the project. */
+    storedProxy: () => p.manyToOne(StoredProxy).nullable().deleteRule('set null'),
+    created: created(),
+    updated: updated(),
+  },
+});
+
+export type BrowserSession = InferEntity<typeof BrowserSession>;

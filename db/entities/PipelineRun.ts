@@ -1,0 +1,44 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { BrowserSession } from './BrowserSession.ts';
+import { created, id, updated } from './common.ts';
+import { FunctionVersion } from './FunctionVersion.ts';
+import { Pipeline } from './Pipeline.ts';
+import { PipelineVersion } from './PipelineVersion.ts';
+import { Project } from './Project.ts';
+import { SessionResource } from './SessionResource.ts';
+
+export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const evaluationStatuses = ['pending', 'running', 'completed', 'failed', 'stopped'] as const;
+
+/** One run of a pipeline version against a session; its `pipelineRun` workflow executes it. */
+export const PipelineRun = defineEntity({
+  name: 'PipelineRun',
+  tableName: 'pipeline_runs',
+  properties: {
+    id: id(),
+    project: () => p.manyToOne(Project).deleteRule('cascade').index(),
+    /** A pipeline version's run, or (with `functionVersion`) a function execution's. */
+    pipeline: () => p.manyToOne(Pipeline).nullable().deleteRule('cascade').index(),
+    version: () => p.manyToOne(PipelineVersion).nullable().deleteRule('cascade').index(),
+    functionVersion: () => p.manyToOne(FunctionVersion).nullable().deleteRule('cascade').index(),
+    session: () => p.manyToOne(BrowserSession).nullable().deleteRule('set null'),
+    /** The browser it ran on, and whether the run started that browser itself. */
+    resource: () => p.manyToOne(SessionResource).nullable().deleteRule('set null'),
+    ownsResource: p.boolean().default(false),
+    status: p.enum(runStatuses).default('queued'),
+    evaluation: p.enum(evaluationStatuses).default('pending'),
+    /** Arguments (secret parameters redacted) and results. */
+    args: p.json<Record<string, unknown>>().onCreate(() => ({})),
+    /** Values of secret parameters, encrypted (server/pipelines/runSecrets.ts); never shown. */
+    sealedSecrets: p.text().nullable().hidden().lazy(),
+    nodeOutputs: p.json<Record<string, unknown>>().onCreate(() => ({})),
+    result: p.json<Record<string, unknown>>().nullable(),
+    error: p.json<{ node: string | null; code: string; message: string }>().nullable(),
+    startedAt: p.datetime().nullable(),
+    finishedAt: p.datetime().nullable(),
+    created: created(),
+    updated: updated(),
+  },
+});
+
+export type PipelineRun = InferEntity<typeof PipelineRun>;

@@ -1,0 +1,34 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { BrowserSession } from './BrowserSession.ts';
+import { created, id, updated } from './common.ts';
+import { Project } from './Project.ts';
+
+export const resourceStatuses = ['starting', 'running', 'stopping', 'stopped', 'failed'] as const;
+export type ResourceStatus = (typeof resourceStatuses)[number];
+
+/** A started browser (spec "Session resource"). Its `browserSession` workflow owns its life. */
+export const SessionResource = defineEntity({
+  name: 'SessionResource',
+  tableName: 'session_resources',
+  properties: {
+    id: id(),
+    session: () => p.manyToOne(BrowserSession).deleteRule('cascade').index(),
+    project: () => p.manyToOne(Project).deleteRule('cascade').index(),
+    status: p.enum(resourceStatuses).default('starting'),
+    /** The browser host that runs it, and the browser's CDP endpoint there (never shown). */
+    hostId: p.string().length(100).nullable(),
+    cdpEndpoint: p.string().length(500).nullable().hidden(),
+    pid: p.integer().nullable(),
+    warm: p.boolean().default(false),
+    startedAt: p.datetime().nullable(),
+    stoppedAt: p.datetime().nullable(),
+    stopReason: p.string().length(300).nullable(),
+    /** Latest usage figures from the host: CPU seconds, memory, network bytes. */
+    usage: p.json<{ cpuSeconds: number; memoryBytes: number; networkBytes: number }>().nullable(),
+    lastActivity: p.datetime().nullable(),
+    created: created(),
+    updated: updated(),
+  },
+});
+
+export type SessionResource = InferEntity<typeof SessionResource>;

@@ -1,0 +1,83 @@
+import { ApiKey, apiKeyAccessTypes } from './ApiKey.ts';
+import { AuthSession } from './AuthSession.ts';
+import { BrowserHost } from './BrowserHost.ts';
+import { BrowserSession } from './BrowserSession.ts';
+import { ExternalIdentity } from './ExternalIdentity.ts';
+import { ExternalRegistration } from './ExternalRegistration.ts';
+import { FunctionVersion } from './FunctionVersion.ts';
+import { LogEntry } from './LogEntry.ts';
+import { LogStream } from './LogStream.ts';
+import { Mail } from './Mail.ts';
+import { McpClientConfig } from './McpClientConfig.ts';
+import { McpServer } from './McpServer.ts';
+import { OneTimeToken } from './OneTimeToken.ts';
+import { Pipeline } from './Pipeline.ts';
+import { PipelineFunction } from './PipelineFunction.ts';
+import { PipelineRun } from './PipelineRun.ts';
+import { PipelineVersion } from './PipelineVersion.ts';
+import { Project } from './Project.ts';
+import { RateLimitBucket } from './RateLimitBucket.ts';
+import { RecoveryCode } from './RecoveryCode.ts';
+import { SessionResource } from './SessionResource.ts';
+import { StoredProxy } from './StoredProxy.ts';
+import { UsageRecord } from './UsageRecord.ts';
+import { User } from './User.ts';
+import { WarmBrowser } from './WarmBrowser.ts';
+
+export {
+  ApiKey,
+  AuthSession,
+  apiKeyAccessTypes,
+  BrowserHost,
+  BrowserSession,
+  ExternalIdentity,
+  ExternalRegistration,
+  FunctionVersion,
+  LogEntry,
+  LogStream,
+  Mail,
+  McpClientConfig,
+  McpServer,
+  OneTimeToken,
+  Pipeline,
+  PipelineFunction,
+  PipelineRun,
+  PipelineVersion,
+  Project,
+  RateLimitBucket,
+  RecoveryCode,
+  SessionResource,
+  StoredProxy,
+  UsageRecord,
+  User,
+  WarmBrowser,
+};
+
+/** Every entity; the ORM config and the migration snapshot take this list. */
+export const entities = [
+  User,
+  AuthSession,
+  OneTimeToken,
+  Project,
+  ApiKey,
+  ExternalIdentity,
+  Mail,
+  StoredProxy,
+  BrowserSession,
+  SessionResource,
+  BrowserHost,
+  LogStream,
+  LogEntry,
+  UsageRecord,
+  RecoveryCode,
+  RateLimitBucket,
+  ExternalRegistration,
+  Pipeline,
+  PipelineVersion,
+  PipelineRun,
+  PipelineFunction,
+  FunctionVersion,
+  McpServer,
+  McpClientConfig,
+  WarmBrowser,
+];

@@ -1,0 +1,37 @@
+import path from 'node:path';
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { entities } from './entities/index.ts';
+
+export const migrationsPath = path.join(import.meta.dirname, 'migrations');
+
+export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {}) {
+  return defineConfig({
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    migrations: {
+      path: migrationsPath,
+      glob: 'Migration*.ts',
+      emit: 'ts',
+      // Production processes must not write files; the snapshot is made by migration:create.
+      snapshotOnMigrate: false,
+      silent: true,
+      snapshotName: '.snapshot',
+    },
+    pool: { min: 0, max: 10 },
+    // Every request and activity forks its own EntityManager; the global one is never used.
+    allowGlobalContext: false,
+    ...overrides,
+  });
+}
+
+export async function initORM(databaseUrl: string, overrides: Partial<Options> = {}) {
+  return MikroORM.init(ormConfig(databaseUrl, overrides));
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(orm: MikroORM) {
+  const applied = await orm.migrator.up();
+  return applied.map((migration) => migration.name);
+}

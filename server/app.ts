@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import querystring from 'node:querystring';
+import fastifyCookie from '@fastify/cookie';
+import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
+import Fastify, { type FastifyError } from 'fastify';
+import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import { BadRequest, DomainError } from './errors.ts';
+import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
+import { registerBrowserRoutes } from './http/browserRoutes.ts';
+import { errorBody, fastifyErrorBody, reshapeRestError } from './http/errorBody.ts';
+import { registerExternalRoutes } from './http/externalRoutes.ts';
+import { registerMcpRoutes } from './http/mcpRoutes.ts';
+import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
+import { toTRPCError } from './trpc/base.ts';
+import { type AppDeps, createContext } from './trpc/context.ts';
+import { appRouter } from './trpc/router.ts';
+
+/**
+ * `?my` alone is a flag that is on. The REST adapter drops empty query values, so a bare key
+ * (no `=`) reads as `true`; `?my=` stays empty and so stays off.
+ */
+export function parseQueryString(query: string) {
+  const parsed = querystring.parse(query);
+  for (const part of query.split('&')) {
+    if (!part || part.includes('=')) continue;
+    const key = querystring.unescape(part.replace(/\+/g, ' '));
+    if (parsed[key] === '') parsed[key] = 'true';
+  }
+  return parsed;
+}
+
+/**
+ * Builds the HTTP app: tRPC at /trpc, the spec's REST paths from the same procedures, and raw
+ * routes beside them. It does not listen; the process mains do.
+ */
+export async function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    bodyLimit: deps.config.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    // Behind a load balancer, req.ip (the key of per-IP rate limits) must come from X-Forwarded-For.
+    trustProxy: deps.config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
+    // A malformed path (`/%ZZ/api`) or an over-long parameter is refused before routing, where
+    // no hook runs: answer in the API's error body here.
+    frameworkErrors: (error, _req, reply) => {
+      const status = error.statusCode ?? 500;
+      const body =
+        status >= 500
+          ? errorBody('internal_error', 'Internal server error')
+          : errorBody(status === 414 ? 'uri_too_long' : 'bad_url', error.message);
+      (reply as import('fastify').FastifyReply).status(status).send(body);
+    },
+  });
+
+  await app.register(fastifyCookie);
+
+  // An empty body with a JSON content type reads as "no body", like a bodyless POST.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    void jsonParser(req, body as string, done);
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  // The spec's start/stop/accept/reject POSTs carry no body; the REST adapter insists on a
+  // content type for POST, PUT and PATCH, so a request without one is read as an empty JSON body.
+  app.addHook('preHandler', async (req) => {
+    if (!req.headers['content-type'] && req.body === undefined && req.method !== 'GET' && req.method !== 'DELETE') {
+      req.headers['content-type'] = 'application/json';
+    }
+    // The adapter spreads the body into the input, so `[1]` or `"text"` would surface as fields
+    // named "0", "1", …; say what is wrong instead. (tRPC at /trpc reads its own body format.)
+    const body: unknown = req.body;
+    const json = String(req.headers['content-type']).startsWith('application/json');
+    if (json && body !== undefined && !req.url.startsWith('/trpc') && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+      throw new BadRequest('invalid_input', 'The body must be a JSON object');
+    }
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (reply.statusCode < 400 || typeof payload !== 'string' || req.url.startsWith('/trpc')) return payload;
+    if (!String(reply.getHeader('content-type') ?? '').includes('json')) return payload;
+    try {
+      const parsed = JSON.parse(payload);
+      if (parsed?.status === 'error') return payload;
+      return JSON.stringify(reshapeRestError(parsed));
+    } catch {
+      return payload;
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    if (error instanceof DomainError) {
+      return reply.status(error.status).send(errorBody(error.code, error.message, error.issues));
+    }
+    const { status, body } = fastifyErrorBody(error);
+    if (status >= 500) req.log.error({ err: error }, 'request failed');
+    return reply.status(status).send(body);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(errorBody('not_found', `No route ${req.method} ${req.url.split('?')[0]}`));
+  });
+
+  // A bad credential (revoked key, ended session) fails while the context is built, before any
+  // middleware could translate it: translate it here, or the adapters would answer 500.
+  const context = async ({ req, res }: { req: import('fastify').FastifyRequest; res: import('fastify').FastifyReply }) => {
+    try {
+      return await createContext(deps, req, res);
+    } catch (error) {
+      if (error instanceof DomainError) throw toTRPCError(error);
+      throw error;
+    }
+  };
+
+  const logFault = ({ error, path }: { error: { code: string; cause?: unknown; message: string }; path?: string }) => {
+    if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error.cause ?? error, path }, 'procedure failed');
+  };
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: { router: appRouter, createContext: context, onError: logFault },
+  });
+
+  registerExternalRoutes(app, deps);
+  await registerBrowserRoutes(app, deps);
+  await registerMcpRoutes(app, deps);
+  // Built after the raw routes are registered: they add their own entries to the document.
+  const document = buildOpenApiDocument(deps.config.publicUrl);
+  const docsHtml = renderDocsHtml(document);
+  app.get('/api/openapi.json', async () => document);
+  app.get('/api/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+
+  keepBodyTypesStrict(appRouter);
+  // Last: its `/*` catch-all serves every REST path of the procedures, and 404 for the rest.
+  await app.register(fastifyTRPCOpenApiPlugin, {
+    router: appRouter,
+    createContext: context,
+    onError: logFault,
+    responseMeta: ({ errors }: { errors: { cause?: unknown }[] }) => {
+      const retryAfter = errors.map((e) => e.cause).find((cause) => cause instanceof DomainError && 'retryAfterSeconds' in cause) as
+        | { retryAfterSeconds: number }
+        | undefined;
+      return retryAfter ? { headers: { 'retry-after': String(retryAfter.retryAfterSeconds) } } : {};
+    },
+  } as never);
+
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;

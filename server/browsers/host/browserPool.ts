@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
+import type { NewLogEntry } from '../../logs/logWriter.ts';
+import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
+
+/** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
+const REQUIRED_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+  '--remote-debugging-port=0',
+  '--remote-debugging-address=127.0.0.1',
+];
+
+export const DEFAULT_SCREEN = { width: 1280, height: 720 };
+
+export type LaunchSpec = {
+  resourceId: string;
+  projectId: string;
+  screen: { width: number; height: number };
+  args: string[];
+  cookies: SessionCookie[];
+  proxy: { server: string; username?: string; password?: string } | null;
+};
+
+export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
+
+type Instance = {
+  /** Set on warm browsers: the id they are offered under. */
+  warmId?: string;
+  resourceId: string;
+  projectId: string;
+  context: BrowserContext;
+  userDataDir: string;
+  cdpEndpoint: string;
+  pid: number | null;
+  networkBytes: number;
+  secrets: string[];
+  logBuffer: NewLogEntry[];
+  flushTimer?: NodeJS.Timeout;
+  warm: boolean;
+};
+
+type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'secrets' | 'logBuffer' | 'warm'> & { warmId?: string };
+
+export type PoolOptions = {
+  chromiumPath: string;
+  /** Every browser's user-data-dir lives below this, which is how orphans are found after a crash. */
+  browsersDir: string;
+  warmSize: number;
+  capacity: number;
+  log: Logger;
+  /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
+  onLog: (resourceId: string, projectId: string, entries: NewLogEntry[], secrets: string[]) => Promise<void>;
+  /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
+  onWarmReady?: (warm: { warmId: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
+};
+
+export class CapacityReached extends Error {
+  override name = 'CapacityReached';
+}
+
+export class WarmBrowserGone extends Error {
+  override name = 'WarmBrowserGone';
+}
+
+/**
+ * The Chromium processes of one browser host. The workflow decides when a browser lives and
+ * dies; this only carries out launch and stop, keeps a warm pool, and reports usage.
+ */
+export class BrowserPool {
+  readonly #options: PoolOptions;
+  readonly #running = new Map<string, Instance>();
+  readonly #launching = new Map<string, Promise<Instance>>();
+  /** Warm browsers are watched from launch; their logs wait for the resource that adopts them. */
+  readonly #warm: Instance[] = [];
+  #warming = 0;
+  #closed = false;
+
+  constructor(options: PoolOptions) {
+    this.#options = options;
+  }
+
+  /** Pre-launched browsers ready to hand out. */
+  get warmCount() {
+    return this.#warm.length;
+  }
+
+  get runningCount() {
+    return this.#running.size + this.#launching.size;
+  }
+
+  /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
+  async start() {
+    mkdirSync(this.#options.browsersDir, { recursive: true });
+    const orphans = findProcessesMentioning(`--user-data-dir=${this.#options.browsersDir}${path.sep}`);
+    for (const pid of orphans) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    if (orphans.length) this.#options.log.warn({ count: orphans.length }, 'killed browsers left by a previous run of this host');
+    rmSync(this.#options.browsersDir, { recursive: true, force: true });
+    mkdirSync(this.#options.browsersDir, { recursive: true });
+    this.#refillWarm();
+  }
+
+  /** Idempotent per resource: Temporal may deliver a launch twice. */
+  async launch(spec: LaunchSpec): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }> {
+    const existing = this.#running.get(spec.resourceId) ?? (await this.#launching.get(spec.resourceId));
+    if (existing) return { cdpEndpoint: existing.cdpEndpoint, pid: existing.pid, warm: existing.warm };
+    if (this.runningCount >= this.#options.capacity)
+      throw new CapacityReached(`this host runs its maximum of ${this.#options.capacity} browsers`);
+    const launching = this.#launchInstance(spec);
+    this.#launching.set(spec.resourceId, launching);
+    try {
+      const instance = await launching;
+      this.#running.set(spec.resourceId, instance);
+      return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
+    } finally {
+      this.#launching.delete(spec.resourceId);
+    }
+  }
+
+  /** The Playwright context of a running browser (pipeline nodes act on its pages). */
+  contextOf(resourceId: string) {
+    return this.#running.get(resourceId)?.context;
+  }
+
+  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
+    const instance = this.#running.get(resourceId);
+    if (!instance) return { alive: false, usage: null };
+    const alive = instance.pid ? isAlive(instance.pid) : true;
+    const tree = instance.pid ? measureProcessTree(instance.pid) : null;
+    return {
+      alive,
+      usage: { cpuSeconds: tree?.cpuSeconds ?? 0, memoryBytes: tree?.memoryBytes ?? 0, networkBytes: instance.networkBytes },
+    };
+  }
+
+  /** Idempotent. The instance leaves the map before any await, so a second stop finds nothing. */
+  async stop(resourceId: string) {
+    const instance = this.#running.get(resourceId);
+    if (!instance) return false;
+    this.#running.delete(resourceId);
+    await this.#destroy(instance);
+    return true;
+  }
+
+  async close() {
+    this.#closed = true;
+    const all = [...this.#running.values(), ...this.#warm.splice(0)];
+    this.#running.clear();
+    await Promise.all(all.map((instance) => this.#destroy(instance)));
+  }
+
+  /**
+   * Takes over a warm browser the api claimed for `spec.resourceId`; idempotent. Fails when this
+   * host no longer has it (it restarted since): the workflow then settles the resource.
+   */
+  async adoptWarm(warmId: string, spec: LaunchSpec) {
+    const existing = this.#running.get(spec.resourceId);
+    if (existing) return { cdpEndpoint: existing.cdpEndpoint, pid: existing.pid, warm: true };
+    const index = this.#warm.findIndex((browser) => browser.warmId === warmId);
+    const instance = index >= 0 ? this.#warm.splice(index, 1)[0] : undefined;
+    if (!instance) throw new WarmBrowserGone(`warm browser ${warmId} is not on this host`);
+    instance.resourceId = spec.resourceId;
+    instance.projectId = spec.projectId;
+    instance.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
+    this.#running.set(spec.resourceId, instance);
+    // What the client did before this adoption (it may already have navigated) is logged now.
+    await this.#flush(instance);
+    this.#refillWarm();
+    return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
+  }
+
+  async #launchInstance(spec: LaunchSpec): Promise<Instance> {
+    return this.#instanceFrom(await this.#launchChromium(spec.screen, spec.args, spec.proxy), spec, false);
+  }
+
+  async #instanceFrom(base: WarmBrowser, spec: LaunchSpec, warm: boolean): Promise<Instance> {
+    const instance: Instance = {
+      ...base,
+      resourceId: spec.resourceId,
+      projectId: spec.projectId,
+      secrets: [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4),
+      logBuffer: [],
+      warm,
+    };
+    try {
+      if (spec.cookies.length) await instance.context.addCookies(spec.cookies.map(toPlaywrightCookie));
+      this.#watch(instance);
+    } catch (error) {
+      await this.#destroy(instance);
+      throw error;
+    }
+    return instance;
+  }
+
+  #refillWarm() {
+    if (this.#closed) return;
+    const missing = this.#options.warmSize - this.#warm.length - this.#warming;
+    for (let i = 0; i < missing; i++) {
+      this.#warming++;
+      this.#launchChromium(DEFAULT_SCREEN, [], null)
+        .then(async (browser) => {
+          if (this.#closed) return this.#destroy(browser);
+          const warmId = randomUUID();
+          const instance: Instance = { ...browser, warmId, resourceId: '', projectId: '', secrets: [], logBuffer: [], warm: true };
+          this.#watch(instance);
+          this.#warm.push(instance);
+          await this.#options.onWarmReady?.({ warmId, cdpEndpoint: browser.cdpEndpoint, pid: browser.pid });
+        })
+        .catch((error) => this.#options.log.error({ err: error }, 'could not launch a warm browser'))
+        .finally(() => {
+          this.#warming--;
+        });
+    }
+  }
+
+  async #launchChromium(screen: LaunchSpec['screen'], args: string[], proxy: LaunchSpec['proxy']): Promise<WarmBrowser> {
+    const userDataDir = path.join(this.#options.browsersDir, randomUUID());
+    mkdirSync(userDataDir, { recursive: true });
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: this.#options.chromiumPath,
+      headless: true,
+      args: [...REQUIRED_FLAGS, `--window-size=${screen.width},${screen.height}`, ...args],
+      viewport: screen,
+      screen,
+      proxy: proxy ?? undefined,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      timeout: 30_000,
+    });
+    const cdpEndpoint = await readDevToolsEndpoint(userDataDir);
+    const pid = findProcessesMentioning(`--user-data-dir=${userDataDir}`).find((candidate) => parentOf(candidate) === process.pid) ?? null;
+    return { context, userDataDir, cdpEndpoint, pid, networkBytes: 0 };
+  }
+
+  /** Browser logs and network bytes of a resource, from every page it opens. */
+  #watch(instance: Instance) {
+    const push = (entry: NewLogEntry) => {
+      instance.logBuffer.push(entry);
+      instance.flushTimer ??= setTimeout(() => this.#flush(instance), 250);
+    };
+    const watchPage = (page: Page) => {
+      page.on('console', (message) => {
+        const type = message.type();
+        const severity = type === 'error' ? 'error' : type === 'warning' ? 'warn' : type === 'debug' ? 'debug' : 'info';
+        push({ context: page.url() || 'about:blank', severity, message: message.text(), area: 'console' });
+      });
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame())
+          push({ context: frame.url(), severity: 'info', message: `navigated to ${frame.url()}`, area: 'navigation' });
+      });
+      page.on('pageerror', (error) => push({ context: page.url(), severity: 'error', message: error.message, area: 'page' }));
+      page.on('crash', () => push({ context: page.url(), severity: 'error', message: 'the page crashed', area: 'page' }));
+      page.on('requestfailed', (request) =>
+        push({
+          context: page.url(),
+          severity: 'warn',
+          message: `${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`,
+          area: 'network',
+        }),
+      );
+    };
+    instance.context.pages().forEach(watchPage);
+    instance.context.on('page', watchPage);
+    instance.context.on('requestfinished', (request) => {
+      request.sizes().then(
+        (sizes) => {
+          instance.networkBytes += sizes.requestBodySize + sizes.requestHeadersSize + sizes.responseBodySize + sizes.responseHeadersSize;
+        },
+        () => {},
+      );
+    });
+    instance.context.on('close', () => {
+      if (this.#running.get(instance.resourceId) === instance) {
+        push({ context: 'browser', severity: 'warn', message: 'the browser closed', area: 'lifecycle' });
+      }
+    });
+  }
+
+  #flush(instance: Instance) {
+    instance.flushTimer = undefined;
+    if (!instance.resourceId) return Promise.resolve(); // a warm browser nobody adopted yet
+
+    const entries = instance.logBuffer.splice(0);
+    if (!entries.length) return Promise.resolve();
+    return this.#options.onLog(instance.resourceId, instance.projectId, entries, instance.secrets).catch((error) => {
+      this.#options.log.warn({ err: error, resourceId: instance.resourceId }, 'could not write browser logs');
+    });
+  }
+
+  async #destroy(instance: WarmBrowser | Instance) {
+    if ('logBuffer' in instance) {
+      clearTimeout(instance.flushTimer);
+      await this.#flush(instance);
+    }
+    await Promise.race([instance.context.close().catch(() => {}), sleep(5000)]);
+    if (instance.pid && isAlive(instance.pid)) {
+      try {
+        process.kill(instance.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    for (const pid of findProcessesMentioning(`--user-data-dir=${instance.userDataDir}`)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    rmSync(instance.userDataDir, { recursive: true, force: true });
+  }
+}
+
+function parentOf(pid: number) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return -1;
+  }
+}
+
+/** Chromium writes its CDP port and browser path to DevToolsActivePort once it listens. */
+async function readDevToolsEndpoint(userDataDir: string) {
+  const file = path.join(userDataDir, 'DevToolsActivePort');
+  for (let attempt = 0; attempt < 100; attempt++) {
+    try {
+      const [port, browserPath] = readFileSync(file, 'utf8').trim().split('\n');
+      if (port && browserPath) return `ws://127.0.0.1:${port}${browserPath}`;
+    } catch {
+      // not written yet
+    }
+    await sleep(50);
+  }
+  throw new Error('Chromium did not open its DevTools port');
+}
+
+function toPlaywrightCookie(cookie: SessionCookie) {
+  const { url, domain, path: cookiePath, ...rest } = cookie;
+  return url ? { ...rest, url } : { ...rest, domain: domain as string, path: cookiePath ?? '/' };
+}

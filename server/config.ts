@@ -1,0 +1,224 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one place that reads the environment. Everything else receives a `Config`.
+ * Parsed once at start-up; a bad value stops the process with a message naming the variable.
+ */
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((value) => (value === '' ? undefined : value))
+  .optional();
+
+const oidcProvider = z.object({
+  name: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/i, 'provider names are alphanumerics, dashes, underscores')
+    // These are path segments of their own under /api/auth/external/.
+    .refine((name) => !['providers', 'register'].includes(name.toLowerCase()), 'provider names "providers" and "register" are reserved'),
+  issuer: z.url(),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1),
+});
+
+/** The auth routes that are rate limited; each has a limit per client IP and per account. */
+export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor'] as const;
+export type RateLimitedAction = (typeof rateLimitedActions)[number];
+/** `0` means no limit on that dimension. */
+export type RateLimitRule = { perIp: number; perAccount: number; windowSeconds: number };
+
+const MINUTE = 60;
+const defaultRateLimits: Record<RateLimitedAction, RateLimitRule> = {
+  login: { perIp: 100, perAccount: 10, windowSeconds: 15 * MINUTE },
+  register: { perIp: 20, perAccount: 5, windowSeconds: 60 * MINUTE },
+  resetRequest: { perIp: 20, perAccount: 5, windowSeconds: 60 * MINUTE },
+  verifySubmit: { perIp: 50, perAccount: 10, windowSeconds: 15 * MINUTE },
+  twoFactor: { perIp: 50, perAccount: 5, windowSeconds: 15 * MINUTE },
+};
+
+const rateLimitOverrides = z.partialRecord(
+  z.enum(rateLimitedActions),
+  z.strictObject({
+    perIp: z.number().int().min(0).optional(),
+    perAccount: z.number().int().min(0).optional(),
+    windowSeconds: z.number().int().min(1).optional(),
+  }),
+);
+
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .default('false')
+  .transform((value) => value === 'true' || value === '1');
+
+const environment = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: optionalString.pipe(z.url().optional()),
+  DATA_DIR: z.string().default('.data'),
+  DATABASE_URL: optionalString,
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  TEMPORAL_DEV_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('control'),
+  TEMPORAL_CLI_PATH: optionalString,
+  CHROMIUM_PATH: optionalString,
+  JWT_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  SMTP_URL: optionalString,
+  MAIL_FROM: z.string().default('Browserflow <no-reply@localhost>'),
+  COORDINATOR_TOKEN: optionalString,
+  EXTERNAL_TOKEN: optionalString,
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  STRIPE_API_BASE: optionalString,
+  OIDC_PROVIDERS: optionalString,
+  /** Lets openid-client talk to an http:// issuer. For tests and local development only. */
+  OIDC_ALLOW_INSECURE_REQUESTS: flag,
+  /** `off`, or JSON overriding the defaults per action: `{"login": {"perIp": 20, "windowSeconds": 600}}`. */
+  RATE_LIMITS: optionalString,
+  /** Fastify's `trustProxy`: `true` (trust every hop), or the proxies' addresses/CIDRs, comma-separated. */
+  TRUST_PROXY: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  ADMIN_EMAILS: optionalString,
+  BROWSER_HOST_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,60}$/)
+    .default('local'),
+  BROWSER_HOST_ADDRESS: z.string().default('127.0.0.1'),
+  BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(500).default(8),
+  BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
+  BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
+  BROWSER_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).default(300),
+  BROWSER_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(10).default(3600),
+  PROXY_LIST: optionalString,
+  /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
+  FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+});
+
+export type Config = ReturnType<typeof parseConfig>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseConfig(env: Record<string, string | undefined>) {
+  const parsed = environment.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required in production');
+  }
+  if (e.NODE_ENV === 'production' && e.OIDC_ALLOW_INSECURE_REQUESTS) {
+    throw new ConfigError('Invalid configuration:\n  OIDC_ALLOW_INSECURE_REQUESTS: not allowed in production');
+  }
+  const rateLimits = parseRateLimits(e.RATE_LIMITS);
+  let oidcProviders: z.infer<typeof oidcProvider>[] = [];
+  if (e.OIDC_PROVIDERS) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(e.OIDC_PROVIDERS);
+    } catch {
+      throw new ConfigError('Invalid configuration:\n  OIDC_PROVIDERS: not valid JSON');
+    }
+    const providers = z.array(oidcProvider).safeParse(raw);
+    if (!providers.success) {
+      throw new ConfigError(`Invalid configuration:\n  OIDC_PROVIDERS: ${providers.error.issues[0]?.message}`);
+    }
+    oidcProviders = providers.data;
+  }
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
+    temporal: {
+      devPort: e.TEMPORAL_DEV_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+    },
+    chromiumPath: e.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    jwtSecret: e.JWT_SECRET,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    coordinatorToken: e.COORDINATOR_TOKEN,
+    externalToken: e.EXTERNAL_TOKEN,
+    stripe: {
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      apiBase: e.STRIPE_API_BASE,
+    },
+    oidcProviders,
+    oidcAllowInsecureRequests: e.OIDC_ALLOW_INSECURE_REQUESTS,
+    /** null: rate limiting is off (RATE_LIMITS=off). */
+    rateLimits,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    browsers: {
+      hostId: e.BROWSER_HOST_ID,
+      hostAddress: e.BROWSER_HOST_ADDRESS,
+      perHost: e.BROWSERS_PER_HOST,
+      perProject: e.BROWSERS_PER_PROJECT,
+      warmPool: e.BROWSER_WARM_POOL,
+      idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,
+      maxLifetimeSeconds: e.BROWSER_MAX_LIFETIME_SECONDS,
+    },
+    /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
+    proxyList: e.PROXY_LIST,
+    functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
+    adminEmails: (e.ADMIN_EMAILS ?? '')
+      .split(',')
+      .map((email) => email.trim().toLowerCase())
+      .filter(Boolean),
+  };
+}
+
+function parseRateLimits(value: string | undefined): Record<RateLimitedAction, RateLimitRule> | null {
+  if (value === 'off') return null;
+  if (!value) return defaultRateLimits;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  RATE_LIMITS: neither "off" nor valid JSON');
+  }
+  const parsed = rateLimitOverrides.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`Invalid configuration:\n  RATE_LIMITS: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const limits = { ...defaultRateLimits };
+  for (const action of rateLimitedActions) limits[action] = { ...defaultRateLimits[action], ...parsed.data[action] };
+  return limits;
+}
+
+function parseTrustProxy(value: string | undefined): boolean | string[] {
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
+  return parseConfig({ ...process.env, ...overrides });
+}

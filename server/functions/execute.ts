@@ -1,0 +1,187 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
+import { resolveJwtSecret } from '../auth/jwt.ts';
+import type { Subject } from '../auth/subject.ts';
+import type { Config } from '../config.ts';
+import { BadRequest, DomainError, NotFound } from '../errors.ts';
+import { authorize, can, functionActions, pipelineActions, projectActions } from '../permissions/permissions.ts';
+import type { Plan } from '../pipelines/plan.ts';
+import { startRun, waitForRun } from '../pipelines/runs.ts';
+import { defaultSessionName } from '../projects/defaultSession.ts';
+import { isUuid } from '../projects/projectRepository.ts';
+import { optionalParameters } from './functionVersions.ts';
+import { checkFunctionArgs } from './schemas.ts';
+
+/**
+ * Executing a function by slug (spec 4.6): the REST route and the MCP endpoint both call
+ * `executeFunction`, so permissions, argument checks, the run and its answer are decided here.
+ *
+ * Errors (all DomainErrors, so every edge renders them the same way):
+ * - 404 `not_found`: no such function in the project, or the caller may not read it (or the project).
+ * - 401/403: the caller may read the function but not execute what it runs.
+ * - 400 `invalid_args`: `args` do not fit the declared parameters; one issue per problem.
+ * - 400 `version_has_errors`: the current version has compiler or interface errors.
+ * - 400 `no_session`: the project has no "Default session" (and the metadata names none).
+ * - 400 `function_failed` (FunctionFailed): the run failed; message and issue name the node.
+ * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
+ * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
+ */
+
+export type ExecuteDeps = { config: Config; temporal: TemporalClient; orm?: MikroORM };
+
+/** The raw execution payload: the run as stored. */
+export type FunctionRunPayload = {
+  status: { pipeline: PipelineRun['status']; 'pipeline-evaluation': PipelineRun['evaluation'] };
+  result: Record<string, unknown> | null;
+  nodeOutputs: Record<string, unknown>;
+  error: { node: string | null; code: string; message: string } | null;
+};
+
+/** `result` is a `Record<string, unknown>` too: the run as stored, `{status, result, nodeOutputs, error}`. */
+export type FunctionExecution = { identifier: string; outputs: Record<string, unknown>; result: FunctionRunPayload };
+
+/** 400: the function's run failed (a node failed). Carries the run id and its payload. */
+export class FunctionFailed extends DomainError {
+  override name = 'FunctionFailed';
+  readonly status = 400;
+  readonly identifier: string;
+  readonly result: FunctionRunPayload;
+  constructor(identifier: string, result: FunctionRunPayload) {
+    const node = result.error?.node;
+    const reason = result.error?.message ?? `the run ended ${result.status.pipeline}`;
+    super('function_failed', node ? `The function failed at node \`${node}\`: ${reason}` : `The function failed: ${reason}`, {
+      issues: [{ path: node ? ['nodes', node] : [], message: reason, code: result.error?.code ?? result.status.pipeline }],
+    });
+    this.identifier = identifier;
+    this.result = result;
+  }
+}
+
+/** 503: the run did not finish within the time limit; it has been stopped. Retrying may help. */
+export class FunctionTimedOut extends DomainError {
+  override name = 'FunctionTimedOut';
+  readonly status = 503;
+  readonly identifier: string;
+  constructor(identifier: string, timeoutMs: number) {
+    super('function_timeout', `The function did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped (run ${identifier})`, {
+      retryable: true,
+    });
+    this.identifier = identifier;
+  }
+}
+
+function ref(project: Project) {
+  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+}
+
+/**
+ * The function with `slug` in `project`, when `subject` may read it; else 404 (a private
+ * project the subject cannot read, too). Its current version is loaded.
+ */
+export async function findReadableFunction(em: EntityManager, subject: Subject, project: Project, slug: string) {
+  const projectRef = ref(project);
+  if (!can(subject, projectRef, projectActions.read)) throw new NotFound('Project');
+  const fn = await em.findOne(PipelineFunction, { project: project.id, slug: slug.toLowerCase() });
+  if (!fn || !can(subject, projectRef, functionActions.read, fn.id)) throw new NotFound('Function');
+  const version = fn.currentVersion ? await em.findOne(FunctionVersion, { id: fn.currentVersion.id }) : null;
+  if (!version) throw new NotFound('Function version');
+  return { fn, version };
+}
+
+/** The session a version runs on: the one its metadata names as `session`, else "Default session". */
+async function sessionFor(em: EntityManager, project: Project, version: FunctionVersion) {
+  const named = version.metadata?.session;
+  if (typeof named === 'string' && named) {
+    const session = isUuid(named) ? await em.findOne(BrowserSession, { id: named.toLowerCase(), project: project.id }) : null;
+    if (!session) throw new BadRequest('no_session', `The session ${named} the function's metadata names is not in this project`);
+    return session;
+  }
+  const [session] = await em.find(
+    BrowserSession,
+    { project: project.id, name: defaultSessionName },
+    { orderBy: { created: 'asc' }, limit: 1 },
+  );
+  if (!session) throw new BadRequest('no_session', `The project has no "${defaultSessionName}" to run the function on`);
+  return session;
+}
+
+function payload(run: PipelineRun): FunctionRunPayload {
+  return {
+    status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
+    result: run.result ?? null,
+    nodeOutputs: run.nodeOutputs ?? {},
+    error: run.error ?? null,
+  };
+}
+
+/** Each declared output from the run: `nodeOutputs[node][output]`, or `result[name]` without a source. */
+function collectOutputs(version: FunctionVersion, run: PipelineRun) {
+  const outputs: Record<string, unknown> = {};
+  for (const output of version.outputs) {
+    const value = output.source
+      ? (run.nodeOutputs?.[output.source.nodeName] as Record<string, unknown> | undefined)?.[output.source.outputName]
+      : run.result?.[output.name];
+    outputs[output.name] = value ?? null;
+  }
+  return outputs;
+}
+
+export async function executeFunction(
+  deps: ExecuteDeps,
+  em: EntityManager,
+  subject: Subject,
+  project: Project,
+  slug: string,
+  args: unknown,
+  options: { timeoutMs?: number } = {},
+): Promise<FunctionExecution> {
+  const { fn, version } = await findReadableFunction(em, subject, project, slug);
+  const projectRef = ref(project);
+  // Execute on what it runs: the pipeline version it was imported from, else the function itself.
+  const pipelineVersionId = version.sourcePipelineVersion?.id;
+  if (pipelineVersionId) authorize(subject, projectRef, pipelineActions.execute, pipelineVersionId);
+  else authorize(subject, projectRef, functionActions.execute, fn.id);
+
+  if (version.errors.length > 0) {
+    throw new BadRequest(
+      'version_has_errors',
+      `The function's current version has ${version.errors.length} error(s) and cannot be executed`,
+      {
+        issues: version.errors.map((error) => ({
+          path: error.node ? [error.node] : error.input ? [error.input] : [],
+          message: error.message,
+          code: error.code,
+        })),
+      },
+    );
+  }
+  await em.populate(version, ['plan']);
+  const { values, issues } = checkFunctionArgs(version.parameters, args, {
+    optional: optionalParameters(version.plan as unknown as Plan | null),
+  });
+  if (issues.length) {
+    throw new BadRequest(
+      'invalid_args',
+      `Invalid arguments: ${issues.map((issue) => `${issue.path.slice(1).join('.') || 'args'}: ${issue.message}`).join('; ')}`,
+      {
+        issues,
+      },
+    );
+  }
+  const session = await sessionFor(em, project, version);
+  const run = await startRun({ config: deps.config, temporal: deps.temporal, serviceSecret: resolveJwtSecret(deps.config) }, em, {
+    project,
+    session,
+    functionVersion: version,
+    args: values,
+    freshBrowser: true,
+  });
+  const timeoutMs = options.timeoutMs ?? deps.config.functions.timeoutSeconds * 1000;
+  const { run: ended, timedOut } = await waitForRun(deps, em, run, timeoutMs);
+  if (timedOut) throw new FunctionTimedOut(ended.id, timeoutMs);
+  const result = payload(ended);
+  if (ended.status !== 'succeeded') throw new FunctionFailed(ended.id, result);
+  return { identifier: ended.id, outputs: collectOutputs(version, ended), result };
+}

@@ -1,0 +1,121 @@
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/externalAccounts.ts';
+import { OidcClients } from '../auth/oidc.ts';
+import { safeEqual } from '../auth/secrets.ts';
+import { signIn } from '../auth/signIn.ts';
+import { resolveSubject } from '../auth/subject.ts';
+import { BadRequest } from '../errors.ts';
+import type { AppDeps } from '../trpc/context.ts';
+
+/**
+ * The two browser legs of an OpenID Connect sign-in. They answer redirects and set cookies, so
+ * they are plain Fastify routes beside the procedures (their OpenAPI entries are in openapi.ts).
+ *
+ * /init keeps state, nonce and the PKCE verifier in HttpOnly cookies scoped to the provider's
+ * /redirect path, for ten minutes. /redirect clears them first (one try per flow), then links
+ * the identity to the signed-in user, signs in the account linked to it, or sends the browser
+ * to /auth/external-register/<token>.
+ */
+
+const FLOW_SECONDS = 10 * 60;
+const flowCookies = ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_return', 'oidc_remember'] as const;
+
+type ProviderParams = { Params: { provider: string } };
+
+type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+
+export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
+  const oidc = new OidcClients(deps.config);
+  const secure = deps.config.publicUrl.startsWith('https:');
+  const cookieOptions = (provider: string) => ({
+    path: `/api/auth/external/${provider}/redirect`,
+    httpOnly: true,
+    // Lax: the provider brings the browser back with a top-level GET, which carries Lax cookies.
+    sameSite: 'lax' as const,
+    secure,
+  });
+
+  app.get<ProviderParams>('/api/auth/external/:provider/init', async (req, reply) => {
+    const provider = oidc.provider(req.params.provider);
+    const returnTo = returnPath(deps.config.publicUrl, query(req).get('returnUrl'));
+    const remember = ['', 'true', '1'].includes(query(req).get('remember') ?? 'false');
+    const { url, state, nonce, verifier } = await oidc.authorizationRequest(provider);
+    const options = { ...cookieOptions(provider.name), maxAge: FLOW_SECONDS };
+    reply.setCookie('oidc_state', state, options);
+    reply.setCookie('oidc_nonce', nonce, options);
+    reply.setCookie('oidc_verifier', verifier, options);
+    reply.setCookie('oidc_return', returnTo, options);
+    reply.setCookie('oidc_remember', remember ? '1' : '0', options);
+    return reply.header('cache-control', 'no-store').redirect(url.href, 302);
+  });
+
+  app.get<ProviderParams>('/api/auth/external/:provider/redirect', async (req, reply) => {
+    const provider = oidc.provider(req.params.provider);
+    const flow = Object.fromEntries(flowCookies.map((name) => [name, req.cookies[name]]));
+    for (const name of flowCookies) reply.clearCookie(name, cookieOptions(provider.name));
+    reply.header('cache-control', 'no-store');
+    if (!flow.oidc_state || !flow.oidc_nonce || !flow.oidc_verifier) {
+      throw new BadRequest('no_external_sign_in', 'No sign-in with this provider is in progress in this browser; start again');
+    }
+    const callbackQuery = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+    if (!safeEqual(new URLSearchParams(callbackQuery).get('state') ?? '', flow.oidc_state)) {
+      throw new BadRequest('invalid_state', 'The sign-in state does not match this browser; start again');
+    }
+    const profile = await oidc.completeAuthorization(provider, callbackQuery, {
+      state: flow.oidc_state,
+      nonce: flow.oidc_nonce,
+      verifier: flow.oidc_verifier,
+    });
+    const returnTo = returnPath(deps.config.publicUrl, flow.oidc_return);
+    const em = deps.orm.em.fork();
+    // A browser navigation: only the cookie says who is signed in.
+    const subject = await resolveSubject(em, deps.jwt, { cookieToken: req.cookies.token });
+    const target = { em, deps, reply };
+
+    if (subject.kind === 'session') {
+      await linkIdentity(em, subject.user, profile);
+      return redirectTo(reply, deps, returnTo);
+    }
+    const identity = await findIdentity(em, profile.provider, profile.subject);
+    if (identity) {
+      identity.email = profile.email;
+      await em.flush();
+      const answer = await signIn(target, identity.user, { remember: flow.oidc_remember === '1' });
+      if (answer.status === '2fa_required') return redirectTo(reply, deps, `/auth/2fa?returnUrl=${encodeURIComponent(returnTo)}`);
+      return redirectTo(reply, deps, returnTo);
+    }
+    const token = await startExternalRegistration(em, profile);
+    return redirectTo(reply, deps, `/auth/external-register/${token}`);
+  });
+}
+
+function query(req: FastifyRequest) {
+  const index = req.url.indexOf('?');
+  return new URLSearchParams(index === -1 ? '' : req.url.slice(index + 1));
+}
+
+/** The path to come back to: on PUBLIC_URL's origin only, so the flow is no open redirect. */
+function returnPath(publicUrl: string, requested: string | null | undefined) {
+  if (!requested) return '/';
+  const base = new URL(publicUrl);
+  let url: URL;
+  try {
+    url = new URL(requested, base);
+  } catch {
+    throw new BadRequest('invalid_return_url', 'returnUrl is not a valid URL');
+  }
+  if (url.origin !== base.origin) throw new BadRequest('invalid_return_url', `returnUrl must be on ${base.origin}`);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+function redirectTo(reply: FastifyReply, deps: AppDeps, path: string) {
+  return reply.redirect(new URL(path, deps.config.publicUrl).href, 302);
+}

@@ -1,0 +1,301 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
+import { resolveSubject } from '../auth/subject.ts';
+import { BadRequest, DomainError, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
+import { assignedFunctions, buildMcpServer, type McpAuth, mcpToolChanges, toolsSignature } from '../mcp/buildMcpServer.ts';
+import { authorize, projectActions } from '../permissions/permissions.ts';
+import { findProject, isUuid } from '../projects/projectRepository.ts';
+import type { AppDeps } from '../trpc/context.ts';
+import { errorBody } from './errorBody.ts';
+import { rawRoutePaths } from './openapi.ts';
+
+/**
+ * The MCP endpoint of a stored MCP server (spec 4.8, 5.10), on both transports:
+ * - the legacy HTTP+SSE transport: `GET …/mcp` (Accept: text/event-stream, no `mcp-session-id`)
+ *   opens the stream, whose `endpoint` event names `POST …/mcp?sessionId=…` for the messages;
+ * - Streamable HTTP: `POST …/mcp` (initialize, then with `mcp-session-id`), `GET` with
+ *   `mcp-session-id` for the server's stream, `DELETE` to end the session.
+ *
+ * Every request needs an API key (a browser cookie is not enough) that a client config links to
+ * this server; it is checked on every request, so a deleted config refuses the next message. A
+ * session belongs to the key that opened it. Transports live in this process (a load balancer
+ * must keep a session on one replica: sticky by `mcp-session-id` / `sessionId`).
+ */
+
+type McpParams = { project: string; serverId: string };
+
+const path = '/:project/api/mcp-servers/:serverId/mcp';
+const docPath = '/{project}/api/mcp-servers/{serverId}/mcp';
+/** How often open sessions re-check their key's link and their server's tool list. */
+const SYNC_INTERVAL_MS = 2_000;
+
+const pathParams = ['project', 'serverId'].map((name) => ({
+  name,
+  in: 'path' as const,
+  required: true,
+  schema: { type: 'string' as const },
+}));
+const authNote = 'API key in `x-api-key` or `Authorization: Bearer`; the key must be linked to the server by an MCP client config.';
+Object.assign(rawRoutePaths, {
+  [docPath]: {
+    get: {
+      summary: `MCP endpoint. Without \`mcp-session-id\` (Accept: text/event-stream): the SSE transport's stream, whose \`endpoint\` event names the POST URL for messages. With \`mcp-session-id\`: the Streamable HTTP session's stream. ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [...pathParams, { name: 'mcp-session-id', in: 'header', schema: { type: 'string' } }],
+      responses: { '200': { description: 'text/event-stream of MCP JSON-RPC messages' } },
+    },
+    post: {
+      summary: `MCP messages: with \`?sessionId=\` for an SSE session (answers 202, replies on the stream); otherwise Streamable HTTP (initialize without \`mcp-session-id\`, then with it). ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [
+        ...pathParams,
+        { name: 'sessionId', in: 'query', schema: { type: 'string' } },
+        { name: 'mcp-session-id', in: 'header', schema: { type: 'string' } },
+      ],
+      requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '200': { description: 'JSON-RPC response (application/json or text/event-stream)' },
+        '202': { description: 'accepted' },
+      },
+    },
+    delete: {
+      summary: `Ends a Streamable HTTP MCP session (\`mcp-session-id\`). ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [...pathParams, { name: 'mcp-session-id', in: 'header', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: 'session ended' } },
+    },
+  },
+});
+
+type Transport = SSEServerTransport | StreamableHTTPServerTransport;
+type Session = { transport: Transport; mcp: Server; serverId: string; apiKeyId: string; signature?: string };
+
+function header(req: FastifyRequest, name: string) {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * DNS-rebinding protection as the SDK examples do it: the Host (and an Origin, when sent) must be
+ * the public host or loopback.
+ */
+function hostAllowed(deps: AppDeps, req: FastifyRequest) {
+  const allowed = new Set(['localhost', '127.0.0.1', '[::1]', '::1', new URL(deps.config.publicUrl).hostname]);
+  if (!allowed.has(req.hostname)) return false;
+  const origin = header(req, 'origin');
+  if (!origin) return true;
+  try {
+    return allowed.has(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export async function registerMcpRoutes(
+  app: FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>,
+  deps: AppDeps,
+) {
+  const sessions = new Map<string, Session>();
+
+  async function closeSession(id: string) {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    await session.mcp.close().catch(() => {});
+  }
+
+  /** Authenticates one request: an API key linked to this server of this project. */
+  async function authenticate(req: FastifyRequest<{ Params: McpParams }>): Promise<McpAuth & { apiKeyId: string; server: McpServer }> {
+    if (!hostAllowed(deps, req)) throw new PermissionDenied('Host or Origin not allowed', 'host_not_allowed');
+    const em = deps.orm.em.fork();
+    const subject = await resolveSubject(em, deps.jwt, {
+      authorization: header(req, 'authorization'),
+      apiKeyHeader: header(req, 'x-api-key'),
+    });
+    if (subject.kind !== 'apiKey')
+      throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
+    const project = await findProject(em, req.params.project);
+    if (!project) throw new NotFound('Project');
+    authorize(
+      subject,
+      { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id },
+      projectActions.read,
+    );
+    const serverId = req.params.serverId.toLowerCase();
+    const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
+    if (!server) throw new NotFound('MCP server');
+    const linked = await em.count(McpClientConfig, { mcpServer: server.id, apiKey: subject.apiKey.id });
+    if (!linked) throw new PermissionDenied('This API key is not linked to the MCP server by a client config', 'api_key_not_linked');
+    return { subject, projectId: project.id, serverId: server.id, apiKeyId: subject.apiKey.id, server };
+  }
+
+  /** The request, raw, carrying the caller for the MCP handlers (see buildMcpServer). */
+  function withAuth(req: FastifyRequest, auth: McpAuth & { apiKeyId: string }) {
+    const raw = req.raw as IncomingMessage & { auth?: AuthInfo };
+    raw.auth = {
+      token: '',
+      clientId: auth.apiKeyId,
+      scopes: [],
+      extra: { subject: auth.subject, projectId: auth.projectId, serverId: auth.serverId },
+    };
+    return raw;
+  }
+
+  /** The session the request names, if it is this server's and this key's; else 404 (as the MCP spec asks). */
+  function sessionFor(id: string | undefined, auth: { serverId: string; apiKeyId: string }) {
+    const session = id ? sessions.get(id) : undefined;
+    if (!session || session.serverId !== auth.serverId || session.apiKeyId !== auth.apiKeyId) {
+      throw new NotFound('MCP session', 'session_not_found');
+    }
+    return session;
+  }
+
+  /** Errors after the reply was hijacked are written by hand. */
+  async function hijacked(reply: FastifyReply, run: () => Promise<void>) {
+    reply.hijack();
+    try {
+      await run();
+    } catch (error) {
+      deps.log.error({ err: error }, 'MCP request failed');
+      const res = reply.raw;
+      if (!res.headersSent) {
+        const status = error instanceof DomainError ? error.status : 500;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(errorBody(error instanceof DomainError ? error.code : 'internal_error', 'MCP request failed')));
+      } else if (!res.writableEnded) res.end();
+    }
+  }
+
+  app.get<{ Params: McpParams }>(path, async (req, reply) => {
+    const auth = await authenticate(req);
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId) {
+      const session = sessionFor(sessionId, auth);
+      if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
+      const transport = session.transport;
+      return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw));
+    }
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      throw new BadRequest('event_stream_required', 'Open the MCP SSE stream with Accept: text/event-stream, or POST for Streamable HTTP');
+    }
+    return hijacked(reply, async () => {
+      // The endpoint event names this same path; the client resolves it against the stream's URL.
+      const transport = new SSEServerTransport(req.url.split('?')[0] as string, reply.raw);
+      const mcp = buildMcpServer(deps, auth.server);
+      const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId };
+      sessions.set(transport.sessionId, session);
+      transport.onclose = () => {
+        sessions.delete(transport.sessionId);
+      };
+      reply.raw.on('close', () => void closeSession(transport.sessionId));
+      await mcp.connect(transport);
+      session.signature = toolsSignature(await assignedFunctions(deps.orm.em.fork(), auth.serverId));
+    });
+  });
+
+  app.post<{ Params: McpParams; Querystring: { sessionId?: string } }>(path, async (req, reply) => {
+    const auth = await authenticate(req);
+    const sseSessionId = req.query.sessionId;
+    if (sseSessionId) {
+      const session = sessionFor(sseSessionId, auth);
+      if (!(session.transport instanceof SSEServerTransport)) throw new NotFound('MCP session', 'session_not_found');
+      const transport = session.transport;
+      return hijacked(reply, () => transport.handlePostMessage(withAuth(req, auth), reply.raw, req.body));
+    }
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId) {
+      const session = sessionFor(sessionId, auth);
+      if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
+      const transport = session.transport;
+      return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw, req.body));
+    }
+    if (!isInitializeRequest(req.body)) {
+      throw new BadRequest('mcp_session_required', 'Start with an initialize request (no mcp-session-id), or send mcp-session-id');
+    }
+    return hijacked(reply, async () => {
+      const mcp = buildMcpServer(deps, auth.server);
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId });
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await mcp.connect(transport);
+      await transport.handleRequest(withAuth(req, auth), reply.raw, req.body);
+      const session = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
+      if (session) session.signature = toolsSignature(await assignedFunctions(deps.orm.em.fork(), auth.serverId));
+    });
+  });
+
+  app.delete<{ Params: McpParams }>(path, async (req, reply) => {
+    const auth = await authenticate(req);
+    const session = sessionFor(header(req, 'mcp-session-id'), auth);
+    if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
+    const transport = session.transport;
+    return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw));
+  });
+
+  /**
+   * Keeps open sessions true to the database: a session whose key lost its link (config deleted
+   * or moved) is closed, and a session whose server's tools changed is told `tools/list_changed`.
+   * `only` limits the pass to one server (an immediate notice from this process).
+   */
+  let syncing = Promise.resolve();
+  function sync(only?: string) {
+    syncing = syncing.then(async () => {
+      const open = [...sessions.entries()].filter(([, session]) => !only || session.serverId === only);
+      if (!open.length) return;
+      const em = deps.orm.em.fork();
+      const serverIds = [...new Set(open.map(([, session]) => session.serverId))];
+      const links = await em.find(McpClientConfig, { mcpServer: { $in: serverIds } }, { fields: ['mcpServer', 'apiKey'] });
+      const linked = new Set(links.map((link) => `${link.mcpServer.id}/${link.apiKey.id}`));
+      const signatures = new Map<string, string>();
+      for (const serverId of serverIds) signatures.set(serverId, toolsSignature(await assignedFunctions(em, serverId)));
+      for (const [id, session] of open) {
+        if (!linked.has(`${session.serverId}/${session.apiKeyId}`)) {
+          await closeSession(id);
+          continue;
+        }
+        const signature = signatures.get(session.serverId);
+        if (session.signature === undefined || session.signature === signature) {
+          session.signature ??= signature;
+          continue;
+        }
+        session.signature = signature;
+        await session.mcp.sendToolListChanged().catch(() => {});
+      }
+    });
+    syncing = syncing.catch((error) => deps.log.warn({ err: error }, 'MCP session sync failed'));
+    return syncing;
+  }
+
+  const onChanged = (serverId: string) => void sync(serverId);
+  mcpToolChanges.on('changed', onChanged);
+  const timer = setInterval(() => void sync(), SYNC_INTERVAL_MS);
+  timer.unref();
+
+  // Open streams would hold the server's close: end every session first.
+  app.addHook('preClose', async () => {
+    clearInterval(timer);
+    mcpToolChanges.off('changed', onChanged);
+    await Promise.all([...sessions.keys()].map(closeSession));
+  });
+}

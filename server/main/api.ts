@@ -1,0 +1,27 @@
+/** Production api process: serves HTTP only. Needs DATABASE_URL and TEMPORAL_ADDRESS. */
+import { buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../logger.ts';
+import { onShutdownSignal, startRuntime } from './runtime.ts';
+
+const config = loadConfig();
+const log = createLogger(config);
+try {
+  const runtime = await startRuntime(config, log, { embedded: false, migrate: false });
+  const app = await buildApp({
+    config,
+    orm: runtime.orm,
+    jwt: runtime.jwt,
+    resourceTokens: runtime.resourceTokens,
+    temporal: runtime.temporal,
+    log,
+  });
+  await app.listen({ port: config.port, host: config.host });
+  onShutdownSignal(log, async () => {
+    await app.close();
+    await runtime.stop();
+  });
+} catch (error) {
+  log.fatal({ err: error }, `could not start: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,16 @@
+/** `npm run db:migrate`: applies pending migrations to DATABASE_URL, then exits. */
+import { initORM, migrate } from '../../db/orm.ts';
+import { loadConfig } from '../config.ts';
+
+const config = loadConfig();
+if (!config.databaseUrl) {
+  console.error('DATABASE_URL is not set. (`npm start` migrates its embedded database by itself.)');
+  process.exit(1);
+}
+const orm = await initORM(config.databaseUrl);
+try {
+  const applied = await migrate(orm);
+  console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply: the schema is up to date');
+} finally {
+  await orm.close(true);
+}

@@ -1,0 +1,142 @@
+import { EventEmitter } from 'node:events';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { FunctionVersion, McpServer, type PipelineFunction, Project } from '../../db/entities/index.ts';
+import type { Subject } from '../auth/subject.ts';
+import { DomainError } from '../errors.ts';
+import { executeFunction } from '../functions/execute.ts';
+import { optionalParameters } from '../functions/functionVersions.ts';
+import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
+import { can, functionActions } from '../permissions/permissions.ts';
+import type { Plan } from '../pipelines/plan.ts';
+import type { AppDeps } from '../trpc/context.ts';
+
+/**
+ * One MCP server per client session (spec 4.8): each function assigned to the stored MCP server
+ * is a tool named by its slug. The tool list is read from the database on every `tools/list`,
+ * so it is never stale; `notifications/tools/list_changed` tells connected clients to ask again
+ * (sent by server/http/mcpRoutes.ts when the assignments or the functions change).
+ *
+ * The caller is not fixed per session: every HTTP request that carries MCP messages is
+ * authenticated anew and hands its subject in `authInfo.extra` (see McpAuth), so a revoked key or
+ * permission fails on the next call.
+ */
+
+/** What the HTTP edge puts in `authInfo.extra` for each request it lets through. */
+export type McpAuth = { subject: Subject; projectId: string; serverId: string };
+
+/**
+ * Process-local "the tools of MCP server X may have changed". Routers that change assignments fire
+ * it for an immediate notice; the endpoint also polls (so other replicas' changes and function
+ * edits made elsewhere arrive within a few seconds).
+ */
+export const mcpToolChanges = new EventEmitter<{ changed: [serverId: string] }>();
+mcpToolChanges.setMaxListeners(0);
+
+export function announceMcpToolsChanged(serverId: string) {
+  mcpToolChanges.emit('changed', serverId);
+}
+
+/** Ajv in MCP clients does not know the 2020-12 meta-schema URI; the dialect is MCP's default anyway. */
+function withoutDialect(schema: Record<string, unknown>) {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest as Tool['inputSchema'];
+}
+
+type AssignedFunction = { fn: PipelineFunction; version: Pick<FunctionVersion, 'id' | 'parameters' | 'outputs' | 'plan'> | null };
+
+/** The functions assigned to the server, with their current versions (source excluded). */
+export async function assignedFunctions(em: EntityManager, serverId: string): Promise<AssignedFunction[]> {
+  const server = await em.findOne(McpServer, { id: serverId }, { populate: ['functions'] });
+  if (!server) return [];
+  const fns = server.functions.getItems();
+  const versionIds = fns.map((fn) => fn.currentVersion?.id).filter((id): id is string => !!id);
+  const versions = versionIds.length
+    ? await em.find(FunctionVersion, { id: { $in: versionIds } }, { exclude: ['source'], populate: ['plan'] })
+    : [];
+  const byId = new Map(versions.map((version) => [version.id, version]));
+  return fns
+    .map((fn) => ({ fn, version: byId.get(fn.currentVersion?.id ?? '') ?? null }))
+    .sort((a, b) => a.fn.slug.localeCompare(b.fn.slug));
+}
+
+/** What a client would see change: used to decide when to send `tools/list_changed`. */
+export function toolsSignature(assigned: AssignedFunction[]) {
+  return JSON.stringify(assigned.map(({ fn, version }) => [fn.id, fn.slug, fn.name, fn.description, version?.id ?? null]));
+}
+
+function describeTool({ fn, version }: AssignedFunction): Tool {
+  const parameters = version?.parameters ?? [];
+  const outputs = version?.outputs ?? [];
+  return {
+    name: fn.slug,
+    title: fn.name,
+    description: fn.description || fn.name,
+    inputSchema: withoutDialect(
+      functionInputJsonSchema(parameters, { optional: optionalParameters(version?.plan as unknown as Plan | null) }),
+    ),
+    outputSchema: withoutDialect(functionOutputJsonSchema(outputs)),
+    // A function drives a browser against the outside world and may change things there.
+    annotations: { title: fn.name, readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  };
+}
+
+function projectRefOf(project: Project) {
+  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+}
+
+function failure(message: string, extra: Record<string, unknown> = {}): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: 'error', message, ...extra }) }] };
+}
+
+function readAuth(authInfo: AuthInfo | undefined): McpAuth {
+  const auth = authInfo?.extra as McpAuth | undefined;
+  // The edge always sets it; a message without it did not come through mcpRoutes.
+  if (!auth?.subject) throw new Error('MCP message without authentication');
+  return auth;
+}
+
+export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string; name: string; description: string }) {
+  const mcp = new Server(
+    { name: server.slug, title: server.name, version: '1.0.0' },
+    { capabilities: { tools: { listChanged: true } }, ...(server.description ? { instructions: server.description } : {}) },
+  );
+
+  mcp.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const auth = readAuth(extra.authInfo);
+    const em = deps.orm.em.fork();
+    const project = await em.findOneOrFail(Project, { id: auth.projectId });
+    const ref = projectRefOf(project);
+    // Only what the key may read: the permission module decides per function.
+    const tools = (await assignedFunctions(em, server.id)).filter(({ fn }) => can(auth.subject, ref, functionActions.read, fn.id));
+    return { tools: tools.map(describeTool) };
+  });
+
+  mcp.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const auth = readAuth(extra.authInfo);
+    const em = deps.orm.em.fork();
+    const project = await em.findOneOrFail(Project, { id: auth.projectId });
+    const name = request.params.name;
+    const assigned = (await assignedFunctions(em, server.id)).find(({ fn }) => fn.slug === name);
+    if (!assigned) return failure(`Unknown tool \`${name}\``, { code: 'unknown_tool' });
+    try {
+      // executeFunction checks read/execute permissions and validates the arguments.
+      const execution = await executeFunction(deps, em, auth.subject, project, assigned.fn.slug, request.params.arguments ?? {});
+      return {
+        content: [{ type: 'text', text: JSON.stringify(execution.outputs) }],
+        structuredContent: execution.outputs,
+        _meta: { identifier: execution.identifier },
+      };
+    } catch (error) {
+      if (error instanceof DomainError) {
+        return failure(error.message, { code: error.code, ...(error.issues?.length ? { issues: error.issues } : {}) });
+      }
+      deps.log.error({ err: error, tool: name, mcpServer: server.id }, 'MCP tool call failed');
+      return failure('Internal error while running the function', { code: 'internal_error' });
+    }
+  });
+
+  return mcp;
+}

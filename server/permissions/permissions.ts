@@ -1,0 +1,158 @@
+import type { Subject } from '../auth/subject.ts';
+import { NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
+
+/**
+ * The one place that decides who may do what in a project.
+ *
+ * Permission strings are `<project>.<area>.<action>[.<id>]`, where `<project>` is the project's
+ * slug or id. `*` matches exactly one segment, except as the last segment of a grant, where it
+ * matches everything that follows (so the owner's `<slug>.*` covers every area and action).
+ * A grant without an id (`<slug>.pipelines.read`) covers the action on every id; one with an
+ * id (`<slug>.pipelineRuns.execute.<versionId>`) covers that id only. The project segment
+ * compares case-insensitively, as slugs do. Any grant in a project lets a key read the project's
+ * metadata (`projects.read`): a key that may read pipelines must be able to reach the project.
+ */
+
+export type ProjectRef = { id: string; slug: string; visibility: 'public' | 'private'; ownerId: string };
+
+/** Actions on a project. Areas added by later capabilities follow the same shape. */
+export const projectActions = {
+  read: 'projects.read',
+  write: 'projects.write',
+  /** Changing `public` or `slug`: the owner's decision. */
+  admin: 'projects.admin',
+  delete: 'projects.delete',
+} as const;
+
+/** Actions of the browser-session area. Resource ids refine them (`….sessions.read.<sessionId>`). */
+export const sessionActions = {
+  read: 'sessions.read',
+  write: 'sessions.write',
+  /** Session cookies, and capturing a running browser's cookies. */
+  readCookies: 'cookies.read',
+} as const;
+
+/** Pipelines and their versions; runs are started per version (`….pipelineRuns.execute.<versionId>`). */
+export const pipelineActions = {
+  read: 'pipelines.read',
+  write: 'pipelines.write',
+  execute: 'pipelineRuns.execute',
+} as const;
+
+/**
+ * Functions. Executing one needs `functions.read` on it and execute on what it runs: the
+ * pipeline version it was imported from (`pipelineRuns.execute.<pipelineVersionId>`), or, for a
+ * function whose source was given directly, `functions.execute.<functionId>`.
+ */
+export const functionActions = {
+  read: 'functions.read',
+  write: 'functions.write',
+  execute: 'functions.execute',
+} as const;
+
+export const mcpActions = {
+  read: 'mcpServers.read',
+  write: 'mcpServers.write',
+  readConfigs: 'mcpClientConfigs.read',
+  writeConfigs: 'mcpClientConfigs.write',
+} as const;
+
+export const proxyActions = {
+  read: 'proxies.read',
+  write: 'proxies.write',
+} as const;
+
+/** What a public project grants everyone, signed in or not. Never write, cookies or secrets. */
+const publicReadActions = ['projects.read', 'pipelines.read', 'functions.read'];
+
+const segmentPattern = /^[A-Za-z0-9_-]+$|^\*$/;
+
+export function isValidPermission(permission: string) {
+  const segments = permission.split('.');
+  // At least `<project>.<area or *>`: a lone segment would be a grant that covers nothing.
+  return segments.length >= 2 && segments.length <= 6 && segments.every((segment) => segmentPattern.test(segment));
+}
+
+export function grantCovers(grant: string, required: string) {
+  const granted = grant.split('.');
+  const needed = required.split('.');
+  for (let i = 0; i < granted.length; i++) {
+    const segment = granted[i];
+    if (segment === '*' && i === granted.length - 1) return needed.length > i;
+    if (i >= needed.length) return false;
+    if (segment !== '*' && segment !== needed[i]) return false;
+  }
+  // `<project>.<area>.<action>` also covers that action on each id: `….<action>.<id>`.
+  return granted.length === needed.length || (granted.length === 3 && needed.length === 4);
+}
+
+/** The permission strings naming `action` in `project`, by slug and by id. */
+function requiredForms(project: ProjectRef, action: string, resourceId?: string) {
+  const suffix = resourceId ? `${action}.${resourceId}` : action;
+  return [`${project.slug}.${suffix}`, `${project.id}.${suffix}`];
+}
+
+/** Slugs and ids are stored lower-case; a grant written `MyProject.…` means the same project. */
+function normalizeGrant(grant: string) {
+  const dot = grant.indexOf('.');
+  return dot < 0 ? grant : grant.slice(0, dot).toLowerCase() + grant.slice(dot);
+}
+
+function grantReachesProject(grant: string, project: ProjectRef) {
+  const first = grant.split('.', 1)[0];
+  return first === '*' || first === project.slug || first === project.id;
+}
+
+function isAdmin(subject: Subject) {
+  return (subject.kind === 'session' || subject.kind === 'apiKey') && subject.user.isAdmin && subject.user.emailVerified;
+}
+
+/** What the user behind a subject may do, before any key narrows it. */
+function userMay(subject: Subject, project: ProjectRef) {
+  if (subject.kind !== 'session' && subject.kind !== 'apiKey') return false;
+  return isAdmin(subject) || subject.user.id === project.ownerId;
+}
+
+/** Whether the key (if any) lets its user's permission through for this action. */
+function keyAllows(subject: Subject, project: ProjectRef, action: string, resourceId?: string) {
+  if (subject.kind !== 'apiKey') return true;
+  const { accessType, projectIds, permissions } = subject.apiKey;
+  if (accessType === 'full') return true;
+  if (accessType === 'projects') return projectIds.includes(project.id);
+  const grants = permissions.map(normalizeGrant);
+  if (action === projectActions.read) return grants.some((grant) => grantReachesProject(grant, project));
+  const forms = requiredForms(project, action, resourceId);
+  return grants.some((grant) => forms.some((required) => grantCovers(grant, required)));
+}
+
+export function can(subject: Subject, project: ProjectRef, action: string, resourceId?: string) {
+  if (project.visibility === 'public' && publicReadActions.includes(action)) return true;
+  return userMay(subject, project) && keyAllows(subject, project, action, resourceId);
+}
+
+/**
+ * Throws unless `subject` may do `action`. A project the subject cannot even read answers 404,
+ * so private projects do not reveal that they exist; otherwise 401 for anonymous, 403 for others.
+ */
+export function authorize(subject: Subject, project: ProjectRef, action: string, resourceId?: string) {
+  if (can(subject, project, action, resourceId)) return;
+  if (!can(subject, project, projectActions.read)) throw new NotFound('Project');
+  if (subject.kind === 'anonymous' || subject.kind === 'pending2fa') throw new Unauthenticated();
+  throw new PermissionDenied(`Missing permission ${project.slug}.${action}${resourceId ? `.${resourceId}` : ''}`);
+}
+
+/**
+ * May this subject attach an API key owned by `keyOwnerId` to something (MCP client configs,
+ * spec 5.11): its own keys only, global admins excepted.
+ */
+export function canUseApiKeyOf(subject: Subject, keyOwnerId: string) {
+  if (subject.kind !== 'session' && subject.kind !== 'apiKey') return false;
+  return isAdmin(subject) || subject.user.id === keyOwnerId;
+}
+
+/** May this subject create projects at all (before the e-mail check)? Narrowed keys may not. */
+export function canCreateProjects(subject: Subject) {
+  if (subject.kind === 'session') return true;
+  if (subject.kind === 'apiKey') return subject.apiKey.accessType === 'full';
+  return false;
+}

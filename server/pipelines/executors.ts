@@ -1,0 +1,115 @@
+/**
+ * Runs one node: `executeNode(type, inputs, ctx)` → its outputs. Activities call it — the host
+ * activity for browser nodes (`spec.browser`), the control activity for pure nodes. Flow nodes
+ * never come here: the interpreter runs them.
+ *
+ * Page handles. A `page` value is `{pageId: string}`, an opaque, JSON handle that travels
+ * through the plan (and workflow history) in place of a live Page. Only the browser's host can
+ * turn it into a Page, so the caller supplies the mapping:
+ *
+ *   - `openPage({newTab})` — `browser.page` asks for a tab of the run's browser: its current tab
+ *     (`context.pages()[0]`, or a new one if it has none) or, with `newTab`, a new one.
+ *   - `newPageHandle(page)` — registers a Page for the run and answers its handle; `browser.page`
+ *     returns it as its `page` output. Suggested: a Map per run on the host, keyed by an id the
+ *     host makes (e.g. the path of the node that opened it, which is stable across retries), and
+ *     dropped when the run ends.
+ *   - `getPage(handle)` — every other browser node's `page` input is resolved through it
+ *     (unless the caller passes `page` itself). An unknown handle should throw (e.g. the host
+ *     restarted and the browser with it).
+ *
+ * Browser nodes answer the same handle as their `page` output: the tab is the same, the handle
+ * only orders the side effects.
+ *
+ * Errors are NodeError (server/pipelines/nodes/errors.ts): `code`, `retryable`, a message that
+ * quotes no input value; NodeInputError (name `NodeInputError`) is never worth a retry.
+ */
+import type { Page } from 'playwright-core';
+import type { NewLogEntry } from '../logs/logWriter.ts';
+import { browserNodes } from './nodes/browser.ts';
+import { isPureNodeType, runPureNode } from './nodes/data.ts';
+import { NodeError, NodeInputError } from './nodes/errors.ts';
+import { valueFits } from './refTypes.ts';
+import { nodeRegistry } from './registry.ts';
+
+export { NodeError, NodeInputError } from './nodes/errors.ts';
+
+export type PageHandle = { pageId: string };
+
+export type NodeContext = {
+  /** The live Page of `inputs.page`, when the caller resolved it already. */
+  page?: Page;
+  /** Resolves a page handle of this run to its live Page. Needed by browser nodes unless `page` is given. */
+  getPage?: (handle: PageHandle) => Promise<Page>;
+  /** Registers a Page for this run and answers its handle (browser.page). */
+  newPageHandle?: (page: Page) => PageHandle;
+  /** A tab of the run's browser (browser.page). */
+  openPage?: (options: { newTab: boolean }) => Promise<Page>;
+  /** The node's time budget in ms (its plan `timeoutMs`); Playwright's waits stay inside it. Default 30000. */
+  timeoutMs?: number;
+  /** Log lines of the node; they never carry input values. */
+  log: (entry: NewLogEntry) => void;
+};
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export function isPageHandle(value: unknown): value is PageHandle {
+  return valueFits(value, 'page');
+}
+
+/** Inputs with the registry's defaults filled in, for callers that pass only what they set. */
+function withDefaults(type: string, inputs: Record<string, unknown>) {
+  const spec = nodeRegistry.get(type);
+  const filled = { ...inputs };
+  for (const [name, input] of Object.entries(spec?.inputs ?? {})) {
+    if (filled[name] === undefined && input.default !== undefined) filled[name] = input.default;
+  }
+  return filled;
+}
+
+export async function executeNode(type: string, rawInputs: Record<string, unknown>, ctx: NodeContext): Promise<Record<string, unknown>> {
+  const spec = nodeRegistry.get(type);
+  if (!spec) throw new NodeError('unknown_type', `unknown node type \`${type}\``, { retryable: false });
+  const inputs = withDefaults(type, rawInputs);
+
+  if (!spec.browser) {
+    if (!isPureNodeType(type))
+      throw new NodeError('unknown_type', `${type} is run by the interpreter, not as a node`, { retryable: false });
+    try {
+      return runPureNode(type, inputs);
+    } catch (error) {
+      throw new NodeInputError(`${type}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  const timeoutMs = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  if (type === 'browser.page') {
+    if (!ctx.openPage || !ctx.newPageHandle)
+      throw new NodeError('no_page', 'browser.page runs only where the run’s browser is', { retryable: false });
+    const page = await ctx.openPage({ newTab: inputs.newTab === true });
+    ctx.log({
+      context: page.url() || 'about:blank',
+      severity: 'info',
+      message: inputs.newTab ? 'opened a new tab' : 'using the browser’s tab',
+      area: 'node',
+    });
+    return { page: ctx.newPageHandle(page) };
+  }
+
+  const handle = inputs.page;
+  if (!isPageHandle(handle)) throw new NodeInputError('`page` must be a page handle from browser.page or another browser node');
+  let page = ctx.page;
+  if (!page) {
+    if (!ctx.getPage) throw new NodeError('no_page', 'no page resolver was given', { retryable: false });
+    try {
+      page = await ctx.getPage(handle);
+    } catch (error) {
+      throw new NodeError('no_page', `the page ${handle.pageId} is gone (was the browser restarted?)`, { cause: error, retryable: false });
+    }
+  }
+  if (page.isClosed()) throw new NodeError('no_page', `the page ${handle.pageId} was closed`, { retryable: false });
+  const run = browserNodes[type];
+  if (!run) throw new NodeError('unknown_type', `no implementation for ${type}`, { retryable: false });
+  const outputs = await run(page, inputs, { timeoutMs, log: ctx.log });
+  return { page: handle, ...outputs };
+}

@@ -1,0 +1,231 @@
+/**
+ * The plan interpreter. It walks a compiled plan in order, resolves inputs (`ref` to outputs of
+ * earlier nodes, `param` to the run's arguments, literals), runs flow.forEach and
+ * flow.condition itself and hands every other node to `runNode`.
+ *
+ * It runs inside the `pipelineRun` workflow, so it is deterministic: no I/O, no Node built-ins,
+ * no clock, no randomness, no timers. Everything with a side effect happens in `runNode`, which
+ * the workflow implements with activities (browser nodes on the browser's host, pure nodes on the
+ * control queue, or pure nodes inline through `runPureNode` of nodes/data.ts).
+ *
+ * Output keys: a node's outputs are recorded under its path, `name` at the top level,
+ * `loop.<index>.name` inside an iteration of `loop`, `check.then.name` inside a branch; node names
+ * contain no dots, so the keys are unambiguous.
+ */
+import { evaluateCondition } from './nodes/data.ts';
+import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanStep, type PlanValue } from './plan.ts';
+import { type RefType, valueFits } from './refTypes.ts';
+
+export type NodeCall = {
+  node: string;
+  type: string;
+  /** Resolved values; a page input is the page handle `{pageId}` a browser node returned. */
+  inputs: Record<string, unknown>;
+  /** Enclosing flow nodes and iterations/branches, e.g. `['visit', '2']`; [] at the top level. */
+  path: string[];
+  /** Runs against a page on the browser's host (its queue); otherwise a pure node. */
+  browser: boolean;
+  timeoutMs?: number;
+  retries?: number;
+};
+
+export type RunNode = (call: NodeCall) => Promise<Record<string, unknown>>;
+
+/** Called after each node (flow nodes included) with its outputs; e.g. to store them as the run goes. */
+export type OnNodeDone = (event: {
+  key: string;
+  node: string;
+  type: string;
+  path: string[];
+  outputs: Record<string, unknown>;
+}) => void | Promise<void>;
+
+export type RunResult = {
+  /** Every executed node's outputs, by output key (see the top of this file). */
+  outputs: Record<string, Record<string, unknown>>;
+  /** The pipeline's declared outputs, or the sinks' outputs (see Plan.result). */
+  result: Record<string, unknown>;
+};
+
+/** An error the interpreter itself raises (bad arguments, a loop over a non-list, a bad plan). */
+export class PipelineRunError extends Error {
+  override name = 'PipelineRunError';
+  readonly node: string | null;
+  readonly code: string;
+  constructor(node: string | null, code: string, message: string) {
+    super(message);
+    this.node = node;
+    this.code = code;
+  }
+}
+
+export type ArgumentProblem = { parameter: string; message: string };
+
+/**
+ * The arguments a run uses: given values checked against the parameters' types, defaults
+ * filled in. Messages never contain the values (they may be secret). Start a run only when
+ * `problems` is empty (answer 400 otherwise). `trustSecrets` skips the type check of secret
+ * parameters, whose values may be stand-ins by then.
+ */
+export function prepareArgs(
+  plan: Plan,
+  args: Record<string, unknown>,
+  options: { trustSecrets?: boolean } = {},
+): { values: Record<string, unknown>; problems: ArgumentProblem[] } {
+  const values: Record<string, unknown> = {};
+  const problems: ArgumentProblem[] = [];
+  for (const [name, parameter] of Object.entries(plan.parameters)) {
+    const given = Object.hasOwn(args, name) ? args[name] : undefined;
+    if (given !== undefined) {
+      if (valueFits(given, parameter.refType) || (options.trustSecrets && parameter.secret)) values[name] = given;
+      else problems.push({ parameter: name, message: `\`${name}\` must be a ${parameter.refType}` });
+    } else if (parameter.default !== undefined) {
+      values[name] = parameter.default;
+    } else {
+      problems.push({ parameter: name, message: `\`${name}\` (${parameter.refType}) is required` });
+    }
+  }
+  for (const name of Object.keys(args)) {
+    if (!Object.hasOwn(plan.parameters, name)) problems.push({ parameter: name, message: `the pipeline has no parameter \`${name}\`` });
+  }
+  return { values, problems };
+}
+
+/** Values visible at one place: a block's outputs so far, over those of the enclosing blocks. */
+class Scope {
+  readonly #values = new Map<string, Record<string, unknown>>();
+  readonly #parent: Scope | undefined;
+
+  constructor(parent?: Scope) {
+    this.#parent = parent;
+  }
+
+  set(node: string, outputs: Record<string, unknown>) {
+    this.#values.set(node, outputs);
+  }
+
+  get(node: string): Record<string, unknown> | undefined {
+    return this.#values.get(node) ?? this.#parent?.get(node);
+  }
+}
+
+const FLOW_OUTPUTS = new Set(['matched', 'branch', 'page', 'results', 'count']);
+
+export async function runPlan(
+  plan: Plan,
+  options: { args: Record<string, unknown>; runNode: RunNode; onNodeDone?: OnNodeDone },
+): Promise<RunResult> {
+  if (plan?.format !== PLAN_FORMAT)
+    throw new PipelineRunError(null, 'invalid_plan', `not a plan of format ${PLAN_FORMAT}; recompile the version`);
+  // Inside the workflow a secret argument may be a stand-in the activity swaps back
+  // (server/pipelines/runSecrets.ts); its type was checked where the run started.
+  const { values: args, problems } = prepareArgs(plan, options.args, { trustSecrets: true });
+  if (problems.length) throw new PipelineRunError(null, 'invalid_args', problems.map((problem) => problem.message).join('; '));
+
+  const outputs: Record<string, Record<string, unknown>> = {};
+
+  const read = (value: PlanValue, scope: Scope, node: string): unknown => {
+    switch (value.kind) {
+      case 'literal':
+        return value.value;
+      case 'param':
+        return args[value.name];
+      case 'ref': {
+        const source = scope.get(value.node);
+        if (!source) throw new PipelineRunError(node, 'invalid_plan', `\`${node}\` reads \`${value.node}\`, which has not run`);
+        // A branch output the taken branch does not declare, or a missing output, reads as null.
+        return Object.hasOwn(source, value.output) ? source[value.output] : null;
+      }
+    }
+  };
+
+  const readAll = (values: Record<string, PlanValue>, scope: Scope, node: string) =>
+    Object.fromEntries(Object.entries(values).map(([name, value]) => [name, read(value, scope, node)]));
+
+  const runBlock = async (block: PlanBlock, scope: Scope, path: string[]) => {
+    for (const step of block.steps) {
+      const result = await runStep(step, scope, path);
+      scope.set(step.name, result);
+      const key = [...path, step.name].join('.');
+      outputs[key] = result;
+      await options.onNodeDone?.({ key, node: step.name, type: step.type, path, outputs: result });
+    }
+  };
+
+  const runStep = async (step: PlanStep, scope: Scope, path: string[]): Promise<Record<string, unknown>> => {
+    const inputs = readAll(step.inputs, scope, step.name);
+    if (step.type === 'flow.forEach') return runForEach(step, inputs, scope, path);
+    if (step.type === 'flow.condition') return runCondition(step, inputs, scope, path);
+    const result = await options.runNode({
+      node: step.name,
+      type: step.type,
+      inputs,
+      path,
+      browser: step.browser,
+      ...(step.timeoutMs === undefined ? {} : { timeoutMs: step.timeoutMs }),
+      ...(step.retries ? { retries: step.retries } : {}),
+    });
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+      throw new PipelineRunError(step.name, 'invalid_outputs', `\`${step.name}\` (${step.type}) returned no outputs record`);
+    }
+    return result;
+  };
+
+  const innerValues = (step: PlanStep, inputs: Record<string, unknown>) => ('page' in step.inputs ? { page: inputs.page } : {});
+
+  const runForEach = async (step: PlanStep, inputs: Record<string, unknown>, scope: Scope, path: string[]) => {
+    const { items, maxItems } = inputs;
+    if (!Array.isArray(items)) throw new PipelineRunError(step.name, 'invalid_input', `\`${step.name}\`: items is not a list`);
+    const limit = typeof maxItems === 'number' && maxItems >= 0 ? Math.floor(maxItems) : items.length;
+    const body = step.blocks?.body;
+    if (!body) throw new PipelineRunError(step.name, 'invalid_plan', `\`${step.name}\` has no body`);
+    const results: Record<string, unknown>[] = [];
+    const collected: Record<string, unknown[]> = Object.fromEntries(Object.keys(body.outputs).map((name) => [name, []]));
+    for (const [index, item] of items.slice(0, limit).entries()) {
+      const inner = new Scope(scope);
+      inner.set(step.name, { item, index, ...innerValues(step, inputs) });
+      await runBlock(body, inner, [...path, step.name, String(index)]);
+      const record = readAll(body.outputs, inner, step.name);
+      results.push(record);
+      for (const [name, value] of Object.entries(record)) collected[name]?.push(value);
+    }
+    return { ...collected, results, count: results.length, ...innerValues(step, inputs) };
+  };
+
+  const runCondition = async (step: PlanStep, inputs: Record<string, unknown>, scope: Scope, path: string[]) => {
+    let matched: boolean;
+    try {
+      matched = evaluateCondition(inputs.value, typeof inputs.operator === 'string' ? inputs.operator : 'truthy', inputs.operand);
+    } catch (error) {
+      throw new PipelineRunError(step.name, 'invalid_input', `\`${step.name}\`: ${(error as Error).message}`);
+    }
+    const branch = matched ? 'then' : 'else';
+    const branchOutputs: Record<string, unknown> = {};
+    for (const name of Object.keys(step.outputs)) if (!FLOW_OUTPUTS.has(name)) branchOutputs[name] = null;
+    const block = step.blocks?.[branch];
+    if (block) {
+      const inner = new Scope(scope);
+      inner.set(step.name, innerValues(step, inputs));
+      await runBlock(block, inner, [...path, step.name, branch]);
+      Object.assign(branchOutputs, readAll(block.outputs, inner, step.name));
+    }
+    return { ...branchOutputs, matched, branch, ...innerValues(step, inputs) };
+  };
+
+  const root = new Scope();
+  await runBlock({ steps: plan.steps, outputs: {} }, root, []);
+
+  let result: Record<string, unknown>;
+  if (plan.result.kind === 'declared') {
+    result = readAll(plan.result.outputs, root, 'outputs');
+  } else {
+    result = {};
+    const types = new Map(plan.steps.map((step) => [step.name, step.outputs]));
+    for (const node of plan.result.nodes) {
+      const values = root.get(node) ?? {};
+      const declared: Record<string, RefType> = types.get(node) ?? {};
+      result[node] = Object.fromEntries(Object.entries(values).filter(([name]) => declared[name] !== 'page'));
+    }
+  }
+  return { outputs, result };
+}

@@ -1,0 +1,488 @@
+/**
+ * The browser nodes: each takes a live playwright-core Page and the node's inputs (defaults
+ * already filled in) and answers its outputs, without the `page` output, which executeNode adds
+ * (the handle passes through unchanged). They run on the browser's host, inside an activity.
+ *
+ * Playwright's own waits are bounded by what is left of the node's time budget, so a node fails
+ * with its own error ("no element matches …") before the activity's timeout cuts it off.
+ */
+import type { Locator, Page } from 'playwright-core';
+import type { NewLogEntry } from '../../logs/logWriter.ts';
+import { NodeError, NodeInputError } from './errors.ts';
+import { type CellType, convertText, uniqueKeys } from './values.ts';
+
+export type BrowserNodeContext = {
+  /** Milliseconds the node may take in all. */
+  timeoutMs: number;
+  log: (entry: NewLogEntry) => void;
+};
+
+type Inputs = Record<string, unknown>;
+type BrowserNode = (page: Page, inputs: Inputs, ctx: BrowserNodeContext) => Promise<Record<string, unknown>>;
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+function string(inputs: Inputs, name: string): string {
+  const value = inputs[name];
+  if (typeof value !== 'string' || value === '') throw new NodeInputError(`\`${name}\` must be a non-empty string`);
+  return value;
+}
+
+function optionalString(inputs: Inputs, name: string): string | undefined {
+  const value = inputs[name];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new NodeInputError(`\`${name}\` must be a string`);
+  return value;
+}
+
+function optionalNumber(inputs: Inputs, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const value = inputs[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw new NodeInputError(`\`${name}\` must be a number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
+  }
+  return value;
+}
+
+function flag(inputs: Inputs, name: string): boolean {
+  const value = inputs[name];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new NodeInputError(`\`${name}\` must be a boolean`);
+  return value;
+}
+
+function oneOf<T extends string>(inputs: Inputs, name: string, allowed: readonly T[], fallback: T): T {
+  const value = inputs[name] ?? fallback;
+  if (!allowed.includes(value as T)) throw new NodeInputError(`\`${name}\` must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+// ---- time and errors ------------------------------------------------------------------------
+
+/** The time left of the node's budget, at least 1 ms (0 would mean "no timeout" to Playwright). */
+function budget(ctx: BrowserNodeContext) {
+  const deadline = Date.now() + ctx.timeoutMs;
+  return () => Math.max(1, deadline - Date.now());
+}
+
+const firstLine = (message: string) => message.split('\n')[0]?.trim() ?? '';
+
+const isTimeout = (error: unknown) => error instanceof Error && error.name === 'TimeoutError';
+
+/** Playwright's error as a NodeError: only the first line (the call log may quote inputs). */
+function failure(error: unknown, what: string, timeoutCode: 'timeout' | 'not_found' = 'timeout'): NodeError {
+  if (error instanceof NodeError) return error;
+  if (isTimeout(error)) return new NodeError(timeoutCode, `${what}: timed out`, { cause: error });
+  const message = error instanceof Error ? firstLine(error.message) : String(error);
+  return new NodeError('browser_error', `${what}: ${message}`, { cause: error });
+}
+
+async function attempt<T>(what: string, run: () => Promise<T>, timeoutCode: 'timeout' | 'not_found' = 'timeout'): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw failure(error, what, timeoutCode);
+  }
+}
+
+/** Waits for a first match of `selector` (attached to the document). */
+async function waitForMatch(locator: Locator, selector: string, timeout: number) {
+  try {
+    await locator.first().waitFor({ state: 'attached', timeout });
+  } catch (error) {
+    if (isTimeout(error)) throw new NodeError('not_found', `no element matches \`${selector}\` (waited ${timeout} ms)`, { cause: error });
+    throw failure(error, `selector \`${selector}\``);
+  }
+}
+
+const NAVIGATION_STATES = ['none', 'load', 'domcontentloaded', 'networkidle'] as const;
+
+/**
+ * Runs an action that may navigate. With a load state, waits for the navigation the action
+ * starts (registered before the action, so a fast navigation is not missed); then, with
+ * `waitForSelector`, for that element to be visible.
+ */
+async function actAndWait(page: Page, inputs: Inputs, left: () => number, what: string, action: () => Promise<unknown>) {
+  const waitFor = oneOf(inputs, 'waitFor', NAVIGATION_STATES, 'none');
+  const waitForSelector = optionalString(inputs, 'waitForSelector');
+  if (waitFor === 'none') {
+    await attempt(what, action, 'not_found');
+  } else {
+    const navigation = page.waitForNavigation({ waitUntil: waitFor, timeout: left() });
+    try {
+      await Promise.all([navigation, action()]);
+    } catch (error) {
+      navigation.catch(() => {});
+      throw failure(error, isTimeout(error) ? `${what} (waiting for the navigation to ${waitFor})` : what, 'not_found');
+    }
+  }
+  if (waitForSelector) {
+    const timeout = left();
+    await attempt(
+      `waiting for \`${waitForSelector}\` after ${what}`,
+      () => page.locator(waitForSelector).first().waitFor({ state: 'visible', timeout }),
+      'not_found',
+    );
+  }
+}
+
+const log = (ctx: BrowserNodeContext, page: Page, message: string, severity: NewLogEntry['severity'] = 'info') =>
+  ctx.log({ context: page.url() || 'about:blank', severity, message, area: 'node' });
+
+// ---- the nodes ------------------------------------------------------------------------------
+
+/** http(s) pages only (and about:blank): never file:, chrome: or javascript: on a shared host. */
+const ALLOWED_URL = /^(https?:\/\/|about:blank$)/i;
+
+/** The PNG's size from its IHDR chunk. */
+function pngSize(png: Buffer) {
+  return png.length >= 24 ? { width: png.readUInt32BE(16), height: png.readUInt32BE(20) } : { width: 0, height: 0 };
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NodeError('timeout', `${what}: timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const browserNodes: Record<string, BrowserNode> = {
+  async 'page.goto'(page, inputs, ctx) {
+    const url = string(inputs, 'url');
+    if (!ALLOWED_URL.test(url)) throw new NodeInputError('`url` must be an absolute http(s) URL');
+    const waitUntil = oneOf(inputs, 'waitUntil', ['load', 'domcontentloaded', 'networkidle', 'commit'] as const, 'load');
+    const response = await attempt(`opening ${url}`, () => page.goto(url, { waitUntil, timeout: ctx.timeoutMs }));
+    const status = response?.status() ?? 0;
+    log(ctx, page, `opened ${page.url()} (${status || 'no response'})`);
+    return { url: page.url(), status };
+  },
+
+  async 'page.click'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const index = optionalNumber(inputs, 'index', 0) ?? 0;
+    const locator = page.locator(selector).nth(index);
+    await actAndWait(page, inputs, left, `clicking \`${selector}\``, () => locator.click({ timeout: left() }));
+    log(ctx, page, `clicked ${selector}`);
+    return {};
+  },
+
+  async 'page.fill'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const value = inputs.value;
+    if (typeof value !== 'string') throw new NodeInputError('`value` must be a string');
+    const index = optionalNumber(inputs, 'index', 0) ?? 0;
+    await attempt(`filling \`${selector}\``, () => page.locator(selector).nth(index).fill(value, { timeout: left() }), 'not_found');
+    // Never the value: it may be a secret.
+    log(ctx, page, `filled ${selector}`);
+    return {};
+  },
+
+  async 'page.press'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const key = string(inputs, 'key');
+    const selector = optionalString(inputs, 'selector');
+    const what = `pressing ${key}${selector ? ` in \`${selector}\`` : ''}`;
+    await actAndWait(page, inputs, left, what, () =>
+      selector ? page.locator(selector).first().press(key, { timeout: left() }) : page.keyboard.press(key),
+    );
+    log(ctx, page, what.replace(/^pressing/, 'pressed'));
+    return {};
+  },
+
+  async 'page.select'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const { value } = inputs;
+    const values = typeof value === 'string' ? [value] : value;
+    if (!Array.isArray(values) || !values.every((item) => typeof item === 'string')) {
+      throw new NodeInputError('`value` must be a string or a list of strings');
+    }
+    const selected = await attempt(
+      `choosing in \`${selector}\``,
+      () =>
+        page
+          .locator(selector)
+          .first()
+          .selectOption(values as string[], { timeout: left() }),
+      'not_found',
+    );
+    log(ctx, page, `selected ${selected.length} option(s) in ${selector}`);
+    return { selected };
+  },
+
+  async 'page.wait'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = optionalString(inputs, 'selector');
+    const loadState =
+      inputs.loadState === undefined ? undefined : oneOf(inputs, 'loadState', ['load', 'domcontentloaded', 'networkidle'] as const, 'load');
+    const url = optionalString(inputs, 'url');
+    const ms = optionalNumber(inputs, 'ms', 0, 60_000);
+    if (!selector && !loadState && !url && ms === undefined) throw new NodeInputError('give at least one of selector, loadState, url, ms');
+    if (selector) {
+      const state = oneOf(inputs, 'state', ['visible', 'attached', 'hidden', 'detached'] as const, 'visible');
+      await attempt(
+        `waiting for \`${selector}\` to be ${state}`,
+        () => page.locator(selector).first().waitFor({ state, timeout: left() }),
+        state === 'visible' || state === 'attached' ? 'not_found' : 'timeout',
+      );
+    }
+    if (loadState) await attempt(`waiting for ${loadState}`, () => page.waitForLoadState(loadState, { timeout: left() }));
+    if (url) await attempt(`waiting for the URL ${url}`, () => page.waitForURL(url, { timeout: left() }));
+    if (ms !== undefined) {
+      if (ms >= left()) throw new NodeInputError(`\`ms\` (${ms}) does not fit in the node's timeout`);
+      await page.waitForTimeout(ms);
+    }
+    return {};
+  },
+
+  async 'page.scroll'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = optionalString(inputs, 'selector');
+    if (selector) {
+      await attempt(
+        `scrolling to \`${selector}\``,
+        () => page.locator(selector).first().scrollIntoViewIfNeeded({ timeout: left() }),
+        'not_found',
+      );
+    } else {
+      const to = oneOf(inputs, 'to', ['bottom', 'top'] as const, 'bottom');
+      const by = optionalNumber(inputs, 'by', -1_000_000, 1_000_000);
+      const times = optionalNumber(inputs, 'times', 1, 100) ?? 1;
+      const delayMs = optionalNumber(inputs, 'delayMs', 0, 10_000) ?? 0;
+      for (let i = 0; i < times; i++) {
+        await attempt('scrolling', () =>
+          page.evaluate(
+            ([target, delta]) => {
+              if (delta !== null) window.scrollBy(0, delta);
+              else window.scrollTo(0, target === 'top' ? 0 : document.documentElement.scrollHeight);
+            },
+            [to, by ?? null] as const,
+          ),
+        );
+        if (delayMs) await page.waitForTimeout(Math.min(delayMs, left()));
+      }
+    }
+    const position = await attempt('reading the scroll position', () =>
+      page.evaluate(() => ({ scrollY: window.scrollY, scrollHeight: document.documentElement.scrollHeight })),
+    );
+    return position;
+  },
+
+  async 'extract.text'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const locator = page.locator(selector);
+    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
+    const texts = await attempt(`reading \`${selector}\``, () =>
+      locator.evaluateAll((elements) =>
+        // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+        elements.map((element) => ((element as HTMLElement).innerText ?? element.textContent ?? '').trim()),
+      ),
+    );
+    log(ctx, page, `read the text of ${texts.length} element(s) matching ${selector}`);
+    return { text: texts[0] ?? '', texts, count: texts.length };
+  },
+
+  async 'extract.attribute'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const attribute = string(inputs, 'attribute');
+    const resolveUrl = flag(inputs, 'resolveUrl');
+    const locator = page.locator(selector);
+    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
+    const values = await attempt(`reading \`${selector}\``, () =>
+      locator.evaluateAll(
+        (elements, [name, resolve]) =>
+          elements.map((element) => {
+            const value = element.getAttribute(name);
+            if (value === null || !resolve) return value;
+            try {
+              return new URL(value, document.baseURI).href;
+            } catch {
+              return value;
+            }
+          }),
+        [attribute, resolveUrl] as const,
+      ),
+    );
+    log(ctx, page, `read ${attribute} of ${values.length} element(s) matching ${selector}`);
+    return { value: values[0] ?? null, values, count: values.length };
+  },
+
+  async 'extract.html'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = optionalString(inputs, 'selector');
+    const outer = inputs.outer === undefined ? true : flag(inputs, 'outer');
+    if (!selector) return { html: await attempt('reading the document', () => page.content()) };
+    const locator = page.locator(selector);
+    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
+    const html = await attempt(`reading \`${selector}\``, () =>
+      locator.evaluateAll((elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : ''), outer),
+    );
+    return { html };
+  },
+
+  async 'extract.list'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const fields = inputs.fields;
+    if (!isPlainObject(fields) || Object.keys(fields).length === 0)
+      throw new NodeInputError('`fields` must be a record of field name → selector');
+    const specs = Object.entries(fields).map(([name, spec]) => {
+      const field = typeof spec === 'string' ? { selector: spec } : spec;
+      if (!isPlainObject(field) || typeof field.selector !== 'string')
+        throw new NodeInputError(`field \`${name}\` must be a selector or {selector, attribute?, type?}`);
+      const type = field.type as CellType | undefined;
+      if (type !== undefined && !['string', 'number', 'boolean', 'html'].includes(type))
+        throw new NodeInputError(`field \`${name}\`: unknown type`);
+      return { name, selector: field.selector, attribute: typeof field.attribute === 'string' ? field.attribute : null, type };
+    });
+    const limit = optionalNumber(inputs, 'limit', 0);
+    const locator = page.locator(selector);
+    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
+    const rows = await attempt(`reading \`${selector}\``, () =>
+      locator.evaluateAll(
+        (items, [fieldSpecs, max]) =>
+          items.slice(0, max ?? items.length).map((item) =>
+            fieldSpecs.map((field) => {
+              const element = field.selector === '' || field.selector === '.' ? item : item.querySelector(field.selector);
+              if (!element) return null;
+              if (field.attribute) {
+                const value = element.getAttribute(field.attribute);
+                if (value === null || (field.attribute !== 'href' && field.attribute !== 'src')) return value;
+                try {
+                  return new URL(value, document.baseURI).href;
+                } catch {
+                  return value;
+                }
+              }
+              if (field.type === 'html') return element.innerHTML;
+              // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+              return ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
+            }),
+          ),
+        [specs.map(({ selector: s, attribute, type }) => ({ selector: s, attribute, type: type ?? null })), limit ?? null] as const,
+      ),
+    );
+    const records = rows.map((row) =>
+      Object.fromEntries(specs.map((field, index) => [field.name, convertText(row[index] ?? null, field.type ?? 'string', false)])),
+    );
+    log(ctx, page, `extracted ${records.length} record(s) from ${selector}`);
+    return { records, count: records.length };
+  },
+
+  async 'extract.table'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = string(inputs, 'selector');
+    const infer = inputs.inferTypes === undefined ? true : flag(inputs, 'inferTypes');
+    const headersOverride = inputs.headers;
+    if (headersOverride !== undefined && (!Array.isArray(headersOverride) || !headersOverride.every((h) => typeof h === 'string'))) {
+      throw new NodeInputError('`headers` must be a list of strings');
+    }
+    const types = inputs.types ?? {};
+    if (!isPlainObject(types)) throw new NodeInputError('`types` must be a record of column → type');
+    const locator = page.locator(selector).first();
+    if (!flag(inputs, 'optional')) await waitForMatch(page.locator(selector), selector, left());
+    else if ((await page.locator(selector).count()) === 0) return { records: [], headers: [], count: 0 };
+    const table = await attempt(`reading the table \`${selector}\``, () =>
+      locator.evaluate((element) => {
+        if (!(element instanceof HTMLTableElement)) return null;
+        // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+        const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
+        const rows = Array.from(element.rows);
+        const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
+        let header = headRows.at(-1);
+        let body = rows.filter((row) => !headRows.includes(row));
+        if (!header && body[0]) {
+          header = body[0];
+          body = body.slice(1);
+        }
+        return {
+          headers: header ? Array.from(header.cells).map(text) : [],
+          rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
+        };
+      }),
+    );
+    if (!table) throw new NodeInputError(`\`${selector}\` is not a <table>`);
+    const width = Math.max(table.headers.length, ...table.rows.map((row) => row.length));
+    const keys = uniqueKeys((headersOverride as string[] | undefined) ?? table.headers, width);
+    const records = table.rows.map((row) =>
+      Object.fromEntries(keys.map((key, index) => [key, convertText(row[index] ?? null, types[key] as CellType | undefined, infer)])),
+    );
+    log(ctx, page, `extracted ${records.length} row(s) from the table ${selector}`);
+    return { records, headers: keys, count: records.length };
+  },
+
+  async 'page.screenshot'(page, inputs, ctx) {
+    const left = budget(ctx);
+    const selector = optionalString(inputs, 'selector');
+    const png = selector
+      ? await attempt(
+          `capturing \`${selector}\``,
+          () => page.locator(selector).first().screenshot({ type: 'png', timeout: left() }),
+          'not_found',
+        )
+      : await attempt('capturing the page', () => page.screenshot({ type: 'png', fullPage: flag(inputs, 'fullPage'), timeout: left() }));
+    const size = pngSize(png);
+    log(ctx, page, `captured a ${size.width}×${size.height} screenshot`);
+    return { image: png.toString('base64'), ...size };
+  },
+
+  async 'page.cookies'(page, inputs, ctx) {
+    const urls = inputs.urls;
+    if (urls !== undefined && (!Array.isArray(urls) || !urls.every((url) => typeof url === 'string')))
+      throw new NodeInputError('`urls` must be a list of strings');
+    const name = optionalString(inputs, 'name');
+    const pageUrl = page.url();
+    const scope = (urls as string[] | undefined) ?? (ALLOWED_URL.test(pageUrl) && pageUrl !== 'about:blank' ? [pageUrl] : []);
+    const all = await attempt('reading cookies', () => (scope.length ? page.context().cookies(scope) : page.context().cookies()));
+    const cookies = all
+      .filter((cookie) => name === undefined || cookie.name === name)
+      .map(({ name: cookieName, value, domain, path, expires, httpOnly, secure, sameSite }) => ({
+        name: cookieName,
+        value,
+        domain,
+        path,
+        expires,
+        httpOnly,
+        secure,
+        sameSite,
+      }));
+    // Names only: cookie values are secrets.
+    log(ctx, page, `read ${cookies.length} cookie(s)${cookies.length ? `: ${cookies.map((cookie) => cookie.name).join(', ')}` : ''}`);
+    return { cookies, value: cookies[0]?.value ?? null };
+  },
+
+  async 'page.evaluate'(page, inputs, ctx) {
+    const script = string(inputs, 'script');
+    const arg = inputs.arg === undefined ? null : inputs.arg;
+    // A function body with `arg` in scope. Evaluated through CDP, so a page's CSP does not block it.
+    const expression = `(async (arg) => {\n${script}\n})(${JSON.stringify(arg)})`;
+    let result: unknown;
+    try {
+      result = await withTimeout(page.evaluate(expression), ctx.timeoutMs, 'the script');
+    } catch (error) {
+      if (error instanceof NodeError) throw error;
+      const message = error instanceof Error ? firstLine(error.message).replace(/^page\.evaluate:\s*/, '') : String(error);
+      throw new NodeError('script_error', `the script failed: ${message}`, { cause: error, retryable: false });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(JSON.stringify(result ?? null));
+    } catch {
+      throw new NodeError('script_error', 'the script returned a value that is not JSON', { retryable: false });
+    }
+    log(ctx, page, 'ran a script in the page');
+    return { result: json };
+  },
+};

@@ -1,0 +1,143 @@
+/**
+ * The pure nodes (text.template, json.pick, json.object, list.flatten) and the condition test of
+ * flow.condition. Deterministic and free of Node built-ins: the interpreter uses
+ * `evaluateCondition` inside the workflow, and a workflow may run the pure nodes inline through
+ * `runPureNode` instead of scheduling an activity for them.
+ */
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => deepEqual(item, b[index]));
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  return keys.length === Object.keys(right).length && keys.every((key) => Object.hasOwn(right, key) && deepEqual(left[key], right[key]));
+}
+
+/** false, null, 0, NaN, "", [] and {} are falsy; everything else is truthy. */
+export function isTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (isPlainObject(value)) return Object.keys(value).length > 0;
+  return Boolean(value);
+}
+
+const isEmpty = (value: unknown) =>
+  value === null ||
+  value === undefined ||
+  value === '' ||
+  (Array.isArray(value) && value.length === 0) ||
+  (isPlainObject(value) && Object.keys(value).length === 0);
+
+const asNumber = (value: unknown) =>
+  typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+
+/** The test of flow.condition; throws on an unknown operator or a bad regular expression. */
+export function evaluateCondition(value: unknown, operator: string, operand: unknown): boolean {
+  switch (operator) {
+    case 'truthy':
+      return isTruthy(value);
+    case 'falsy':
+      return !isTruthy(value);
+    case 'equals':
+      return deepEqual(value, operand);
+    case 'notEquals':
+      return !deepEqual(value, operand);
+    case 'contains':
+      if (typeof value === 'string') return (typeof operand === 'string' || typeof operand === 'number') && value.includes(String(operand));
+      if (Array.isArray(value)) return value.some((item) => deepEqual(item, operand));
+      if (isPlainObject(value)) return typeof operand === 'string' && Object.hasOwn(value, operand);
+      return false;
+    case 'matches': {
+      if (typeof operand !== 'string') throw new Error('`matches` needs a regular expression (a string) as operand');
+      let pattern: RegExp;
+      try {
+        pattern = new RegExp(operand);
+      } catch {
+        throw new Error(`\`${operand}\` is not a valid regular expression`);
+      }
+      return pattern.test(typeof value === 'string' ? value : JSON.stringify(value ?? null));
+    }
+    case 'greaterThan':
+    case 'lessThan': {
+      const left = asNumber(value);
+      const right = asNumber(operand);
+      if (Number.isNaN(left) || Number.isNaN(right)) return false;
+      return operator === 'greaterThan' ? left > right : left < right;
+    }
+    case 'empty':
+      return isEmpty(value);
+    case 'notEmpty':
+      return !isEmpty(value);
+    default:
+      throw new Error(`unknown operator \`${operator}\``);
+  }
+}
+
+/** `a.b.0.c`, `a.b[0].c`, `["a"]` → keys; "" is the value itself. */
+export function parsePath(path: string): string[] {
+  return path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .replace(/\["([^"]*)"\]/g, '.$1')
+    .split('.')
+    .filter((part) => part !== '');
+}
+
+export function pick(value: unknown, path: string): { found: boolean; value: unknown } {
+  let current = value;
+  for (const key of parsePath(path)) {
+    if (Array.isArray(current) && /^\d+$/.test(key) && Number(key) < current.length) current = current[Number(key)];
+    else if (isPlainObject(current) && Object.hasOwn(current, key)) current = current[key];
+    else return { found: false, value: undefined };
+  }
+  return { found: current !== undefined, value: current };
+}
+
+function renderValue(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+export function renderTemplate(template: string, variables: Record<string, unknown>): string {
+  return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)([^}]*)\}\}/g, (_match, name: string, rest: string) => {
+    const base = Object.hasOwn(variables, name) ? variables[name] : undefined;
+    const path = rest.trim();
+    return renderValue(path ? pick(base, path).value : base);
+  });
+}
+
+export const pureNodes: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>> = {
+  'text.template': (inputs) => {
+    const { template, ...variables } = inputs;
+    if (typeof template !== 'string') throw new TypeError('template must be a string');
+    return { text: renderTemplate(template, variables) };
+  },
+  'json.pick': (inputs) => {
+    if (typeof inputs.path !== 'string') throw new TypeError('path must be a string');
+    const found = pick(inputs.value, inputs.path);
+    return found.found ? { value: found.value, found: true } : { value: inputs.default ?? null, found: false };
+  },
+  'json.object': (inputs) => ({ record: { ...inputs } }),
+  'list.flatten': (inputs) => {
+    if (!Array.isArray(inputs.list)) throw new TypeError('list must be a list');
+    const list = inputs.list.flatMap((item: unknown) => (Array.isArray(item) ? item : [item]));
+    return { list, count: list.length };
+  },
+};
+
+export function isPureNodeType(type: string) {
+  return Object.hasOwn(pureNodes, type);
+}
+
+/** Runs a pure node; deterministic, so a workflow may call it directly. */
+export function runPureNode(type: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  const run = pureNodes[type];
+  if (!run) throw new Error(`\`${type}\` is not a pure node`);
+  return run(inputs);
+}

@@ -1,0 +1,36 @@
+/**
+ * Errors of node implementations. The activity that runs a node turns them into Temporal
+ * failures: `name` as the failure type, `retryable: false` as non-retryable. Messages are the
+ * service's own (a selector, a URL, a status), never an input value, so a secret cannot leak
+ * through them; `cause` keeps Playwright's error for the host's log.
+ */
+export type NodeErrorCode =
+  | 'invalid_input'
+  | 'not_found'
+  | 'timeout'
+  | 'navigation_failed'
+  | 'script_error'
+  | 'no_page'
+  | 'browser_error'
+  | 'unknown_type';
+
+export class NodeError extends Error {
+  override name = 'NodeError';
+  readonly code: NodeErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: NodeErrorCode, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? code !== 'invalid_input';
+  }
+}
+
+/** An input that cannot work, whatever the attempt: never worth a retry. */
+export class NodeInputError extends NodeError {
+  override name = 'NodeInputError';
+
+  constructor(message: string) {
+    super('invalid_input', message, { retryable: false });
+  }
+}

@@ -1,0 +1,150 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client as TemporalClient } from '@temporalio/client';
+import {
+  type BrowserSession,
+  type FunctionVersion,
+  type Pipeline,
+  PipelineRun,
+  type PipelineVersion,
+  type Project,
+  SessionResource,
+} from '../../db/entities/index.ts';
+import { workflowIds } from '../../workflows/names.ts';
+import type { PipelineRunInput } from '../../workflows/pipelineRun.ts';
+import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
+import type { Config } from '../config.ts';
+import { BadRequest, ServiceUnavailable } from '../errors.ts';
+import { prepareArgs } from './interpreter.ts';
+import type { Plan } from './plan.ts';
+import { encryptSecrets, secretPlaceholder } from './runSecrets.ts';
+
+type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
+
+/**
+ * Starts a run of `version` on `session`: the session's running browser is used, or one is
+ * started for the run (and the run's workflow stops it at the end). Arguments are checked
+ * against the parameters here (400 with every problem); secret ones are sealed in the run row
+ * and travel through the workflow only as placeholders. Answers the run once its workflow runs.
+ */
+export async function startRun(
+  deps: Deps,
+  em: EntityManager,
+  target: {
+    project: Project;
+    session: BrowserSession;
+    /** What runs: a pipeline version, or a function version (both carry a compiled plan). */
+    pipeline?: Pipeline;
+    version?: PipelineVersion;
+    functionVersion?: FunctionVersion;
+    args: Record<string, unknown>;
+    /** Always start a new browser for this run (functions do), instead of using a running one. */
+    freshBrowser?: boolean;
+  },
+) {
+  const { project, pipeline, session, functionVersion } = target;
+  const version = target.version ?? functionVersion;
+  if (!version) throw new Error('startRun needs a pipeline version or a function version');
+  if (version.errors.length > 0) {
+    throw new BadRequest(
+      'version_has_errors',
+      `Version ${version.id} has ${version.errors.length} compiler error(s) and cannot be started`,
+      {
+        issues: version.errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
+      },
+    );
+  }
+  await em.populate(version as PipelineVersion, ['plan']);
+  const plan = version.plan as unknown as Plan | null;
+  if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
+  const { values, problems } = prepareArgs(plan, target.args);
+  if (problems.length) {
+    throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
+      issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
+    });
+  }
+  const secretNames = new Set(plan.secrets);
+  const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
+  const workflowArgs = Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? secretPlaceholder(name) : value]),
+  );
+  const shownArgs = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value]));
+
+  // A browser another run started is that run's: it stops it when it ends, so it is not shared.
+  const running = await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
+  const ownedByRuns = new Set(
+    (await em.find(PipelineRun, { resource: { $in: running.map((r) => r.id) }, ownsResource: true }, { fields: ['resource'] })).map(
+      (r) => r.resource?.id,
+    ),
+  );
+  let resource = target.freshBrowser ? null : (running.find((candidate) => !ownedByRuns.has(candidate.id)) ?? null);
+  const ownsResource = !resource;
+  resource ??= await startBrowser(deps, em, project, session);
+
+  const run = em.create(PipelineRun, {
+    project,
+    pipeline: pipeline ?? null,
+    version: target.version ?? null,
+    functionVersion: functionVersion ?? null,
+    session,
+    resource,
+    ownsResource,
+    args: shownArgs,
+    sealedSecrets: Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null,
+  });
+  await em.flush();
+  const input: PipelineRunInput = { plan, args: workflowArgs, hostId: resource.hostId as string, resourceId: resource.id, ownsResource };
+  try {
+    await deps.temporal.workflow.start('pipelineRunWorkflow', {
+      taskQueue: deps.config.temporal.taskQueue,
+      workflowId: workflowIds.run(run.id),
+      args: [run.id, input],
+    });
+  } catch (error) {
+    run.status = 'failed';
+    run.evaluation = 'failed';
+    run.error = { node: null, code: 'not_started', message: 'the run could not be started' };
+    run.finishedAt = new Date();
+    await em.flush();
+    if (ownsResource) await stopBrowser(deps, em, resource, 'its pipeline run could not start').catch(() => {});
+    throw new ServiceUnavailable('The run could not be started: the workflow engine is unavailable', error);
+  }
+  return run;
+}
+
+/** Cancels the run's workflow and waits (briefly) until it has recorded the end. */
+export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun) {
+  if (run.status !== 'queued' && run.status !== 'running') return run;
+  try {
+    await deps.temporal.workflow.getHandle(workflowIds.run(run.id)).cancel();
+  } catch (error) {
+    if (!(error instanceof Error && /not found|already completed/i.test(error.message))) {
+      throw new ServiceUnavailable('The run could not be stopped: the workflow engine is unavailable', error);
+    }
+  }
+  for (let i = 0; i < 100; i++) {
+    await em.refresh(run);
+    if (run.status !== 'queued' && run.status !== 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return run;
+}
+
+/**
+ * Waits until the run has ended (its workflow closed), at most `timeoutMs`; answers the run as
+ * stored. A run still going at the deadline is stopped, and answered as it then is.
+ */
+export async function waitForRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun, timeoutMs: number) {
+  const handle = deps.temporal.workflow.getHandle(workflowIds.run(run.id));
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([handle.result().then(() => 'done' as const), timedOut]);
+    if (outcome === 'timeout') return { run: await stopRun(deps, em, run), timedOut: true };
+  } finally {
+    clearTimeout(timer);
+  }
+  await em.refresh(run);
+  return { run, timedOut: false };
+}

@@ -1,0 +1,192 @@
+import { LockMode } from '@mikro-orm/core';
+import { z } from 'zod';
+import { ExternalIdentity, User } from '../../../db/entities/index.ts';
+import { claimExternalRegistration, findExternalRegistration } from '../../auth/externalAccounts.ts';
+import { signIn } from '../../auth/signIn.ts';
+import { BadRequest, Conflict, NotFound } from '../../errors.ts';
+import { iso, statusOk } from '../../http/shapes.ts';
+import { authedProcedure, publicProcedure, router, sessionProcedure } from '../base.ts';
+import type { Context } from '../context.ts';
+import { sendVerificationMail } from './auth.ts';
+
+/**
+ * Sign-in through OpenID Connect providers: the JSON routes. The browser redirects
+ * (`/api/auth/external/{provider}/init` and `/redirect`) are raw routes in
+ * server/http/externalRoutes.ts.
+ */
+
+const tags = ['auth'];
+const providerName = z.string().min(1).max(64);
+const registrationToken = z.string().min(1).max(200);
+const personName = z.string().trim().min(1).max(100);
+
+function knownProvider(ctx: Context, name: string) {
+  const provider = ctx.deps.config.oidcProviders.find((candidate) => candidate.name === name);
+  if (!provider) throw new NotFound(`External provider ${name}`, 'unknown_provider');
+  return provider;
+}
+
+export const externalAuthRouter = router({
+  // Static paths before `{provider}`: the REST matcher takes the first match.
+  providers: publicProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/api/auth/external/providers', tags, summary: 'The names of the external sign-in providers' },
+    })
+    .input(z.strictObject({}).optional())
+    .output(z.array(z.string()))
+    .query(({ ctx }) => ctx.deps.config.oidcProviders.map((provider) => provider.name)),
+
+  registration: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/auth/external/register/{token}',
+        tags,
+        summary: 'What the provider told about an identity waiting to register',
+        description: 'For the page at /auth/external-register/<token>: prefills the form. Does not use up the token.',
+      },
+    })
+    .input(z.strictObject({ token: registrationToken }))
+    .output(
+      z.object({
+        provider: z.string(),
+        email: z.string().nullable(),
+        emailVerified: z.boolean(),
+        firstName: z.string().nullable(),
+        lastName: z.string().nullable(),
+        expires: z.string(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const row = await findExternalRegistration(ctx.em, input.token);
+      return {
+        provider: row.provider,
+        email: row.email ?? null,
+        emailVerified: row.emailVerified,
+        firstName: row.firstName ?? null,
+        lastName: row.lastName ?? null,
+        expires: iso(row.expiresAt),
+      };
+    }),
+
+  register: publicProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/external/register',
+        tags,
+        summary: 'Create an account for an identity of an external provider',
+        description:
+          'Completes the redirect to /auth/external-register/<token>: creates the account, links the identity and signs in (like login). The token is single-use and good for 15 minutes. `email` is needed only when the provider sent none; an address the provider did not verify gets a verification mail. `firstName` and `lastName` default to the provider’s. 409 when the e-mail address has an account (sign in and link the provider instead).',
+      },
+    })
+    .input(
+      z.strictObject({
+        token: registrationToken,
+        email: z
+          .email()
+          .max(320)
+          .transform((value) => value.toLowerCase())
+          .optional(),
+        firstName: personName.optional(),
+        lastName: personName.optional(),
+      }),
+    )
+    .output(z.object({ status: z.enum(['ok', 'email_not_verified']), token: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const registration = await findExternalRegistration(ctx.em, input.token);
+      const email = input.email ?? registration.email;
+      const firstName = input.firstName ?? registration.firstName;
+      const lastName = input.lastName ?? registration.lastName;
+      const missing = [!email && 'email', !firstName && 'firstName', !lastName && 'lastName'].filter((field) => typeof field === 'string');
+      if (!email || !firstName || !lastName) {
+        throw new BadRequest('invalid_input', `The provider did not tell ${missing.join(', ')}; send it in the body`, {
+          issues: missing.map((field) => ({ path: [field], message: 'required', code: 'missing' })),
+        });
+      }
+      // Checked before the token is used up, so the user can retry with another address.
+      if (await ctx.em.count(User, { email })) {
+        throw new Conflict('email_taken', 'An account with this e-mail address exists; sign in and link the provider from there');
+      }
+      if (await ctx.em.count(ExternalIdentity, { provider: registration.provider, subject: registration.subject })) {
+        throw new Conflict('identity_linked_elsewhere', 'This identity is already linked to an account');
+      }
+      await claimExternalRegistration(ctx.em, registration);
+      const emailVerified = registration.emailVerified && email === registration.email;
+      const user = ctx.em.create(User, {
+        email,
+        firstName,
+        lastName,
+        passwordHash: null,
+        emailVerified,
+        // Admin rights follow a proven address only.
+        isAdmin: emailVerified && ctx.deps.config.adminEmails.includes(email),
+      });
+      ctx.em.create(ExternalIdentity, { user, provider: registration.provider, subject: registration.subject, email: registration.email });
+      await ctx.em.flush();
+      const answer = await signIn(ctx, user, { remember: false });
+      if (!emailVerified) {
+        try {
+          await sendVerificationMail(ctx, user);
+        } catch (error) {
+          // The account exists either way; POST /api/auth/verify/request sends the mail again.
+          ctx.log.error({ err: error, userId: user.id }, 'verification mail could not be queued at external registration');
+        }
+      }
+      return { status: answer.status === 'ok' ? ('ok' as const) : ('email_not_verified' as const), token: answer.token };
+    }),
+
+  get: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/auth/external/{provider}',
+        tags,
+        summary: 'The identity of this provider linked to the account',
+      },
+    })
+    .input(z.strictObject({ provider: providerName }))
+    .output(
+      z.object({
+        provider: z.string(),
+        linked: z.boolean(),
+        subject: z.string().optional(),
+        email: z.string().nullable().optional(),
+        created: z.string().optional(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const provider = knownProvider(ctx, input.provider);
+      const identity = await ctx.em.findOne(ExternalIdentity, { user: ctx.user.id, provider: provider.name });
+      if (!identity) return { provider: provider.name, linked: false };
+      return { provider: provider.name, linked: true, subject: identity.subject, email: identity.email, created: iso(identity.created) };
+    }),
+
+  unlink: sessionProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/auth/external/{provider}',
+        tags,
+        summary: 'Unlink the identity of this provider',
+        description: 'Refused (400) when it is the account’s last way to sign in: no password and no other linked provider.',
+      },
+    })
+    .input(z.strictObject({ provider: providerName }))
+    .output(statusOk)
+    .mutation(async ({ ctx, input }) => {
+      const provider = knownProvider(ctx, input.provider);
+      const identity = await ctx.em.findOne(ExternalIdentity, { user: ctx.user.id, provider: provider.name });
+      if (!identity) throw new NotFound(`A linked ${provider.name} identity`);
+      // Under a lock on the user row, so two unlinks at once cannot both see "another way is left".
+      await ctx.em.transactional(async (em) => {
+        const user = await em.findOneOrFail(User, ctx.user.id, { populate: ['passwordHash'], lockMode: LockMode.PESSIMISTIC_WRITE });
+        const identities = await em.count(ExternalIdentity, { user: user.id });
+        if (!user.passwordHash && identities <= 1) {
+          throw new BadRequest('last_sign_in_method', 'This is the only way to sign in to the account; set a password first');
+        }
+        await em.nativeDelete(ExternalIdentity, { id: identity.id });
+      });
+      return { status: 'ok' as const };
+    }),
+});

@@ -1,0 +1,393 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { z } from 'zod';
+import { FunctionVersion, Pipeline, PipelineFunction, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
+import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
+import { Conflict, NotFound } from '../../errors.ts';
+import { executeFunction } from '../../functions/execute.ts';
+import {
+  createFunction,
+  createFunctionVersion,
+  functionSlugSchema,
+  requireSlug,
+  slugConflict,
+  slugTaken,
+} from '../../functions/functionVersions.ts';
+import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
+import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
+import { can, functionActions, pipelineActions } from '../../permissions/permissions.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
+import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { projectRef } from './projects.ts';
+
+/**
+ * Functions (spec 4.6): a pipeline source published behind a slug with a typed interface
+ * (parameters and outputs), executed by slug. Versions are made by server/functions/functionVersions.ts
+ * and executed by server/functions/execute.ts (which the MCP endpoint uses too).
+ *
+ * Permissions: `functions.read` / `functions.write`, refined per function id; executing needs
+ * read on the function and execute on what it runs (see executeFunction).
+ */
+
+const projectParam = z.string().max(100);
+const idParam = z.string().max(100);
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000),
+  source: sourceJson,
+  metadata: metadataJson,
+  outputType: z.string().min(1).max(40),
+};
+
+const definitionInput = z.strictObject({
+  source: fields.source,
+  parameters: functionParametersSchema.default([]),
+  outputs: functionOutputsSchema.default([]),
+  metadata: fields.metadata.default({}),
+  outputType: fields.outputType.default('function'),
+});
+
+const compileErrorView = z.object({ node: z.string().nullable(), input: z.string().optional(), code: z.string(), message: z.string() });
+const parameterView = z.object({ name: z.string(), refType: z.string(), description: z.string().optional() });
+const outputView = z.object({
+  name: z.string(),
+  refType: z.string(),
+  source: z.object({ nodeName: z.string(), outputName: z.string() }).optional(),
+});
+
+const functionView = z.object({
+  id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  description: z.string(),
+  /** The current version's id. */
+  version: z.string(),
+  created: z.string(),
+  updated: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  parameters: z.array(parameterView),
+  outputs: z.array(outputView),
+  outputType: z.string(),
+  sourcePipelineId: z.string().nullable(),
+  sourcePipelineVersionId: z.string().nullable(),
+});
+
+const previousVersionView = z.object({
+  id: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  sourcePipelineId: z.string().nullable(),
+  sourcePipelineVersionId: z.string().nullable(),
+  created: z.string(),
+});
+
+const functionDetailView = functionView.extend({
+  source: z.record(z.string(), z.unknown()),
+  errors: z.array(compileErrorView),
+  versions: z.array(previousVersionView),
+});
+
+const executionView = z.object({
+  identifier: z.string(),
+  outputs: z.record(z.string(), z.unknown()),
+  result: z.object({
+    status: z.object({ pipeline: z.enum(runStatuses), 'pipeline-evaluation': z.enum(evaluationStatuses) }),
+    result: z.record(z.string(), z.unknown()).nullable(),
+    nodeOutputs: z.record(z.string(), z.unknown()),
+    error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
+  }),
+});
+
+const versionsShown = 100;
+
+function permits(ctx: ProjectContext, action: string, resourceId?: string) {
+  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
+}
+
+type VersionFields = Pick<
+  FunctionVersion,
+  'id' | 'metadata' | 'parameters' | 'outputs' | 'outputType' | 'sourcePipelineId' | 'sourcePipelineVersion' | 'created'
+>;
+
+function presentFunction(fn: PipelineFunction, version: VersionFields | null) {
+  return {
+    id: fn.id,
+    name: fn.name,
+    slug: fn.slug,
+    description: fn.description,
+    version: fn.currentVersion?.id as string,
+    created: iso(fn.created),
+    updated: iso(fn.updated),
+    metadata: version?.metadata ?? {},
+    parameters: version?.parameters ?? [],
+    outputs: version?.outputs ?? [],
+    outputType: version?.outputType ?? 'function',
+    sourcePipelineId: version?.sourcePipelineId ?? null,
+    sourcePipelineVersionId: version?.sourcePipelineVersion?.id ?? null,
+  };
+}
+
+/** Authorises first (so a missing id and a forbidden one look alike), then loads. */
+async function findFunction(ctx: ProjectContext, functionId: string, action: string) {
+  if (!isUuid(functionId)) throw new NotFound('Function');
+  const id = functionId.toLowerCase();
+  ctx.authorize(action, id);
+  const fn = await ctx.em.findOne(PipelineFunction, { id, project: ctx.project.id });
+  if (!fn) throw new NotFound('Function');
+  return fn;
+}
+
+async function currentVersion(ctx: ProjectContext, fn: PipelineFunction) {
+  return fn.currentVersion ? ctx.em.findOneOrFail(FunctionVersion, { id: fn.currentVersion.id }) : null;
+}
+
+async function presentDetail(ctx: ProjectContext, fn: PipelineFunction) {
+  const version = await currentVersion(ctx, fn);
+  const previous = await ctx.em.find(
+    FunctionVersion,
+    { function: fn.id, ...(version ? { id: { $ne: version.id } } : {}) },
+    {
+      orderBy: { created: 'desc', id: 'desc' },
+      limit: versionsShown,
+      fields: ['id', 'metadata', 'sourcePipelineId', 'sourcePipelineVersion', 'created'],
+    },
+  );
+  return {
+    ...presentFunction(fn, version),
+    source: version?.source ?? {},
+    errors: version?.errors ?? [],
+    versions: previous.map((v) => ({
+      id: v.id,
+      metadata: v.metadata,
+      sourcePipelineId: v.sourcePipelineId ?? null,
+      sourcePipelineVersionId: v.sourcePipelineVersion?.id ?? null,
+      created: iso(v.created),
+    })),
+  };
+}
+
+const tags = ['functions'];
+const base = '/{project}/api/functions';
+
+const executeInput = { args: z.record(z.string(), z.unknown()).optional() };
+const executeDescription =
+  'Runs the current version on a fresh browser with the settings of the project’s "Default session" (or the session the version’s metadata names as `session`) and waits for it. ' +
+  'Needs read on the function and execute on what it runs: `pipelineRuns.execute.<pipelineVersionId>` for a version imported from a pipeline, else `functions.execute.<functionId>`. ' +
+  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `function_failed` (the node is named), 503 `function_timeout`.';
+
+export const functionsRouter = router({
+  // Static segments first: the REST matcher takes the first matching path per method.
+  executeBySlug: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${base}/slug/{slug}/execute`,
+        tags,
+        summary: 'Execute a function by slug: `{identifier, outputs, result}`',
+        description: executeDescription,
+      },
+    })
+    .input(z.strictObject({ project: projectParam, slug: z.string().max(100), ...executeInput }))
+    .output(executionView)
+    .mutation(({ ctx, input }) => executeFunction(ctx.deps, ctx.em, ctx.subject, ctx.project, input.slug, input.args ?? {})),
+
+  list: projectProcedure
+    .meta({
+      openapi: { method: 'GET', path: base, tags, summary: 'Functions of the project the caller may read, with their current interface' },
+    })
+    .input(z.strictObject({ project: projectParam, ...pagination }))
+    .output(z.array(functionView))
+    .query(async ({ ctx, input }) => {
+      const orderBy = { created: 'asc', id: 'asc' } as const;
+      let fns: PipelineFunction[];
+      if (permits(ctx, functionActions.read)) {
+        fns = await ctx.em.find(PipelineFunction, { project: ctx.project.id }, { orderBy, limit: input.limit, offset: input.offset });
+      } else {
+        const all = await ctx.em.find(PipelineFunction, { project: ctx.project.id }, { orderBy, fields: ['id'] });
+        const page = all
+          .map((fn) => fn.id)
+          .filter((id) => permits(ctx, functionActions.read, id))
+          .slice(input.offset, input.offset + input.limit);
+        fns = page.length ? await ctx.em.find(PipelineFunction, { id: { $in: page } }, { orderBy }) : [];
+      }
+      const versionIds = fns.map((fn) => fn.currentVersion?.id).filter((id): id is string => !!id);
+      const versions = versionIds.length ? await ctx.em.find(FunctionVersion, { id: { $in: versionIds } }, { exclude: ['source'] }) : [];
+      const byId = new Map(versions.map((v) => [v.id, v]));
+      return fns.map((fn) => presentFunction(fn, byId.get(fn.currentVersion?.id ?? '') ?? null));
+    }),
+
+  create: projectProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: base,
+        tags,
+        summary:
+          'Create a function and its first (current) version; compiler and interface errors are stored. Answers `{id, version, errors}`',
+      },
+    })
+    .input(
+      z.strictObject({
+        project: projectParam,
+        name: fields.name,
+        description: fields.description.default(''),
+        slug: functionSlugSchema,
+        definition: definitionInput,
+      }),
+    )
+    .output(z.object({ id: z.string(), version: z.string(), errors: z.array(compileErrorView) }))
+    .mutation(async ({ ctx, input }) => {
+      ctx.authorize(functionActions.write);
+      const { fn, version } = await createFunction(ctx.em, ctx.project, {
+        name: input.name,
+        description: input.description,
+        slug: input.slug,
+        definition: input.definition,
+      });
+      return { id: fn.id, version: version.id, errors: version.errors };
+    }),
+
+  get: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: `${base}/{functionId}`,
+        tags,
+        summary: 'One function: base fields, the current version (interface, source, errors) and previous versions',
+      },
+    })
+    .input(z.strictObject({ project: projectParam, functionId: idParam }))
+    .output(functionDetailView)
+    .query(async ({ ctx, input }) => presentDetail(ctx, await findFunction(ctx, input.functionId, functionActions.read))),
+
+  update: projectProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: `${base}/{functionId}`,
+        tags,
+        summary: 'Change name, description or slug; a given slug is slugified first ("My Tool" → "my-tool")',
+      },
+    })
+    .input(
+      z.strictObject({
+        project: projectParam,
+        functionId: idParam,
+        name: fields.name.optional(),
+        description: fields.description.optional(),
+        slug: z.string().max(200).optional(),
+      }),
+    )
+    .output(functionView.pick({ id: true, name: true, slug: true, description: true, version: true, created: true, updated: true }))
+    .mutation(async ({ ctx, input }) => {
+      const fn = await findFunction(ctx, input.functionId, functionActions.write);
+      if (input.slug !== undefined) {
+        const slug = requireSlug(input.slug);
+        if (slug !== fn.slug && (await slugTaken(ctx.em, ctx.project, slug, fn.id))) throw slugConflict(slug);
+        fn.slug = slug;
+      }
+      if (input.name !== undefined) fn.name = input.name;
+      if (input.description !== undefined) fn.description = input.description;
+      try {
+        await ctx.em.flush();
+      } catch (error) {
+        if (error instanceof UniqueConstraintViolationException) throw slugConflict(fn.slug);
+        throw error;
+      }
+      const {
+        metadata: _m,
+        parameters: _p,
+        outputs: _o,
+        outputType: _t,
+        sourcePipelineId: _s,
+        sourcePipelineVersionId: _v,
+        ...shown
+      } = presentFunction(fn, null);
+      return shown;
+    }),
+
+  delete: projectProcedure
+    .meta({ openapi: { method: 'DELETE', path: `${base}/{functionId}`, tags, summary: 'Delete a function and all its versions' } })
+    .input(z.strictObject({ project: projectParam, functionId: idParam }))
+    .output(statusOk)
+    .mutation(async ({ ctx, input }) => {
+      const fn = await findFunction(ctx, input.functionId, functionActions.write);
+      const active = await ctx.em.count(PipelineRun, { functionVersion: { function: fn.id }, status: { $in: ['queued', 'running'] } });
+      if (active > 0) throw new Conflict('function_running', `The function has ${active} active execution(s); wait for them to end`);
+      // Versions (and their runs) reference the function with ON DELETE CASCADE.
+      await ctx.em.nativeDelete(PipelineFunction, { id: fn.id });
+      return { status: 'ok' as const };
+    }),
+
+  import: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${base}/{functionId}/import`,
+        tags,
+        summary: 'A new current version from a pipeline version’s source; omitted fields come from the previous function version',
+        description:
+          '`pipelineVersionId` left out: the pipeline’s current version. `metadata`, `parameters`, `outputs`, `outputType` left out: those of the current function version. Needs write on the function and read on the pipeline.',
+      },
+    })
+    .input(
+      z.strictObject({
+        project: projectParam,
+        functionId: idParam,
+        pipelineId: idParam,
+        pipelineVersionId: idParam.optional(),
+        metadata: fields.metadata.optional(),
+        parameters: functionParametersSchema.optional(),
+        outputs: functionOutputsSchema.optional(),
+        outputType: fields.outputType.optional(),
+      }),
+    )
+    .output(z.object({ version: z.string(), errors: z.array(compileErrorView) }))
+    .mutation(async ({ ctx, input }) => {
+      const fn = await findFunction(ctx, input.functionId, functionActions.write);
+      if (!isUuid(input.pipelineId) || !permits(ctx, pipelineActions.read, input.pipelineId.toLowerCase())) throw new NotFound('Pipeline');
+      const pipeline = await ctx.em.findOne(Pipeline, { id: input.pipelineId.toLowerCase(), project: ctx.project.id });
+      if (!pipeline) throw new NotFound('Pipeline');
+      const versionId = (input.pipelineVersionId ?? pipeline.currentVersion?.id ?? '').toLowerCase();
+      const pipelineVersion = isUuid(versionId)
+        ? await ctx.em.findOne(PipelineVersion, { id: versionId, pipeline: pipeline.id, project: ctx.project.id })
+        : null;
+      if (!pipelineVersion) throw new NotFound('Pipeline version');
+      const previous = await currentVersion(ctx, fn);
+      const version = await createFunctionVersion(
+        ctx.em,
+        fn,
+        {
+          source: pipelineVersion.source,
+          metadata: input.metadata ?? previous?.metadata ?? {},
+          parameters: input.parameters ?? previous?.parameters ?? [],
+          outputs: input.outputs ?? previous?.outputs ?? [],
+          outputType: input.outputType ?? previous?.outputType ?? 'function',
+        },
+        { sourcePipelineId: pipeline.id, sourcePipelineVersion: pipelineVersion },
+      );
+      return { version: version.id, errors: version.errors };
+    }),
+
+  execute: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${base}/{functionId}/execute`,
+        tags,
+        summary: 'Execute by id or slug (the spec’s by-id route); the slug route is the supported one',
+        description: `\`functionId\` is the function's id or its slug. ${executeDescription}`,
+      },
+    })
+    .input(z.strictObject({ project: projectParam, functionId: idParam, ...executeInput }))
+    .output(executionView)
+    .mutation(async ({ ctx, input }) => {
+      let slug = input.functionId;
+      if (isUuid(input.functionId)) {
+        // By id: resolve the slug only for a caller who may read the function (404 otherwise).
+        const fn = await findFunction(ctx, input.functionId, functionActions.read).catch(() => null);
+        if (!fn) throw new NotFound('Function');
+        slug = fn.slug;
+      }
+      return executeFunction(ctx.deps, ctx.em, ctx.subject, ctx.project, slug, input.args ?? {});
+    }),
+});

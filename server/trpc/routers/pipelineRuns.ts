@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
+import { resolveJwtSecret } from '../../auth/jwt.ts';
+import { presentResource, resourceView } from '../../browsers/resourceView.ts';
+import { NotFound } from '../../errors.ts';
+import { iso } from '../../http/shapes.ts';
+import { can, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import { startRun, stopRun } from '../../pipelines/runs.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+import { projectRef } from './projects.ts';
+
+const tags = ['pipelines'];
+
+export const runView = z.object({
+  id: z.string(),
+  status: z.object({
+    pipeline: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+    'pipeline-evaluation': z.enum(['pending', 'running', 'completed', 'failed', 'stopped']),
+  }),
+  pipeline: z.object({ id: z.string(), name: z.string() }),
+  version: z.string(),
+  session: z.string().nullable(),
+  resources: z.array(resourceView),
+  args: z.record(z.string(), z.unknown()),
+  nodeOutputs: z.record(z.string(), z.unknown()),
+  result: z.record(z.string(), z.unknown()).nullable(),
+  error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
+  created: z.string(),
+  started: z.string().nullable(),
+  finished: z.string().nullable(),
+});
+
+function loadPipeline(ctx: ProjectContext, pipelineId: string) {
+  return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
+}
+
+async function loadRun(ctx: ProjectContext, pipelineId: string, runId: string) {
+  const pipeline = await loadPipeline(ctx, pipelineId);
+  const run = isUuid(runId)
+    ? await ctx.em.findOne(PipelineRun, { id: runId.toLowerCase(), pipeline: pipeline.id }, { populate: ['resource', 'resource.session'] })
+    : null;
+  if (!run) throw new NotFound('Run');
+  return { pipeline, run };
+}
+
+async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun) {
+  const resources = [];
+  // URLs and status of the browser only for callers who may read that session.
+  if (run.resource && run.session && can(ctx.subject, projectRef(ctx.project), sessionActions.read, run.session.id)) {
+    resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true }));
+  }
+  return {
+    id: run.id,
+    status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
+    pipeline: { id: pipeline.id, name: pipeline.name },
+    version: (run.version as PipelineVersion).id,
+    session: run.session?.id ?? null,
+    resources,
+    args: run.args,
+    nodeOutputs: run.nodeOutputs,
+    result: run.result ?? null,
+    error: run.error ?? null,
+    created: iso(run.created),
+    started: run.startedAt ? iso(run.startedAt) : null,
+    finished: run.finishedAt ? iso(run.finishedAt) : null,
+  };
+}
+
+export const pipelineRunsRouter = router({
+  start: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/{project}/api/pipelines/{pipelineId}/start',
+        tags,
+        summary: 'Run a version of the pipeline on a session',
+      },
+    })
+    .input(
+      z.strictObject({
+        project: z.string().max(100),
+        pipelineId: z.string().max(100),
+        session: z.string().max(100),
+        version: z.string().max(100).optional(),
+        args: z.record(z.string(), z.unknown()).optional(),
+      }),
+    )
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const pipeline = await loadPipeline(ctx, input.pipelineId);
+      const versionId = (input.version ?? pipeline.currentVersion?.id ?? '').toLowerCase();
+      const version = isUuid(versionId) ? await ctx.em.findOne(PipelineVersion, { id: versionId, project: ctx.project.id }) : null;
+      if (!version) throw new NotFound('Version');
+      ctx.authorize(pipelineActions.execute, version.id);
+      const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
+      const run = await startRun(
+        { config: ctx.deps.config, temporal: ctx.deps.temporal, serviceSecret: resolveJwtSecret(ctx.deps.config) },
+        ctx.em,
+        { project: ctx.project, pipeline, version, session, args: input.args ?? {} },
+      );
+      return { id: run.id };
+    }),
+
+  get: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/pipelines/{pipelineId}/{runId}',
+        tags,
+        summary: 'A run: status, outputs, result, its browser',
+      },
+    })
+    .input(z.strictObject({ project: z.string().max(100), pipelineId: z.string().max(100), runId: z.string().max(100) }))
+    .output(runView)
+    .query(async ({ ctx, input }) => {
+      const { pipeline, run } = await loadRun(ctx, input.pipelineId, input.runId);
+      return present(ctx, pipeline, run);
+    }),
+
+  stop: projectProcedure
+    .meta({ openapi: { method: 'POST', path: '/{project}/api/pipelines/{pipelineId}/{runId}/stop', tags, summary: 'Stop a run' } })
+    .input(z.strictObject({ project: z.string().max(100), pipelineId: z.string().max(100), runId: z.string().max(100) }))
+    .output(runView)
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, run } = await loadRun(ctx, input.pipelineId, input.runId);
+      ctx.authorize(pipelineActions.execute, (run.version as PipelineVersion).id);
+      const stopped = await stopRun(ctx.deps, ctx.em, run);
+      return present(ctx, pipeline, stopped);
+    }),
+});

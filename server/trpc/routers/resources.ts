@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
+import { startBrowser, stopBrowser } from '../../browsers/browserSessions.ts';
+import { presentResource, resourceView } from '../../browsers/resourceView.ts';
+import { NotFound } from '../../errors.ts';
+import { sessionActions } from '../../permissions/permissions.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+
+const tags = ['sessions'];
+const ids = { project: z.string().max(100), sessionId: z.string().max(100) };
+
+/** Authorises before loading, so a missing id and a forbidden one look alike. */
+function loadSession(ctx: ProjectContext, sessionId: string, action: string) {
+  return findInProject(ctx, BrowserSession, sessionId, action, 'Session');
+}
+
+async function loadResource(ctx: ProjectContext, sessionId: string, resourceId: string, action: string) {
+  const session = await loadSession(ctx, sessionId, action);
+  const resource = isUuid(resourceId) ? await ctx.em.findOne(SessionResource, { id: resourceId.toLowerCase(), session: session.id }) : null;
+  if (!resource) throw new NotFound('Resource');
+  return resource;
+}
+
+export const resourcesRouter = router({
+  start: projectProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/{project}/api/sessions/{sessionId}/start', tags, summary: 'Start a browser for the session' },
+    })
+    .input(z.strictObject(ids))
+    .output(resourceView)
+    .mutation(async ({ ctx, input }) => {
+      const session = await loadSession(ctx, input.sessionId, sessionActions.write);
+      const resource = await startBrowser(ctx.deps, ctx.em, ctx.project, session);
+      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true });
+    }),
+
+  get: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}',
+        tags,
+        summary: 'A started browser: status, URLs and usage',
+      },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100) }))
+    .output(resourceView)
+    .query(async ({ ctx, input }) => {
+      const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.read);
+      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true });
+    }),
+
+  stop: projectProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/{project}/api/sessions/{sessionId}/{resourceId}/stop', tags, summary: 'Stop a started browser' },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100) }))
+    .output(resourceView)
+    .mutation(async ({ ctx, input }) => {
+      const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.write);
+      const stopped = await stopBrowser(ctx.deps, ctx.em, resource, 'stopped on request');
+      return presentResource(ctx.deps, ctx.project, stopped, { withUrls: false });
+    }),
+});

@@ -1,0 +1,321 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
+import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entities/index.ts';
+import type { Subject } from '../../auth/subject.ts';
+import { defaultBrowserImage } from '../../browsers/images.ts';
+import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
+import { presentResource, resourceView } from '../../browsers/resourceView.ts';
+import {
+  checkImage,
+  cookiesSchema,
+  cookieView,
+  defaultScreen,
+  maxLaunchArgsLength,
+  parseLaunchArgs,
+  presentProxyEndpoint,
+  proxyEndpointView,
+  screenSchema,
+  sessionProxySchema,
+} from '../../browsers/sessionRules.ts';
+import { BadRequest, Conflict } from '../../errors.ts';
+import { iso, pagination, statusOk } from '../../http/shapes.ts';
+import { can, proxyActions, sessionActions } from '../../permissions/permissions.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+import { projectRef } from './projects.ts';
+
+/**
+ * Sessions CRUD (spec 4.4). A session is a browser definition; starting it (the browser half,
+ * elsewhere) creates resources. Every check goes to the permission module, per session id.
+ */
+
+/** Statuses in which a resource holds (or is about to hold) a browser. */
+const activeStatuses = ['starting', 'running', 'stopping'] as const;
+const runningStatuses = ['starting', 'running'];
+
+const projectParam = z.string().max(100);
+const sessionIdParam = z.string().max(100);
+
+const sessionFields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000),
+  screen: screenSchema,
+  args: z.string().max(maxLaunchArgsLength),
+  image: z.string().trim().min(1).max(100),
+  cookies: cookiesSchema,
+  /** Inline proxy; null removes it. */
+  proxy: sessionProxySchema.nullable(),
+  /** A stored proxy of the project (or a dynamic one with an id, copied inline); null removes it. */
+  proxyId: z.string().trim().max(100).nullable(),
+};
+
+const managerView = z.object({
+  runningResources: z.number().int(),
+  lastStarted: z.string().nullable(),
+});
+
+const sessionView = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  image: z.string(),
+  args: z.string(),
+  screen: z.object({ width: z.number().int(), height: z.number().int() }),
+  status: z.enum(['idle', 'running']),
+  proxy: proxyEndpointView.nullable(),
+  proxyId: z.string().nullable(),
+  manager: managerView,
+  created: z.string(),
+  updated: z.string(),
+});
+
+/** The output schema is the guard: cookies and resources appear only when the router adds them. */
+const sessionDetailView = sessionView.extend({
+  cookies: z.array(cookieView).optional(),
+  resources: z.array(resourceView).optional(),
+});
+
+type ResourceStats = { runningResources: number; lastStarted: string | null };
+
+/** Running resources and last start per session, in one query for a page of sessions. */
+async function resourceStats(em: EntityManager, sessionIds: string[]) {
+  const stats = new Map<string, ResourceStats>();
+  if (sessionIds.length === 0) return stats;
+  const rows = await em.getConnection().execute<{ session_id: string; running: number; last_started: Date | string | null }[]>(
+    `select session_id, count(*) filter (where status in (${runningStatuses.map(() => '?').join(', ')}))::int as running,
+            max(started_at) as last_started
+       from session_resources where session_id in (${sessionIds.map(() => '?').join(', ')}) group by session_id`,
+    [...runningStatuses, ...sessionIds],
+    'all',
+  );
+  for (const row of rows) {
+    stats.set(row.session_id, {
+      runningResources: Number(row.running),
+      lastStarted: row.last_started ? new Date(row.last_started).toISOString() : null,
+    });
+  }
+  return stats;
+}
+
+function present(session: BrowserSession, stats: ResourceStats | undefined) {
+  const manager = stats ?? { runningResources: 0, lastStarted: null };
+  return {
+    id: session.id,
+    name: session.name,
+    description: session.description,
+    image: session.image,
+    args: session.args,
+    screen: { width: session.screen.width, height: session.screen.height },
+    status: manager.runningResources > 0 ? ('running' as const) : ('idle' as const),
+    proxy: session.proxy ? presentProxyEndpoint(session.proxy) : null,
+    proxyId: session.storedProxy?.id ?? null,
+    manager,
+    created: iso(session.created),
+    updated: iso(session.updated),
+  };
+}
+
+function permits(ctx: ProjectContext, action: string, resourceId?: string) {
+  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
+}
+
+/** Authorises first (so a missing id and a forbidden one look alike), then loads. */
+function findSession(ctx: ProjectContext, sessionId: string, action: string) {
+  return findInProject(ctx, BrowserSession, sessionId, action, 'Session');
+}
+
+async function presentDetail(ctx: ProjectContext, session: BrowserSession) {
+  const [stats, resources] = await Promise.all([
+    resourceStats(ctx.em, [session.id]),
+    ctx.em.find(SessionResource, { session: session.id, status: { $in: [...activeStatuses] } }, { orderBy: { created: 'asc', id: 'asc' } }),
+  ]);
+  const detail: z.input<typeof sessionDetailView> = present(session, stats.get(session.id));
+  // Reaching here took `sessions.read` on this id, which is what reading its resources needs.
+  if (permits(ctx, sessionActions.read, session.id)) {
+    detail.resources = await Promise.all(resources.map((resource) => presentResource(ctx.deps, ctx.project, resource, { withUrls: true })));
+  }
+  if (permits(ctx, sessionActions.readCookies, session.id)) detail.cookies = session.cookies;
+  return detail;
+}
+
+function checkLaunchFields(fields: { args?: string; image?: string }) {
+  if (fields.args !== undefined) parseLaunchArgs(fields.args);
+  if (fields.image !== undefined) checkImage(fields.image);
+}
+
+type ProxyChoice = { proxy: SessionProxy | null; storedProxy: StoredProxy | null };
+
+/**
+ * What `proxy` / `proxyId` of a create or update set. A stored proxy must be the project's and
+ * readable by the caller; a dynamic one (from the provider, with an id) is copied inline, since
+ * the provider's list may change after the session is saved.
+ */
+async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy | null; proxyId?: string | null }) {
+  if (input.proxy && input.proxyId) {
+    throw new BadRequest('invalid_input', 'Give either proxy or proxyId, not both', {
+      issues: [{ path: ['proxyId'], message: 'either proxy or proxyId' }],
+    });
+  }
+  const choice: Partial<ProxyChoice> = {};
+  if (input.proxy !== undefined) choice.proxy = input.proxy;
+  if (input.proxyId === null) choice.storedProxy = null;
+  if (input.proxy) choice.storedProxy = null;
+  if (input.proxyId) {
+    const proxyId = input.proxyId;
+    const stored = isUuid(proxyId) ? await ctx.em.findOne(StoredProxy, { id: proxyId.toLowerCase(), project: ctx.project.id }) : null;
+    if (stored) {
+      ctx.authorize(proxyActions.read, stored.id);
+      choice.storedProxy = stored;
+      choice.proxy = null;
+    } else {
+      const dynamic = permits(ctx, proxyActions.read)
+        ? (await proxyProviderFor(ctx.deps.config).listDynamicProxies({ userId: userIdOf(ctx.subject), projectId: ctx.project.id })).find(
+            (candidate) => candidate.id === proxyId,
+          )
+        : undefined;
+      if (!dynamic) {
+        throw new BadRequest('unknown_proxy', `Proxy ${proxyId} is not a proxy of this project`, {
+          issues: [{ path: ['proxyId'], message: 'unknown proxy' }],
+        });
+      }
+      const { protocol, hostname, port, username, password } = dynamic;
+      choice.proxy = { protocol, hostname, port, username, password };
+      choice.storedProxy = null;
+    }
+  }
+  return choice;
+}
+
+function userIdOf(subject: Subject) {
+  return subject.kind === 'session' || subject.kind === 'apiKey' ? subject.user.id : null;
+}
+
+const tags = ['sessions'];
+
+export const sessionsRouter = router({
+  list: projectProcedure
+    .meta({ openapi: { method: 'GET', path: '/{project}/api/sessions', tags, summary: 'Sessions of the project the caller may read' } })
+    .input(z.strictObject({ project: projectParam, ...pagination }))
+    .output(z.array(sessionView))
+    .query(async ({ ctx, input }) => {
+      const where = { project: ctx.project.id };
+      const orderBy = { created: 'asc', id: 'asc' } as const;
+      let sessions: BrowserSession[];
+      if (permits(ctx, sessionActions.read)) {
+        sessions = await ctx.em.find(BrowserSession, where, { orderBy, limit: input.limit, offset: input.offset });
+      } else {
+        // Grants per session id: the permission module decides for each, then the page is cut.
+        const ids = await ctx.em.find(BrowserSession, where, { orderBy, fields: ['id'] });
+        const visible = ids
+          .filter((session) => permits(ctx, sessionActions.read, session.id))
+          .slice(input.offset, input.offset + input.limit)
+          .map((session) => session.id);
+        sessions = visible.length ? await ctx.em.find(BrowserSession, { id: { $in: visible } }, { orderBy }) : [];
+      }
+      const stats = await resourceStats(
+        ctx.em,
+        sessions.map((session) => session.id),
+      );
+      return sessions.map((session) => present(session, stats.get(session.id)));
+    }),
+
+  create: projectProcedure
+    .meta({ openapi: { method: 'PUT', path: '/{project}/api/sessions', tags, summary: 'Create a session; answers its id' } })
+    .input(
+      z.strictObject({
+        project: projectParam,
+        name: sessionFields.name,
+        description: sessionFields.description.default(''),
+        screen: sessionFields.screen.default(() => ({ ...defaultScreen })),
+        args: sessionFields.args.default(''),
+        image: sessionFields.image.default(defaultBrowserImage),
+        cookies: sessionFields.cookies.default(() => []),
+        proxy: sessionFields.proxy.optional(),
+        proxyId: sessionFields.proxyId.optional(),
+      }),
+    )
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      ctx.authorize(sessionActions.write);
+      checkLaunchFields(input);
+      const proxy = await resolveProxy(ctx, input);
+      const session = ctx.em.create(BrowserSession, {
+        project: ctx.project,
+        name: input.name,
+        description: input.description,
+        image: input.image,
+        args: input.args.trim(),
+        screen: input.screen,
+        cookies: input.cookies,
+        proxy: proxy.proxy ?? null,
+        storedProxy: proxy.storedProxy ?? null,
+      });
+      await ctx.em.flush();
+      return { id: session.id };
+    }),
+
+  get: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/sessions/{sessionId}',
+        tags,
+        summary: 'One session; cookies with cookies.read, running resources with their URLs',
+      },
+    })
+    .input(z.strictObject({ project: projectParam, sessionId: sessionIdParam }))
+    .output(sessionDetailView)
+    .query(async ({ ctx, input }) => presentDetail(ctx, await findSession(ctx, input.sessionId, sessionActions.read))),
+
+  update: projectProcedure
+    .meta({ openapi: { method: 'PATCH', path: '/{project}/api/sessions/{sessionId}', tags, summary: 'Change a session' } })
+    .input(
+      z.strictObject({
+        project: projectParam,
+        sessionId: sessionIdParam,
+        name: sessionFields.name.optional(),
+        description: sessionFields.description.optional(),
+        screen: sessionFields.screen.optional(),
+        args: sessionFields.args.optional(),
+        image: sessionFields.image.optional(),
+        cookies: sessionFields.cookies.optional(),
+        proxy: sessionFields.proxy.optional(),
+        proxyId: sessionFields.proxyId.optional(),
+      }),
+    )
+    .output(sessionDetailView)
+    .mutation(async ({ ctx, input }) => {
+      const session = await findSession(ctx, input.sessionId, sessionActions.write);
+      checkLaunchFields(input);
+      const proxy = await resolveProxy(ctx, input);
+      // Field by field: the body is never assigned wholesale.
+      if (input.name !== undefined) session.name = input.name;
+      if (input.description !== undefined) session.description = input.description;
+      if (input.screen !== undefined) session.screen = input.screen;
+      if (input.args !== undefined) session.args = input.args.trim();
+      if (input.image !== undefined) session.image = input.image;
+      if (input.cookies !== undefined) session.cookies = input.cookies;
+      if (proxy.proxy !== undefined) session.proxy = proxy.proxy;
+      if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
+      await ctx.em.flush();
+      // Changes apply at the next start; a running browser keeps what it was launched with.
+      return presentDetail(ctx, session);
+    }),
+
+  delete: projectProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/{project}/api/sessions/{sessionId}', tags, summary: 'Delete a session' } })
+    .input(z.strictObject({ project: projectParam, sessionId: sessionIdParam }))
+    .output(statusOk)
+    .mutation(async ({ ctx, input }) => {
+      const session = await findSession(ctx, input.sessionId, sessionActions.write);
+      // Removing the row would cascade to resources whose browsers still run, leaving them
+      // unaccounted for; the caller stops them first.
+      const active = await ctx.em.count(SessionResource, { session: session.id, status: { $in: [...activeStatuses] } });
+      if (active > 0) {
+        throw new Conflict('session_running', `The session has ${active} running browser(s); stop them before deleting it`);
+      }
+      await ctx.em.nativeDelete(BrowserSession, { id: session.id });
+      return { status: 'ok' as const };
+    }),
+});

@@ -1,0 +1,262 @@
+/// <reference lib="dom" />
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageRecord, WarmBrowser } from '../db/entities/index.ts';
+import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { startAuthProxy, startTestSite } from './support/pages.ts';
+import { readSse } from './support/sse.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const flags = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+let stack: TestStack;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+let owner: Awaited<ReturnType<typeof registerUser>>;
+let project: { id: string; slug: string };
+
+beforeAll(async () => {
+  stack = await startTestStack({ RATE_LIMITS: 'off' }, { browserHost: true });
+  site = await startTestSite();
+  owner = await registerUser(stack);
+  project = await createProject(stack, owner.token);
+});
+afterAll(async () => {
+  await site?.close();
+  await stack?.close();
+});
+
+async function createSession(body: Record<string, unknown> = {}) {
+  const created = await stack.http.put(
+    `/${project.slug}/api/sessions`,
+    { name: `s-${Date.now()}`, description: '', screen: { width: 1280, height: 720 }, args: '', image: 'chromium', cookies: [], ...body },
+    { token: owner.token },
+  );
+  expect(created.status, created.text).toBe(200);
+  return created.body.id as string;
+}
+
+async function start(sessionId: string) {
+  const started = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, { token: owner.token });
+  expect(started.status, started.text).toBe(200);
+  return started.body;
+}
+
+describe('a running browser', () => {
+  it('is started, driven over remoteUrl, watched live, logged, captured and stopped', async () => {
+    const sessionId = await createSession({ cookies: [{ name: 'preset', value: 'from-session', domain: '127.0.0.1', path: '/' }] });
+    const resource = await start(sessionId);
+    expect(resource).toMatchObject({ status: 'running', session: sessionId });
+    expect(resource.remoteUrl).toMatch(/^ws:\/\/.*\/cdp\?token=/);
+    expect(resource.vncUrl).toMatch(/^http:\/\/.*\/live\?token=/);
+
+    // Drive it with Playwright through the authenticated CDP proxy.
+    const browser = await chromium.connectOverCDP(resource.remoteUrl);
+    const context = browser.contexts()[0];
+    if (!context) throw new Error('no default context');
+    const page = await context.newPage();
+    await page.goto(`${site.url}/cookie`);
+    expect(await page.textContent('#greeting')).toBe('Hello from the test site');
+
+    // The cookies the browser holds now: the session's preset one and the page's.
+    const captured = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/capture`, { token: owner.token });
+    expect(captured.status, captured.text).toBe(200);
+    const names = captured.body.cookies.map((cookie: { name: string }) => cookie.name);
+    expect(names).toEqual(expect.arrayContaining(['preset', 'visited']));
+    const streamed = await readSse(`${stack.url}/${project.slug}/api/sessions/${sessionId}/${resource.id}/capture`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+      until: (events) => events.some((event) => event.event === 'cookies'),
+    });
+    expect(JSON.parse(streamed.find((event) => event.event === 'cookies')?.data ?? '{}').cookies.length).toBeGreaterThanOrEqual(2);
+
+    // The live view, opened in a second browser, receives screencast frames.
+    const viewer = await chromium.launch({ executablePath: CHROMIUM, args: flags });
+    try {
+      const view = await viewer.newPage();
+      await view.goto(resource.vncUrl);
+      await view.waitForFunction(() => (window as unknown as { liveView: { frames: number } }).liveView.frames > 0, undefined, {
+        timeout: 20_000,
+      });
+      // A click in the live view reaches the remote page.
+      await page.evaluate(() => {
+        document.addEventListener('click', () => {
+          document.title = 'clicked';
+        });
+      });
+      const box = await view.locator('#screen').boundingBox();
+      if (!box) throw new Error('no screen');
+      await view.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await expect.poll(() => page.title(), { timeout: 10_000 }).toBe('clicked');
+    } finally {
+      await viewer.close();
+    }
+
+    // Logs: navigation and console lines, as JSON pages and as SSE resumable by id.
+    await expect
+      .poll(
+        async () =>
+          (await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs`, { token: owner.token })).body.map(
+            (e: { area: string }) => e.area,
+          ),
+        { timeout: 10_000 },
+      )
+      .toEqual(expect.arrayContaining(['lifecycle', 'navigation', 'console']));
+    const page1 = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs?limit=1&offset=1`, {
+      token: owner.token,
+    });
+    expect(page1.body).toHaveLength(1);
+    expect(page1.body[0].seq).toBe(2);
+    const sse = await readSse(`${stack.url}/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs`, {
+      headers: { authorization: `Bearer ${owner.token}`, 'last-event-id': '1' },
+      until: (events) => events.length >= 2,
+    });
+    expect(sse[0]?.id).toBe('2');
+    expect(JSON.parse(sse[0]?.data ?? '{}')).toMatchObject({ seq: 2 });
+
+    await browser.close();
+    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, {
+      token: owner.token,
+    });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body).toMatchObject({ status: 'stopped', remoteUrl: null, vncUrl: null, stopReason: 'stopped on request' });
+
+    // The workflow is closed and no Chromium of this resource is left.
+    const described = await stack.temporal.workflow.getHandle(`browser-${resource.id}`).describe();
+    expect(described.status.name).toBe('COMPLETED');
+    expect(findProcessesMentioning(`${stack.config.dataDir}/browsers/`)).toEqual([]);
+    // The URLs stop working with the browser.
+    await expect(chromium.connectOverCDP(resource.remoteUrl, { timeout: 5000 })).rejects.toThrow();
+    const sseEnd = await readSse(`${stack.url}/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+      until: (events) => events.some((event) => event.event === 'end'),
+    });
+    expect(sseEnd.at(-1)?.event).toBe('end');
+  });
+
+  it('is refused its cookies without cookies.read, and hidden from other users', async () => {
+    const sessionId = await createSession();
+    const resource = await start(sessionId);
+    try {
+      const key = await createApiKey(stack, owner.token, { accessType: 'custom', permissions: [`${project.slug}.sessions.read`] });
+      const base = `/${project.slug}/api/sessions/${sessionId}/${resource.id}`;
+      expect((await stack.http.get(base, { apiKey: key.secret })).status).toBe(200);
+      expect((await stack.http.get(`${base}/capture`, { apiKey: key.secret })).status).toBe(403);
+      const stranger = await registerUser(stack);
+      expect((await stack.http.get(base, { token: stranger.token })).status).toBe(404);
+      expect((await stack.http.get(`${base}/capture`, { token: stranger.token })).status).toBe(404);
+      expect((await stack.http.get(`${base}/logs`, { token: stranger.token })).status).toBe(404);
+      expect((await stack.http.post(`${base}/stop`, undefined, { token: stranger.token })).status).toBe(404);
+      // A bad token on the CDP URL is refused.
+      await expect(chromium.connectOverCDP(resource.remoteUrl.replace(/token=.*/, 'token=forged'), { timeout: 5000 })).rejects.toThrow();
+    } finally {
+      await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, { token: owner.token });
+    }
+  });
+
+  it('reaches pages through the session proxy with its credentials', async () => {
+    const proxy = await startAuthProxy('proxyuser', 'proxy-secret-pw');
+    try {
+      const sessionId = await createSession({
+        proxy: { protocol: 'http', hostname: '127.0.0.1', port: proxy.port, username: 'proxyuser', password: 'proxy-secret-pw' },
+      });
+      const resource = await start(sessionId);
+      const browser = await chromium.connectOverCDP(resource.remoteUrl);
+      const page = await browser.contexts()[0]!.newPage();
+      await page.goto(`${site.url}/through-proxy`);
+      expect(await page.textContent('#greeting')).toBe('Hello from the test site');
+      expect(proxy.relayed).toContain(`${site.url}/through-proxy`);
+      await browser.close();
+      await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, { token: owner.token });
+      const logs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs?limit=200`, { token: owner.token });
+      expect(logs.text).not.toContain('proxy-secret-pw');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('stops by itself when the project limit is reached, refusing a start past it', async () => {
+    const limited = await startTestStack(
+      { RATE_LIMITS: 'off', BROWSERS_PER_PROJECT: '1', BROWSER_IDLE_TIMEOUT_SECONDS: '5' },
+      { browserHost: true },
+    );
+    try {
+      const user = await registerUser(limited);
+      const p = await createProject(limited, user.token);
+      const created = await limited.http.put(
+        `/${p.slug}/api/sessions`,
+        { name: 'one', screen: { width: 800, height: 600 }, args: '', image: 'chromium', cookies: [] },
+        { token: user.token },
+      );
+      const sessionId = created.body.id;
+      const first = await limited.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+      expect(first.status, first.text).toBe(200);
+      const second = await limited.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+      expect(second.status).toBe(429);
+      expect(second.body.code).toBe('browser_limit_reached');
+      // Nobody uses it: the idle timeout stops it, with a log entry saying why.
+      await expect
+        .poll(
+          async () => (await limited.http.get(`/${p.slug}/api/sessions/${sessionId}/${first.body.id}`, { token: user.token })).body.status,
+          { timeout: 30_000, interval: 1000 },
+        )
+        .toBe('stopped');
+      const logs = await limited.http.get(`/${p.slug}/api/sessions/${sessionId}/${first.body.id}/logs`, { token: user.token });
+      expect(logs.body.map((entry: { message: string }) => entry.message).join('\n')).toMatch(/idle for more than 5 s/);
+      // Its host metered it while it ran: CPU seconds, recorded for billing.
+      const usage = await limited.orm.em.fork().find(UsageRecord, { resourceId: first.body.id });
+      expect(usage.map((record) => record.unit)).toContain('cpu_seconds');
+      expect(usage.reduce((sum, record) => sum + Number(record.amount), 0)).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('starts from the warm pool at once, with the session’s cookies, and the pool refills', async () => {
+    const warmStack = await startTestStack({ BROWSER_WARM_POOL: '1' }, { browserHost: true });
+    try {
+      const warmRows = () => warmStack.orm.em.fork().count(WarmBrowser, {});
+      await expect.poll(warmRows, { timeout: 30_000 }).toBe(1);
+      const user = await registerUser(warmStack);
+      const p = await createProject(warmStack, user.token);
+      const created = await warmStack.http.put(
+        `/${p.slug}/api/sessions`,
+        { name: 'warm', cookies: [{ name: 'preset', value: 'warm-cookie', domain: '127.0.0.1', path: '/' }] },
+        { token: user.token },
+      );
+      const started = await warmStack.http.post(`/${p.slug}/api/sessions/${created.body.id}/start`, undefined, { token: user.token });
+      expect(started.status, started.text).toBe(200);
+      expect(started.body).toMatchObject({ status: 'running', warm: true });
+      const browser = await chromium.connectOverCDP(started.body.remoteUrl);
+      const page = await browser.contexts()[0]!.newPage();
+      await page.goto(`${site.url}/warm`);
+      expect((await browser.contexts()[0]!.cookies()).map((c) => c.name)).toContain('preset');
+      await browser.close();
+      const base = `/${p.slug}/api/sessions/${created.body.id}/${started.body.id}`;
+      await expect
+        .poll(
+          async () =>
+            (await warmStack.http.get(`${base}/logs`, { token: user.token })).body.map((e: { message: string }) => e.message).join('\n'),
+          {
+            timeout: 15_000,
+          },
+        )
+        .toMatch(/from the warm pool/);
+      // The page the client opened before the host adopted the browser is in the log as well.
+      await expect.poll(async () => (await warmStack.http.get(`${base}/logs`, { token: user.token })).text).toContain('navigated to');
+      const stopped = await warmStack.http.post(`${base}/stop`, undefined, { token: user.token });
+      expect(stopped.body.status).toBe('stopped');
+      await expect.poll(warmRows, { timeout: 30_000 }).toBe(1);
+    } finally {
+      await warmStack.close();
+    }
+    // A second stack with a browser host launching in the background: slow on 2 busy cores.
+  }, 180_000);
+});

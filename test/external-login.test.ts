@@ -1,0 +1,340 @@
+import { generate } from 'otplib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../server/infra/ports.ts';
+import { PASSWORD, registerUser } from './support/accounts.ts';
+import { Browser } from './support/browser.ts';
+import { authorizeAtProvider, completeAtApp, startOidcProvider } from './support/oidcProvider.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+/**
+ * OpenID Connect sign-in against a real provider (oidc-provider) on loopback: the whole
+ * authorization-code + PKCE flow through our /init and /redirect routes, with the provider's
+ * own login and consent forms submitted like a browser would.
+ */
+
+const PROVIDER = 'testidp';
+let stack: TestStack;
+let idp: Awaited<ReturnType<typeof startOidcProvider>>;
+let appUrl: string;
+
+beforeAll(async () => {
+  // The provider must know our redirect URI before the app starts, so the app's port is chosen first.
+  const port = await freePort();
+  appUrl = `http://127.0.0.1:${port}`;
+  idp = await startOidcProvider({ redirectUris: [`${appUrl}/api/auth/external/${PROVIDER}/redirect`] });
+  stack = await startTestStack({
+    PORT: String(port),
+    PUBLIC_URL: appUrl,
+    OIDC_PROVIDERS: JSON.stringify([{ name: PROVIDER, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }]),
+    OIDC_ALLOW_INSECURE_REQUESTS: 'true',
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+  await idp?.close();
+});
+
+/** A fresh browser signed in to our app with `token`, or signed out. */
+function browserWith(token?: string) {
+  const browser = new Browser();
+  if (token) browser.setCookie('token', token, '127.0.0.1', '/');
+  return browser;
+}
+
+async function signInWithProvider(browser: Browser, accountId: string, initQuery?: string) {
+  const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId, initQuery });
+  return completeAtApp(browser, appUrl, callback);
+}
+
+function registrationToken(landedOn: URL | undefined) {
+  const match = /^\/auth\/external-register\/([\w-]+)$/.exec(landedOn?.pathname ?? '');
+  if (!match?.[1]) throw new Error(`not sent to the registration page: ${landedOn}`);
+  return match[1];
+}
+
+describe('external providers', () => {
+  it('lists the configured providers; an unknown one is 404', async () => {
+    const listed = await stack.http.get('/api/auth/external/providers');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([PROVIDER]);
+    const unknown = await stack.http.get('/api/auth/external/nope/init');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('unknown_provider');
+  });
+
+  it('sends /init to the provider with PKCE S256, state and nonce kept in HttpOnly cookies', async () => {
+    const response = await fetch(`${appUrl}/api/auth/external/${PROVIDER}/init`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location') ?? '');
+    expect(location.origin).toBe(idp.issuer);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(location.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(location.searchParams.get('redirect_uri')).toBe(`${appUrl}/api/auth/external/${PROVIDER}/redirect`);
+    const cookies = response.headers.getSetCookie();
+    const state = cookies.find((cookie) => cookie.startsWith('oidc_state='));
+    expect(state).toContain(`oidc_state=${location.searchParams.get('state')}`);
+    for (const name of ['oidc_state', 'oidc_nonce', 'oidc_verifier']) {
+      const cookie = cookies.find((candidate) => candidate.startsWith(`${name}=`));
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toContain(`Path=/api/auth/external/${PROVIDER}/redirect`);
+    }
+    // The verifier itself never leaves the cookie.
+    const verifier = cookies
+      .find((cookie) => cookie.startsWith('oidc_verifier='))
+      ?.split(';')[0]
+      ?.split('=')[1];
+    expect(location.href).not.toContain(verifier);
+  });
+
+  it('registers an unknown identity through /auth/external-register/<token>, then signs it in', async () => {
+    idp.accounts.set('alice-sub', { email: 'Alice@Idp.test', email_verified: true, given_name: 'Alice', family_name: 'Liddell' });
+    const { landedOn } = await signInWithProvider(browserWith(), 'alice-sub');
+    const token = registrationToken(landedOn);
+
+    const details = await stack.http.get(`/api/auth/external/register/${token}`);
+    expect(details.status, details.text).toBe(200);
+    expect(details.body).toMatchObject({
+      provider: PROVIDER,
+      email: 'alice@idp.test',
+      emailVerified: true,
+      firstName: 'Alice',
+      lastName: 'Liddell',
+    });
+
+    const registered = await stack.http.post('/api/auth/external/register', { token });
+    expect(registered.status, registered.text).toBe(200);
+    expect(registered.body.status).toBe('ok');
+    expect(registered.headers.getSetCookie().some((cookie) => cookie.startsWith('token='))).toBe(true);
+    const me = await stack.http.get('/api/auth', { token: registered.body.token });
+    expect(me.body.user).toMatchObject({ email: 'alice@idp.test', firstName: 'Alice', lastName: 'Liddell', emailVerified: true });
+    const linked = await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: registered.body.token });
+    expect(linked.body).toMatchObject({ provider: PROVIDER, linked: true, subject: 'alice-sub', email: 'alice@idp.test' });
+
+    // Single use.
+    const again = await stack.http.post('/api/auth/external/register', { token });
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe('invalid_token');
+
+    // Next time the same identity signs straight in, and lands on returnUrl.
+    const browser = browserWith();
+    const login = await signInWithProvider(browser, 'alice-sub', 'returnUrl=%2Fprojects%3Ftab%3D1');
+    expect(login.landedOn?.href).toBe(`${appUrl}/projects?tab=1`);
+    const cookie = browser.cookie('token');
+    expect(cookie).toBeDefined();
+    const session = await stack.http.get('/api/auth', { cookie: `token=${cookie?.value}` });
+    expect(session.body.status).toBe('ok');
+    expect(session.body.user.email).toBe('alice@idp.test');
+  });
+
+  it('counts a provider e-mail as verified only when the provider says email_verified', async () => {
+    idp.accounts.set('bob-sub', { email: 'bob@idp.test', email_verified: false, name: 'Bob Builder' });
+    const { landedOn } = await signInWithProvider(browserWith(), 'bob-sub');
+    const token = registrationToken(landedOn);
+    const registered = await stack.http.post('/api/auth/external/register', { token });
+    expect(registered.status, registered.text).toBe(200);
+    expect(registered.body.status).toBe('email_not_verified');
+    const me = await stack.http.get('/api/auth', { token: registered.body.token });
+    expect(me.body.user).toMatchObject({ email: 'bob@idp.test', firstName: 'Bob', lastName: 'Builder', emailVerified: false });
+    await stack.smtp.waitFor((mail) => mail.to.includes('bob@idp.test') && /verify/i.test(mail.subject));
+
+    // A provider that sends no e-mail: the form supplies one, unverified.
+    idp.accounts.set('nomail-sub', { given_name: 'No', family_name: 'Mail' });
+    const second = registrationToken((await signInWithProvider(browserWith(), 'nomail-sub')).landedOn);
+    const missing = await stack.http.post('/api/auth/external/register', { token: second });
+    expect(missing.status).toBe(400);
+    expect(missing.body.issues?.[0]?.path).toEqual(['email']);
+    const withEmail = await stack.http.post('/api/auth/external/register', { token: second, email: 'nomail@example.test' });
+    expect(withEmail.status, withEmail.text).toBe(200);
+    expect(withEmail.body.status).toBe('email_not_verified');
+  });
+
+  it('refuses to register an address that has an account (409); the token stays usable', async () => {
+    const existing = await registerUser(stack);
+    idp.accounts.set('clash-sub', { email: existing.email, email_verified: true, given_name: 'Clash', family_name: 'Test' });
+    const token = registrationToken((await signInWithProvider(browserWith(), 'clash-sub')).landedOn);
+    const refused = await stack.http.post('/api/auth/external/register', { token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe('email_taken');
+    const other = await stack.http.post('/api/auth/external/register', { token, email: 'clash-other@example.test' });
+    expect(other.status, other.text).toBe(200);
+  });
+
+  it('links an identity to the signed-in user; one identity cannot be linked to two users', async () => {
+    const carol = await registerUser(stack);
+    idp.accounts.set('carol-sub', { email: carol.email, email_verified: true, given_name: 'Carol', family_name: 'C' });
+    const linking = await signInWithProvider(browserWith(carol.token), 'carol-sub', 'returnUrl=/settings');
+    expect(linking.landedOn?.href).toBe(`${appUrl}/settings`);
+    const linked = await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: carol.token });
+    expect(linked.body).toMatchObject({ linked: true, subject: 'carol-sub' });
+
+    // Signing in with it now opens Carol's account.
+    const browser = browserWith();
+    await signInWithProvider(browser, 'carol-sub');
+    const me = await stack.http.get('/api/auth', { cookie: `token=${browser.cookie('token')?.value}` });
+    expect(me.body.user.id).toBe(carol.id);
+
+    // Dave cannot take Carol's identity.
+    const dave = await registerUser(stack);
+    const stolen = await signInWithProvider(browserWith(dave.token), 'carol-sub');
+    expect(stolen.response.status).toBe(409);
+    expect(stolen.response.text).toContain('identity_linked_elsewhere');
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: dave.token })).body.linked).toBe(false);
+
+    // Carol cannot link a second identity of the same provider.
+    idp.accounts.set('carol-2', { email: 'carol2@idp.test', email_verified: true });
+    const second = await signInWithProvider(browserWith(carol.token), 'carol-2');
+    expect(second.response.status).toBe(409);
+    expect(second.response.text).toContain('provider_already_linked');
+  });
+
+  it('unlinks, but never the last way to sign in', async () => {
+    // Carol-like user with a password: unlinking is fine.
+    const user = await registerUser(stack);
+    idp.accounts.set('unlink-sub', { email: user.email, email_verified: true });
+    await signInWithProvider(browserWith(user.token), 'unlink-sub');
+    const unlinked = await stack.http.delete(`/api/auth/external/${PROVIDER}`, { token: user.token });
+    expect(unlinked.status, unlinked.text).toBe(200);
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: user.token })).body.linked).toBe(false);
+    expect((await stack.http.delete(`/api/auth/external/${PROVIDER}`, { token: user.token })).status).toBe(404);
+
+    // An account made through the provider has no password: its identity is its only way in.
+    idp.accounts.set('only-sub', { email: 'only@idp.test', email_verified: true, given_name: 'Only', family_name: 'Way' });
+    const token = registrationToken((await signInWithProvider(browserWith(), 'only-sub')).landedOn);
+    const registered = await stack.http.post('/api/auth/external/register', { token });
+    const session = registered.body.token as string;
+    const refused = await stack.http.delete(`/api/auth/external/${PROVIDER}`, { token: session });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('last_sign_in_method');
+
+    // With a password set, it can go.
+    const password = await stack.http.post('/api/auth/password', { password: PASSWORD, confirmPassword: PASSWORD }, { token: session });
+    expect(password.status, password.text).toBe(200);
+    expect((await stack.http.delete(`/api/auth/external/${PROVIDER}`, { token: session })).status).toBe(200);
+    const login = await stack.http.post('/api/auth/login', { email: 'only@idp.test', password: PASSWORD });
+    expect(login.status).toBe(200);
+  });
+
+  it('refuses a tampered state, and the flow cannot be retried after', async () => {
+    idp.accounts.set('tamper-sub', { email: 'tamper@idp.test', email_verified: true });
+    const browser = browserWith();
+    const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'tamper-sub' });
+    const tampered = new URL(callback);
+    tampered.searchParams.set('state', `${callback.searchParams.get('state')}x`);
+    const refused = await completeAtApp(browser, appUrl, tampered);
+    expect(refused.response.status).toBe(400);
+    expect(refused.response.text).toContain('invalid_state');
+    // The flow cookies died with the first try.
+    const retried = await completeAtApp(browser, appUrl, callback);
+    expect(retried.response.status).toBe(400);
+    expect(retried.response.text).toContain('no_external_sign_in');
+    expect(browser.cookie('token')).toBeUndefined();
+  });
+
+  it('refuses a tampered PKCE verifier or nonce (the provider or the ID token check says no)', async () => {
+    idp.accounts.set('verifier-sub', { email: 'verifier@idp.test', email_verified: true });
+    const browser = browserWith();
+    const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'verifier-sub' });
+    const verifier = browser.cookie('oidc_verifier');
+    expect(verifier).toBeDefined();
+    if (verifier) verifier.value = `${verifier.value.slice(0, -2)}AA`;
+    const refused = await completeAtApp(browser, appUrl, callback);
+    expect(refused.response.status).toBe(400);
+    expect(refused.response.text).toContain('external_login_failed');
+    expect(browser.cookie('token')).toBeUndefined();
+
+    const second = browserWith();
+    const secondCallback = await authorizeAtProvider(second, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'verifier-sub' });
+    const nonce = second.cookie('oidc_nonce');
+    if (nonce) nonce.value = 'not-the-nonce';
+    const badNonce = await completeAtApp(second, appUrl, secondCallback);
+    expect(badNonce.response.status).toBe(400);
+    expect(badNonce.response.text).toContain('external_login_failed');
+  });
+
+  it('refuses a callback brought to another browser (no flow cookies there)', async () => {
+    idp.accounts.set('csrf-sub', { email: 'csrf@idp.test', email_verified: true });
+    const attacker = browserWith();
+    const callback = await authorizeAtProvider(attacker, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'csrf-sub' });
+    const victim = await registerUser(stack);
+    const forced = await completeAtApp(browserWith(victim.token), appUrl, callback);
+    expect(forced.response.status).toBe(400);
+    expect(forced.response.text).toContain('no_external_sign_in');
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: victim.token })).body.linked).toBe(false);
+  });
+
+  it('asks a linked account with two-factor sign-in for its code', async () => {
+    const erin = await registerUser(stack);
+    idp.accounts.set('erin-sub', { email: erin.email, email_verified: true });
+    await signInWithProvider(browserWith(erin.token), 'erin-sub');
+    const setup = await stack.http.post('/api/auth/2fa/enable/request', undefined, { token: erin.token });
+    expect(setup.status, setup.text).toBe(200);
+    const enabled = await stack.http.post(
+      '/api/auth/2fa/enable/submit',
+      { token: await generate({ secret: setup.body.secret }) },
+      { token: erin.token },
+    );
+    expect(enabled.status, enabled.text).toBe(200);
+
+    const browser = browserWith();
+    const login = await signInWithProvider(browser, 'erin-sub');
+    expect(login.landedOn?.pathname).toBe('/auth/2fa');
+    expect(login.landedOn?.searchParams.get('returnUrl')).toBe('/');
+    const pending = browser.cookie('token')?.value;
+    expect((await stack.http.get('/api/auth', { cookie: `token=${pending}` })).body.status).toBe('2fa_required');
+    expect((await stack.http.get('/api/api-keys', { cookie: `token=${pending}` })).status).toBe(401);
+    const verified = await stack.http.post(
+      '/api/auth/2fa/verify',
+      { token: enabled.body.recoveryCodes[0] },
+      { cookie: `token=${pending}` },
+    );
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.status).toBe('ok');
+  });
+
+  it('refuses a returnUrl on another origin (no open redirect)', async () => {
+    const response = await fetch(`${appUrl}/api/auth/external/${PROVIDER}/init?returnUrl=https://evil.example/`, { redirect: 'manual' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { code: string }).code).toBe('invalid_return_url');
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('lists every route of spec 4.2 and the ones this work defined', async () => {
+    const document = await stack.http.get('/api/openapi.json');
+    expect(document.status).toBe(200);
+    const paths = document.body.paths as Record<string, Record<string, unknown>>;
+    const expected: [string, string][] = [
+      ['post', '/api/auth/login'],
+      ['get', '/api/auth'],
+      ['get', '/api/auth/logout'],
+      ['post', '/api/auth/verify/request'],
+      ['post', '/api/auth/verify/submit'],
+      ['post', '/api/auth/reset/request'],
+      ['post', '/api/auth/reset/submit'],
+      ['post', '/api/auth/2fa/enable/request'],
+      ['post', '/api/auth/2fa/enable/submit'],
+      ['post', '/api/auth/2fa/verify'],
+      ['post', '/api/auth/2fa/reset'],
+      ['get', '/api/auth/external/providers'],
+      ['get', '/api/auth/external/{provider}/init'],
+      ['get', '/api/auth/external/{provider}/redirect'],
+      ['get', '/api/auth/external/{provider}'],
+      ['delete', '/api/auth/external/{provider}'],
+      ['put', '/api/api-keys'],
+      ['get', '/api/api-keys'],
+      ['get', '/api/api-keys/{id}'],
+      ['patch', '/api/api-keys/{id}'],
+      ['delete', '/api/api-keys/{id}'],
+      ['get', '/api/users'],
+      ['get', '/api/users/{id}'],
+      ['post', '/api/auth/register'],
+      ['get', '/api/auth/2fa'],
+      ['post', '/api/auth/2fa/recovery-codes'],
+      ['get', '/api/auth/external/register/{token}'],
+      ['post', '/api/auth/external/register'],
+      ['post', '/api/auth/password'],
+    ];
+    const missing = expected.filter(([method, path]) => !paths[path]?.[method]).map(([method, path]) => `${method} ${path}`);
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+/**
+ * The OpenAPI document lists every endpoint of spec 4.1–4.3. The 2FA and external-provider
+ * routes are left out here (their own work lists them):
+ *   POST /api/auth/2fa/enable/request, POST /api/auth/2fa/enable/submit, POST /api/auth/2fa/verify,
+ *   POST /api/auth/2fa/reset, GET /api/auth/external/providers, GET /api/auth/external/{provider}/init,
+ *   GET /api/auth/external/{provider}/redirect, GET and DELETE /api/auth/external/{provider}.
+ */
+const specEndpoints = [
+  // 4.1 Root
+  'GET /api',
+  'GET /{project}/api',
+  // 4.2 Authentication and accounts
+  'POST /api/auth/register',
+  'POST /api/auth/login',
+  'GET /api/auth',
+  'GET /api/auth/logout',
+  'POST /api/auth/verify/request',
+  'POST /api/auth/verify/submit',
+  'POST /api/auth/reset/request',
+  'POST /api/auth/reset/submit',
+  'PUT /api/api-keys',
+  'GET /api/api-keys',
+  'GET /api/api-keys/{id}',
+  'PATCH /api/api-keys/{id}',
+  'DELETE /api/api-keys/{id}',
+  'GET /api/users',
+  'GET /api/users/{id}',
+  // 4.3 Projects
+  'GET /api/projects',
+  'PUT /api/projects',
+  'PATCH /{project}/api',
+  'DELETE /{project}/api',
+];
+
+/** Spec 4.4 (sessions), 4.5 (pipelines, without analysis and generation jobs), 4.6, 4.7 and 4.8. */
+const browserAndPipelineEndpoints = [
+  'GET /{project}/api/sessions',
+  'PUT /{project}/api/sessions',
+  'GET /{project}/api/sessions/{sessionId}',
+  'PATCH /{project}/api/sessions/{sessionId}',
+  'DELETE /{project}/api/sessions/{sessionId}',
+  'POST /{project}/api/sessions/{sessionId}/start',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/capture',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/logs',
+  'POST /{project}/api/sessions/{sessionId}/{resourceId}/stop',
+  'GET /{project}/api/pipelines',
+  'PUT /{project}/api/pipelines',
+  'GET /{project}/api/pipelines/{pipelineId}',
+  'PATCH /{project}/api/pipelines/{pipelineId}',
+  'DELETE /{project}/api/pipelines/{pipelineId}',
+  'PATCH /{project}/api/pipelines/{pipelineId}/source',
+  'GET /{project}/api/pipelines/versions',
+  'GET /{project}/api/pipelines/versions/{versionId}',
+  'GET /{project}/api/pipelines/versions/{versionId}/history',
+  // The body's `project` names the target project, so the path parameter is called sourceProject.
+  'POST /{sourceProject}/api/pipelines/versions/{versionId}/fork',
+  'POST /{project}/api/pipelines/versions/{versionId}/switch',
+  'POST /{project}/api/pipelines/{pipelineId}/start',
+  'GET /{project}/api/pipelines/{pipelineId}/{runId}',
+  'GET /{project}/api/pipelines/{pipelineId}/{runId}/logs',
+  'POST /{project}/api/pipelines/{pipelineId}/{runId}/stop',
+  'GET /{project}/api/pipelines/nodes',
+  'GET /{project}/api/proxies',
+  'POST /{project}/api/proxies',
+  'GET /{project}/api/proxies/{proxyId}',
+  'PATCH /{project}/api/proxies/{proxyId}',
+  'DELETE /{project}/api/proxies/{proxyId}',
+  // 4.6 Functions
+  'GET /{project}/api/functions',
+  'PUT /{project}/api/functions',
+  'GET /{project}/api/functions/{functionId}',
+  'PATCH /{project}/api/functions/{functionId}',
+  'DELETE /{project}/api/functions/{functionId}',
+  'POST /{project}/api/functions/{functionId}/import',
+  'POST /{project}/api/functions/slug/{slug}/execute',
+  // 4.8 MCP servers and client configs
+  'GET /{project}/api/mcp-servers',
+  'PUT /{project}/api/mcp-servers',
+  'GET /{project}/api/mcp-servers/{serverId}',
+  'PATCH /{project}/api/mcp-servers/{serverId}',
+  'DELETE /{project}/api/mcp-servers/{serverId}',
+  'GET /{project}/api/mcp-servers/{serverId}/mcp',
+  'GET /{project}/api/mcp-client-configs',
+  'PUT /{project}/api/mcp-client-configs',
+  'GET /{project}/api/mcp-client-configs/{configId}',
+  'PATCH /{project}/api/mcp-client-configs/{configId}',
+  'DELETE /{project}/api/mcp-client-configs/{configId}',
+];
+
+type Operation = {
+  summary?: string;
+  parameters?: { in: string; name: string; required?: boolean }[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+  responses: Record<string, unknown>;
+};
+type Document = { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, Operation>> };
+
+let stack: TestStack;
+let document: Document;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  const response = await stack.http.get('/api/openapi.json');
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  document = response.body;
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+function operation(endpoint: string) {
+  const [method, path] = endpoint.split(' ') as [string, string];
+  return document.paths[path]?.[method.toLowerCase()];
+}
+
+describe('GET /api/openapi.json', () => {
+  it('is an OpenAPI 3.1 document with the API version', async () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(document.info.title).toBeTruthy();
+    const root = await stack.http.get('/api');
+    expect(document.info.version).toBe(root.body.version);
+    // 3.1 is JSON Schema: no 3.0-only `nullable` keyword anywhere.
+    expect(JSON.stringify(document)).not.toContain('"nullable"');
+  });
+
+  it.each(specEndpoints)('lists %s', (endpoint) => {
+    const op = operation(endpoint);
+    expect(op, `${endpoint} is missing`).toBeDefined();
+    expect(op?.summary).toBeTruthy();
+    expect(Object.keys(op?.responses ?? {})).toContain('200');
+  });
+
+  it.each(specEndpoints.filter((endpoint) => endpoint.includes('{')))('declares the path parameter of %s', (endpoint) => {
+    const name = /\{(\w+)\}/.exec(endpoint)?.[1];
+    const parameter = operation(endpoint)?.parameters?.find((p) => p.in === 'path' && p.name === name);
+    expect(parameter).toMatchObject({ required: true });
+  });
+
+  it('documents the request bodies with the spec’s field names', () => {
+    const fields = (endpoint: string) =>
+      Object.keys(operation(endpoint)?.requestBody?.content['application/json']?.schema.properties ?? {}).sort();
+    expect(fields('POST /api/auth/login')).toEqual(['email', 'password', 'remember']);
+    expect(fields('PUT /api/projects')).toEqual(['description', 'name', 'public', 'slug']);
+    expect(fields('PATCH /{project}/api')).toEqual(['description', 'name', 'public', 'slug']);
+    expect(fields('PUT /api/api-keys')).toEqual(expect.arrayContaining(['name', 'accessType', 'projectIds']));
+    expect(fields('POST /api/auth/reset/submit')).toEqual(['confirmPassword', 'password', 'token']);
+  });
+
+  it('marks the bodyless POST as taking an optional body', () => {
+    expect(operation('POST /api/auth/verify/request')?.requestBody?.required).not.toBe(true);
+  });
+
+  it('documents the pagination and `my` query parameters of the project list', () => {
+    const names = operation('GET /api/projects')
+      ?.parameters?.filter((p) => p.in === 'query')
+      .map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['limit', 'offset', 'my']));
+  });
+
+  it.each(browserAndPipelineEndpoints)('lists %s (spec 4.4–4.8)', (endpoint) => {
+    expect(operation(endpoint), endpoint).toBeDefined();
+  });
+
+  it('lists itself and the docs page', () => {
+    expect(operation('GET /api/openapi.json')).toBeDefined();
+    expect(operation('GET /api/docs')).toBeDefined();
+  });
+
+  it('lists only paths the service answers (no route in the document is a 404)', async () => {
+    for (const [path, item] of Object.entries(document.paths)) {
+      if (!item.get || path.includes('{') || path.includes('external') || path.includes('2fa')) continue;
+      const response = await stack.http.get(path);
+      expect(response.status, path).not.toBe(404);
+    }
+  });
+});
+
+describe('GET /api/docs', () => {
+  it('renders the reference as HTML listing the endpoints', async () => {
+    const response = await stack.http.get('/api/docs');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.text).toMatch(/^<!doctype html>/i);
+    for (const endpoint of specEndpoints) {
+      const [, path] = endpoint.split(' ') as [string, string];
+      expect(response.text, endpoint).toContain(path);
+    }
+    expect(response.text).toContain('/api/openapi.json');
+  });
+});

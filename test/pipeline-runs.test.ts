@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { startTestSite } from './support/pages.ts';
+import { readSse } from './support/sse.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+const PASSWORD = 'hunter2-very-secret';
+
+let stack: TestStack;
+let owner: Awaited<ReturnType<typeof registerUser>>;
+let project: { id: string; slug: string };
+let sessionId: string;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+
+const html = (body: string) => `<!doctype html><html><head><title>shop</title></head><body>${body}</body></html>`;
+const orders: Record<string, [string, number, string][]> = {
+  '1': [
+    ['A-1', 19.5, 'shipped'],
+    ['A-2', 5, 'open'],
+  ],
+  '2': [['A-3', 1200, 'open']],
+};
+
+beforeAll(async () => {
+  stack = await startTestStack({}, { browserHost: true });
+  site = await startTestSite({
+    '/login': (_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        html(
+          `<form method="post" action="/session"><input id="user" name="user"><input id="pass" name="pass" type="password"><button type="submit">Sign in</button></form>`,
+        ),
+      );
+    },
+    '/session': (req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        if (form.get('user') === 'ada' && form.get('pass') === PASSWORD) {
+          res.writeHead(303, { location: '/orders?page=1', 'set-cookie': 'shop=ok; Path=/' });
+        } else {
+          res.writeHead(303, { location: '/login?failed=1' });
+        }
+        res.end();
+      });
+    },
+    '/orders': (req, res) => {
+      const page = new URL(req.url ?? '', 'http://x').searchParams.get('page') ?? '1';
+      if (!String(req.headers.cookie).includes('shop=ok')) {
+        res.writeHead(303, { location: '/login' });
+        return res.end();
+      }
+      const rows = (orders[page] ?? []).map(([id, total, state]) => `<tr><td>${id}</td><td>${total}</td><td>${state}</td></tr>`).join('');
+      const next = page === '1' ? '<a id="next" href="/orders?page=2">next</a>' : '';
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        html(`<table id="orders"><thead><tr><th>Order</th><th>Total</th><th>State</th></tr></thead><tbody>${rows}</tbody></table>${next}`),
+      );
+    },
+    '/slow': (_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(html('<h1>slow</h1><ul><li>one</li><li>two</li><li>three</li></ul>'));
+    },
+  });
+  owner = await registerUser(stack);
+  project = await createProject(stack, owner.token);
+  const created = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'runner' }, { token: owner.token });
+  sessionId = created.body.id;
+});
+afterAll(async () => {
+  await site?.close();
+  await stack?.close();
+});
+
+async function createPipeline(source: unknown) {
+  const created = await stack.http.put(
+    `/${project.slug}/api/pipelines`,
+    { name: `p-${Date.now()}`, description: '', source },
+    { token: owner.token },
+  );
+  expect(created.status, created.text).toBe(200);
+  return created.body.id as string;
+}
+
+async function runToEnd(pipelineId: string, args: Record<string, unknown> = {}) {
+  const started = await stack.http.post(
+    `/${project.slug}/api/pipelines/${pipelineId}/start`,
+    { session: sessionId, args },
+    { token: owner.token },
+  );
+  expect(started.status, started.text).toBe(200);
+  const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+  await expect
+    .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 60_000, interval: 300 })
+    .toMatch(/succeeded|failed|cancelled/);
+  return { runId: started.body.id as string, runUrl, run: (await stack.http.get(runUrl, { token: owner.token })).body };
+}
+
+const loginSource = () => ({
+  parameters: { user: { refType: 'string' }, password: { refType: 'string', secret: true } },
+  nodes: {
+    page: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/login` } },
+    name: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#user', value: { $param: 'user' } } },
+    pass: { type: 'page.fill', inputs: { page: { $ref: 'name.page' }, selector: '#pass', value: { $param: 'password' } } },
+    submit: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'button[type=submit]', waitFor: 'load' } },
+    first: { type: 'extract.table', inputs: { page: { $ref: 'submit.page' }, selector: 'table#orders' } },
+    next: { type: 'page.click', inputs: { page: { $ref: 'first.page' }, selector: 'a#next', waitFor: 'load' } },
+    second: { type: 'extract.table', inputs: { page: { $ref: 'next.page' }, selector: 'table#orders' } },
+  },
+  outputs: { page1: { $ref: 'first.records' }, page2: { $ref: 'second.records' } },
+});
+
+describe('a pipeline run', () => {
+  it('logs in through a form, pages through a list and extracts the table as typed records', async () => {
+    const pipelineId = await createPipeline(loginSource());
+    const { run, runId, runUrl } = await runToEnd(pipelineId, { user: 'ada', password: PASSWORD });
+    expect(run.status, JSON.stringify(run.error)).toEqual({ pipeline: 'succeeded', 'pipeline-evaluation': 'completed' });
+    expect(run.result).toEqual({
+      page1: [
+        { Order: 'A-1', Total: 19.5, State: 'shipped' },
+        { Order: 'A-2', Total: 5, State: 'open' },
+      ],
+      page2: [{ Order: 'A-3', Total: 1200, State: 'open' }],
+    });
+    expect(run.nodeOutputs.first.count).toBe(2);
+    expect(run.args).toEqual({ user: 'ada', password: '[secret]' });
+
+    // The secret never appears: not in the run, its logs (JSON or SSE), nor workflow history.
+    const logs = await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token });
+    expect(logs.status).toBe(200);
+    expect(logs.body.map((e: { context: string }) => e.context)).toEqual(expect.arrayContaining(['run', 'submit', 'second']));
+    const sse = await readSse(`${stack.url}${runUrl}/logs`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+      until: (events) => events.some((e) => e.event === 'end'),
+    });
+    expect(sse.at(-1)?.event).toBe('end');
+    const history = await stack.temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
+    for (const text of [JSON.stringify(run), logs.text, JSON.stringify(sse), JSON.stringify(history)]) expect(text).not.toContain(PASSWORD);
+  });
+
+  it('loops over a list and branches on a condition', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+        items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
+        each: {
+          type: 'flow.forEach',
+          inputs: { items: { $ref: 'items.texts' } },
+          body: {
+            nodes: {
+              line: {
+                type: 'text.template',
+                inputs: { template: 'item {{n}}: {{item}}', n: { $ref: 'each.index' }, item: { $ref: 'each.item' } },
+              },
+            },
+            outputs: { line: { $ref: 'line.text' } },
+          },
+        },
+        check: {
+          type: 'flow.condition',
+          inputs: { value: { $ref: 'items.count' }, operator: 'greaterThan', operand: 2 },
+          // biome-ignore lint/suspicious/noThenProperty: a condition's `then` sub-graph is data, never a thenable
+          then: { nodes: { many: { type: 'text.template', inputs: { template: 'many' } } }, outputs: { verdict: { $ref: 'many.text' } } },
+          else: { nodes: { few: { type: 'text.template', inputs: { template: 'few' } } }, outputs: { verdict: { $ref: 'few.text' } } },
+        },
+      },
+      outputs: { lines: { $ref: 'each.line' }, verdict: { $ref: 'check.verdict' } },
+    });
+    const { run } = await runToEnd(pipelineId);
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    expect(run.result, JSON.stringify(run.nodeOutputs)).toEqual({
+      lines: ['item 0: one', 'item 1: two', 'item 2: three'],
+      verdict: 'many',
+    });
+  });
+
+  it('fails with the node named when a selector matches nothing', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+        click: { type: 'page.click', timeoutMs: 1000, inputs: { page: { $ref: 'open.page' }, selector: '#missing' } },
+      },
+    });
+    const { run } = await runToEnd(pipelineId);
+    expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+    expect(run.error.node).toBe('click');
+    expect(run.error.message).toMatch(/#missing/);
+  });
+
+  it('stops mid-run when asked, and the browser it started is stopped with it', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        page: { type: 'browser.page' },
+        wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms: 30_000 } },
+      },
+    });
+    const started = await stack.http.post(
+      `/${project.slug}/api/pipelines/${pipelineId}/start`,
+      { session: sessionId },
+      { token: owner.token },
+    );
+    expect(started.status, started.text).toBe(200);
+    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+    await expect
+      .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000 })
+      .toBeTruthy();
+    const stopped = await stack.http.post(`${runUrl}/stop`, undefined, { token: owner.token });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
+    const resourceId = stopped.body.resources[0]?.id;
+    expect(resourceId).toBeTruthy();
+    await expect
+      .poll(
+        async () => (await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`, { token: owner.token })).body.status,
+        { timeout: 30_000 },
+      )
+      .toBe('stopped');
+  });
+
+  it('refuses a version with compiler errors, bad arguments, and callers without execute', async () => {
+    const broken = await createPipeline({ nodes: { x: { type: 'no.such.node' } } });
+    const refused = await stack.http.post(`/${project.slug}/api/pipelines/${broken}/start`, { session: sessionId }, { token: owner.token });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('version_has_errors');
+
+    const login = await createPipeline(loginSource());
+    const badArgs = await stack.http.post(
+      `/${project.slug}/api/pipelines/${login}/start`,
+      { session: sessionId, args: { user: 5 } },
+      { token: owner.token },
+    );
+    expect(badArgs.status).toBe(400);
+    expect(badArgs.body.code).toBe('invalid_args');
+
+    const reader = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${project.slug}.pipelines.read`, `${project.slug}.sessions.read`],
+    });
+    const forbidden = await stack.http.post(
+      `/${project.slug}/api/pipelines/${login}/start`,
+      { session: sessionId, args: { user: 'ada', password: 'x' } },
+      { apiKey: reader.secret },
+    );
+    expect(forbidden.status).toBe(403);
+    const stranger = await registerUser(stack);
+    expect(
+      (await stack.http.post(`/${project.slug}/api/pipelines/${login}/start`, { session: sessionId }, { token: stranger.token })).status,
+    ).toBe(404);
+  });
+});

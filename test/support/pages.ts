@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A small site served by the test itself, for browsers to visit. */
+export async function startTestSite(routes: Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void> = {}) {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push(req.url ?? '');
+    const route = routes[req.url?.split('?')[0] ?? '/'];
+    if (route) return route(req, res);
+    if (req.url?.startsWith('/cookie')) {
+      res.setHeader('set-cookie', 'visited=yes; Path=/; HttpOnly');
+    }
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(
+      `<!doctype html><title>Test page</title><h1 id="greeting">Hello from the test site</h1><script>console.log('page script ran at ' + location.pathname)</script>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A forward HTTP proxy with Basic credentials: it answers 407 without them and relays plain
+ * HTTP requests (absolute URIs) with them, noting each URL it relayed.
+ */
+export async function startAuthProxy(username: string, password: string) {
+  const relayed: string[] = [];
+  const expected = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  const server = http.createServer((req, res) => {
+    if (req.headers['proxy-authorization'] !== expected) {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' });
+      return res.end();
+    }
+    const target = new URL(req.url ?? '');
+    relayed.push(target.toString());
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = http.request(
+      { hostname: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { port, relayed, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { initORM, migrate } from '../../db/orm.ts';
+import { createScratchDatabase } from '../../scripts/scratch-database.ts';
+import { buildApp } from '../../server/app.ts';
+import { JwtSigner } from '../../server/auth/jwt.ts';
+import { startBrowserHost } from '../../server/browsers/host/browserHost.ts';
+import { ResourceTokens } from '../../server/browsers/resourceTokens.ts';
+import { parseConfig } from '../../server/config.ts';
+import { freePort } from '../../server/infra/ports.ts';
+import { connectTemporalClient, createControlWorker } from '../../server/infra/temporal.ts';
+import { createLogger } from '../../server/logger.ts';
+import { HttpClient } from './http.ts';
+import { startSmtpSink } from './smtp.ts';
+
+export const testDatabaseBase = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+
+let bundle: { code: string } | undefined;
+
+/**
+ * The real stack for one test file: a fresh PostgreSQL database with every migration, an SMTP
+ * server that receives the mail, a control worker on its own task queue of the shared Temporal
+ * dev server, and the app listening on a loopback port.
+ */
+export async function startTestStack(env: Record<string, string> = {}, options: { browserHost?: boolean } = {}) {
+  const port = await freePort();
+  const database = await createScratchDatabase(testDatabaseBase, 'bftest');
+  const smtp = await startSmtpSink();
+  const taskQueue = `test-${randomBytes(6).toString('hex')}`;
+  const temporalAddress = inject('temporalAddress');
+  const config = parseConfig({
+    NODE_ENV: 'test',
+    // A port known up front, so PUBLIC_URL (and the resource URLs built from it) is right.
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    BROWSER_HOST_ID: `host-${taskQueue}`,
+    BROWSER_WARM_POOL: '0',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'bf-stack-')),
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    SMTP_URL: smtp.url,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ADMIN_EMAILS: 'admin@example.test',
+    // Every test file signs in from 127.0.0.1 over and over; test/rate-limits.test.ts turns them on.
+    RATE_LIMITS: 'off',
+    ...env,
+  });
+  const log = createLogger(config);
+  const orm = await initORM(database.url);
+  await migrate(orm);
+  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+  bundle ??= { code: readFileSync(inject('workflowBundlePath'), 'utf8') };
+  const { worker, connection } = await createControlWorker(
+    { config, orm, log },
+    { address: temporalAddress, namespace: config.temporal.namespace, taskQueue, workflowBundle: bundle },
+  );
+  const running = worker.run();
+  // A browser host in this process, with its own id (and so its own queue and browsers folder).
+  const browserHost = options.browserHost ? await startBrowserHost({ config, orm, log, temporalAddress }) : undefined;
+  const secret = config.jwtSecret as string;
+  const app = await buildApp({
+    config,
+    orm,
+    jwt: new JwtSigner(secret),
+    resourceTokens: new ResourceTokens(secret),
+    temporal: temporal.client,
+    log,
+  });
+  // A test that must know the URL before the stack starts (OIDC redirect URIs) passes its own
+  // PORT and PUBLIC_URL in `env`.
+  await app.listen({ port: config.port, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${config.port}`;
+
+  return {
+    url,
+    app,
+    config,
+    orm,
+    smtp,
+    temporal: temporal.client,
+    http: new HttpClient(url),
+    browserHost,
+    async close() {
+      await app.close();
+      await browserHost?.stop();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await temporal.close();
+      await orm.close(true);
+      await smtp.close();
+      await database.drop();
+    },
+  };
+}
+
+export type TestStack = Awaited<ReturnType<typeof startTestStack>>;

@@ -1,0 +1,170 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BrowserHostActivities } from '../activities/browserHost.ts';
+import type { createActivities } from '../activities/index.ts';
+import {
+  awaitReadyUpdate,
+  type BrowserSessionInput,
+  type BrowserSessionState,
+  browserStateQuery,
+  stopBrowserSignal,
+  stopBrowserUpdate,
+} from './messages.ts';
+
+/** How often the workflow asks the host whether the browser lives, and meters usage. */
+const CHECK_INTERVAL_MS = 5_000;
+/** A host that does not pick up a check in this time is taken as dead. */
+const HOST_PICKUP_TIMEOUT = '15 seconds';
+const LAUNCH_TIMEOUT = '60 seconds';
+const STOP_TIMEOUT = '20 seconds';
+
+const control = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
+});
+
+function hostActivities(hostId: string) {
+  const taskQueue = `browsers.${hostId}`;
+  return {
+    launch: proxyActivities<BrowserHostActivities>({
+      taskQueue,
+      scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+      startToCloseTimeout: LAUNCH_TIMEOUT,
+      retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['CapacityReached', 'ResourceMissing', 'WarmBrowserGone'] },
+    }),
+    check: proxyActivities<BrowserHostActivities>({
+      taskQueue,
+      scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+      startToCloseTimeout: '10 seconds',
+      retry: { maximumAttempts: 2 },
+    }),
+    stop: proxyActivities<BrowserHostActivities>({
+      taskQueue,
+      scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+      startToCloseTimeout: STOP_TIMEOUT,
+      retry: { maximumAttempts: 3 },
+    }),
+  };
+}
+
+type Resume = { deadline: number };
+
+/**
+ * The whole life of one browser (a session resource). Workflow id `browser-<resourceId>`.
+ * It launches the browser on a host, then lives until a stop, the idle timeout, the maximum
+ * lifetime, the browser's exit, or the loss of its host, and always ends by settling the
+ * resource as stopped (or failed) — a crash of any process loses no browser and leaks none.
+ */
+export async function browserSessionWorkflow(
+  resourceId: string,
+  input: BrowserSessionInput,
+  resume?: Resume,
+): Promise<BrowserSessionState> {
+  const state: BrowserSessionState = { phase: resume ? 'running' : 'starting' };
+  let stopReason: string | undefined;
+
+  setHandler(browserStateQuery, () => state);
+  setHandler(stopBrowserSignal, (reason: string) => {
+    stopReason ??= reason;
+  });
+  setHandler(awaitReadyUpdate, async () => {
+    await condition(() => state.phase !== 'starting');
+    return state;
+  });
+  setHandler(stopBrowserUpdate, async (reason: string) => {
+    stopReason ??= reason;
+    await condition(() => state.phase === 'stopped' || state.phase === 'failed');
+    return state;
+  });
+
+  const hostId = input.hostId;
+  state.hostId = hostId;
+  let deadline = resume?.deadline ?? Date.now() + input.maxLifetimeSeconds * 1000;
+
+  if (!resume) {
+    try {
+      if (stopReason) throw ApplicationFailure.nonRetryable(stopReason, 'StoppedBeforeStart');
+      if (input.adoptWarmId) {
+        // Already running and answered by the api; the host takes it over.
+        state.phase = 'running';
+        await hostActivities(hostId).launch.adoptWarmBrowser(resourceId, input.adoptWarmId);
+      } else {
+        // The host records the resource as running itself: one round trip less before the answer.
+        await hostActivities(hostId).launch.launchBrowser(resourceId);
+      }
+      deadline = Date.now() + input.maxLifetimeSeconds * 1000;
+      state.phase = 'running';
+    } catch (error) {
+      const reason = failureMessage(error);
+      // A launch that timed out may still have started a browser: make sure it is gone.
+      await hostActivities(hostId)
+        .stop.stopBrowser(resourceId)
+        .catch(() => undefined);
+      await control.markResource(resourceId, { status: 'failed', reason: `could not start: ${reason}` });
+      state.phase = 'failed';
+      state.reason = reason;
+      await condition(allHandlersFinished);
+      return state;
+    }
+  }
+
+  const host = hostActivities(hostId);
+  let hostLost = false;
+  while (!stopReason) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      stopReason = 'maximum lifetime reached';
+      break;
+    }
+    if (await condition(() => stopReason !== undefined, Math.min(CHECK_INTERVAL_MS, remaining))) break;
+    let check: Awaited<ReturnType<BrowserHostActivities['checkBrowser']>>;
+    try {
+      check = await host.check.checkBrowser(resourceId);
+    } catch (error) {
+      hostLost = true;
+      stopReason = `browser host ${hostId} lost (${failureMessage(error)})`;
+      break;
+    }
+    if (!check.alive || !check.usage) {
+      stopReason = 'the browser exited';
+      break;
+    }
+    const { lastActivity } = await control.recordUsage(resourceId, check.usage);
+    if (lastActivity && Date.now() - Date.parse(lastActivity) > input.idleTimeoutSeconds * 1000) {
+      stopReason = `idle for more than ${input.idleTimeoutSeconds} s`;
+      break;
+    }
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof browserSessionWorkflow>(resourceId, input, { deadline });
+    }
+  }
+
+  state.phase = 'stopping';
+  await control.markResource(resourceId, { status: 'stopping' });
+  if (!hostLost) {
+    try {
+      await host.stop.stopBrowser(resourceId);
+    } catch {
+      // The host went away meanwhile; its restart kills what it left (BrowserPool.start).
+    }
+  }
+  await control.markResource(resourceId, { status: 'stopped', reason: stopReason });
+  state.phase = 'stopped';
+  state.reason = stopReason;
+  await condition(allHandlersFinished);
+  return state;
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause) return failureMessage(error.cause);
+  return error instanceof Error ? error.message : String(error);
+}

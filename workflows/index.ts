@@ -1,0 +1,6 @@
+// Every workflow the control worker runs. Workflow code is deterministic: no I/O, no clock, no
+// Node built-ins (enforced by the linter); side effects live in activities/.
+
+export { browserSessionWorkflow } from './browserSession.ts';
+export { deliverMailWorkflow } from './mail.ts';
+export { pipelineRunWorkflow } from './pipelineRun.ts';

@@ -1,0 +1,16 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+
+// An SMTP server that is down for a while must not lose a verification mail: retry for hours.
+const MAIL_SEND_TIMEOUT = '30 seconds';
+const MAIL_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 30 };
+
+const { deliverMail } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: MAIL_SEND_TIMEOUT,
+  retry: MAIL_RETRY,
+});
+
+/** Delivers one row of `mails`. The workflow id is `mail-<id>`, so a mail is sent once. */
+export async function deliverMailWorkflow(mailId: string): Promise<void> {
+  await deliverMail(mailId);
+}

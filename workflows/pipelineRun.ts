@@ -1,0 +1,137 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { BrowserHostActivities } from '../activities/browserHost.ts';
+import type { createActivities } from '../activities/index.ts';
+import { PipelineRunError, runPlan } from '../server/pipelines/interpreter.ts';
+import type { Plan } from '../server/pipelines/plan.ts';
+import { stopBrowserSignal } from './messages.ts';
+import { workflowIds } from './names.ts';
+
+/** A node without its own timeout gets this per attempt. */
+const DEFAULT_NODE_TIMEOUT_MS = 30_000;
+/** Time past the node's own budget before the activity itself times out. */
+const NODE_TIMEOUT_GRACE_MS = 5_000;
+/** A host that does not pick up a node in this time is taken as gone: the run fails, not hangs. */
+const HOST_PICKUP_TIMEOUT = '15 seconds';
+/** Browser nodes heartbeat every second; a silent host is noticed this fast. */
+const NODE_HEARTBEAT_TIMEOUT = '10 seconds';
+
+const control = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
+});
+
+export type PipelineRunInput = {
+  plan: Plan;
+  /** Arguments; secret parameters appear only as placeholders (server/pipelines/runSecrets.ts). */
+  args: Record<string, unknown>;
+  hostId: string;
+  resourceId: string;
+  /** The run started this browser and stops it when done. */
+  ownsResource: boolean;
+};
+
+/** A node failed: the run fails with its error and the node named. */
+class NodeFailed extends Error {
+  override name = 'NodeFailed';
+  readonly node: string;
+  readonly code: string;
+  constructor(node: string, code: string, message: string) {
+    super(message);
+    this.node = node;
+    this.code = code;
+  }
+}
+
+/**
+ * Executes one pipeline run (workflow id `run-<runId>`): the plan's nodes in order, browser nodes
+ * on the host that holds the browser, pure nodes on the control queue; every node's outputs and
+ * log lines are stored by the activity that ran it. Cancelling the workflow stops the run.
+ */
+export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
+  const hostQueue = `browsers.${input.hostId}`;
+  await control.markRun(runId, { status: 'running', evaluation: 'running' });
+  try {
+    const { result } = await runPlan(input.plan, {
+      args: input.args,
+      runNode: async (call) => {
+        const path = [...call.path, call.node].join('.');
+        const options = {
+          // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed.
+          startToCloseTimeout: (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS,
+          retry: {
+            maximumAttempts: 1 + (call.retries ?? 0),
+            initialInterval: '500 milliseconds',
+            nonRetryableErrorTypes: ['invalid_input', 'unknown_type', 'no_page'],
+          },
+        };
+        try {
+          if (call.browser) {
+            const host = proxyActivities<BrowserHostActivities>({
+              ...options,
+              taskQueue: hostQueue,
+              scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+              heartbeatTimeout: NODE_HEARTBEAT_TIMEOUT,
+            });
+            return await host.runBrowserNode({
+              runId,
+              resourceId: input.resourceId,
+              path,
+              type: call.type,
+              inputs: call.inputs,
+              timeoutMs: call.timeoutMs,
+            });
+          }
+          const pure = proxyActivities<ReturnType<typeof createActivities>>(options);
+          return await pure.runPureNode({ runId, path, type: call.type, inputs: call.inputs });
+        } catch (error) {
+          if (isCancellation(error)) throw error;
+          const cause = error instanceof ActivityFailure ? error.cause : error;
+          const code = cause instanceof ApplicationFailure ? (cause.type ?? 'node_failed') : 'node_failed';
+          throw new NodeFailed(path, code, cause instanceof Error ? cause.message : String(cause));
+        }
+      },
+    });
+    await control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result });
+  } catch (error) {
+    await CancellationScope.nonCancellable(async () => {
+      if (isCancellation(error)) {
+        await control.finishRun(runId, {
+          status: 'cancelled',
+          evaluation: 'stopped',
+          error: { node: null, code: 'stopped', message: 'the run was stopped' },
+        });
+      } else if (error instanceof NodeFailed || error instanceof PipelineRunError) {
+        await control.finishRun(runId, {
+          status: 'failed',
+          evaluation: 'failed',
+          error: { node: error.node, code: error.code, message: error.message },
+        });
+      } else {
+        const message = error instanceof Error ? error.message : String(error);
+        await control.finishRun(runId, { status: 'failed', evaluation: 'failed', error: { node: null, code: 'run_failed', message } });
+      }
+    });
+  } finally {
+    await CancellationScope.nonCancellable(async () => {
+      const host = proxyActivities<BrowserHostActivities>({
+        taskQueue: hostQueue,
+        scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+        startToCloseTimeout: '10 seconds',
+        retry: { maximumAttempts: 2 },
+      });
+      await host.releaseRunPages(runId).catch(() => undefined);
+      if (input.ownsResource) {
+        await getExternalWorkflowHandle(workflowIds.browser(input.resourceId))
+          .signal(stopBrowserSignal, 'the pipeline run that started it ended')
+          .catch(() => undefined);
+      }
+    });
+  }
+}
