@@ -9,6 +9,5 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
   },
 });

@@ -250,7 +250,9 @@ describe('a running browser', () => {
         )
         .toMatch(/from the warm pool/);
       // The page the client opened before the host adopted the browser is in the log as well.
-      await expect.poll(async () => (await warmStack.http.get(`${base}/logs`, { token: user.token })).text).toContain('navigated to');
+      await expect
+        .poll(async () => (await warmStack.http.get(`${base}/logs`, { token: user.token })).text, { timeout: 15_000 })
+        .toContain(`navigated to ${site.url}/warm`);
       const stopped = await warmStack.http.post(`${base}/stop`, undefined, { token: user.token });
       expect(stopped.body.status).toBe('stopped');
       await expect.poll(warmRows, { timeout: 30_000 }).toBe(1);

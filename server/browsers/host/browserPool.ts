@@ -256,6 +256,12 @@ export class BrowserPool {
       instance.flushTimer ??= setTimeout(() => this.#flush(instance), 250);
     };
     const watchPage = (page: Page) => {
+      // A page another CDP client opened may have navigated before this client saw it (the
+      // 'page' event races the client's goto), so its first navigation would go unlogged.
+      const seenAt = page.url();
+      if (seenAt && seenAt !== 'about:blank') {
+        push({ context: seenAt, severity: 'info', message: `navigated to ${seenAt}`, area: 'navigation' });
+      }
       page.on('console', (message) => {
         const type = message.type();
         const severity = type === 'error' ? 'error' : type === 'warning' ? 'warn' : type === 'debug' ? 'debug' : 'info';
