@@ -15,7 +15,12 @@ step "typecheck (tsc)"
 npm run --silent typecheck
 
 step "compose file"
-# Only the file is checked: no engine runs containers here.
+# Only the file is checked: no engine runs containers here. Debian's docker-compose (1.29) reads
+# the file without an engine, so a fresh Debian machine gets it rather than skipping the check.
+if ! docker compose version >/dev/null 2>&1 && ! docker-compose version >/dev/null 2>&1 \
+  && command -v apt-get >/dev/null && is_root; then
+  apt_install docker-compose
+fi
 if docker compose version >/dev/null 2>&1; then
   docker compose -f temporal-compose.yml config -q
   echo "temporal-compose.yml: valid (docker compose)"

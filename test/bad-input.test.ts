@@ -201,13 +201,16 @@ describe.each(Object.entries(bodyRoutes))('%s', (_name, route) => {
     }
   });
 
-  it.skipIf(route.required.length === 0)('rejects missing required fields with 400 naming each', async () => {
-    expectFieldsNamed(await send(route, {}), route.required);
-    for (const field of route.required) {
-      const { [field]: _dropped, ...rest } = route.valid();
-      expectFieldsNamed(await send(route, rest), [field]);
-    }
-  });
+  // Routes whose body fields are all optional have nothing to miss.
+  if (route.required.length > 0) {
+    it('rejects missing required fields with 400 naming each', async () => {
+      expectFieldsNamed(await send(route, {}), route.required);
+      for (const field of route.required) {
+        const { [field]: _dropped, ...rest } = route.valid();
+        expectFieldsNamed(await send(route, rest), [field]);
+      }
+    });
+  }
 
   it('rejects a body that is not JSON with 400 invalid_json', async () => {
     for (const raw of ['{"name": ', "{'single': 'quotes'}", 'not json at all', '{"a":1}}']) {
@@ -277,24 +280,26 @@ describe.each(Object.entries(queryRoutes))('%s', (_name, route) => {
     expectFieldsNamed(await call('?bogusParam=1'), ['bogusParam']);
   });
 
-  it.runIf(route.paginated)('rejects bad pagination with 400 naming the parameter', async () => {
-    for (const [query, field] of [
-      ['?limit=abc', 'limit'],
-      ['?limit=0', 'limit'],
-      ['?limit=-5', 'limit'],
-      ['?limit=201', 'limit'],
-      ['?limit=1.5', 'limit'],
-      ['?limit=1e9', 'limit'],
-      ['?limit=10&limit=20', 'limit'],
-      ['?limit', 'limit'],
-      ['?offset=-1', 'offset'],
-      ['?offset=abc', 'offset'],
-      ['?offset=0.5', 'offset'],
-    ]) {
-      expectFieldsNamed(await call(query as string), [field as string]);
-    }
-    expect((await call('?limit=1&offset=0')).status).toBe(200);
-  });
+  if (route.paginated) {
+    it('rejects bad pagination with 400 naming the parameter', async () => {
+      for (const [query, field] of [
+        ['?limit=abc', 'limit'],
+        ['?limit=0', 'limit'],
+        ['?limit=-5', 'limit'],
+        ['?limit=201', 'limit'],
+        ['?limit=1.5', 'limit'],
+        ['?limit=1e9', 'limit'],
+        ['?limit=10&limit=20', 'limit'],
+        ['?limit', 'limit'],
+        ['?offset=-1', 'offset'],
+        ['?offset=abc', 'offset'],
+        ['?offset=0.5', 'offset'],
+      ]) {
+        expectFieldsNamed(await call(query as string), [field as string]);
+      }
+      expect((await call('?limit=1&offset=0')).status).toBe(200);
+    });
+  }
 
   it('never answers 500 for odd query strings', async () => {
     for (const query of [
