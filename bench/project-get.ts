@@ -216,18 +216,19 @@ The API route serves ${(ratio * 100).toFixed(1)} % of the bare server's rate.
   \`BENCH_DURATION=30\` for longer runs)
 
 What one API request does here that the bare server does not: parse the \`x-api-key\` header, find
-the key by its prefix and compare the SHA-256 of the secret in constant time (one query for the
-key and its user; a \`projects\` key's allow list is a second), load the project by slug (another query),
+the key by its prefix with its user (and, for a \`projects\` key, its allow list) in one query and
+compare the SHA-256 of the secret in constant time, load the project by slug (a second query),
 decide the permission, and validate the answer against the route's output schema, on a fresh
 EntityManager, with the error hooks and request ids of the real app. Request logging is at \`warn\` for the run.
 
-Where the time went when this was first measured (2026-11-22, a CPU profile and sequential timings
-on this machine): nearly all of it is MikroORM building and hydrating the three queries, not
-PostgreSQL (a raw \`pg\` pool of 10 answers about 12,000 simple queries/s here). Sequentially, the
-key lookup with its user took about 1.7 ms, the extra query that loads the key's project list from
-the pivot table about 2 ms more, and the project by slug about 0.9 ms. The allow list is now loaded
-only for \`projects\` keys (243 → about 350 requests/s); next: one query for key, user and project. The two cores are
-shared with other work, so runs differ by a third or so from one to the next.
+Where the time goes (CPU profiles on this machine, 2026-11-22): at first nearly all of it was
+MikroORM building and hydrating its queries (about 350 requests/s). The two lookups every API
+request makes are now plain SQL mapped to the entities (\`server/auth/subject.ts\`,
+\`server/projects/projectRepository.ts\`), which about doubled the rate. What is left is spread out: the
+socket writes to PostgreSQL and to the client (on loopback the kernel delivers the bytes inside the
+write), the tRPC and OpenAPI adapters (an AbortController aborted per request costs about 6 %), the
+remaining ORM mapping, and garbage collection. The two cores are shared by the server, PostgreSQL
+and the load generator, so runs differ by a third or so from one to the next.
 `,
   );
   // The linter formats Markdown too (aligned table columns); leave the file as it wants it.

@@ -7,8 +7,12 @@ export function isUuid(value: string) {
   return uuidPattern.test(value);
 }
 
-/** The project a path names, by UUID or by slug (slugs are stored lower-case). */
-export function findProject(em: EntityManager, slugOrId: string) {
-  const where = isUuid(slugOrId) ? { id: slugOrId.toLowerCase() } : { slug: slugOrId.toLowerCase() };
-  return em.findOne(Project, where);
+/**
+ * The project a path names, by UUID or by slug (slugs are stored lower-case). Every project route
+ * starts here, so it is one raw query mapped to the entity, not the ORM's query builder.
+ */
+export async function findProject(em: EntityManager, slugOrId: string): Promise<Project | null> {
+  const column = isUuid(slugOrId) ? 'id' : 'slug';
+  const [row] = await em.getConnection().execute(`select * from projects where ${column} = ? limit 1`, [slugOrId.toLowerCase()]);
+  return row ? em.map(Project, row) : null;
 }
