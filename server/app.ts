@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
-import { BadRequest, DomainError } from './errors.ts';
+import { BadRequest, DomainError, RateLimited } from './errors.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browserRoutes.ts';
 import { errorBody, fastifyErrorBody, reshapeRestError } from './http/errorBody.ts';
@@ -127,7 +127,7 @@ export async function buildApp(deps: AppDeps) {
 
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
-    trpcOptions: { router: appRouter, createContext: context, onError: logFault },
+    trpcOptions: { router: appRouter, createContext: context, onError: logFault, responseMeta: retryAfterMeta },
   });
 
   registerExternalRoutes(app, deps);
@@ -145,15 +145,16 @@ export async function buildApp(deps: AppDeps) {
     router: appRouter,
     createContext: context,
     onError: logFault,
-    responseMeta: ({ errors }: { errors: { cause?: unknown }[] }) => {
-      const retryAfter = errors.map((e) => e.cause).find((cause) => cause instanceof DomainError && 'retryAfterSeconds' in cause) as
-        | { retryAfterSeconds: number }
-        | undefined;
-      return retryAfter ? { headers: { 'retry-after': String(retryAfter.retryAfterSeconds) } } : {};
-    },
+    responseMeta: retryAfterMeta,
   } as never);
 
   return app;
 }
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/** A rate-limited answer says when to come back, on /trpc as on the REST paths. */
+function retryAfterMeta({ errors }: { errors: readonly { cause?: unknown }[] }) {
+  const limited = errors.map((error) => error.cause).find((cause) => cause instanceof RateLimited);
+  return limited ? { headers: { 'retry-after': String(limited.retryAfterSeconds) } } : {};
+}

@@ -485,6 +485,23 @@ describe('password reset', () => {
     expect((await login(user.email, NEW_PASSWORD)).status).toBe(200);
   });
 
+  it('an expired reset token is refused and the password stays as it was', async () => {
+    const user = await registerUser(stack);
+    await stack.http.post('/api/auth/reset/request', { email: user.email });
+    const token = tokenFromMail(await resetMail(user.email));
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update one_time_tokens set expires_at = now() - interval '1 minute' where purpose = 'reset_password' and user_id = ?`, [
+        user.id,
+      ]);
+    const expired = await stack.http.post('/api/auth/reset/submit', { token, password: NEW_PASSWORD, confirmPassword: NEW_PASSWORD });
+    expect(expired.status).toBe(400);
+    expect(expired.body).toMatchObject({ status: 'error', code: 'invalid_token' });
+    expect((await login(user.email, PASSWORD)).status).toBe(200);
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(401);
+  });
+
   it('a verification token cannot be used to reset a password', async () => {
     const { email } = await register();
     const token = tokenFromMail(await verificationMail(email));

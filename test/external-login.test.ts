@@ -126,6 +126,22 @@ describe('external providers', () => {
     expect(session.body.user.email).toBe('alice@idp.test');
   });
 
+  it('refuses a registration token once its 15 minutes have passed', async () => {
+    idp.accounts.set('late-sub', { email: 'late@idp.test', email_verified: true, given_name: 'Late', family_name: 'Comer' });
+    const token = registrationToken((await signInWithProvider(browserWith(), 'late-sub')).landedOn);
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update external_registrations set expires_at = now() - interval '1 second' where subject = 'late-sub'`);
+    for (const response of [
+      await stack.http.get(`/api/auth/external/register/${token}`),
+      await stack.http.post('/api/auth/external/register', { token }),
+    ]) {
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ status: 'error', code: 'invalid_token' });
+    }
+  });
+
   it('counts a provider e-mail as verified only when the provider says email_verified', async () => {
     idp.accounts.set('bob-sub', { email: 'bob@idp.test', email_verified: false, name: 'Bob Builder' });
     const { landedOn } = await signInWithProvider(browserWith(), 'bob-sub');

@@ -298,6 +298,38 @@ describe('DELETE /{project}/api', () => {
     expect((await stack.http.put('/api/projects', createBody({ slug: doomed.slug }), { token: owner.token })).status).toBe(200);
   });
 
+  it('cascades to every table that holds project data, including tables added later (catalog check)', async () => {
+    const em = stack.orm.em.fork();
+    // Each foreign key: its table and column, the table it points to, and its ON DELETE rule.
+    const keys = await em.execute<{ table: string; column: string; target: string; rule: string }[]>(
+      `select tc.table_name as "table", kcu.column_name as "column", ccu.table_name as target, rc.delete_rule as rule
+         from information_schema.table_constraints tc
+         join information_schema.key_column_usage kcu on kcu.constraint_name = tc.constraint_name and kcu.table_schema = tc.table_schema
+         join information_schema.constraint_column_usage ccu on ccu.constraint_name = tc.constraint_name and ccu.table_schema = tc.table_schema
+         join information_schema.referential_constraints rc on rc.constraint_name = tc.constraint_name and rc.constraint_schema = tc.table_schema
+        where tc.constraint_type = 'FOREIGN KEY' and tc.table_schema = current_schema()`,
+    );
+    const projectColumns = await em.execute<{ table: string }[]>(
+      `select table_name as "table" from information_schema.columns where column_name = 'project_id' and table_schema = current_schema()`,
+    );
+    expect(projectColumns.length).toBeGreaterThan(5);
+    // Every project_id column is a foreign key to projects that goes with the project…
+    for (const { table } of projectColumns) {
+      expect(
+        keys.find((key) => key.table === table && key.column === 'project_id'),
+        table,
+      ).toMatchObject({
+        target: 'projects',
+        rule: 'CASCADE',
+      });
+    }
+    // …and nothing that points at project data can hold a project's delete back.
+    const projectTables = new Set(['projects', ...projectColumns.map(({ table }) => table)]);
+    for (const key of keys.filter(({ target }) => projectTables.has(target))) {
+      expect(['CASCADE', 'SET NULL'], `${key.table}.${key.column} → ${key.target}`).toContain(key.rule);
+    }
+  });
+
   it('drops the project from every listing', async () => {
     const project = await createProject(stack, owner.token, { public: true });
     expect((await stack.http.delete(`/${project.id}/api`, { token: owner.token })).status).toBe(200);

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { User } from '../db/entities/index.ts';
+import { startExternalRegistration } from '../server/auth/externalAccounts.ts';
 import { PASSWORD } from './support/accounts.ts';
 import type { HttpResponse } from './support/http.ts';
 import { tokenFromMail } from './support/smtp.ts';
@@ -103,13 +105,15 @@ describe('login', () => {
     expect((await post('/api/auth/login', { email: newEmail(), password: 'x' }, ip)).status).toBe(401);
   });
 
-  it('answers 429 on the tRPC path too', async () => {
+  it('answers 429 with Retry-After on the tRPC path too', async () => {
     const email = newEmail();
     const ip = newIp();
     const call = () =>
       stack.http.request('POST', '/trpc/auth.login', { body: { email, password: 'x' }, headers: { 'x-forwarded-for': ip } });
     for (let attempt = 0; attempt < 3; attempt++) expect((await call()).status).toBe(401);
-    expect((await call()).status).toBe(429);
+    const limited = await call();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
 
@@ -134,6 +138,29 @@ describe('register', () => {
     expect((await post('/api/auth/register', { email: newEmail(), password: PASSWORD, firstName: 'A', lastName: 'B' }, ip)).status).toBe(
       200,
     );
+  });
+});
+
+describe('external registration', () => {
+  it('counts as a registration, so one provider token cannot probe e-mail addresses endlessly', async () => {
+    const em = stack.orm.em.fork();
+    const taken = [newEmail(), newEmail(), newEmail()];
+    for (const email of taken) em.create(User, { email, firstName: 'Taken', lastName: 'Address', passwordHash: null });
+    await em.flush();
+    const token = await startExternalRegistration(em, {
+      provider: 'test',
+      subject: `probe-${Date.now()}`,
+      email: null,
+      emailVerified: false,
+      firstName: 'Pro',
+      lastName: 'Be',
+    });
+    const ip = newIp();
+    for (const email of taken) expect((await post('/api/auth/external/register', { token, email }, ip)).status).toBe(409);
+    const retryAfter = expectLimited(await post('/api/auth/external/register', { token, email: newEmail() }, ip));
+    await waitOut(retryAfter);
+    const registered = await post('/api/auth/external/register', { token, email: newEmail() }, ip);
+    expect(registered.status, registered.text).toBe(200);
   });
 });
 

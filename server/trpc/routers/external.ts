@@ -2,6 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ExternalIdentity, User } from '../../../db/entities/index.ts';
 import { claimExternalRegistration, findExternalRegistration } from '../../auth/externalAccounts.ts';
+import { enforceRateLimit } from '../../auth/rateLimits.ts';
 import { signIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, statusOk } from '../../http/shapes.ts';
@@ -104,6 +105,8 @@ export const externalAuthRouter = router({
           issues: missing.map((field) => ({ path: [field], message: 'required', code: 'missing' })),
         });
       }
+      // The same limits as a plain registration: one token must not check addresses endlessly.
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: ctx.req.ip, account: email });
       // Checked before the token is used up, so the user can retry with another address.
       if (await ctx.em.count(User, { email })) {
         throw new Conflict('email_taken', 'An account with this e-mail address exists; sign in and link the provider from there');
