@@ -56,8 +56,7 @@ const browserAndPipelineEndpoints = [
   'GET /{project}/api/pipelines/versions',
   'GET /{project}/api/pipelines/versions/{versionId}',
   'GET /{project}/api/pipelines/versions/{versionId}/history',
-  // The body's `project` names the target project, so the path parameter is called sourceProject.
-  'POST /{sourceProject}/api/pipelines/versions/{versionId}/fork',
+  'POST /{project}/api/pipelines/versions/{versionId}/fork',
   'POST /{project}/api/pipelines/versions/{versionId}/switch',
   'POST /{project}/api/pipelines/{pipelineId}/start',
   'GET /{project}/api/pipelines/{pipelineId}/{runId}',

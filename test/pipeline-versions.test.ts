@@ -442,8 +442,7 @@ describe('the OpenAPI document', () => {
       'GET /{project}/api/pipelines/versions',
       'GET /{project}/api/pipelines/versions/{versionId}',
       'GET /{project}/api/pipelines/versions/{versionId}/history',
-      // Its `{project}` segment is named `sourceProject`: the body's `project` is the target.
-      'POST /{sourceProject}/api/pipelines/versions/{versionId}/fork',
+      'POST /{project}/api/pipelines/versions/{versionId}/fork',
       'POST /{project}/api/pipelines/versions/{versionId}/switch',
     ];
     for (const endpoint of expected) {

@@ -42,17 +42,31 @@ const tokenParam = {
   description: 'the token inside remoteUrl / vncUrl',
 };
 
+/** What both log routes take besides their path: paging for JSON, Accept and Last-Event-ID for SSE. */
+const logParams = [
+  { name: 'offset', in: 'query' as const, schema: { type: 'integer' as const, minimum: 0 } },
+  { name: 'limit', in: 'query' as const, schema: { type: 'integer' as const, minimum: 1, maximum: 200 } },
+  {
+    name: 'Accept',
+    in: 'header' as const,
+    schema: { type: 'string' as const, enum: ['application/json', 'text/event-stream'] },
+    description: 'text/event-stream for a live stream instead of a page of JSON',
+  },
+  {
+    name: 'Last-Event-ID',
+    in: 'header' as const,
+    schema: { type: 'string' as const },
+    description: 'SSE: resume after this entry',
+  },
+];
+
 Object.assign(rawRoutePaths, {
   [`${docBase}/logs`]: {
     get: {
       summary:
         'Browser logs (console, navigations, lifecycle, errors): paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)',
       tags: ['sessions'],
-      parameters: [
-        ...pathParams,
-        { name: 'offset', in: 'query', schema: { type: 'integer' } },
-        { name: 'limit', in: 'query', schema: { type: 'integer' } },
-      ],
+      parameters: [...pathParams, ...logParams],
       responses: { '200': { description: 'JSON array of {seq, context, severity, message, area, object, created}, or text/event-stream' } },
     },
   },
@@ -60,12 +74,15 @@ Object.assign(rawRoutePaths, {
     get: {
       summary: 'Run logs with secrets redacted: paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)',
       tags: ['pipelines'],
-      parameters: ['project', 'pipelineId', 'runId'].map((name) => ({
-        name,
-        in: 'path' as const,
-        required: true,
-        schema: { type: 'string' as const },
-      })),
+      parameters: [
+        ...['project', 'pipelineId', 'runId'].map((name) => ({
+          name,
+          in: 'path' as const,
+          required: true,
+          schema: { type: 'string' as const },
+        })),
+        ...logParams,
+      ],
       responses: { '200': { description: 'JSON array of log entries, or text/event-stream' } },
     },
   },

@@ -73,8 +73,35 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     },
   });
   document.openapi = '3.1.0';
-  document.paths = { ...document.paths, ...rawRoutePaths };
+  document.paths = { ...renameForkParameter(document.paths ?? {}), ...rawRoutePaths };
   return document;
+}
+
+/**
+ * Fork's procedure names its path's project `sourceProject`, because the REST adapter would let a
+ * `{project}` path parameter overwrite the body's `project` (the target). On the wire the segment is
+ * the same, so the document shows the spec's `{project}`: a path parameter and a body field may
+ * share a name in OpenAPI.
+ */
+function renameForkParameter(paths: NonNullable<OpenAPIObject['paths']>) {
+  const renamed: NonNullable<OpenAPIObject['paths']> = {};
+  for (const [path, item] of Object.entries(paths)) {
+    if (!path.startsWith('/{sourceProject}/')) {
+      renamed[path] = item;
+      continue;
+    }
+    const operations = Object.entries(item).map(([method, operation]) => [
+      method,
+      {
+        ...operation,
+        parameters: operation.parameters?.map((parameter: { name?: string }) =>
+          parameter.name === 'sourceProject' ? { ...parameter, name: 'project' } : parameter,
+        ),
+      },
+    ]);
+    renamed[path.replace('{sourceProject}', '{project}')] = Object.fromEntries(operations);
+  }
+  return renamed;
 }
 
 const escapeHtml = (text: string) =>
