@@ -5,6 +5,7 @@ import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import { BadRequest, DomainError, RateLimited } from './errors.ts';
+import { registerAuthPages } from './http/authPages.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browserRoutes.ts';
 import { errorBody, fastifyErrorBody, reshapeRestError } from './http/errorBody.ts';
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDeps) {
   });
 
   registerExternalRoutes(app, deps);
+  registerAuthPages(app);
   await registerBrowserRoutes(app, deps);
   await registerMcpRoutes(app, deps);
   // Built after the raw routes are registered: they add their own entries to the document.

@@ -74,3 +74,10 @@ export function tokenFromMail(mail: ReceivedMail) {
   if (!match?.[1]) throw new Error(`no token in mail: ${mail.text}`);
   return match[1];
 }
+
+/** The link a mail from the service carries (its first URL). */
+export function linkFromMail(mail: ReceivedMail) {
+  const match = /https?:\/\/\S+/.exec(mail.text);
+  if (!match) throw new Error(`no link in mail: ${mail.text}`);
+  return match[0];
+}

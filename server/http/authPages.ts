@@ -1,0 +1,138 @@
+import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { Logger } from 'pino';
+
+/**
+ * The pages the service's own links lead to: the mailed verification and reset links, and the
+ * OpenID Connect redirects to registration and to the second factor. A self-hosted install has no
+ * front end of its own, so these small pages complete each step against the JSON API; a front end
+ * may serve the same paths instead. Tokens stay in the URL the user was given and are sent only to
+ * the API (no Referer, no third-party resources), and a returnUrl is followed on this origin only.
+ */
+
+type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+
+type Page = { title: string; body: string };
+
+const pages: Record<'verify' | 'reset' | 'externalRegister' | 'twoFactor', Page> = {
+  verify: {
+    title: 'Confirm your e-mail address',
+    body: `<p>Confirm the e-mail address of your account.</p>
+<form data-action="verify"><button type="submit">Confirm my e-mail address</button></form>`,
+  },
+  reset: {
+    title: 'Choose a new password',
+    body: `<form data-action="reset">
+<label>New password <input name="password" type="password" autocomplete="new-password" minlength="8" required></label>
+<label>Repeat it <input name="confirmPassword" type="password" autocomplete="new-password" minlength="8" required></label>
+<button type="submit">Set the new password</button></form>`,
+  },
+  externalRegister: {
+    title: 'Create your account',
+    body: `<p>Your sign-in provider did not match an account here. Check the details and create one.</p>
+<form data-action="external-register">
+<label>E-mail <input name="email" type="email" autocomplete="email"></label>
+<label>First name <input name="firstName" autocomplete="given-name"></label>
+<label>Last name <input name="lastName" autocomplete="family-name"></label>
+<button type="submit">Create the account</button></form>`,
+  },
+  twoFactor: {
+    title: 'Two-factor sign-in',
+    body: `<form data-action="2fa">
+<label>Code from your authenticator app, or a recovery code
+<input name="token" autocomplete="one-time-code" inputmode="text" required></label>
+<button type="submit">Sign in</button></form>`,
+  },
+};
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
+
+function render(page: Page) {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${escapeHtml(page.title)}</title>
+<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.8rem 0}input{display:block;width:100%;padding:.4rem;margin-top:.2rem;box-sizing:border-box}button{padding:.5rem 1rem;margin-top:.5rem}#result.error{color:#b00}#result.ok{color:#070}</style>
+<script src="/auth/pages.js" defer></script></head>
+<body><h1>${escapeHtml(page.title)}</h1>${page.body}<p id="result" role="status"></p></body></html>`;
+}
+
+/**
+ * One script for every page: it reads the token from the URL, posts to the API, and shows the
+ * answer's message. Served as a file so the pages can forbid inline scripts.
+ */
+const script = `'use strict';
+const result = document.getElementById('result');
+const show = (text, ok) => { result.textContent = text; result.className = ok ? 'ok' : 'error'; };
+const query = new URLSearchParams(location.search);
+const sameOrigin = (url) => {
+  try { const target = new URL(url, location.origin); return target.origin === location.origin ? target.href : '/'; }
+  catch { return '/'; }
+};
+async function post(path, body) {
+  const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(answer.message || 'The request failed (' + response.status + ')');
+  return answer;
+}
+const registrationToken = location.pathname.split('/').pop();
+const actions = {
+  verify: async () => {
+    await post('/api/auth/verify/submit', { token: query.get('token') || '' });
+    show('Your e-mail address is confirmed.', true);
+  },
+  reset: async (form) => {
+    await post('/api/auth/reset/submit', { token: query.get('token') || '', password: form.password.value, confirmPassword: form.confirmPassword.value });
+    show('Your password is changed; sign in with the new one.', true);
+  },
+  'external-register': async (form) => {
+    const body = { token: registrationToken };
+    for (const field of ['email', 'firstName', 'lastName']) if (form[field].value) body[field] = form[field].value;
+    const answer = await post('/api/auth/external/register', body);
+    show(answer.status === 'email_not_verified' ? 'Your account is created: confirm your e-mail address with the mail we sent.' : 'Your account is created and you are signed in.', true);
+  },
+  '2fa': async (form) => {
+    await post('/api/auth/2fa/verify', { token: form.token.value.trim() });
+    show('Signed in.', true);
+    location.assign(sameOrigin(query.get('returnUrl') || '/'));
+  },
+};
+const form = document.querySelector('form[data-action]');
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const button = form.querySelector('button');
+  button.disabled = true;
+  actions[form.dataset.action](form).then(
+    () => { if (form.dataset.action !== '2fa') form.hidden = true; },
+    (error) => { show(error.message, false); button.disabled = false; },
+  );
+});
+if (form.dataset.action === 'external-register') {
+  fetch('/api/auth/external/register/' + encodeURIComponent(registrationToken)).then((r) => r.json().then((details) => {
+    if (!r.ok) return show(details.message || 'This registration link is no longer valid.', false);
+    for (const field of ['email', 'firstName', 'lastName']) if (details[field]) form[field].value = details[field];
+  }));
+}
+`;
+
+const pageHeaders = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  // The token is in this page's URL: no Referer carries it anywhere.
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
+};
+
+export function registerAuthPages(app: AppInstance) {
+  const serve = (path: string, page: Page) => {
+    const html = render(page);
+    app.get(path, async (_req, reply) => reply.headers(pageHeaders).send(html));
+  };
+  serve('/auth/verify', pages.verify);
+  serve('/auth/reset', pages.reset);
+  serve('/auth/external-register/:token', pages.externalRegister);
+  serve('/auth/2fa', pages.twoFactor);
+  app.get('/auth/pages.js', async (_req, reply) =>
+    reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }).send(script),
+  );
+}
