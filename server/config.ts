@@ -100,6 +100,11 @@ const environment = z.object({
   BROWSER_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).default(300),
   BROWSER_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(10).default(3600),
   PROXY_LIST: optionalString,
+  /**
+   * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
+   * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).
+   */
+  MCP_ALLOWED_HOSTS: optionalString,
   /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
   FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
 });
@@ -184,6 +189,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
+    /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
+    mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS) },
     adminEmails: (e.ADMIN_EMAILS ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())
@@ -208,6 +215,17 @@ function parseRateLimits(value: string | undefined): Record<RateLimitedAction, R
   const limits = { ...defaultRateLimits };
   for (const action of rateLimitedActions) limits[action] = { ...defaultRateLimits[action], ...parsed.data[action] };
   return limits;
+}
+
+function parseHostList(value: string | undefined): string[] | null {
+  if (!value) return null;
+  const hosts = value
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean);
+  const bad = hosts.find((host) => !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(host));
+  if (bad) throw new ConfigError(`Invalid configuration:\n  MCP_ALLOWED_HOSTS: "${bad}" is not a host name (no scheme, port or path)`);
+  return hosts.length ? hosts : null;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

@@ -268,8 +268,12 @@ describe('function versions', () => {
     );
     expect(patched.status, patched.text).toBe(200);
 
-    // Only the pipeline: its current version; interface and metadata carried over.
-    const imported = await stack.http.post(`/${project.slug}/api/functions/${fn.id}/import`, { pipelineId }, { token: owner.token });
+    // The first import names the pipeline version; interface and metadata carried over.
+    const imported = await stack.http.post(
+      `/${project.slug}/api/functions/${fn.id}/import`,
+      { pipelineId, pipelineVersionId: patched.body.version },
+      { token: owner.token },
+    );
     expect(imported.status, imported.text).toBe(200);
     expect(imported.body.errors).toEqual([]);
     let detail = (await stack.http.get(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).body;
@@ -316,7 +320,19 @@ describe('function versions', () => {
     const stored = await stack.orm.em.fork().findOneOrFail(FunctionVersion, { id: again.body.version });
     expect(stored.predecessor?.id).toBe(imported.body.version);
 
-    // An interface that no longer fits is stored with its errors.
+    // Nothing given: the previous version's pipeline version again (not the pipeline's current one).
+    const same = await stack.http.post(`/${project.slug}/api/functions/${fn.id}/import`, {}, { token: owner.token });
+    expect(same.status, same.text).toBe(200);
+    detail = (await stack.http.get(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).body;
+    expect(detail).toMatchObject({
+      version: same.body.version,
+      metadata: { note: 'second' },
+      outputs: [{ name: 'title', refType: 'string' }],
+      sourcePipelineId: pipelineId,
+      sourcePipelineVersionId: firstPipelineVersion,
+    });
+
+    // An interface that no longer fits is stored with its errors; the same pipeline named keeps its version.
     const misfit = await stack.http.post(
       `/${project.slug}/api/functions/${fn.id}/import`,
       { pipelineId, outputs: [{ name: 'gone', refType: 'string', source: { nodeName: 'nowhere', outputName: 'x' } }] },
@@ -324,6 +340,9 @@ describe('function versions', () => {
     );
     expect(misfit.status).toBe(200);
     expect(misfit.body.errors.map((e: { code: string }) => e.code)).toEqual(['unknown_output_source']);
+    expect((await stack.http.get(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).body.sourcePipelineVersionId).toBe(
+      firstPipelineVersion,
+    );
 
     // A version of another pipeline, or a pipeline of another project: 404.
     const otherPipeline = await stack.http.put(
@@ -337,14 +356,47 @@ describe('function versions', () => {
       { token: owner.token },
     );
     expect(mismatch.status).toBe(404);
+    // Another pipeline without its version: the previous version's does not apply.
+    const otherOnly = await stack.http.post(
+      `/${project.slug}/api/functions/${fn.id}/import`,
+      { pipelineId: otherPipeline.body.id },
+      { token: owner.token },
+    );
+    expect(otherOnly.status, otherOnly.text).toBe(400);
+    expect(otherOnly.body.issues.map((issue: { path: string[] }) => issue.path)).toEqual([['pipelineVersionId']]);
     const elsewhere = await createProject(stack, owner.token);
     const foreign = await stack.http.put(`/${elsewhere.slug}/api/pipelines`, { name: 'foreign', description: '' }, { token: owner.token });
     const cross = await stack.http.post(
       `/${project.slug}/api/functions/${fn.id}/import`,
-      { pipelineId: foreign.body.id },
+      { pipelineId: foreign.body.id, pipelineVersionId: firstPipelineVersion },
       { token: owner.token },
     );
     expect(cross.status).toBe(404);
+  });
+
+  it('refuses an import that names no pipeline when the previous version came from none, naming the fields', async () => {
+    const fn = await createFunction();
+    const bare = await stack.http.post(`/${project.slug}/api/functions/${fn.id}/import`, {}, { token: owner.token });
+    expect(bare.status, bare.text).toBe(400);
+    expect(bare.body).toMatchObject({ status: 'error', code: 'invalid_input' });
+    expect(bare.body.issues.map((issue: { path: string[] }) => issue.path)).toEqual([['pipelineId'], ['pipelineVersionId']]);
+    expect(bare.body.message).toContain('pipelineId');
+    expect(bare.body.message).toContain('pipelineVersionId');
+
+    const pipeline = await stack.http.put(
+      `/${project.slug}/api/pipelines`,
+      { name: 'versionless import', description: '', source: extractSource() },
+      { token: owner.token },
+    );
+    const onlyPipeline = await stack.http.post(
+      `/${project.slug}/api/functions/${fn.id}/import`,
+      { pipelineId: pipeline.body.id },
+      { token: owner.token },
+    );
+    expect(onlyPipeline.status, onlyPipeline.text).toBe(400);
+    expect(onlyPipeline.body.issues.map((issue: { path: string[] }) => issue.path)).toEqual([['pipelineVersionId']]);
+    // Nothing was made.
+    expect((await stack.http.get(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).body.version).toBe(fn.version);
   });
 });
 
@@ -451,7 +503,19 @@ describe('execute permissions', () => {
       accessType: 'custom',
       permissions: [`${project.slug}.functions.read.${fn.id}`, `${project.slug}.functions.execute.${fn.id}`],
     });
-    const allowed = await execute(fn.slug, { url }, { apiKey: both.secret });
+    // It launches a browser of the session, which needs what starting that browser needs.
+    const noSession = await execute(fn.slug, { url }, { apiKey: both.secret });
+    expect(noSession.status, noSession.text).toBe(403);
+    expect(noSession.body.message).toContain('sessions.write');
+    const withSession = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [
+        `${project.slug}.functions.read.${fn.id}`,
+        `${project.slug}.functions.execute.${fn.id}`,
+        `${project.slug}.sessions.write`,
+      ],
+    });
+    const allowed = await execute(fn.slug, { url }, { apiKey: withSession.secret });
     expect(allowed.status, allowed.text).toBe(200);
     expect(allowed.body.outputs.items).toEqual(['saw', 'drill']);
 
@@ -473,9 +537,11 @@ describe('execute permissions', () => {
       { name: 'p', description: '', source: extractSource() },
       { token: owner.token },
     );
+    const pipelineVersionId = (await stack.http.get(`/${project.slug}/api/pipelines/${pipeline.body.id}`, { token: owner.token })).body
+      .version;
     const imported = await stack.http.post(
       `/${project.slug}/api/functions/${fn.id}/import`,
-      { pipelineId: pipeline.body.id },
+      { pipelineId: pipeline.body.id, pipelineVersionId },
       { token: owner.token },
     );
     const detail = (await stack.http.get(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).body;
@@ -484,12 +550,16 @@ describe('execute permissions', () => {
 
     const functionGrant = await createApiKey(stack, owner.token, {
       accessType: 'custom',
-      permissions: [`${project.slug}.functions.read`, `${project.slug}.functions.execute.${fn.id}`],
+      permissions: [`${project.slug}.functions.read`, `${project.slug}.functions.execute.${fn.id}`, `${project.slug}.sessions.write`],
     });
     expect((await execute(fn.slug, { url }, { apiKey: functionGrant.secret })).status).toBe(403);
     const versionGrant = await createApiKey(stack, owner.token, {
       accessType: 'custom',
-      permissions: [`${project.slug}.functions.read`, `${project.slug}.pipelineRuns.execute.${detail.sourcePipelineVersionId}`],
+      permissions: [
+        `${project.slug}.functions.read`,
+        `${project.slug}.pipelineRuns.execute.${detail.sourcePipelineVersionId}`,
+        `${project.slug}.sessions.write`,
+      ],
     });
     const ok = await execute(fn.slug, { url }, { apiKey: versionGrant.secret });
     expect(ok.status, ok.text).toBe(200);
@@ -540,10 +610,17 @@ describe('function schemas', () => {
       required: ['q', 'any', 'tags'],
       additionalProperties: false,
     });
-    expect(functionOutputJsonSchema([{ name: 'r', refType: 'record' }])).toMatchObject({
+    // Every output is present, but may be null (a value the run did not produce).
+    expect(
+      functionOutputJsonSchema([
+        { name: 'r', refType: 'record' },
+        { name: 's', refType: 'string' },
+        { name: 'any', refType: 'json' },
+      ]),
+    ).toMatchObject({
       type: 'object',
-      properties: { r: { type: 'object' } },
-      required: ['r'],
+      properties: { r: { type: ['object', 'null'] }, s: { type: ['string', 'null'] }, any: {} },
+      required: ['r', 's', 'any'],
     });
   });
 });

@@ -1,8 +1,11 @@
+import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../server/config.ts';
+import { mcpRequestAllowed } from '../server/http/mcpRoutes.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -54,26 +57,26 @@ async function createFunction(slug: string, description: string) {
   return created.body.id as string;
 }
 
-const endpoint = () => new URL(`${stack.url}/${project.slug}/api/mcp-servers/${serverId}/mcp`);
+const endpoint = (server = serverId) => new URL(`${stack.url}/${project.slug}/api/mcp-servers/${server}/mcp`);
 
 type Kind = 'sse' | 'streamable';
-function transportFor(kind: Kind, key: string) {
+function transportFor(kind: Kind, key: string, server = serverId) {
   const requestInit = { headers: { 'x-api-key': key } };
-  if (kind === 'streamable') return new StreamableHTTPClientTransport(endpoint(), { requestInit });
+  if (kind === 'streamable') return new StreamableHTTPClientTransport(endpoint(server), { requestInit });
   // requestInit's headers go on the stream's GET as well as on the message POSTs.
-  return new SSEClientTransport(endpoint(), { requestInit });
+  return new SSEClientTransport(endpoint(server), { requestInit });
 }
 
-async function connect(kind: Kind, key = linkedKey.secret) {
+async function connect(kind: Kind, key = linkedKey.secret, server = serverId) {
   const client = new Client({ name: 'test', version: '1.0.0' });
-  await client.connect(transportFor(kind, key));
+  await client.connect(transportFor(kind, key, server));
   return client;
 }
 
-async function linkKey(name: string, key: { id: string }) {
+async function linkKey(name: string, key: { id: string }, server = serverId) {
   const config = await stack.http.put(
     `/${project.slug}/api/mcp-client-configs`,
-    { name, description: '', mcpServerId: serverId, apiKeyId: key.id },
+    { name, description: '', mcpServerId: server, apiKeyId: key.id },
     owner,
   );
   expect(config.status, config.text).toBe(200);
@@ -117,7 +120,12 @@ describe.each(['streamable', 'sse'] as const)('the MCP endpoint over %s', (kind)
       expect(tools[0]).toMatchObject({
         description: 'Reads the items of a catalog page',
         inputSchema: { type: 'object', properties: { url: { type: 'string', description: 'The catalog page' } }, required: ['url'] },
-        outputSchema: { type: 'object', properties: { title: { type: 'string' }, items: { type: 'array' } } },
+        // Outputs may be null: a value the run did not produce.
+        outputSchema: {
+          type: 'object',
+          properties: { title: { type: ['string', 'null'] }, items: { type: ['array', 'null'] } },
+          required: ['title', 'items'],
+        },
       });
 
       const result = await client.callTool({ name: 'catalog', arguments: { url: `${site.url}/catalog` } });
@@ -178,6 +186,60 @@ describe.each(['streamable', 'sse'] as const)('the MCP endpoint over %s', (kind)
   });
 });
 
+describe('a tool output the run did not produce', () => {
+  it('reaches the SDK client as null, valid against the tool’s output schema', async () => {
+    // An optional attribute read: the page has no `a.next`, so `next` is null.
+    const created = await stack.http.put(
+      `/${project.slug}/api/functions`,
+      {
+        name: 'Next page',
+        description: 'The link to the next page, if any',
+        slug: 'next_page',
+        definition: {
+          source: {
+            parameters: { url: { refType: 'string' } },
+            nodes: {
+              page: { type: 'browser.page' },
+              open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
+              link: {
+                type: 'extract.attribute',
+                inputs: { page: { $ref: 'open.page' }, selector: 'a.next', attribute: 'href', optional: true },
+              },
+            },
+          },
+          parameters: [{ name: 'url', refType: 'string' }],
+          outputs: [
+            { name: 'next', refType: 'string', source: { nodeName: 'link', outputName: 'value' } },
+            { name: 'count', refType: 'number', source: { nodeName: 'link', outputName: 'count' } },
+          ],
+        },
+      },
+      owner,
+    );
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.errors).toEqual([]);
+    const server = await stack.http.put(
+      `/${project.slug}/api/mcp-servers`,
+      { name: 'Paging', slug: 'paging', description: '', functionIds: [created.body.id] },
+      owner,
+    );
+    expect(server.status, server.text).toBe(200);
+    await linkKey('paging config', linkedKey, server.body.id);
+
+    const client = await connect('streamable', linkedKey.secret, server.body.id);
+    try {
+      // The client validates structuredContent against the outputSchema it listed.
+      const { tools } = await client.listTools();
+      expect(tools[0]?.outputSchema?.properties).toEqual({ next: { type: ['string', 'null'] }, count: { type: ['number', 'null'] } });
+      const result = await client.callTool({ name: 'next_page', arguments: { url: `${site.url}/catalog` } });
+      expect(result.isError, JSON.stringify(result)).toBeFalsy();
+      expect(result.structuredContent).toEqual({ next: null, count: 0 });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('tool list changes made elsewhere', () => {
   it('reach connected clients when an assigned function is deleted', async () => {
     const ephemeral = await createFunction('ephemeral', 'Deleted soon');
@@ -210,6 +272,33 @@ describe('MCP endpoint access', () => {
       body: JSON.stringify(initialize),
     });
 
+  /** The initialize POST with another Host header (fetch cannot set Host). */
+  const postAs = (host: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const body = JSON.stringify(initialize);
+      const req = request(
+        endpoint(),
+        {
+          method: 'POST',
+          headers: {
+            host,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'content-length': Buffer.byteLength(body),
+            'x-api-key': linkedKey.secret,
+            ...headers,
+          },
+        },
+        (res) => {
+          // The status is all this needs; the stream is closed rather than read.
+          resolve({ status: res.statusCode ?? 0, body: res.statusMessage ?? '' });
+          res.destroy();
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
   it('needs an API key: none is 401, a session token is 401, an unlinked key is 403', async () => {
     expect((await post({})).status).toBe(401);
     expect((await post({ authorization: `Bearer ${owner.token}` })).status).toBe(401);
@@ -225,8 +314,41 @@ describe('MCP endpoint access', () => {
     await response.body?.cancel();
   });
 
-  it('refuses a foreign Host or Origin', async () => {
-    expect((await post({ 'x-api-key': linkedKey.secret, origin: 'https://evil.example' })).status).toBe(403);
+  it('refuses a page on another site, even one whose name was rebound to this server', async () => {
+    const foreign = await post({ 'x-api-key': linkedKey.secret, origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ status: 'error', code: 'host_not_allowed' });
+    // DNS rebinding: Host and Origin agree, both the attacker's name.
+    const rebound = await postAs(`evil.example:${new URL(stack.url).port}`, { origin: `http://evil.example:${new URL(stack.url).port}` });
+    expect(rebound.status).toBe(403);
+    expect((await post({ 'x-api-key': linkedKey.secret, origin: 'null' })).status).toBe(403);
+  });
+
+  it('accepts an agent that reaches the server by another name, such as a LAN address', async () => {
+    const response = await postAs(`192.168.1.23:${new URL(stack.url).port}`);
+    expect(response.status, response.body).toBe(200);
+    // A browser page served by this server itself is fine too.
+    const sameSite = await post({ 'x-api-key': linkedKey.secret, origin: stack.url });
+    expect(sameSite.status).toBe(200);
+    await sameSite.body?.cancel();
+  });
+
+  it('pins the Host, and widens the accepted origins, to MCP_ALLOWED_HOSTS when it is set', () => {
+    const open = parseConfig({ PUBLIC_URL: 'https://flows.example.com' });
+    expect(mcpRequestAllowed(open, { hostname: '10.0.0.7' })).toBe(true);
+    expect(mcpRequestAllowed(open, { hostname: '10.0.0.7', origin: 'https://flows.example.com' })).toBe(true);
+    expect(mcpRequestAllowed(open, { hostname: '10.0.0.7', origin: 'http://10.0.0.7:3000' })).toBe(false);
+
+    const pinned = parseConfig({ PUBLIC_URL: 'https://flows.example.com', MCP_ALLOWED_HOSTS: 'mcp.internal, 10.0.0.7' });
+    expect(mcpRequestAllowed(pinned, { hostname: '10.0.0.7' })).toBe(true);
+    expect(mcpRequestAllowed(pinned, { hostname: 'MCP.internal' })).toBe(true);
+    expect(mcpRequestAllowed(pinned, { hostname: 'flows.example.com' })).toBe(true);
+    expect(mcpRequestAllowed(pinned, { hostname: 'localhost' })).toBe(true);
+    expect(mcpRequestAllowed(pinned, { hostname: '10.0.0.8' })).toBe(false);
+    expect(mcpRequestAllowed(pinned, { hostname: '10.0.0.7', origin: 'http://10.0.0.7:6274' })).toBe(true);
+    expect(mcpRequestAllowed(pinned, { hostname: '10.0.0.7', origin: 'https://evil.example' })).toBe(false);
+
+    expect(() => parseConfig({ MCP_ALLOWED_HOSTS: 'https://mcp.internal' })).toThrow(/MCP_ALLOWED_HOSTS/);
   });
 
   it('answers 404 for an unknown server or session', async () => {

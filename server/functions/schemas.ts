@@ -82,12 +82,22 @@ export function functionInputJsonSchema(parameters: FunctionParameter[], options
   };
 }
 
-/** The object schema of a function's `outputs`: every declared output, by name. */
+/** `schema`, also accepting `null`. A schema without `type` (any JSON value) accepts it already. */
+function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+  return typeof schema.type === 'string' ? { ...schema, type: [schema.type, 'null'] } : schema;
+}
+
+/**
+ * The object schema of a function's `outputs`: every declared output, by name. Each is present
+ * but may be `null`: an execution answers `null` for a value the run did not produce (a condition
+ * branch not taken, an optional extraction that matched nothing, a cookie not set), and MCP
+ * clients validate `structuredContent` against this schema.
+ */
 export function functionOutputJsonSchema(outputs: FunctionOutput[]): Record<string, unknown> {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     type: 'object',
-    properties: Object.fromEntries(outputs.map((o) => [o.name, refTypeJsonSchema(o.refType)])),
+    properties: Object.fromEntries(outputs.map((o) => [o.name, orNull(refTypeJsonSchema(o.refType))])),
     required: outputs.map((o) => o.name),
     additionalProperties: false,
   };

@@ -16,6 +16,7 @@ import type {
 import type { Logger } from 'pino';
 import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
 import { resolveSubject } from '../auth/subject.ts';
+import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 import { assignedFunctions, buildMcpServer, type McpAuth, mcpToolChanges, toolsSignature } from '../mcp/buildMcpServer.ts';
 import { authorize, projectActions } from '../permissions/permissions.ts';
@@ -90,18 +91,26 @@ function header(req: FastifyRequest, name: string) {
   return Array.isArray(value) ? value[0] : value;
 }
 
+const loopbackHosts = ['localhost', '127.0.0.1', '[::1]', '::1'];
+
 /**
- * DNS-rebinding protection as the SDK examples do it: the Host (and an Origin, when sent) must be
- * the public host or loopback.
+ * DNS-rebinding protection (the MCP transport guidance): a web page must not drive the endpoint
+ * through a visitor's browser under a name that resolves to this server. Browsers always say where
+ * a page came from (`Origin`), so a request with an Origin is let through only from the
+ * `PUBLIC_URL` host, loopback or `MCP_ALLOWED_HOSTS` — never merely because Origin matches Host,
+ * which is exactly what a rebound name looks like. Agents send no Origin: on a self-hosted server
+ * they reach it by whatever name the network gives (a LAN address, a container name, a proxy), and
+ * their API key is what lets them in, so Host is only pinned when `MCP_ALLOWED_HOSTS` is set.
  */
-function hostAllowed(deps: AppDeps, req: FastifyRequest) {
-  const allowed = new Set(['localhost', '127.0.0.1', '[::1]', '::1', new URL(deps.config.publicUrl).hostname]);
-  if (!allowed.has(req.hostname)) return false;
-  const origin = header(req, 'origin');
-  if (!origin) return true;
+export function mcpRequestAllowed(config: Config, request: { hostname: string; origin?: string }) {
+  const configured = config.mcp.allowedHosts;
+  const allowed = new Set([...loopbackHosts, new URL(config.publicUrl).hostname.toLowerCase(), ...(configured ?? [])]);
+  if (configured && !allowed.has(request.hostname.toLowerCase())) return false;
+  if (request.origin === undefined) return true;
   try {
-    return allowed.has(new URL(origin).hostname);
+    return allowed.has(new URL(request.origin).hostname.toLowerCase());
   } catch {
+    // `Origin: null` (sandboxed frames, file pages) and garbage.
     return false;
   }
 }
@@ -121,7 +130,9 @@ export async function registerMcpRoutes(
 
   /** Authenticates one request: an API key linked to this server of this project. */
   async function authenticate(req: FastifyRequest<{ Params: McpParams }>): Promise<McpAuth & { apiKeyId: string; server: McpServer }> {
-    if (!hostAllowed(deps, req)) throw new PermissionDenied('Host or Origin not allowed', 'host_not_allowed');
+    if (!mcpRequestAllowed(deps.config, { hostname: req.hostname, origin: header(req, 'origin') })) {
+      throw new PermissionDenied('Host or Origin not allowed (see MCP_ALLOWED_HOSTS)', 'host_not_allowed');
+    }
     const em = deps.orm.em.fork();
     const subject = await resolveSubject(em, deps.jwt, {
       authorization: header(req, 'authorization'),

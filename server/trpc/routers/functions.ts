@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { FunctionVersion, Pipeline, PipelineFunction, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
-import { Conflict, NotFound } from '../../errors.ts';
+import { BadRequest, Conflict, type ErrorIssue, NotFound } from '../../errors.ts';
 import { executeFunction } from '../../functions/execute.ts';
 import {
   createFunction,
@@ -138,6 +138,46 @@ async function findFunction(ctx: ProjectContext, functionId: string, action: str
 
 async function currentVersion(ctx: ProjectContext, fn: PipelineFunction) {
   return fn.currentVersion ? ctx.em.findOneOrFail(FunctionVersion, { id: fn.currentVersion.id }) : null;
+}
+
+/**
+ * The pipeline version an import reads (spec 4.6: "omitted fields fall back to the previous
+ * function version"): the ids given, else those the previous version was imported from. The
+ * previous version's pipeline version is only a fallback for that same pipeline. 400 naming each
+ * id that is neither given nor inherited (the previous version was made by PUT, its pipeline
+ * version was deleted, or `pipelineId` names another pipeline).
+ */
+function importSource(
+  input: { pipelineId?: string; pipelineVersionId?: string },
+  previous: Pick<FunctionVersion, 'sourcePipelineId' | 'sourcePipelineVersion'> | null,
+) {
+  const pipelineId = input.pipelineId ?? previous?.sourcePipelineId ?? undefined;
+  const samePipeline = !!pipelineId && !!previous?.sourcePipelineId && pipelineId.toLowerCase() === previous.sourcePipelineId;
+  const pipelineVersionId = input.pipelineVersionId ?? (samePipeline ? previous?.sourcePipelineVersion?.id : undefined);
+  const issues: ErrorIssue[] = [];
+  if (!pipelineId) {
+    issues.push({
+      path: ['pipelineId'],
+      code: 'required',
+      message: 'required: the previous function version was not imported from a pipeline',
+    });
+  }
+  if (!pipelineVersionId) {
+    issues.push({
+      path: ['pipelineVersionId'],
+      code: 'required',
+      message: !pipelineId
+        ? 'required: the previous function version was not imported from a pipeline'
+        : samePipeline
+          ? 'required: the pipeline version the previous function version came from no longer exists'
+          : 'required: the previous function version did not come from this pipeline',
+    });
+  }
+  if (!pipelineId || !pipelineVersionId) {
+    const message = `Invalid input: ${issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`;
+    throw new BadRequest('invalid_input', message, { issues });
+  }
+  return { pipelineId, pipelineVersionId };
 }
 
 async function presentDetail(ctx: ProjectContext, fn: PipelineFunction) {
@@ -326,14 +366,16 @@ export const functionsRouter = router({
         tags,
         summary: 'A new current version from a pipeline version’s source; omitted fields come from the previous function version',
         description:
-          '`pipelineVersionId` left out: the pipeline’s current version. `metadata`, `parameters`, `outputs`, `outputType` left out: those of the current function version. Needs write on the function and read on the pipeline.',
+          'Every field left out is the previous (current) function version’s: `pipelineId` its source pipeline, `pipelineVersionId` its source pipeline version (when `pipelineId` names that same pipeline), `metadata`, `parameters`, `outputs`, `outputType` its own. ' +
+          'When the previous version has no such value (it was not imported, or `pipelineId` names another pipeline), `pipelineId` and `pipelineVersionId` are required: 400 naming each missing one. ' +
+          'Needs write on the function and read on the pipeline.',
       },
     })
     .input(
       z.strictObject({
         project: projectParam,
         functionId: idParam,
-        pipelineId: idParam,
+        pipelineId: idParam.optional(),
         pipelineVersionId: idParam.optional(),
         metadata: fields.metadata.optional(),
         parameters: functionParametersSchema.optional(),
@@ -344,15 +386,15 @@ export const functionsRouter = router({
     .output(z.object({ version: z.string(), errors: z.array(compileErrorView) }))
     .mutation(async ({ ctx, input }) => {
       const fn = await findFunction(ctx, input.functionId, functionActions.write);
-      if (!isUuid(input.pipelineId) || !permits(ctx, pipelineActions.read, input.pipelineId.toLowerCase())) throw new NotFound('Pipeline');
-      const pipeline = await ctx.em.findOne(Pipeline, { id: input.pipelineId.toLowerCase(), project: ctx.project.id });
+      const previous = await currentVersion(ctx, fn);
+      const { pipelineId, pipelineVersionId } = importSource(input, previous);
+      if (!isUuid(pipelineId) || !permits(ctx, pipelineActions.read, pipelineId.toLowerCase())) throw new NotFound('Pipeline');
+      const pipeline = await ctx.em.findOne(Pipeline, { id: pipelineId.toLowerCase(), project: ctx.project.id });
       if (!pipeline) throw new NotFound('Pipeline');
-      const versionId = (input.pipelineVersionId ?? pipeline.currentVersion?.id ?? '').toLowerCase();
-      const pipelineVersion = isUuid(versionId)
-        ? await ctx.em.findOne(PipelineVersion, { id: versionId, pipeline: pipeline.id, project: ctx.project.id })
+      const pipelineVersion = isUuid(pipelineVersionId)
+        ? await ctx.em.findOne(PipelineVersion, { id: pipelineVersionId.toLowerCase(), pipeline: pipeline.id, project: ctx.project.id })
         : null;
       if (!pipelineVersion) throw new NotFound('Pipeline version');
-      const previous = await currentVersion(ctx, fn);
       const version = await createFunctionVersion(
         ctx.em,
         fn,
