@@ -96,6 +96,10 @@ describe('turning two-factor sign-in on', () => {
     expect(url.searchParams.get('secret')).toBe(setup.body.secret);
     expect(decodeURIComponent(url.pathname)).toContain(user.email);
     expect((await stack.http.get('/api/auth/2fa', { token: user.token })).body).toEqual({ enabled: false, recoveryCodesRemaining: 0 });
+    // The database keeps it sealed, never in clear.
+    const [stored] = await stack.orm.em.fork().execute<{ totp_secret: string }[]>('select totp_secret from users where id = ?', [user.id]);
+    expect(stored?.totp_secret).toMatch(/^v1\./);
+    expect(stored?.totp_secret).not.toContain(setup.body.secret);
 
     const app = new Authenticator(setup.body.secret);
     const wrong = await stack.http.post(

@@ -14,10 +14,10 @@ export const User = defineEntity({
     emailVerified: p.boolean().default(false),
     isAdmin: p.boolean().default(false),
     /**
-     * Base32 TOTP secret. Set by `2fa/enable/request`, in force once `twoFactorEnabled`; never
-     * returned after setup.
+     * The TOTP secret, sealed under the service secret (server/auth/twoFactor.ts). Set by
+     * `2fa/enable/request`, in force once `twoFactorEnabled`; never returned after setup.
      */
-    totpSecret: p.string().length(64).nullable().hidden().lazy(),
+    totpSecret: p.text().nullable().hidden().lazy(),
     twoFactorEnabled: p.boolean().default(false),
     /** The last TOTP time step accepted: a code is good once, and no older code after it. */
     totpLastStep: p.integer().nullable().hidden(),

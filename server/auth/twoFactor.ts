@@ -2,7 +2,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { RecoveryCode, User } from '../../db/entities/index.ts';
-import { safeEqual } from './secrets.ts';
+import { openString, safeEqual, sealString } from './secrets.ts';
 
 /**
  * TOTP (RFC 6238: SHA-1, 6 digits, 30 s, as every authenticator app expects) and recovery codes.
@@ -25,6 +25,13 @@ export function newTotpSetup(issuer: string, accountName: string) {
   return { secret, url: generateURI({ issuer, label: accountName, secret }) };
 }
 
+const TOTP_PURPOSE = 'totp-secret';
+
+/** What `users.totp_secret` holds: the secret sealed under the service secret, never in clear. */
+export function sealTotpSecret(serviceSecret: string, secret: string) {
+  return sealString(serviceSecret, TOTP_PURPOSE, secret);
+}
+
 /** The user with the lazy secret loaded, fresh from the database (the step may have moved). */
 export async function loadTwoFactorUser(em: EntityManager, userId: string) {
   return em.findOneOrFail(User, userId, { populate: ['totpSecret'], refresh: true });
@@ -34,8 +41,10 @@ export async function loadTwoFactorUser(em: EntityManager, userId: string) {
  * Checks a TOTP code against the user's secret and claims its time step. The claim is a
  * conditional update, so two requests carrying the same code cannot both pass.
  */
-export async function acceptTotp(em: EntityManager, user: User, code: string) {
-  const secret = user.totpSecret;
+export async function acceptTotp(em: EntityManager, serviceSecret: string, user: User, code: string) {
+  // A secret sealed under another service secret (JWT_SECRET changed) opens to null: no code passes,
+  // and a recovery code (or an admin) turns two-factor sign-in off.
+  const secret = user.totpSecret ? openString(serviceSecret, TOTP_PURPOSE, user.totpSecret) : null;
   const token = code.replace(/\s+/g, '');
   if (!secret || !totpPattern.test(token)) return false;
   const result = await verify({
