@@ -1,13 +1,17 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { SessionResource, UsageRecord } from '../db/entities/index.ts';
 import type { ResourceStatus } from '../db/entities/SessionResource.ts';
+import { activeResourceStatuses } from '../server/browsers/browserSessions.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
+import { workflowIds } from '../workflows/names.ts';
 import type { ActivityDeps } from './index.ts';
 
 type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
 
 /** Control-queue activities of the browserSession workflow: database only. */
-export function createBrowserSessionActivities({ orm }: Pick<ActivityDeps, 'orm'>) {
+export function createBrowserSessionActivities({ orm, config, log: logger }: ActivityDeps) {
   const log = (em: ReturnType<MikroORM['em']['fork']>, resource: SessionResource, entry: NewLogEntry) =>
     appendLogs(em, resource.project.id, logStreams.resource(resource.id), [entry]);
 
@@ -64,6 +68,53 @@ export function createBrowserSessionActivities({ orm }: Pick<ActivityDeps, 'orm'
       resource.usage = usage;
       await em.flush();
       return { lastActivity: (resource.lastActivity ?? resource.startedAt ?? resource.created).toISOString() };
+    },
+
+    /**
+     * Settles active resources whose workflow does not run: it never started (the api died
+     * between committing the row and starting it) or it closed without settling the row. Only
+     * rows untouched for the grace period are looked at — a live workflow writes usage every few
+     * seconds — and Temporal has the last word, so a slow but running start is left alone. A warm
+     * browser such a row held is destroyed by its host once the row no longer holds it.
+     */
+    async sweepStuckResources() {
+      const em = orm.em.fork();
+      const cutoff = new Date(Date.now() - config.browsers.sweepGraceSeconds * 1000);
+      const candidates = await em.find(
+        SessionResource,
+        { status: { $in: [...activeResourceStatuses] }, created: { $lt: cutoff }, updated: { $lt: cutoff } },
+        { orderBy: { created: 'asc' }, limit: 500 },
+      );
+      const temporal = Context.current().client;
+      let settled = 0;
+      for (const resource of candidates) {
+        let reason: string;
+        try {
+          const described = await temporal.workflow.getHandle(workflowIds.browser(resource.id)).describe();
+          if (described.status.name === 'RUNNING') continue;
+          reason = `its workflow ended (${described.status.name.toLowerCase()}) without settling it`;
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+          reason = 'its workflow never started (the api stopped mid-start)';
+        }
+        // Conditional: a workflow that settles the row meanwhile keeps its own outcome.
+        const changed = await em.nativeUpdate(
+          SessionResource,
+          { id: resource.id, status: { $in: [...activeResourceStatuses] } },
+          { status: 'failed', stopReason: reason, stoppedAt: new Date(), cdpEndpoint: null },
+        );
+        if (!changed) continue;
+        settled++;
+        await log(em, resource, {
+          context: 'lifecycle',
+          severity: 'error',
+          message: `browser failed: ${reason}`,
+          area: 'lifecycle',
+          object: { status: 'failed', host: resource.hostId },
+        });
+      }
+      if (settled) logger.warn({ settled }, 'settled browser resources whose workflow was not running');
+      return { settled, nextSweepSeconds: config.browsers.sweepIntervalSeconds };
     },
   };
 }

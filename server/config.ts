@@ -93,12 +93,18 @@ const environment = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,60}$/)
     .default('local'),
+  /** Only recorded in `browser_hosts.address`: the api reaches browsers at the loopback CDP endpoint the host records. */
   BROWSER_HOST_ADDRESS: z.string().default('127.0.0.1'),
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(500).default(8),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
   BROWSER_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).default(300),
   BROWSER_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(10).default(3600),
+  /** A warm browser neither offered nor held by an active resource this long is destroyed and replaced. */
+  BROWSER_WARM_ORPHAN_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** How often the control worker looks for resources whose workflow is gone, and how old they must be. */
+  BROWSER_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
+  BROWSER_SWEEP_GRACE_SECONDS: z.coerce.number().int().min(1).default(120),
   PROXY_LIST: optionalString,
   /**
    * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
@@ -185,6 +191,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
       warmPool: e.BROWSER_WARM_POOL,
       idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,
       maxLifetimeSeconds: e.BROWSER_MAX_LIFETIME_SECONDS,
+      warmOrphanGraceSeconds: e.BROWSER_WARM_ORPHAN_GRACE_SECONDS,
+      sweepIntervalSeconds: e.BROWSER_SWEEP_INTERVAL_SECONDS,
+      sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
     },
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,

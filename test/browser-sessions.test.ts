@@ -1,8 +1,10 @@
 /// <reference lib="dom" />
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageRecord, WarmBrowser } from '../db/entities/index.ts';
-import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.ts';
+import { startBrowserHost } from '../server/browsers/host/browserHost.ts';
+import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
+import { createLogger } from '../server/logger.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';
 import { readSse } from './support/sse.ts';
@@ -260,5 +262,132 @@ describe('a running browser', () => {
       await warmStack.close();
     }
     // A second stack with a browser host launching in the background: slow on 2 busy cores.
+  }, 180_000);
+});
+
+describe('a host at its limit, and starts that went wrong', () => {
+  // One browser per host, one warm browser waiting, and short sweeps: the host drops a warm
+  // browser nobody holds after 1 s, the worker looks for stuck resources every second.
+  let small: TestStack;
+  let user: Awaited<ReturnType<typeof registerUser>>;
+  let p: { id: string; slug: string };
+  const warmRows = () => small.orm.em.fork().find(WarmBrowser, {});
+  const base = (sessionId: string, resourceId: string) => `/${p.slug}/api/sessions/${sessionId}/${resourceId}`;
+
+  beforeAll(async () => {
+    small = await startTestStack(
+      {
+        BROWSER_WARM_POOL: '1',
+        BROWSERS_PER_HOST: '1',
+        BROWSER_WARM_ORPHAN_GRACE_SECONDS: '1',
+        BROWSER_SWEEP_INTERVAL_SECONDS: '1',
+        BROWSER_SWEEP_GRACE_SECONDS: '5',
+      },
+      { browserHost: true },
+    );
+    user = await registerUser(small);
+    p = await createProject(small, user.token);
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  async function newSession(body: Record<string, unknown> = {}) {
+    const created = await small.http.put(`/${p.slug}/api/sessions`, { name: `s-${Date.now()}`, ...body }, { token: user.token });
+    expect(created.status, created.text).toBe(200);
+    return created.body.id as string;
+  }
+
+  it('refuses a start past the host’s limit with 429 even while a warm browser waits, and goes cold to a host with room', async () => {
+    await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
+    const sessionId = await newSession();
+    const first = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'running', warm: true });
+    // The host adopts it and launches the next warm browser: the host is full, yet one waits.
+    await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
+    const refused = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(refused.status, refused.text).toBe(429);
+    expect(refused.body.code).toBe('browser_hosts_full');
+    expect(await warmRows()).toHaveLength(1);
+
+    // A second host with room but no warm pool takes the next start, cold.
+    const otherId = `${small.config.browsers.hostId}-b`;
+    const other = await startBrowserHost({
+      config: { ...small.config, browsers: { ...small.config.browsers, hostId: otherId, warmPool: 0 } },
+      orm: small.orm,
+      log: createLogger(small.config),
+      temporalAddress: small.config.temporal.address as string,
+    });
+    try {
+      const second = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+      expect(second.status, second.text).toBe(200);
+      expect(second.body).toMatchObject({ status: 'running', warm: false, host: otherId });
+      const stopped = await small.http.post(`${base(sessionId, second.body.id)}/stop`, undefined, { token: user.token });
+      expect(stopped.body.status).toBe('stopped');
+    } finally {
+      await other.stop();
+    }
+    const stopped = await small.http.post(`${base(sessionId, first.body.id)}/stop`, undefined, { token: user.token });
+    expect(stopped.body.status).toBe('stopped');
+  }, 180_000);
+
+  it('replaces a warm browser whose offer is gone and that no resource holds', async () => {
+    await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
+    const [offer] = await warmRows();
+    if (!offer?.pid) throw new Error('no warm browser with a pid');
+    await small.orm.em.fork().nativeDelete(WarmBrowser, { id: offer.id });
+    await expect.poll(() => isAlive(offer.pid as number), { timeout: 30_000, interval: 500 }).toBe(false);
+    await expect
+      .poll(async () => (await warmRows()).map((row) => row.id), { timeout: 60_000 })
+      .toEqual([expect.not.stringMatching(offer.id)]);
+  }, 120_000);
+
+  it('settles resources whose workflow never started (the api died mid-start), and frees the warm browser one held', async () => {
+    await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
+    const sessionId = await newSession();
+    const em = small.orm.em.fork();
+    const [offer] = await warmRows();
+    if (!offer?.pid) throw new Error('no warm browser with a pid');
+    // What a warm start commits before it starts the workflow: the offer claimed, the row running.
+    const warm = em.create(SessionResource, {
+      session: sessionId,
+      project: p.id,
+      status: 'running',
+      hostId: offer.hostId,
+      cdpEndpoint: offer.cdpEndpoint,
+      pid: offer.pid,
+      warm: true,
+      startedAt: new Date(),
+      lastActivity: new Date(),
+    });
+    // …and a cold start: the row starting.
+    const cold = em.create(SessionResource, { session: sessionId, project: p.id, status: 'starting', hostId: offer.hostId });
+    await em.transactional(async (tx) => {
+      await tx.nativeDelete(WarmBrowser, { id: offer.id });
+      tx.persist([warm, cold]);
+    });
+    // It holds a place on the host until settled.
+    const held = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(held.status, held.text).toBe(429);
+
+    for (const resource of [warm, cold]) {
+      await expect
+        .poll(async () => (await small.http.get(base(sessionId, resource.id), { token: user.token })).body.status, {
+          timeout: 30_000,
+          interval: 500,
+        })
+        .toBe('failed');
+      const settled = (await small.http.get(base(sessionId, resource.id), { token: user.token })).body;
+      expect(settled.stopReason).toMatch(/workflow never started/);
+      const logs = await small.http.get(`${base(sessionId, resource.id)}/logs`, { token: user.token });
+      expect(logs.body.map((entry: { message: string }) => entry.message).join('\n')).toMatch(/browser failed: its workflow never started/);
+    }
+    // The warm browser the crashed start claimed is destroyed, and the pool refilled.
+    await expect.poll(() => isAlive(offer.pid as number), { timeout: 30_000, interval: 500 }).toBe(false);
+    await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
+    const again = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(again.status, again.text).toBe(200);
+    await small.http.post(`${base(sessionId, again.body.id)}/stop`, undefined, { token: user.token });
   }, 180_000);
 });

@@ -110,13 +110,13 @@ describe('stored proxies', () => {
 
   it('PATCH changes any create field and keeps the rest', async () => {
     const created = await createProxy({ name: 'before', username: 'u', password: SECRET, metadata: { a: 1 } });
-    const patched = await stack.http.patch(`${base()}/${created.id}`, { hostname: 'NEW.test', port: 9000, protocol: 'socks5' }, as);
+    const patched = await stack.http.patch(`${base()}/${created.id}`, { hostname: 'NEW.test', port: 9000, protocol: 'https' }, as);
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body).toMatchObject({
       name: 'before',
       hostname: 'new.test',
       port: 9000,
-      protocol: 'socks5',
+      protocol: 'https',
       username: 'u',
       hasPassword: true,
     });
@@ -155,6 +155,8 @@ describe('stored proxies', () => {
     ['metadata as a list', { metadata: [1] }, 'metadata'],
     ['metadata as null', { metadata: null }, 'metadata'],
     ['an unknown field', { region: 'eu' }, 'region'],
+    ['socks5 with a username', { protocol: 'socks5', username: 'u' }, 'username'],
+    ['socks5 with a password', { protocol: 'socks5', password: SECRET }, 'password'],
   ];
   for (const [what, body, path] of rejected) {
     it(`POST and PATCH refuse ${what} with 400 naming ${path}`, async () => {
@@ -166,6 +168,27 @@ describe('stored proxies', () => {
       expect(patched.status, patched.text).toBe(400);
     });
   }
+
+  it('a socks5 proxy takes no credentials, since Chromium cannot use them: 400 naming the field', async () => {
+    const socks = await createProxy({ protocol: 'socks5', port: 1080 });
+    expect(socks).toMatchObject({ protocol: 'socks5', username: null, hasPassword: false });
+    const withPassword = await stack.http.patch(`${base()}/${socks.id}`, { password: SECRET }, as);
+    expect(withPassword.status, withPassword.text).toBe(400);
+    expect(withPassword.body.issues.map((issue: { path: string[] }) => issue.path.join('.'))).toEqual(['password']);
+    expect(withPassword.body.message).toMatch(/socks5/);
+    // Switching a proxy with credentials to socks5 names the switch.
+    const http = await createProxy({ username: 'u', password: SECRET });
+    const switched = await stack.http.patch(`${base()}/${http.id}`, { protocol: 'socks5' }, as);
+    expect(switched.status, switched.text).toBe(400);
+    expect(switched.body.issues.map((issue: { path: string[] }) => issue.path.join('.'))).toEqual(['protocol']);
+    // …and goes through once the credentials are cleared in the same request.
+    const cleared = await stack.http.patch(`${base()}/${http.id}`, { protocol: 'socks5', username: null, password: '' }, as);
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body).toMatchObject({ protocol: 'socks5', username: null, hasPassword: false });
+    expect(() =>
+      parseProxyList(JSON.stringify([{ protocol: 'socks5', hostname: 'a.test', port: 1080, username: 'u', password: 'p' }])),
+    ).toThrow(/PROXY_LIST: 0.username: Chromium cannot authenticate to a socks5 proxy/);
+  });
 
   it('POST without a required field is 400', async () => {
     for (const field of ['hostname', 'port', 'protocol']) {

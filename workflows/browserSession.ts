@@ -26,9 +26,18 @@ const HOST_PICKUP_TIMEOUT = '15 seconds';
 const LAUNCH_TIMEOUT = '60 seconds';
 const STOP_TIMEOUT = '20 seconds';
 
-const control = proxyActivities<ReturnType<typeof createActivities>>({
+/**
+ * Settling the row must outlast a database outage of any length: a workflow that gave up would
+ * leave the row counting against the limits and, mid-stop, the browser running.
+ */
+const settle = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '20 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+/** Usage is cumulative, so a report that fails is made good by the next one: fail fast, carry on. */
+const metering = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '2 seconds', maximumAttempts: 3 },
 });
 
 function hostActivities(hostId: string) {
@@ -108,7 +117,7 @@ export async function browserSessionWorkflow(
       await hostActivities(hostId)
         .stop.stopBrowser(resourceId)
         .catch(() => undefined);
-      await control.markResource(resourceId, { status: 'failed', reason: `could not start: ${reason}` });
+      await settle.markResource(resourceId, { status: 'failed', reason: `could not start: ${reason}` });
       state.phase = 'failed';
       state.reason = reason;
       await condition(allHandlersFinished);
@@ -137,7 +146,12 @@ export async function browserSessionWorkflow(
       stopReason = 'the browser exited';
       break;
     }
-    const { lastActivity } = await control.recordUsage(resourceId, check.usage);
+    let lastActivity: string | null = null;
+    try {
+      ({ lastActivity } = await metering.recordUsage(resourceId, check.usage));
+    } catch {
+      // The database is away; the idle check waits for the next report that goes through.
+    }
     if (lastActivity && Date.now() - Date.parse(lastActivity) > input.idleTimeoutSeconds * 1000) {
       stopReason = `idle for more than ${input.idleTimeoutSeconds} s`;
       break;
@@ -149,7 +163,7 @@ export async function browserSessionWorkflow(
   }
 
   state.phase = 'stopping';
-  await control.markResource(resourceId, { status: 'stopping' });
+  await settle.markResource(resourceId, { status: 'stopping' });
   if (!hostLost) {
     try {
       await host.stop.stopBrowser(resourceId);
@@ -157,7 +171,7 @@ export async function browserSessionWorkflow(
       // The host went away meanwhile; its restart kills what it left (BrowserPool.start).
     }
   }
-  await control.markResource(resourceId, { status: 'stopped', reason: stopReason });
+  await settle.markResource(resourceId, { status: 'stopped', reason: stopReason });
   state.phase = 'stopped';
   state.reason = stopReason;
   await condition(allHandlersFinished);

@@ -4,3 +4,4 @@
 export { browserSessionWorkflow } from './browserSession.ts';
 export { deliverMailWorkflow } from './mail.ts';
 export { pipelineRunWorkflow } from './pipelineRun.ts';
+export { resourceSweeperWorkflow } from './resourceSweeper.ts';

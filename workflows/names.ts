@@ -3,4 +3,6 @@ export const workflowIds = {
   mail: (mailId: string) => `mail-${mailId}`,
   browser: (resourceId: string) => `browser-${resourceId}`,
   run: (runId: string) => `run-${runId}`,
+  /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
+  resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
 };

@@ -31,7 +31,12 @@ export async function startBrowser(
     if (active >= limit) {
       throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
     }
-    const claimed = fitsWarmPool(session) ? await claimWarmBrowser(tx) : null;
+    // Host room is decided under one lock for every project, so two starts cannot both take the
+    // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
+    // is already running: nothing on the host would stop its adoption).
+    await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
+    const roomy = await hostsWithRoom(tx);
+    const claimed = fitsWarmPool(session) ? await claimWarmBrowser(tx, roomy) : null;
     if (claimed) {
       const now = new Date();
       const row = tx.create(SessionResource, {
@@ -47,7 +52,8 @@ export async function startBrowser(
       });
       return { resource: row, warm: claimed };
     }
-    const hostId = await pickBrowserHost(tx);
+    const hostId = roomy[0];
+    if (!hostId) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
     return { resource: tx.create(SessionResource, { session, project, status: 'starting', hostId }), warm: null };
   });
 
@@ -112,14 +118,16 @@ function fitsWarmPool(session: BrowserSession) {
   );
 }
 
-/** Takes one warm browser of a live host; the delete makes the claim exclusive. */
-async function claimWarmBrowser(em: EntityManager) {
+/** Takes one warm browser of one of `hostIds` (live hosts with room); the delete makes the claim exclusive. */
+async function claimWarmBrowser(em: EntityManager, hostIds: string[]) {
+  if (!hostIds.length) return null;
   const rows = await em.getConnection().execute<{ id: string; host_id: string; cdp_endpoint: string; pid: number | null }[]>(
     `delete from warm_browsers where id = (
-       select w.id from warm_browsers w join browser_hosts h on h.id = w.host_id
-       where h.heartbeat_at > ? order by w.created limit 1 for update of w skip locked
+       select w.id from warm_browsers w where w.host_id::text = any(string_to_array(?, ','))
+       order by array_position(string_to_array(?, ','), w.host_id::text), w.created limit 1 for update skip locked
      ) returning id, host_id, cdp_endpoint, pid`,
-    [new Date(Date.now() - HOST_HEARTBEAT_STALE_MS)],
+    // Host ids have no commas (config: [A-Za-z0-9_-]); a joined string avoids array binding.
+    [hostIds.join(','), hostIds.join(',')],
     'all',
     em.getTransactionContext(),
   );
@@ -145,23 +153,27 @@ async function setCookies(cdpEndpoint: string, cookies: SessionCookie[]) {
 /** A host that has not heartbeaten for this long is taken as gone. */
 export const HOST_HEARTBEAT_STALE_MS = 15_000;
 
-/** The live host with the most free room; 503 when none runs, 429 when all are full. */
-async function pickBrowserHost(em: EntityManager) {
+/**
+ * Live hosts whose active resources are below their capacity, the emptiest first; 503 when no
+ * host runs. An empty list means every host is full.
+ */
+async function hostsWithRoom(em: EntityManager) {
   const hosts = await em.find(BrowserHost, { heartbeatAt: { $gt: new Date(Date.now() - HOST_HEARTBEAT_STALE_MS) } });
   if (!hosts.length) throw new ServiceUnavailable('No browser host is running');
   const busy = await em
     .getConnection()
     .execute<{ host_id: string; n: string }[]>(
       `select host_id, count(*) as n from session_resources where status in ('starting', 'running', 'stopping') and host_id is not null group by host_id`,
+      [],
+      'all',
+      em.getTransactionContext(),
     );
   const load = new Map(busy.map((row) => [row.host_id, Number(row.n)]));
-  const free = hosts
+  return hosts
     .map((host) => ({ host, used: load.get(host.id) ?? 0 }))
     .filter(({ host, used }) => used < host.capacity)
-    .sort((a, b) => a.used / a.host.capacity - b.used / b.host.capacity);
-  const pick = free[0];
-  if (!pick) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
-  return pick.host.id;
+    .sort((a, b) => a.used / a.host.capacity - b.used / b.host.capacity)
+    .map(({ host }) => host.id);
 }
 
 /** Asks the resource's workflow to stop the browser and waits until it has. */

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../config.ts';
-import { proxyHostnameSchema, proxyPasswordSchema, proxyPortSchema, proxyProtocolSchema, proxyUsernameSchema } from './sessionRules.ts';
+import {
+  proxyHostnameSchema,
+  proxyPasswordSchema,
+  proxyPortSchema,
+  proxyProtocolSchema,
+  proxyUsernameSchema,
+  refineSocks5Credentials,
+} from './sessionRules.ts';
 
 /**
  * Proxies that are not rows of the project (spec 4.7: GET …/proxies without `source=db`): an
@@ -31,18 +38,20 @@ export const noDynamicProxies: ProxyProvider = {
   listDynamicProxies: async () => [],
 };
 
-const configEntry = z.strictObject({
-  id: z.string().trim().min(1).max(100).optional(),
-  name: z.string().max(200).optional(),
-  protocol: proxyProtocolSchema,
-  hostname: proxyHostnameSchema,
-  port: proxyPortSchema,
-  username: proxyUsernameSchema.optional(),
-  password: proxyPasswordSchema.optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-  /** Project ids this proxy is offered to; every project when left out. */
-  projects: z.array(z.uuid()).optional(),
-});
+const configEntry = z
+  .strictObject({
+    id: z.string().trim().min(1).max(100).optional(),
+    name: z.string().max(200).optional(),
+    protocol: proxyProtocolSchema,
+    hostname: proxyHostnameSchema,
+    port: proxyPortSchema,
+    username: proxyUsernameSchema.optional(),
+    password: proxyPasswordSchema.optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    /** Project ids this proxy is offered to; every project when left out. */
+    projects: z.array(z.uuid()).optional(),
+  })
+  .superRefine(refineSocks5Credentials);
 
 /**
  * Reads `PROXY_LIST`: a JSON array of `{id?, name?, protocol, hostname, port, username?,

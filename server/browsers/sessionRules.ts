@@ -145,6 +145,28 @@ const credential = (max: number) =>
 export const proxyUsernameSchema = credential(255);
 export const proxyPasswordSchema = credential(1000);
 
+type ProxyCredentials = { protocol: string; username?: string | null; password?: string | null };
+
+/**
+ * Chromium cannot authenticate to a SOCKS5 proxy (Playwright refuses the launch with "Browser does
+ * not support socks5 proxy authentication"), so such a proxy would save fine and never start.
+ * Refused when written: stored proxies, inline session proxies, `PROXY_LIST` entries.
+ */
+export const socks5CredentialsMessage =
+  'Chromium cannot authenticate to a socks5 proxy: leave username and password empty, or use an http or https proxy';
+
+/** The credential field to name when `proxy` is socks5 with credentials; null when it is usable. */
+export function socks5CredentialsField(proxy: ProxyCredentials): 'username' | 'password' | null {
+  if (proxy.protocol !== 'socks5') return null;
+  return proxy.username ? 'username' : proxy.password ? 'password' : null;
+}
+
+/** For `superRefine` on an object with `protocol`, `username`, `password` (after their transforms). */
+export function refineSocks5Credentials(proxy: ProxyCredentials, ctx: z.RefinementCtx) {
+  const field = socks5CredentialsField(proxy);
+  if (field) ctx.addIssue({ code: 'custom', path: [field], message: socks5CredentialsMessage });
+}
+
 /** A proxy written inline on a session. */
 export const sessionProxySchema = z
   .strictObject({
@@ -154,6 +176,7 @@ export const sessionProxySchema = z
     username: proxyUsernameSchema.optional(),
     password: proxyPasswordSchema.optional(),
   })
+  .superRefine(refineSocks5Credentials)
   .transform(
     (proxy): SessionProxy => ({
       protocol: proxy.protocol,

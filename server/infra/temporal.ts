@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../../activities/index.ts';
+import { workflowIds } from '../../workflows/names.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
@@ -52,6 +53,13 @@ export async function createControlWorker(
     taskQueue: options.taskQueue,
     activities: createActivities(deps),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+  });
+  // The sweeper of stuck browser resources runs once per control queue, as long as the queue is
+  // served: every worker makes sure it runs, the first start wins.
+  await worker.client?.workflow.start('resourceSweeperWorkflow', {
+    taskQueue: options.taskQueue,
+    workflowId: workflowIds.resourceSweeper(options.taskQueue),
+    workflowIdConflictPolicy: 'USE_EXISTING',
   });
   return { worker, connection };
 }

@@ -33,6 +33,23 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     onWarmReady: async ({ warmId, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, { id: warmId, hostId: config.browsers.hostId, cdpEndpoint, pid, created: new Date() });
     },
+    warmStillWanted: async (browsers) => {
+      // One statement, one snapshot: a claim deletes the offer and inserts the resource that
+      // holds the endpoint in one transaction, so a browser being claimed is never seen as neither.
+      const rows = await orm.em
+        .fork()
+        .getConnection()
+        .execute<{ key: string }[]>(
+          `select id::text as key from warm_browsers where host_id = ?
+         union all
+         select cdp_endpoint as key from session_resources
+         where host_id = ? and status in ('starting', 'running', 'stopping') and cdp_endpoint is not null`,
+          [config.browsers.hostId, config.browsers.hostId],
+        );
+      const keys = new Set(rows.map((row) => row.key));
+      return new Set(browsers.filter((b) => keys.has(b.warmId) || keys.has(b.cdpEndpoint)).map((b) => b.warmId));
+    },
+    warmOrphanGraceMs: config.browsers.warmOrphanGraceSeconds * 1000,
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId: config.browsers.hostId });
@@ -51,6 +68,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   await heartbeat();
   const timer = setInterval(() => {
     heartbeat().catch((error) => log.warn({ err: error }, 'browser host heartbeat failed'));
+    pool.reconcileWarm().catch((error) => log.warn({ err: error }, 'could not reconcile the warm pool'));
   }, HEARTBEAT_MS);
 
   installTemporalRuntime(log);

@@ -48,6 +48,8 @@ type Instance = {
   logBuffer: NewLogEntry[];
   flushTimer?: NodeJS.Timeout;
   warm: boolean;
+  /** A warm browser first found neither offered nor held at this time (ms). */
+  unwantedSince?: number;
 };
 
 type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'secrets' | 'logBuffer' | 'warm'> & { warmId?: string };
@@ -63,6 +65,13 @@ export type PoolOptions = {
   onLog: (resourceId: string, projectId: string, entries: NewLogEntry[], secrets: string[]) => Promise<void>;
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
   onWarmReady?: (warm: { warmId: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
+  /**
+   * Which of these warm browsers can still be claimed or adopted: the ids still offered in
+   * `warm_browsers` or whose endpoint an active resource holds (claimed, adoption pending).
+   */
+  warmStillWanted?: (browsers: { warmId: string; cdpEndpoint: string }[]) => Promise<Set<string>>;
+  /** How long a warm browser may stay unwanted before `reconcileWarm` destroys and replaces it. */
+  warmOrphanGraceMs?: number;
 };
 
 export class CapacityReached extends Error {
@@ -85,6 +94,7 @@ export class BrowserPool {
   readonly #warm: Instance[] = [];
   #warming = 0;
   #closed = false;
+  #reconciling = false;
 
   constructor(options: PoolOptions) {
     this.#options = options;
@@ -130,6 +140,49 @@ export class BrowserPool {
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
+    }
+  }
+
+  /**
+   * Destroys warm browsers nobody can claim or adopt any more, and refills the pool. A start that
+   * claimed one (deleting its offer) and then failed before its workflow adopted it would
+   * otherwise leave it here for good. Called from the host's heartbeat; a browser must be found
+   * unwanted twice, `warmOrphanGraceMs` apart, which also covers an offer not yet written.
+   */
+  async reconcileWarm() {
+    const stillWanted = this.#options.warmStillWanted;
+    if (!stillWanted || this.#reconciling || this.#closed || !this.#warm.length) return;
+    this.#reconciling = true;
+    try {
+      const candidates = [...this.#warm];
+      const wanted = await stillWanted(
+        candidates.map((instance) => ({ warmId: instance.warmId as string, cdpEndpoint: instance.cdpEndpoint })),
+      );
+      const now = Date.now();
+      const grace = this.#options.warmOrphanGraceMs ?? 60_000;
+      const orphans: Instance[] = [];
+      for (const instance of candidates) {
+        const index = this.#warm.indexOf(instance);
+        if (index < 0) continue; // adopted while the database answered
+        if (wanted.has(instance.warmId as string)) {
+          instance.unwantedSince = undefined;
+          continue;
+        }
+        instance.unwantedSince ??= now;
+        if (now - instance.unwantedSince < grace) continue;
+        // Out of the list before any await, so an adoption arriving now finds it gone.
+        this.#warm.splice(index, 1);
+        orphans.push(instance);
+      }
+      if (!orphans.length) return;
+      this.#options.log.warn(
+        { warmIds: orphans.map((instance) => instance.warmId) },
+        'destroying warm browsers that are neither offered nor held by a resource',
+      );
+      await Promise.all(orphans.map((instance) => this.#destroy(instance)));
+      this.#refillWarm();
+    } finally {
+      this.#reconciling = false;
     }
   }
 

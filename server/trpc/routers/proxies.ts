@@ -7,8 +7,11 @@ import {
   proxyPortSchema,
   proxyProtocolSchema,
   proxyUsernameSchema,
+  refineSocks5Credentials,
+  socks5CredentialsField,
+  socks5CredentialsMessage,
 } from '../../browsers/sessionRules.ts';
-import { NotFound } from '../../errors.ts';
+import { BadRequest, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { can, proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
@@ -126,16 +129,18 @@ export const proxiesRouter = router({
   create: projectProcedure
     .meta({ openapi: { method: 'POST', path: '/{project}/api/proxies', tags, summary: 'Store a proxy; answers the created record' } })
     .input(
-      z.strictObject({
-        project: projectParam,
-        name: nameSchema.optional(),
-        hostname: proxyHostnameSchema,
-        port: proxyPortSchema,
-        protocol: proxyProtocolSchema,
-        username: proxyUsernameSchema.optional(),
-        password: proxyPasswordSchema.optional(),
-        metadata: metadataSchema.optional(),
-      }),
+      z
+        .strictObject({
+          project: projectParam,
+          name: nameSchema.optional(),
+          hostname: proxyHostnameSchema,
+          port: proxyPortSchema,
+          protocol: proxyProtocolSchema,
+          username: proxyUsernameSchema.optional(),
+          password: proxyPasswordSchema.optional(),
+          metadata: metadataSchema.optional(),
+        })
+        .superRefine(refineSocks5Credentials),
     )
     .output(proxyView)
     .mutation(async ({ ctx, input }) => {
@@ -192,6 +197,16 @@ export const proxiesRouter = router({
     .output(proxyView)
     .mutation(async ({ ctx, input }) => {
       const proxy = await findStored(ctx, input.proxyId, proxyActions.write);
+      const unusable = socks5CredentialsField({
+        protocol: input.protocol ?? proxy.protocol,
+        username: input.username !== undefined ? input.username : proxy.username,
+        password: input.password !== undefined ? input.password : proxy.password,
+      });
+      if (unusable) {
+        // Name the field this request sent: the new credentials, or the switch to socks5.
+        const field = input[unusable] !== undefined ? unusable : input.protocol !== undefined ? 'protocol' : unusable;
+        throw new BadRequest('invalid_input', socks5CredentialsMessage, { issues: [{ path: [field], message: socks5CredentialsMessage }] });
+      }
       if (input.name !== undefined) proxy.name = input.name;
       if (input.hostname !== undefined) proxy.hostname = input.hostname;
       if (input.port !== undefined) proxy.port = input.port;

@@ -1,0 +1,28 @@
+import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+
+/** A sweep that fails (the database is down) is retried until it goes through. */
+const SWEEP_TIMEOUT = '2 minutes';
+const SWEEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+/** Sweeps per run before continue-as-new keeps the history short. */
+const SWEEPS_PER_RUN = 200;
+
+const { sweepStuckResources } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: SWEEP_TIMEOUT,
+  retry: SWEEP_RETRY,
+});
+
+/**
+ * Settles session resources whose `browser-<resourceId>` workflow never started or ended without
+ * settling them (the api died between writing the row and starting the workflow, or the workflow
+ * was terminated), so they stop counting against the limits. One per control task queue,
+ * workflow id `resource-sweeper-<taskQueue>`, started by every control worker (the first start
+ * wins). The activity answers how long to wait, so the interval follows the worker's config.
+ */
+export async function resourceSweeperWorkflow(): Promise<never> {
+  for (let sweep = 0; sweep < SWEEPS_PER_RUN && !workflowInfo().continueAsNewSuggested; sweep++) {
+    const { nextSweepSeconds } = await sweepStuckResources();
+    await sleep(nextSweepSeconds * 1000);
+  }
+  return continueAsNew<typeof resourceSweeperWorkflow>();
+}
