@@ -10,18 +10,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { WarmBrowser } from '../db/entities/index.ts';
+import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const LIFECYCLE_RUNS = Number(process.env.BENCH_LIFECYCLE_RUNS ?? 20);
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const site = http.createServer((_req, res) => {
   res.setHeader('content-type', 'text/html');
@@ -69,7 +62,7 @@ try {
     if (!w.warm) warmMisses++;
     warm.push(w.elapsed);
     const t0 = performance.now();
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: FLAGS });
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_FLAGS });
     raw.push(performance.now() - t0);
     await browser.close();
     if ((i + 1) % 10 === 0) console.log(`bench: ${i + 1}/${RUNS} rounds`);

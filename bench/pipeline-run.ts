@@ -8,17 +8,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const page = (body: string) => `<!doctype html><html><head><title>shop</title></head><body>${body}</body></html>`;
 const site = http.createServer((req, res) => {
@@ -81,7 +74,7 @@ try {
     if (i >= 2) service.push(performance.now() - t0); // the first two warm the workers up
   }
 
-  const browser = await chromium.launch({ executablePath: stack.config.chromiumPath, args: FLAGS });
+  const browser = await chromium.launch({ executablePath: stack.config.chromiumPath, args: CHROMIUM_FLAGS });
   const tab = await browser.newPage();
   const plain: number[] = [];
   const table = () =>

@@ -1,15 +1,9 @@
 import { chromium } from 'playwright-core';
+import { CHROMIUM_FLAGS } from '../../server/browsers/chromiumFlags.ts';
 
 /** Debian's Chromium (or CHROMIUM_PATH) with the flags this machine needs. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+export { CHROMIUM_FLAGS };
 
 /** A headless Chromium for a test to drive as a user would. */
 export function launchChromium() {

@@ -6,20 +6,11 @@ import type { Logger } from 'pino';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { NewLogEntry } from '../../logs/logWriter.ts';
+import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
-const REQUIRED_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-dev-shm-usage',
-  '--remote-debugging-port=0',
-  '--remote-debugging-address=127.0.0.1',
-];
+const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
 
 export const DEFAULT_SCREEN = { width: 1280, height: 720 };
 
