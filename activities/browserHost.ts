@@ -19,6 +19,15 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
   /** Pages of each run on this host, by handle id (the path of the node that opened it). */
   const runPages = new Map<string, Map<string, Page>>();
 
+  /**
+   * The tab a run takes when it does not ask for a new one: the browser's first tab that no other
+   * run of this browser holds, so two runs at once never drive the same page.
+   */
+  const freeTab = (tabs: Page[], runId: string) => {
+    const held = new Set([...runPages].flatMap(([otherRun, pages]) => (otherRun === runId ? [] : [...pages.values()])));
+    return tabs.find((tab) => !held.has(tab) && !tab.isClosed());
+  };
+
   /** The resource and its launch settings (cookies, proxy with its password) from the database. */
   async function loadLaunch(resourceId: string) {
     const em = orm.em.fork();
@@ -91,7 +100,11 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
             executeNode(call.type, inputs, {
               timeoutMs: call.timeoutMs,
               log,
-              openPage: async ({ newTab }) => (!newTab && context.pages()[0]) || context.newPage(),
+              openPage: async ({ newTab }) => {
+                const page = (!newTab && freeTab(context.pages(), call.runId)) || (await context.newPage());
+                pages.set(call.path, page); // held from now on, before the node navigates it
+                return page;
+              },
               newPageHandle: (page) => {
                 pages.set(call.path, page);
                 return { pageId: call.path };
@@ -112,7 +125,7 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
       }
     },
 
-    /** Forgets a run's page handles (the pages stay: they belong to the browser). */
+    /** Forgets a run's page handles, freeing its tabs for other runs (the pages stay: they belong to the browser). */
     async releaseRunPages(runId: string) {
       runPages.delete(runId);
     },

@@ -7,15 +7,17 @@ import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWrit
 import { redact, redactObject } from '../server/logs/redact.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
 import { NodeError } from '../server/pipelines/nodes/errors.ts';
-import { decryptSecrets, revealSecrets, secretStrings } from '../server/pipelines/runSecrets.ts';
+import { openRunSecrets } from '../server/pipelines/runSecrets.ts';
 
 export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
 
 /**
  * What every node activity does around the node itself, on whichever worker runs it: reveal
- * the run's secrets in the inputs, log start and end, store the (redacted) outputs, and turn a
- * failure into one that names the node without leaking a secret.
+ * the run's secrets in the inputs, log start and end, store the outputs redacted, hand them back
+ * to the workflow with the values that hold a secret sealed (so the next node gets the real
+ * value and history only ciphertext), and turn a failure into one that names the node without
+ * leaking a secret.
  */
 export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: Config }) {
   const serviceSecret = resolveJwtSecret(config);
@@ -26,8 +28,8 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     const em = orm.em.fork();
     const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets'] });
     if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
-    const secrets = decryptSecrets(serviceSecret, run.sealedSecrets);
-    const hide = secretStrings(secrets);
+    const secrets = openRunSecrets(serviceSecret, run.sealedSecrets);
+    const { hide } = secrets;
     const stream = logStreams.run(run.id);
     const pending: NewLogEntry[] = [];
     const log = (entry: NewLogEntry) => pending.push(entry);
@@ -35,8 +37,8 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     const started = Date.now();
     log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
     try {
-      const outputs = await execute(revealSecrets(call.inputs, secrets), log);
-      const stored = redactObject(outputs, hide) as Record<string, unknown>;
+      const outputs = await execute(secrets.reveal(call.inputs), log);
+      const stored = redactObject(outputs, hide);
       await em
         .getConnection()
         .execute(
@@ -45,7 +47,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
         );
       log({ context: call.path, severity: 'info', message: `${call.type} done in ${Date.now() - started} ms`, area: 'node' });
       await flush();
-      return stored;
+      return secrets.seal(outputs);
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error), hide);
       log({ context: call.path, severity: 'error', message: `${call.type} failed: ${message}`, area: 'node' });
@@ -95,9 +97,10 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     ) {
       const em = orm.em.fork();
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets'] });
-      const hide = run ? secretStrings(decryptSecrets(resolveJwtSecret(deps.config), run.sealedSecrets)) : [];
-      const result = patch.result ? (redactObject(patch.result, hide) as Record<string, unknown>) : undefined;
-      const error = patch.error ? { ...patch.error, message: redact(patch.error.message, hide) } : undefined;
+      const secrets = openRunSecrets(resolveJwtSecret(deps.config), run?.sealedSecrets);
+      // The result holds sealed values where it holds secrets: opened, then redacted for storing.
+      const result = patch.result ? (redactObject(secrets.reveal(patch.result), secrets.hide) as Record<string, unknown>) : undefined;
+      const error = patch.error ? { ...patch.error, message: redact(patch.error.message, secrets.hide) } : undefined;
       const message =
         patch.status === 'failed' && error
           ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${error.message}`

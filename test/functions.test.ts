@@ -503,19 +503,8 @@ describe('execute permissions', () => {
       accessType: 'custom',
       permissions: [`${project.slug}.functions.read.${fn.id}`, `${project.slug}.functions.execute.${fn.id}`],
     });
-    // It launches a browser of the session, which needs what starting that browser needs.
-    const noSession = await execute(fn.slug, { url }, { apiKey: both.secret });
-    expect(noSession.status, noSession.text).toBe(403);
-    expect(noSession.body.message).toContain('sessions.write');
-    const withSession = await createApiKey(stack, owner.token, {
-      accessType: 'custom',
-      permissions: [
-        `${project.slug}.functions.read.${fn.id}`,
-        `${project.slug}.functions.execute.${fn.id}`,
-        `${project.slug}.sessions.write`,
-      ],
-    });
-    const allowed = await execute(fn.slug, { url }, { apiKey: withSession.secret });
+    // No session permission: the function's author chose the session it runs on (spec 4.6).
+    const allowed = await execute(fn.slug, { url }, { apiKey: both.secret });
     expect(allowed.status, allowed.text).toBe(200);
     expect(allowed.body.outputs.items).toEqual(['saw', 'drill']);
 
@@ -550,16 +539,12 @@ describe('execute permissions', () => {
 
     const functionGrant = await createApiKey(stack, owner.token, {
       accessType: 'custom',
-      permissions: [`${project.slug}.functions.read`, `${project.slug}.functions.execute.${fn.id}`, `${project.slug}.sessions.write`],
+      permissions: [`${project.slug}.functions.read`, `${project.slug}.functions.execute.${fn.id}`],
     });
     expect((await execute(fn.slug, { url }, { apiKey: functionGrant.secret })).status).toBe(403);
     const versionGrant = await createApiKey(stack, owner.token, {
       accessType: 'custom',
-      permissions: [
-        `${project.slug}.functions.read`,
-        `${project.slug}.pipelineRuns.execute.${detail.sourcePipelineVersionId}`,
-        `${project.slug}.sessions.write`,
-      ],
+      permissions: [`${project.slug}.functions.read`, `${project.slug}.pipelineRuns.execute.${detail.sourcePipelineVersionId}`],
     });
     const ok = await execute(fn.slug, { url }, { apiKey: versionGrant.secret });
     expect(ok.status, ok.text).toBe(200);

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionResource } from '../db/entities/index.ts';
+import { freePort } from '../server/infra/ports.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { readSse } from './support/sse.ts';
@@ -11,6 +13,9 @@ let owner: Awaited<ReturnType<typeof registerUser>>;
 let project: { id: string; slug: string };
 let sessionId: string;
 let site: Awaited<ReturnType<typeof startTestSite>>;
+/** What the test site's `/received` got in the field `pass`, in order. */
+const received: (string | null)[] = [];
+const COOKIE_VALUE = 'cookie-value-5f1c9e';
 
 const html = (body: string) => `<!doctype html><html><head><title>shop</title></head><body>${body}</body></html>`;
 const orders: Record<string, [string, number, string][]> = {
@@ -60,6 +65,30 @@ beforeAll(async () => {
         html(`<table id="orders"><thead><tr><th>Order</th><th>Total</th><th>State</th></tr></thead><tbody>${rows}</tbody></table>${next}`),
       );
     },
+    '/form': (_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(html(`<form method="post" action="/received"><input id="pass" name="pass"><button type="submit">Send</button></form>`));
+    },
+    '/received': (req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(new URLSearchParams(body).get('pass'));
+        res.setHeader('content-type', 'text/html');
+        res.end(html('<h1>thanks</h1>'));
+      });
+    },
+    '/cookie-jar': (_req, res) => {
+      res.setHeader('set-cookie', `sid=${COOKIE_VALUE}; Path=/`);
+      res.setHeader('content-type', 'text/html');
+      res.end(html('<h1>cookies set</h1>'));
+    },
+    '/tab': (req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(html(`<h1>tab ${new URL(req.url ?? '', 'http://x').searchParams.get('n')}</h1>`));
+    },
     '/slow': (_req, res) => {
       res.setHeader('content-type', 'text/html');
       res.end(html('<h1>slow</h1><ul><li>one</li><li>two</li><li>three</li></ul>'));
@@ -85,18 +114,48 @@ async function createPipeline(source: unknown) {
   return created.body.id as string;
 }
 
-async function runToEnd(pipelineId: string, args: Record<string, unknown> = {}) {
+async function runToEnd(
+  pipelineId: string,
+  args: Record<string, unknown> = {},
+  where: { projectSlug: string; session: string } = { projectSlug: project.slug, session: sessionId },
+) {
   const started = await stack.http.post(
-    `/${project.slug}/api/pipelines/${pipelineId}/start`,
-    { session: sessionId, args },
+    `/${where.projectSlug}/api/pipelines/${pipelineId}/start`,
+    { session: where.session, args },
     { token: owner.token },
   );
   expect(started.status, started.text).toBe(200);
-  const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+  const runUrl = `/${where.projectSlug}/api/pipelines/${pipelineId}/${started.body.id}`;
   await expect
     .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 60_000, interval: 300 })
     .toMatch(/succeeded|failed|cancelled/);
   return { runId: started.body.id as string, runUrl, run: (await stack.http.get(runUrl, { token: owner.token })).body };
+}
+
+/** Everything a run shows or keeps: its view, its logs as JSON and SSE, and its workflow history. */
+async function everythingOf(runId: string, runUrl: string) {
+  const run = await stack.http.get(runUrl, { token: owner.token });
+  const logs = await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token });
+  expect(logs.status).toBe(200);
+  const sse = await readSse(`${stack.url}${runUrl}/logs`, {
+    headers: { authorization: `Bearer ${owner.token}` },
+    until: (events) => events.some((e) => e.event === 'end'),
+  });
+  expect(sse.at(-1)?.event).toBe('end');
+  const history = await stack.temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
+  // Payloads are base64 in the history's JSON: decoded, so a value in them shows in the text.
+  const historyText = JSON.stringify(history, (key, value) =>
+    key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
+  );
+  return { logs: logs.body, historyText, texts: [run.text, logs.text, JSON.stringify(sse), historyText] };
+}
+
+/** The secret is in none of the texts: not as given, not escaped in JSON, not encoded in a URL. */
+function expectNowhere(secret: string, texts: string[]) {
+  const inQuery = new URL(`http://host/?${secret}`).search.slice(1);
+  for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), inQuery]) {
+    for (const text of texts) expect(text).not.toContain(form);
+  }
 }
 
 const loginSource = () => ({
@@ -130,16 +189,36 @@ describe('a pipeline run', () => {
     expect(run.args).toEqual({ user: 'ada', password: '[secret]' });
 
     // The secret never appears: not in the run, its logs (JSON or SSE), nor workflow history.
-    const logs = await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token });
-    expect(logs.status).toBe(200);
-    expect(logs.body.map((e: { context: string }) => e.context)).toEqual(expect.arrayContaining(['run', 'submit', 'second']));
-    const sse = await readSse(`${stack.url}${runUrl}/logs`, {
-      headers: { authorization: `Bearer ${owner.token}` },
-      until: (events) => events.some((e) => e.event === 'end'),
+    const { logs, historyText, texts } = await everythingOf(runId, runUrl);
+    expect(logs.map((e: { context: string }) => e.context)).toEqual(expect.arrayContaining(['run', 'submit', 'second']));
+    expect(historyText).toContain('secret:password');
+    expectNowhere(PASSWORD, texts);
+  });
+
+  it('gives runs at once on one running browser a tab each, so neither drives the other’s page', async () => {
+    const browser = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, { token: owner.token });
+    expect(browser.status, browser.text).toBe(200);
+    const pipelineId = await createPipeline({
+      parameters: { n: { refType: 'string' } },
+      nodes: {
+        url: { type: 'text.template', inputs: { template: `${site.url}/tab?n={{n}}`, n: { $param: 'n' } } },
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $ref: 'url.text' } } },
+        // Long enough for the other run to navigate in between, were the tab shared.
+        pause: { type: 'page.wait', inputs: { page: { $ref: 'open.page' }, ms: 1500 } },
+        heading: { type: 'extract.text', inputs: { page: { $ref: 'pause.page' }, selector: 'h1' } },
+      },
+      outputs: { heading: { $ref: 'heading.text' } },
     });
-    expect(sse.at(-1)?.event).toBe('end');
-    const history = await stack.temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
-    for (const text of [JSON.stringify(run), logs.text, JSON.stringify(sse), JSON.stringify(history)]) expect(text).not.toContain(PASSWORD);
+    const [first, second] = await Promise.all(['first', 'second'].map((n) => runToEnd(pipelineId, { n })));
+    expect(first?.run.result).toEqual({ heading: 'tab first' });
+    expect(second?.run.result).toEqual({ heading: 'tab second' });
+    // Both ran on the session's running browser, which is still running for its user.
+    expect(first?.run.resources[0]?.id).toBe(browser.body.id);
+    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${browser.body.id}/stop`, undefined, {
+      token: owner.token,
+    });
+    expect(stopped.body.status).toBe('stopped');
   });
 
   it('loops over a list and branches on a condition', async () => {
@@ -252,5 +331,167 @@ describe('a pipeline run', () => {
     expect(
       (await stack.http.post(`/${project.slug}/api/pipelines/${login}/start`, { session: sessionId }, { token: stranger.token })).status,
     ).toBe(404);
+  });
+});
+
+describe('secret arguments', () => {
+  const secrets: [string, string][] = [
+    ['long', 'correct-horse-7731'],
+    ['two-character', '^~'],
+    ['quoted, back-slashed', 'pa"ss\\wo\\"rd'],
+  ];
+
+  it.each(secrets)(
+    'a template that uses a %s secret fills the real value into the page, and the run shows it nowhere',
+    async (_kind, secret) => {
+      const pipelineId = await createPipeline({
+        parameters: { pw: { refType: 'string', secret: true } },
+        nodes: {
+          page: { type: 'browser.page' },
+          open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/form` } },
+          text: { type: 'text.template', inputs: { template: 'pre-{{pw}}', pw: { $param: 'pw' } } },
+          fill: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#pass', value: { $ref: 'text.text' } } },
+          send: { type: 'page.click', inputs: { page: { $ref: 'fill.page' }, selector: 'button[type=submit]', waitFor: 'load' } },
+          title: { type: 'extract.text', inputs: { page: { $ref: 'send.page' }, selector: 'h1' } },
+        },
+        outputs: { said: { $ref: 'title.text' }, sent: { $ref: 'text.text' } },
+      });
+      const before = received.length;
+      const { run, runId, runUrl } = await runToEnd(pipelineId, { pw: secret });
+      expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+      expect(received.slice(before)).toEqual([`pre-${secret}`]);
+      expect(run.nodeOutputs.text.text).toBe('pre-[redacted]');
+      expect(run.result).toEqual({ said: 'thanks', sent: 'pre-[redacted]' });
+
+      const { historyText, texts } = await everythingOf(runId, runUrl);
+      expect(historyText).toContain('sealed:');
+      expectNowhere(secret, texts);
+    },
+  );
+
+  it.each(secrets)(
+    'a node that fails on a URL with a %s secret in it names the node, and the run shows the secret nowhere',
+    async (_kind, secret) => {
+      const closedPort = await freePort();
+      const pipelineId = await createPipeline({
+        parameters: { pw: { refType: 'string', secret: true } },
+        nodes: {
+          page: { type: 'browser.page' },
+          url: { type: 'text.template', inputs: { template: `http://127.0.0.1:${closedPort}/login?pw={{pw}}`, pw: { $param: 'pw' } } },
+          open: { type: 'page.goto', timeoutMs: 5000, inputs: { page: { $ref: 'page.page' }, url: { $ref: 'url.text' } } },
+        },
+      });
+      const { run, runId, runUrl } = await runToEnd(pipelineId, { pw: secret });
+      expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+      expect(run.error.node).toBe('open');
+      expect(run.error.message).toContain(`/login?pw=[redacted]`);
+
+      const { logs, texts } = await everythingOf(runId, runUrl);
+      expect(logs.some((e: { severity: string; message: string }) => e.severity === 'error' && e.message.includes('[redacted]'))).toBe(
+        true,
+      );
+      expectNowhere(secret, texts);
+    },
+  );
+});
+
+describe('who may start a run and see what it read', () => {
+  const cookieSource = () => ({
+    nodes: {
+      page: { type: 'browser.page' },
+      open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie-jar` } },
+      jar: { type: 'page.cookies', inputs: { page: { $ref: 'open.page' }, name: 'sid' } },
+    },
+    outputs: { sid: { $ref: 'jar.value' } },
+  });
+
+  it('refuses a key that may execute the pipeline but not start the session’s browser', async () => {
+    const pipelineId = await createPipeline(loginSource());
+    const start = (apiKey: string) =>
+      stack.http.post(
+        `/${project.slug}/api/pipelines/${pipelineId}/start`,
+        { session: sessionId, args: { user: 'ada', password: PASSWORD } },
+        { apiKey },
+      );
+    const browsersStarted = () => stack.orm.em.fork().count(SessionResource, { session: sessionId });
+    const before = await browsersStarted();
+
+    const runner = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${project.slug}.pipelines.read`, `${project.slug}.pipelineRuns.execute`, `${project.slug}.sessions.read`],
+    });
+    const refused = await start(runner.secret);
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toContain(`sessions.write.${sessionId}`);
+    // Nothing was launched for it.
+    expect(await browsersStarted()).toBe(before);
+
+    const driver = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [
+        `${project.slug}.pipelines.read`,
+        `${project.slug}.pipelineRuns.execute`,
+        `${project.slug}.sessions.read`,
+        `${project.slug}.sessions.write.${sessionId}`,
+      ],
+    });
+    const started = await start(driver.secret);
+    expect(started.status, started.text).toBe(200);
+    await expect
+      .poll(
+        async () =>
+          (await stack.http.get(`/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`, { token: owner.token })).body.status
+            .pipeline,
+        { timeout: 60_000, interval: 300 },
+      )
+      .toBe('succeeded');
+
+    // A run that reads cookies also needs cookies.read on the session.
+    const cookiePipeline = await createPipeline(cookieSource());
+    const noCookies = await stack.http.post(
+      `/${project.slug}/api/pipelines/${cookiePipeline}/start`,
+      { session: sessionId },
+      { apiKey: driver.secret },
+    );
+    expect(noCookies.status, noCookies.text).toBe(403);
+    expect(noCookies.body.message).toContain(`cookies.read.${sessionId}`);
+  });
+
+  it('shows the cookie values a run read only to callers who may read the session’s cookies', async () => {
+    const shop = await createProject(stack, owner.token, { public: true });
+    const session = await stack.http.put(`/${shop.slug}/api/sessions`, { name: 'public runner' }, { token: owner.token });
+    expect(session.status, session.text).toBe(200);
+    const created = await stack.http.put(
+      `/${shop.slug}/api/pipelines`,
+      { name: 'cookie reader', description: '', source: cookieSource() },
+      { token: owner.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const { run, runUrl } = await runToEnd(created.body.id, {}, { projectSlug: shop.slug, session: session.body.id });
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    expect(run.result).toEqual({ sid: COOKIE_VALUE });
+    expect(run.outputsWithheld).toBe(false);
+
+    const reader = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.sessions.read`],
+    });
+    const cookieReader = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.cookies.read.${session.body.id}`],
+    });
+    const stranger = await registerUser(stack);
+    for (const as of [{}, { token: stranger.token }, { apiKey: reader.secret }]) {
+      const seen = await stack.http.get(runUrl, as);
+      expect(seen.status, seen.text).toBe(200);
+      expect(seen.body).toMatchObject({ status: run.status, nodeOutputs: {}, result: null, outputsWithheld: true });
+      expect(seen.text).not.toContain(COOKIE_VALUE);
+      const logs = await stack.http.get(`${runUrl}/logs?limit=200`, as);
+      expect(logs.status, logs.text).toBe(200);
+      expect(logs.text).not.toContain(COOKIE_VALUE);
+    }
+    const allowed = await stack.http.get(runUrl, { apiKey: cookieReader.secret });
+    expect(allowed.body.result).toEqual({ sid: COOKIE_VALUE });
+    expect(allowed.body.nodeOutputs.jar.cookies[0]).toMatchObject({ name: 'sid', value: COOKIE_VALUE });
   });
 });

@@ -1,7 +1,13 @@
 /**
  * Secrets are removed when a log entry is written, not when it is read: parameter values marked
  * secret, proxy passwords, cookie values, keys and tokens never reach the table.
+ *
+ * Every non-empty secret is removed, however short: a three-digit code is as secret as a long
+ * password. The price of a very short secret is a log with its characters blanked out wherever
+ * they occur, which is better than a log that shows it.
  */
+const MARK = '[redacted]';
+
 const tokenLike = [
   /bfk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{20,}/g, // our API keys
   /eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/g, // JWTs
@@ -9,20 +15,65 @@ const tokenLike = [
   /(authorization:\s*(?:bearer|basic|apikey)\s+)\S+/gi,
 ];
 
-export function redact(text: string, secrets: readonly string[] = []) {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
-  }
-  for (const pattern of tokenLike) {
-    out = out.replace(pattern, (match, prefix?: string) =>
-      typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}[redacted]` : '[redacted]',
-    );
-  }
-  return out;
+/**
+ * The ways a secret shows up in text: as given, escaped inside a JSON string, and percent-encoded
+ * in a URL (a browser's error or its page URL quotes the URL it was given in encoded form).
+ */
+function writtenForms(secret: string) {
+  const forms = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
+  // How a URL's query holds it; `#` would end the query there.
+  if (!secret.includes('#')) forms.push(new URL(`http://host/?${secret}`).search.slice(1));
+  return forms.filter((form) => form.length > 0);
 }
 
+/** One pattern for all forms of all secrets, longest first, so one pass replaces each occurrence once. */
+function secretPattern(secrets: readonly string[]) {
+  const forms = [...new Set(secrets.filter((secret) => secret.length > 0).flatMap(writtenForms))].sort((a, b) => b.length - a.length);
+  if (forms.length === 0) return null;
+  return new RegExp(forms.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'), 'g');
+}
+
+function redactor(secrets: readonly string[]) {
+  const pattern = secretPattern(secrets);
+  return (text: string) => {
+    let out = pattern ? text.replace(pattern, MARK) : text;
+    for (const token of tokenLike) {
+      out = out.replace(token, (match, prefix?: string) =>
+        typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}${MARK}` : MARK,
+      );
+    }
+    return out;
+  };
+}
+
+export function redact(text: string, secrets: readonly string[] = []) {
+  return redactor(secrets)(text);
+}
+
+/** Whether a text holds one of the secrets, in any form `redact` would remove. */
+export function secretFinder(secrets: readonly string[]) {
+  const pattern = secretPattern(secrets);
+  return (text: string) => pattern !== null && text.search(pattern) >= 0;
+}
+
+type Leaf = string | number | boolean;
+
+/** A JSON value with each string, number and boolean replaced by `map(leaf)`; keys stay as they are. */
+export function mapLeaves(value: unknown, map: (leaf: Leaf) => unknown): unknown {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return map(value);
+  if (Array.isArray(value)) return value.map((item) => mapLeaves(item, map));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapLeaves(item, map)]));
+  }
+  return value;
+}
+
+/** Redacts every value of a JSON value (not its keys); a number or boolean that holds a secret becomes the marked text. */
 export function redactObject(value: unknown, secrets: readonly string[] = []): unknown {
-  if (value === null || value === undefined) return value;
-  return JSON.parse(redact(JSON.stringify(value), secrets));
+  const apply = redactor(secrets);
+  return mapLeaves(value, (leaf) => {
+    const text = String(leaf);
+    const out = apply(text);
+    return out === text ? leaf : out;
+  });
 }

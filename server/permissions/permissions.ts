@@ -142,6 +142,27 @@ export function authorize(subject: Subject, project: ProjectRef, action: string,
 }
 
 /**
+ * Starting a pipeline run on a session the caller names, beside execute on the version: the run
+ * drives the session's browser and may launch one, so it needs what starting that browser needs
+ * (`sessions.write` on the session, as POST …/sessions/{id}/start), and a plan that reads cookies
+ * also needs `cookies.read` on the session. (A function runs on the session its author chose, so
+ * its callers need only what spec 4.6 names: read on it and execute on what it runs.)
+ */
+export function authorizeRunOnSession(subject: Subject, project: ProjectRef, sessionId: string, run: { readsCookies: boolean }) {
+  authorize(subject, project, sessionActions.write, sessionId);
+  if (run.readsCookies) authorize(subject, project, sessionActions.readCookies, sessionId);
+}
+
+/**
+ * May a caller who sees a run also see its node outputs and result? A run whose plan reads
+ * cookies holds cookie values there: only for callers who may read that session's cookies (a
+ * run whose session was deleted: cookies.read on every session). Public readers never may.
+ */
+export function canSeeRunOutputs(subject: Subject, project: ProjectRef, run: { sessionId: string | null; readsCookies: boolean }) {
+  return !run.readsCookies || can(subject, project, sessionActions.readCookies, run.sessionId ?? undefined);
+}
+
+/**
  * May this subject attach an API key owned by `keyOwnerId` to something (MCP client configs,
  * spec 5.11): its own keys only, global admins excepted.
  */

@@ -6,6 +6,7 @@
  *
  * Pure data and pure functions: workflows import it, so no Node built-ins and no playwright.
  */
+import type { Plan, PlanStep } from './plan.ts';
 import { type RefType, refTypeDescriptions, refTypes } from './refTypes.ts';
 
 export type InputSpec = {
@@ -52,6 +53,11 @@ export type NodeTypeSpec = {
   blockOutputs?: 'list' | 'value';
   /** The per-attempt time limit put into the plan when the node sets no `timeoutMs`. */
   defaultTimeoutMs?: number;
+  /**
+   * Its outputs hold the browser's cookie values: a run of a plan with such a node needs, and
+   * shows its outputs only to, callers who may read the session's cookies.
+   */
+  readsCookies?: boolean;
   /** A small, complete source that uses the node. */
   example: Record<string, unknown>;
 };
@@ -481,6 +487,7 @@ const specs: NodeTypeSpec[] = [
       'The browser’s cookies for the page’s URL (or for `urls`), optionally only those called `name`. Cookie values are secrets: they never appear in logs.',
     category: 'extract',
     browser: true,
+    readsCookies: true,
     inputs: {
       page: pageIn,
       urls: {
@@ -733,6 +740,13 @@ export const nodeTypes = specs.map((spec) => spec.type);
 
 export function nodeSpec(type: string): NodeTypeSpec | undefined {
   return nodeRegistry.get(type);
+}
+
+/** Whether a plan (in any of its sub-graphs) has a node that reads the browser's cookies. */
+export function planReadsCookies(plan: Plan | null): boolean {
+  const readsCookies = (step: PlanStep): boolean =>
+    nodeRegistry.get(step.type)?.readsCookies === true || Object.values(step.blocks ?? {}).some((block) => block.steps.some(readsCookies));
+  return plan?.steps.some(readsCookies) ?? false;
 }
 
 /** The catalog, as `GET …/pipelines/nodes` answers it. JSON only. */

@@ -1,51 +1,74 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { openString, sealString } from '../auth/secrets.ts';
+import { mapLeaves, secretFinder } from '../logs/redact.ts';
 
 /**
  * Values of secret parameters never enter workflow history, logs or API answers. The run row
- * keeps them encrypted (AES-256-GCM, key derived from the service secret); the workflow carries
- * a placeholder string in their place, and the activity that runs a node swaps it back.
+ * keeps them sealed (server/auth/secrets.ts: AES-256-GCM, a key derived from the service
+ * secret); the workflow carries a placeholder string in their place, and the activity that runs
+ * a node swaps it back.
+ *
+ * A node's outputs that hold a secret (a template that put the password into a text, a URL with
+ * a token in it) go back to the workflow sealed the same way, one value at a time, so the next
+ * node gets the real value while history keeps only ciphertext. Lists and records stay lists
+ * and records, so loops work on them; a condition that compares a sealed value compares the
+ * ciphertext.
  */
 const PLACEHOLDER_PREFIX = '\u0000secret:';
+const SEALED_PREFIX = '\u0000sealed:';
 
 export function secretPlaceholder(name: string) {
   return `${PLACEHOLDER_PREFIX}${name}`;
 }
 
-function keyFrom(serviceSecret: string) {
-  return createHash('sha256').update(`run-secrets:${serviceSecret}`).digest();
+const PURPOSE = 'run-secrets';
+
+function encrypt(serviceSecret: string, value: unknown) {
+  return sealString(serviceSecret, PURPOSE, JSON.stringify(value));
 }
 
+function decrypt(serviceSecret: string, sealed: string): unknown {
+  const text = openString(serviceSecret, PURPOSE, sealed);
+  if (text === null) throw new Error('the run’s secrets cannot be opened: the service secret changed since the run started');
+  return JSON.parse(text);
+}
+
+/** What the run row stores of the secret arguments. */
 export function encryptSecrets(serviceSecret: string, values: Record<string, unknown>) {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyFrom(serviceSecret), iv);
-  const data = Buffer.concat([cipher.update(JSON.stringify(values), 'utf8'), cipher.final()]);
-  return `${iv.toString('base64')}.${cipher.getAuthTag().toString('base64')}.${data.toString('base64')}`;
-}
-
-export function decryptSecrets(serviceSecret: string, sealed: string | null | undefined): Record<string, unknown> {
-  if (!sealed) return {};
-  const [iv, tag, data] = sealed.split('.');
-  const decipher = createDecipheriv('aes-256-gcm', keyFrom(serviceSecret), Buffer.from(iv ?? '', 'base64'));
-  decipher.setAuthTag(Buffer.from(tag ?? '', 'base64'));
-  return JSON.parse(Buffer.concat([decipher.update(Buffer.from(data ?? '', 'base64')), decipher.final()]).toString('utf8'));
-}
-
-/** Replaces placeholders (anywhere in a JSON value) with the secret values. */
-export function revealSecrets<T>(value: T, secrets: Record<string, unknown>): T {
-  if (typeof value === 'string' && value.startsWith(PLACEHOLDER_PREFIX)) {
-    const name = value.slice(PLACEHOLDER_PREFIX.length);
-    return (name in secrets ? secrets[name] : value) as T;
-  }
-  if (Array.isArray(value)) return value.map((item) => revealSecrets(item, secrets)) as T;
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, revealSecrets(item, secrets)])) as T;
-  }
-  return value;
+  return encrypt(serviceSecret, values);
 }
 
 /** The strings to redact from logs and errors: every secret value (stringified when not a string). */
-export function secretStrings(secrets: Record<string, unknown>) {
+function secretStrings(secrets: Record<string, unknown>) {
   return Object.values(secrets)
     .map((value) => (typeof value === 'string' ? value : JSON.stringify(value)))
     .filter((value): value is string => typeof value === 'string' && value.length > 0);
+}
+
+/**
+ * A run's secrets, opened where a node runs (or the run ends): `hide` lists what to redact,
+ * `reveal` turns placeholders and sealed values back into what they stand for, `seal` seals
+ * every value that holds a secret before it goes back to the workflow.
+ */
+export function openRunSecrets(serviceSecret: string, sealedSecrets: string | null | undefined) {
+  const values = sealedSecrets ? (decrypt(serviceSecret, sealedSecrets) as Record<string, unknown>) : {};
+  const hide = secretStrings(values);
+  const holdsSecret = secretFinder(hide);
+  return {
+    hide,
+    reveal<T>(value: T): T {
+      return mapLeaves(value, (leaf) => {
+        if (typeof leaf !== 'string') return leaf;
+        if (leaf.startsWith(SEALED_PREFIX)) return decrypt(serviceSecret, leaf.slice(SEALED_PREFIX.length));
+        if (leaf.startsWith(PLACEHOLDER_PREFIX)) {
+          const name = leaf.slice(PLACEHOLDER_PREFIX.length);
+          return name in values ? values[name] : leaf;
+        }
+        return leaf;
+      }) as T;
+    },
+    seal<T>(value: T): T {
+      if (hide.length === 0) return value;
+      return mapLeaves(value, (leaf) => (holdsSecret(String(leaf)) ? `${SEALED_PREFIX}${encrypt(serviceSecret, leaf)}` : leaf)) as T;
+    },
+  };
 }

@@ -4,7 +4,9 @@ import { resolveJwtSecret } from '../../auth/jwt.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { NotFound } from '../../errors.ts';
 import { iso } from '../../http/shapes.ts';
-import { can, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import { authorizeRunOnSession, can, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import type { Plan } from '../../pipelines/plan.ts';
+import { planReadsCookies } from '../../pipelines/registry.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -25,11 +27,16 @@ export const runView = z.object({
   args: z.record(z.string(), z.unknown()),
   nodeOutputs: z.record(z.string(), z.unknown()),
   result: z.record(z.string(), z.unknown()).nullable(),
+  /** The run read cookies and the caller may not read the session's: `nodeOutputs` and `result` are left out. */
+  outputsWithheld: z.boolean(),
   error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
   created: z.string(),
   started: z.string().nullable(),
   finished: z.string().nullable(),
 });
+
+/** Whether a version (its plan loaded) reads the browser's cookies. */
+const readsCookies = (version: PipelineVersion) => planReadsCookies(version.plan as unknown as Plan | null);
 
 function loadPipeline(ctx: ProjectContext, pipelineId: string) {
   return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
@@ -38,28 +45,36 @@ function loadPipeline(ctx: ProjectContext, pipelineId: string) {
 async function loadRun(ctx: ProjectContext, pipelineId: string, runId: string) {
   const pipeline = await loadPipeline(ctx, pipelineId);
   const run = isUuid(runId)
-    ? await ctx.em.findOne(PipelineRun, { id: runId.toLowerCase(), pipeline: pipeline.id }, { populate: ['resource', 'resource.session'] })
+    ? await ctx.em.findOne(
+        PipelineRun,
+        { id: runId.toLowerCase(), pipeline: pipeline.id },
+        { populate: ['resource', 'resource.session', 'version.plan'] },
+      )
     : null;
   if (!run) throw new NotFound('Run');
   return { pipeline, run };
 }
 
 async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun) {
+  const project = projectRef(ctx.project);
   const resources = [];
   // URLs and status of the browser only for callers who may read that session.
-  if (run.resource && run.session && can(ctx.subject, projectRef(ctx.project), sessionActions.read, run.session.id)) {
+  if (run.resource && run.session && can(ctx.subject, project, sessionActions.read, run.session.id)) {
     resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true }));
   }
+  const version = run.version as PipelineVersion;
+  const showOutputs = canSeeRunOutputs(ctx.subject, project, { sessionId: run.session?.id ?? null, readsCookies: readsCookies(version) });
   return {
     id: run.id,
     status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
     pipeline: { id: pipeline.id, name: pipeline.name },
-    version: (run.version as PipelineVersion).id,
+    version: version.id,
     session: run.session?.id ?? null,
     resources,
     args: run.args,
-    nodeOutputs: run.nodeOutputs,
-    result: run.result ?? null,
+    nodeOutputs: showOutputs ? run.nodeOutputs : {},
+    result: showOutputs ? (run.result ?? null) : null,
+    outputsWithheld: !showOutputs,
     error: run.error ?? null,
     created: iso(run.created),
     started: run.startedAt ? iso(run.startedAt) : null,
@@ -93,7 +108,10 @@ export const pipelineRunsRouter = router({
       const version = isUuid(versionId) ? await ctx.em.findOne(PipelineVersion, { id: versionId, project: ctx.project.id }) : null;
       if (!version) throw new NotFound('Version');
       ctx.authorize(pipelineActions.execute, version.id);
+      // A session the caller cannot see is 404; one it may see but not drive, 403.
       const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
+      await ctx.em.populate(version, ['plan']);
+      authorizeRunOnSession(ctx.subject, projectRef(ctx.project), session.id, { readsCookies: readsCookies(version) });
       const run = await startRun(
         { config: ctx.deps.config, temporal: ctx.deps.temporal, serviceSecret: resolveJwtSecret(ctx.deps.config) },
         ctx.em,
