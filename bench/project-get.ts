@@ -127,6 +127,7 @@ try {
     config,
     orm,
     jwt: new JwtSigner(secret),
+    serviceSecret: secret,
     resourceTokens: new ResourceTokens(secret),
     temporal: temporal.client,
     log,

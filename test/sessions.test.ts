@@ -91,6 +91,7 @@ describe('the default session', () => {
       config: stack.config,
       orm: stack.orm,
       jwt: new JwtSigner(secret),
+      serviceSecret: secret,
       resourceTokens: new ResourceTokens(secret),
       temporal: stack.temporal,
       log,

@@ -257,6 +257,22 @@ describe('signing in with two-factor sign-in on', () => {
   });
 });
 
+describe('secrets stored before they were sealed', () => {
+  it('still take codes, and are sealed by the first code that passes', async () => {
+    const user = await userWithTwoFactor();
+    const em = stack.orm.em.fork();
+    await em.execute('update users set totp_secret = ? where id = ?', [user.app.secret, user.id]);
+    const pending = (await login(user.email)).body.token as string;
+    const verified = await stack.http.post('/api/auth/2fa/verify', { token: await user.app.fresh() }, { token: pending });
+    expect(verified.status, verified.text).toBe(200);
+    const [stored] = await em.execute<{ totp_secret: string }[]>('select totp_secret from users where id = ?', [user.id]);
+    expect(stored?.totp_secret).toMatch(/^v1\./);
+    // Sealed now, it keeps working.
+    const again = (await login(user.email)).body.token as string;
+    expect((await stack.http.post('/api/auth/2fa/verify', { token: await user.app.fresh() }, { token: again })).status).toBe(200);
+  });
+});
+
 describe('turning two-factor sign-in off', () => {
   it('needs a current code or a recovery code, revokes the secret and ends the other sessions', async () => {
     const user = await userWithTwoFactor();

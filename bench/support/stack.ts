@@ -70,6 +70,7 @@ export async function startBenchStack(env: Record<string, string> = {}) {
     config,
     orm,
     jwt: new JwtSigner(secret),
+    serviceSecret: secret,
     resourceTokens: new ResourceTokens(secret),
     temporal: temporal.client,
     log,

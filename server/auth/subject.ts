@@ -83,14 +83,27 @@ async function resolveJwt(em: EntityManager, jwt: JwtSigner, token: string): Pro
   return { kind: 'session', user: session.user, session, claims };
 }
 
-/** The key, its user and (for `projects` keys) its allow list, in one round trip. */
-const apiKeyQuery = `
-  select k.id as key_id, k.name as key_name, k.access_type, k.secret_hash, k.permissions, k.last_used,
-    case when k.access_type = 'projects'
-      then array(select kp.project_id from api_key_projects kp where kp.api_key_id = k.id) end as project_ids,
-    u.*
-  from api_keys k join users u on u.id = k.user_id
-  where k.key_prefix = ?`;
+/**
+ * The key, its user and, for `projects` keys, its allow list, in one round trip. The user's
+ * columns come from the entity's metadata, leaving out the lazy ones (password hash, TOTP
+ * secret): a request on an API key never holds them.
+ */
+let apiKeyQuery: string | undefined;
+function apiKeySql(em: EntityManager) {
+  apiKeyQuery ??= `
+    select k.id as key_id, k.name as key_name, k.access_type, k.secret_hash, k.permissions, k.last_used,
+      case when k.access_type = 'projects'
+        then array(select kp.project_id from api_key_projects kp where kp.api_key_id = k.id) end as project_ids,
+      ${em
+        .getMetadata(User)
+        .props.filter((prop) => !prop.lazy && prop.persist !== false)
+        .flatMap((prop) => prop.fieldNames ?? [])
+        .map((column) => `u.${column}`)
+        .join(', ')}
+    from api_keys k join users u on u.id = k.user_id
+    where k.key_prefix = ?`;
+  return apiKeyQuery;
+}
 
 type ApiKeyRow = {
   key_id: string;
@@ -108,7 +121,7 @@ type ApiKeyRow = {
  */
 async function resolveApiKey(em: EntityManager, value: string): Promise<Subject> {
   const parsed = parseApiKey(value);
-  const [row] = parsed ? await em.getConnection().execute<ApiKeyRow[]>(apiKeyQuery, [parsed.keyPrefix]) : [];
+  const [row] = parsed ? await em.getConnection().execute<ApiKeyRow[]>(apiKeySql(em), [parsed.keyPrefix]) : [];
   if (!parsed || !row || !apiKeyMatches(parsed.secret, row.secret_hash)) {
     throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
   }

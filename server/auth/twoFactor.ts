@@ -32,6 +32,18 @@ export function sealTotpSecret(serviceSecret: string, secret: string) {
   return sealString(serviceSecret, TOTP_PURPOSE, secret);
 }
 
+const isSealed = (stored: string | null | undefined) => stored?.startsWith('v1.') ?? false;
+
+/**
+ * The secret to check codes against. One sealed under another service secret (JWT_SECRET
+ * changed) opens to null: no code passes, and a recovery code turns two-factor sign-in off. One
+ * stored before secrets were sealed (base32, never starting `v1.`) is read as it is.
+ */
+function openTotpSecret(serviceSecret: string, stored: string | null | undefined) {
+  if (!stored) return null;
+  return isSealed(stored) ? openString(serviceSecret, TOTP_PURPOSE, stored) : stored;
+}
+
 /** The user with the lazy secret loaded, fresh from the database (the step may have moved). */
 export async function loadTwoFactorUser(em: EntityManager, userId: string) {
   return em.findOneOrFail(User, userId, { populate: ['totpSecret'], refresh: true });
@@ -42,9 +54,7 @@ export async function loadTwoFactorUser(em: EntityManager, userId: string) {
  * conditional update, so two requests carrying the same code cannot both pass.
  */
 export async function acceptTotp(em: EntityManager, serviceSecret: string, user: User, code: string) {
-  // A secret sealed under another service secret (JWT_SECRET changed) opens to null: no code passes,
-  // and a recovery code (or an admin) turns two-factor sign-in off.
-  const secret = user.totpSecret ? openString(serviceSecret, TOTP_PURPOSE, user.totpSecret) : null;
+  const secret = openTotpSecret(serviceSecret, user.totpSecret);
   const token = code.replace(/\s+/g, '');
   if (!secret || !totpPattern.test(token)) return false;
   const result = await verify({
@@ -55,10 +65,12 @@ export async function acceptTotp(em: EntityManager, serviceSecret: string, user:
   });
   if (!result.valid || !('timeStep' in result)) return false;
   const step = result.timeStep;
+  // A secret kept in clear from before sealing is sealed by the first code that passes.
+  const sealed = isSealed(user.totpSecret) ? {} : { totpSecret: sealTotpSecret(serviceSecret, secret) };
   const claimed = await em.nativeUpdate(
     User,
     { id: user.id, $or: [{ totpLastStep: null }, { totpLastStep: { $lt: step } }] },
-    { totpLastStep: step },
+    { totpLastStep: step, ...sealed },
   );
   if (claimed !== 1) return false;
   user.totpLastStep = step;

@@ -2,7 +2,6 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
-import { resolveJwtSecret } from '../auth/jwt.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
@@ -29,7 +28,7 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
  */
 
-export type ExecuteDeps = { config: Config; temporal: TemporalClient; orm?: MikroORM };
+export type ExecuteDeps = { config: Config; temporal: TemporalClient; serviceSecret: string; orm?: MikroORM };
 
 /** The raw execution payload: the run as stored. */
 export type FunctionRunPayload = {
@@ -171,7 +170,7 @@ export async function executeFunction(
     );
   }
   const session = await sessionFor(em, project, version);
-  const run = await startRun({ config: deps.config, temporal: deps.temporal, serviceSecret: resolveJwtSecret(deps.config) }, em, {
+  const run = await startRun(deps, em, {
     project,
     session,
     functionVersion: version,

@@ -1,5 +1,6 @@
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
+import { escapeHtml } from './html.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
@@ -43,9 +44,6 @@ const pages: Record<'verify' | 'reset' | 'externalRegister' | 'twoFactor', Page>
 <button type="submit">Sign in</button></form>`,
   },
 };
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
 
 function render(page: Page) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

@@ -1,6 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../trpc/router.ts';
 import { API_VERSION } from '../trpc/routers/root.ts';
+import { escapeHtml } from './html.ts';
 
 type PathItem = NonNullable<OpenAPIObject['paths']>[string];
 
@@ -103,9 +104,6 @@ function renameForkParameter(paths: NonNullable<OpenAPIObject['paths']>) {
   }
   return renamed;
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
 
 /** A self-contained HTML reference: no scripts, no CDN, so it works on an offline host too. */
 export function renderDocsHtml(document: OpenAPIObject) {

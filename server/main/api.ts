@@ -12,6 +12,7 @@ try {
     config,
     orm: runtime.orm,
     jwt: runtime.jwt,
+    serviceSecret: runtime.serviceSecret,
     resourceTokens: runtime.resourceTokens,
     temporal: runtime.temporal,
     log,

@@ -64,7 +64,7 @@ export async function startRuntime(config: Config, log: Logger, options: { embed
     const secret = resolveJwtSecret(config);
     const jwt = new JwtSigner(secret);
     const resourceTokens = new ResourceTokens(secret);
-    return { orm, temporal: temporal.client, temporalAddress, temporalUi, jwt, resourceTokens, stop };
+    return { orm, temporal: temporal.client, temporalAddress, temporalUi, jwt, resourceTokens, serviceSecret: secret, stop };
   } catch (error) {
     await stop();
     throw error;

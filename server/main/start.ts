@@ -36,6 +36,7 @@ try {
     config,
     orm: runtime.orm,
     jwt: runtime.jwt,
+    serviceSecret: runtime.serviceSecret,
     resourceTokens: runtime.resourceTokens,
     temporal: runtime.temporal,
     log,

@@ -12,6 +12,8 @@ export type AppDeps = {
   config: Config;
   orm: MikroORM;
   jwt: JwtSigner;
+  /** JWT_SECRET (or the generated one of `npm start`), resolved once: the root of the sealing keys. */
+  serviceSecret: string;
   /** Signs the tokens inside remoteUrl and vncUrl. */
   resourceTokens: ResourceTokens;
   temporal: TemporalClient;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { resolveJwtSecret } from '../../auth/jwt.ts';
 import { clearAccountRateLimit, enforceRateLimit } from '../../auth/rateLimits.ts';
 import { endSession, revokeSessions } from '../../auth/sessions.ts';
 import { signIn } from '../../auth/signIn.ts';
@@ -43,7 +42,7 @@ function limitAttempt(ctx: Context, userId: string) {
 async function acceptSecondFactor(ctx: Context, userId: string, token: string, options: { recoveryCodes: boolean }) {
   const user = await loadTwoFactorUser(ctx.em, userId);
   const accepted =
-    (await acceptTotp(ctx.em, resolveJwtSecret(ctx.deps.config), user, token)) ||
+    (await acceptTotp(ctx.em, ctx.deps.serviceSecret, user, token)) ||
     (options.recoveryCodes ? await acceptRecoveryCode(ctx.em, user, token) : false);
   if (accepted) await clearAccountRateLimit(ctx.em, 'twoFactor', userId);
   return { user, accepted };
@@ -79,7 +78,7 @@ export const twoFactorRouter = router({
       }
       const setup = newTotpSetup(TOTP_ISSUER, user.email);
       // Replaces any earlier unfinished setup; the secret is returned now and never again.
-      user.totpSecret = sealTotpSecret(resolveJwtSecret(ctx.deps.config), setup.secret);
+      user.totpSecret = sealTotpSecret(ctx.deps.serviceSecret, setup.secret);
       user.totpLastStep = null;
       await ctx.em.flush();
       return { status: '2fa_setup' as const, url: setup.url, secret: setup.secret };
@@ -139,7 +138,7 @@ export const twoFactorRouter = router({
       }
       await limitAttempt(ctx, subject.user.id);
       const user = await loadTwoFactorUser(ctx.em, subject.user.id);
-      const byTotp = await acceptTotp(ctx.em, resolveJwtSecret(ctx.deps.config), user, input.token);
+      const byTotp = await acceptTotp(ctx.em, ctx.deps.serviceSecret, user, input.token);
       const byRecovery = !byTotp && (await acceptRecoveryCode(ctx.em, user, input.token));
       if (!byTotp && !byRecovery) throw new Unauthenticated('The code is wrong or was already used', 'invalid_code');
       await clearAccountRateLimit(ctx.em, 'twoFactor', user.id);
