@@ -4,7 +4,6 @@ import { PipelineRun } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
-import { redact, redactObject } from '../server/logs/redact.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
 import { NodeError } from '../server/pipelines/nodes/errors.ts';
 import { openRunSecrets } from '../server/pipelines/runSecrets.ts';
@@ -28,8 +27,9 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     const em = orm.em.fork();
     const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets'] });
     if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
+    // One redactor for everything this node writes: its outputs, log lines and error.
     const secrets = openRunSecrets(serviceSecret, run.sealedSecrets);
-    const { hide } = secrets;
+    const hide = secrets.redactor;
     const stream = logStreams.run(run.id);
     const pending: NewLogEntry[] = [];
     const log = (entry: NewLogEntry) => pending.push(entry);
@@ -38,7 +38,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
     try {
       const outputs = await execute(secrets.reveal(call.inputs), log);
-      const stored = redactObject(outputs, hide);
+      const stored = hide.object(outputs);
       await em
         .getConnection()
         .execute(
@@ -49,7 +49,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
       await flush();
       return secrets.seal(outputs);
     } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error), hide);
+      const message = hide.text(error instanceof Error ? error.message : String(error));
       log({ context: call.path, severity: 'error', message: `${call.type} failed: ${message}`, area: 'node' });
       await flush().catch(() => {});
       // A node's own errors carry a code and whether another attempt could help.
@@ -99,8 +99,8 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets'] });
       const secrets = openRunSecrets(resolveJwtSecret(deps.config), run?.sealedSecrets);
       // The result holds sealed values where it holds secrets: opened, then redacted for storing.
-      const result = patch.result ? (redactObject(secrets.reveal(patch.result), secrets.hide) as Record<string, unknown>) : undefined;
-      const error = patch.error ? { ...patch.error, message: redact(patch.error.message, secrets.hide) } : undefined;
+      const result = patch.result ? (secrets.redactor.object(secrets.reveal(patch.result)) as Record<string, unknown>) : undefined;
+      const error = patch.error ? { ...patch.error, message: secrets.redactor.text(patch.error.message) } : undefined;
       const message =
         patch.status === 'failed' && error
           ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${error.message}`

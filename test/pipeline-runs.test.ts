@@ -393,6 +393,61 @@ describe('secret arguments', () => {
       expectNowhere(secret, texts);
     },
   );
+
+  it('fails a condition on a value made from a secret, naming the node, instead of answering on ciphertext', async () => {
+    const secret = 'correct-horse-7731';
+    const pipelineId = await createPipeline({
+      parameters: { pw: { refType: 'string', secret: true } },
+      nodes: {
+        text: { type: 'text.template', inputs: { template: 'pre-{{pw}}', pw: { $param: 'pw' } } },
+        check: {
+          type: 'flow.condition',
+          inputs: { value: { $ref: 'text.text' }, operator: 'notEquals', operand: 'anything' },
+          // biome-ignore lint/suspicious/noThenProperty: a condition's `then` sub-graph is data, never a thenable
+          then: { nodes: { yes: { type: 'text.template', inputs: { template: 'yes' } } }, outputs: { verdict: { $ref: 'yes.text' } } },
+        },
+      },
+      outputs: { verdict: { $ref: 'check.verdict' } },
+    });
+    const { run, runId, runUrl } = await runToEnd(pipelineId, { pw: secret });
+    expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+    expect(run.error).toMatchObject({ node: 'check', code: 'secret_in_condition' });
+    expect(run.nodeOutputs).not.toHaveProperty('check.then.yes');
+    expectNowhere(secret, (await everythingOf(runId, runUrl)).texts);
+  });
+
+  it('leaves numbers unsealed, so a loop limit and a condition on a count work when the count holds a secret', async () => {
+    // The page lists three items and the secret is "3": the count 3 holds it.
+    const pipelineId = await createPipeline({
+      parameters: { pin: { refType: 'string', secret: true } },
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+        items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
+        each: {
+          type: 'flow.forEach',
+          inputs: { items: { $ref: 'items.texts' }, maxItems: { $ref: 'items.count' } },
+          body: {
+            nodes: { line: { type: 'text.template', inputs: { template: '{{item}}!', item: { $ref: 'each.item' } } } },
+            outputs: { line: { $ref: 'line.text' } },
+          },
+        },
+        check: {
+          type: 'flow.condition',
+          inputs: { value: { $ref: 'items.count' }, operator: 'greaterThan', operand: 2 },
+          // biome-ignore lint/suspicious/noThenProperty: a condition's `then` sub-graph is data, never a thenable
+          then: { nodes: { many: { type: 'text.template', inputs: { template: 'many' } } }, outputs: { verdict: { $ref: 'many.text' } } },
+          else: { nodes: { few: { type: 'text.template', inputs: { template: 'few' } } }, outputs: { verdict: { $ref: 'few.text' } } },
+        },
+      },
+      outputs: { lines: { $ref: 'each.line' }, verdict: { $ref: 'check.verdict' } },
+    });
+    const { run } = await runToEnd(pipelineId, { pin: '3' });
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    expect(run.result).toEqual({ lines: ['one!', 'two!', 'three!'], verdict: 'many' });
+    // Stored, the count is still redacted.
+    expect(run.nodeOutputs.items.count).toBe('[redacted]');
+  });
 });
 
 describe('who may start a run and see what it read', () => {
@@ -403,6 +458,14 @@ describe('who may start a run and see what it read', () => {
       jar: { type: 'page.cookies', inputs: { page: { $ref: 'open.page' }, name: 'sid' } },
     },
     outputs: { sid: { $ref: 'jar.value' } },
+  });
+  const scriptSource = () => ({
+    nodes: {
+      page: { type: 'browser.page' },
+      open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie-jar` } },
+      script: { type: 'page.evaluate', inputs: { page: { $ref: 'open.page' }, script: 'return document.cookie' } },
+    },
+    outputs: { cookie: { $ref: 'script.result' } },
   });
 
   it('refuses a key that may execute the pipeline but not start the session’s browser', async () => {
@@ -455,30 +518,43 @@ describe('who may start a run and see what it read', () => {
     );
     expect(noCookies.status, noCookies.text).toBe(403);
     expect(noCookies.body.message).toContain(`cookies.read.${sessionId}`);
+    // So does a page script, which can return `document.cookie`.
+    const scriptPipeline = await createPipeline(scriptSource());
+    const noScript = await stack.http.post(
+      `/${project.slug}/api/pipelines/${scriptPipeline}/start`,
+      { session: sessionId },
+      { apiKey: driver.secret },
+    );
+    expect(noScript.status, noScript.text).toBe(403);
+    expect(noScript.body.message).toContain(`cookies.read.${sessionId}`);
   });
 
-  it('shows the cookie values a run read only to callers who may read the session’s cookies', async () => {
+  async function runInPublicProject(source: unknown) {
     const shop = await createProject(stack, owner.token, { public: true });
     const session = await stack.http.put(`/${shop.slug}/api/sessions`, { name: 'public runner' }, { token: owner.token });
     expect(session.status, session.text).toBe(200);
     const created = await stack.http.put(
       `/${shop.slug}/api/pipelines`,
-      { name: 'cookie reader', description: '', source: cookieSource() },
+      { name: 'cookie reader', description: '', source },
       { token: owner.token },
     );
     expect(created.status, created.text).toBe(200);
     const { run, runUrl } = await runToEnd(created.body.id, {}, { projectSlug: shop.slug, session: session.body.id });
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
-    expect(run.result).toEqual({ sid: COOKIE_VALUE });
     expect(run.outputsWithheld).toBe(false);
-
     const reader = await createApiKey(stack, owner.token, {
       accessType: 'custom',
       permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.sessions.read`],
     });
+    return { shop, sessionId: session.body.id as string, run, runUrl, reader };
+  }
+
+  it('shows the cookie values a run read only to callers who may read the session’s cookies', async () => {
+    const { shop, sessionId: session, run, runUrl, reader } = await runInPublicProject(cookieSource());
+    expect(run.result).toEqual({ sid: COOKIE_VALUE });
     const cookieReader = await createApiKey(stack, owner.token, {
       accessType: 'custom',
-      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.cookies.read.${session.body.id}`],
+      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.cookies.read.${session}`],
     });
     const stranger = await registerUser(stack);
     for (const as of [{}, { token: stranger.token }, { apiKey: reader.secret }]) {
@@ -493,5 +569,14 @@ describe('who may start a run and see what it read', () => {
     const allowed = await stack.http.get(runUrl, { apiKey: cookieReader.secret });
     expect(allowed.body.result).toEqual({ sid: COOKIE_VALUE });
     expect(allowed.body.nodeOutputs.jar.cookies[0]).toMatchObject({ name: 'sid', value: COOKIE_VALUE });
+  });
+
+  it('withholds what a page script returned from callers who may not read the session’s cookies', async () => {
+    const { run, runUrl, reader } = await runInPublicProject(scriptSource());
+    expect(run.result).toEqual({ cookie: `sid=${COOKIE_VALUE}` });
+    const seen = await stack.http.get(runUrl, { apiKey: reader.secret });
+    expect(seen.status, seen.text).toBe(200);
+    expect(seen.body).toMatchObject({ nodeOutputs: {}, result: null, outputsWithheld: true });
+    expect(seen.text).not.toContain(COOKIE_VALUE);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { redact, redactObject } from '../server/logs/redact.ts';
 import { encryptSecrets, openRunSecrets, secretPlaceholder } from '../server/pipelines/runSecrets.ts';
+import { isSealed } from '../server/pipelines/sealedValues.ts';
 
 /** Redaction and sealing are pure: plain values, no database. */
 
@@ -40,6 +41,15 @@ describe('sealing values that hold a secret on their way through the workflow', 
     expect(sealed.count).toBe(2);
     expect(secrets.reveal(sealed)).toEqual(outputs);
     expect(secrets.reveal({ value: secretPlaceholder('pw') })).toEqual({ value: 'hunter2' });
+  });
+
+  it('seals strings only: a number or boolean stays as it is, so conditions and loop limits see it', () => {
+    const pin = openRunSecrets(serviceSecret, encryptSecrets(serviceSecret, { pin: '1234' }));
+    const sealed = pin.seal({ count: 1234, ok: true, text: 'pin 1234' });
+    expect(sealed.count).toBe(1234);
+    expect(sealed.ok).toBe(true);
+    expect(isSealed(sealed.text)).toBe(true);
+    expect(pin.reveal(sealed).text).toBe('pin 1234');
   });
 
   it('leaves the outputs of a run without secrets as they are', () => {

@@ -25,6 +25,11 @@ export const PipelineRun = defineEntity({
     /** The browser it ran on, and whether the run started that browser itself. */
     resource: () => p.manyToOne(SessionResource).nullable().deleteRule('set null'),
     ownsResource: p.boolean().default(false),
+    /**
+     * Whether the version's plan has a node that reads cookies (server/pipelines/registry.ts),
+     * fixed when the run starts: its outputs are then shown only to callers with cookies.read.
+     */
+    readsCookies: p.boolean().default(false),
     status: p.enum(runStatuses).default('queued'),
     evaluation: p.enum(evaluationStatuses).default('pending'),
     /** Arguments (secret parameters redacted) and results. */

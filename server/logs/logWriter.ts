@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { redact, redactObject } from './redact.ts';
+import { type Redactor, redactor } from './redact.ts';
 
 export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
 
@@ -21,16 +21,18 @@ export const logStreams = {
 /**
  * Appends entries to a stream with consecutive sequence numbers, redacting secrets first, and
  * wakes every api replica's SSE listeners through NOTIFY. The counter row is locked by the
- * upsert, so concurrent writers to one stream never share a number.
+ * upsert, so concurrent writers to one stream never share a number. `secrets` may be a redactor
+ * the caller already built (a node activity builds one for all it writes).
  */
 export async function appendLogs(
   em: EntityManager,
   projectId: string,
   stream: string,
   entries: NewLogEntry[],
-  secrets: readonly string[] = [],
+  secrets: readonly string[] | Redactor = [],
 ) {
   if (entries.length === 0) return;
+  const hide = isRedactor(secrets) ? secrets : redactor(secrets);
   await em.transactional(async (tx) => {
     const conn = tx.getConnection();
     const [row] = await conn.execute<{ last_seq: number }[]>(
@@ -48,11 +50,11 @@ export async function appendLogs(
         projectId,
         stream,
         first + i,
-        redact(entry.context, secrets).slice(0, 200),
+        hide.text(entry.context).slice(0, 200),
         entry.severity,
-        redact(entry.message, secrets).slice(0, 20_000),
+        hide.text(entry.message).slice(0, 20_000),
         entry.area.slice(0, 60),
-        entry.object ? JSON.stringify(redactObject(entry.object, secrets)) : null,
+        entry.object ? JSON.stringify(hide.object(entry.object)) : null,
       );
       return '(?, ?, ?, ?, ?, ?, ?, ?, now())';
     });
@@ -65,3 +67,5 @@ export async function appendLogs(
     await conn.execute(`select pg_notify(?, ?)`, [LOG_NOTIFY_CHANNEL, stream], 'run', tx.getTransactionContext());
   });
 }
+
+const isRedactor = (secrets: readonly string[] | Redactor): secrets is Redactor => !Array.isArray(secrets);

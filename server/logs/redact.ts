@@ -33,10 +33,23 @@ function secretPattern(secrets: readonly string[]) {
   return new RegExp(forms.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'), 'g');
 }
 
-function redactor(secrets: readonly string[]) {
+export type Redactor = {
+  /** The text with every secret, in any of its written forms, and every token-like string marked. */
+  text(text: string): string;
+  /** A JSON value with each value (not key) redacted; a number or boolean that holds a secret becomes the marked text. */
+  object(value: unknown): unknown;
+  /** Whether a text holds one of the secrets, in any form `text` would remove. */
+  holdsSecret(text: string): boolean;
+};
+
+/**
+ * Redaction of one set of secrets. Building it compiles their pattern, so build it once per
+ * batch of log entries or per node, not per value.
+ */
+export function redactor(secrets: readonly string[]): Redactor {
   const pattern = secretPattern(secrets);
-  return (text: string) => {
-    let out = pattern ? text.replace(pattern, MARK) : text;
+  const text = (input: string) => {
+    let out = pattern ? input.replace(pattern, MARK) : input;
     for (const token of tokenLike) {
       out = out.replace(token, (match, prefix?: string) =>
         typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}${MARK}` : MARK,
@@ -44,16 +57,25 @@ function redactor(secrets: readonly string[]) {
     }
     return out;
   };
+  return {
+    text,
+    object: (value) =>
+      mapLeaves(value, (leaf) => {
+        const input = String(leaf);
+        const out = text(input);
+        return out === input ? leaf : out;
+      }),
+    holdsSecret: (input) => pattern !== null && input.search(pattern) >= 0,
+  };
 }
 
 export function redact(text: string, secrets: readonly string[] = []) {
-  return redactor(secrets)(text);
+  return redactor(secrets).text(text);
 }
 
-/** Whether a text holds one of the secrets, in any form `redact` would remove. */
-export function secretFinder(secrets: readonly string[]) {
-  const pattern = secretPattern(secrets);
-  return (text: string) => pattern !== null && text.search(pattern) >= 0;
+/** `redactor(secrets).object(value)`, for a single value. */
+export function redactObject(value: unknown, secrets: readonly string[] = []): unknown {
+  return redactor(secrets).object(value);
 }
 
 type Leaf = string | number | boolean;
@@ -66,14 +88,4 @@ export function mapLeaves(value: unknown, map: (leaf: Leaf) => unknown): unknown
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapLeaves(item, map)]));
   }
   return value;
-}
-
-/** Redacts every value of a JSON value (not its keys); a number or boolean that holds a secret becomes the marked text. */
-export function redactObject(value: unknown, secrets: readonly string[] = []): unknown {
-  const apply = redactor(secrets);
-  return mapLeaves(value, (leaf) => {
-    const text = String(leaf);
-    const out = apply(text);
-    return out === text ? leaf : out;
-  });
 }

@@ -15,6 +15,7 @@
 import { evaluateCondition } from './nodes/data.ts';
 import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanStep, type PlanValue } from './plan.ts';
 import { type RefType, valueFits } from './refTypes.ts';
+import { holdsSealed } from './sealedValues.ts';
 
 export type NodeCall = {
   node: string;
@@ -111,6 +112,21 @@ class Scope {
 
 const FLOW_OUTPUTS = new Set(['matched', 'branch', 'page', 'results', 'count']);
 
+/**
+ * The interpreter decides a condition and a loop's limit itself, but a value that holds a secret
+ * reaches it only as a placeholder or ciphertext (server/pipelines/sealedValues.ts): any answer
+ * would be wrong, so the run fails instead.
+ */
+function refuseSecrets(step: PlanStep, what: string, values: unknown[]) {
+  if (values.some(holdsSealed)) {
+    throw new PipelineRunError(
+      step.name,
+      'secret_in_condition',
+      `\`${step.name}\`: ${what} holds a secret, which the workflow cannot read; compare secrets inside a node instead`,
+    );
+  }
+}
+
 export async function runPlan(
   plan: Plan,
   options: { args: Record<string, unknown>; runNode: RunNode; onNodeDone?: OnNodeDone },
@@ -175,6 +191,7 @@ export async function runPlan(
 
   const runForEach = async (step: PlanStep, inputs: Record<string, unknown>, scope: Scope, path: string[]) => {
     const { items, maxItems } = inputs;
+    refuseSecrets(step, 'maxItems', [maxItems]);
     if (!Array.isArray(items)) throw new PipelineRunError(step.name, 'invalid_input', `\`${step.name}\`: items is not a list`);
     const limit = typeof maxItems === 'number' && maxItems >= 0 ? Math.floor(maxItems) : items.length;
     const body = step.blocks?.body;
@@ -193,6 +210,7 @@ export async function runPlan(
   };
 
   const runCondition = async (step: PlanStep, inputs: Record<string, unknown>, scope: Scope, path: string[]) => {
+    refuseSecrets(step, 'the value or operand', [inputs.value, inputs.operand]);
     let matched: boolean;
     try {
       matched = evaluateCondition(inputs.value, typeof inputs.operator === 'string' ? inputs.operator : 'truthy', inputs.operand);

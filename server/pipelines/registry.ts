@@ -512,9 +512,11 @@ const specs: NodeTypeSpec[] = [
     type: 'page.evaluate',
     title: 'Run a script in the page',
     description:
-      'Runs `script` in the page as the body of an async function with `arg` in scope; what it `return`s (JSON-serialisable; undefined becomes null) is `result`. A thrown error fails the node.',
+      'Runs `script` in the page as the body of an async function with `arg` in scope; what it `return`s (JSON-serialisable; undefined becomes null) is `result`. A thrown error fails the node. A script can read `document.cookie`, so, as with `page.cookies`, starting the run needs `cookies.read` on the session and only callers with it see the run’s outputs.',
     category: 'browser',
     browser: true,
+    // A script can return `document.cookie`.
+    readsCookies: true,
     inputs: {
       page: pageIn,
       script: { refType: 'string', required: true, description: 'A function body, e.g. `return document.title`.' },

@@ -1,5 +1,6 @@
 import { openString, sealString } from '../auth/secrets.ts';
-import { mapLeaves, secretFinder } from '../logs/redact.ts';
+import { mapLeaves, redactor } from '../logs/redact.ts';
+import { PLACEHOLDER_PREFIX, SEALED_PREFIX } from './sealedValues.ts';
 
 /**
  * Values of secret parameters never enter workflow history, logs or API answers. The run row
@@ -8,13 +9,14 @@ import { mapLeaves, secretFinder } from '../logs/redact.ts';
  * a node swaps it back.
  *
  * A node's outputs that hold a secret (a template that put the password into a text, a URL with
- * a token in it) go back to the workflow sealed the same way, one value at a time, so the next
+ * a token in it) go back to the workflow sealed the same way, one string at a time, so the next
  * node gets the real value while history keeps only ciphertext. Lists and records stay lists
- * and records, so loops work on them; a condition that compares a sealed value compares the
- * ciphertext.
+ * and records, so loops work on them. Numbers and booleans are never sealed: a condition or a
+ * loop limit on them must see the value itself (a secret should be a string; one equal to a
+ * number output is still redacted where outputs and logs are stored). The workflow cannot
+ * compare ciphertext, so the interpreter refuses a condition on a sealed value
+ * (server/pipelines/sealedValues.ts).
  */
-const PLACEHOLDER_PREFIX = '\u0000secret:';
-const SEALED_PREFIX = '\u0000sealed:';
 
 export function secretPlaceholder(name: string) {
   return `${PLACEHOLDER_PREFIX}${name}`;
@@ -45,16 +47,17 @@ function secretStrings(secrets: Record<string, unknown>) {
 }
 
 /**
- * A run's secrets, opened where a node runs (or the run ends): `hide` lists what to redact,
- * `reveal` turns placeholders and sealed values back into what they stand for, `seal` seals
- * every value that holds a secret before it goes back to the workflow.
+ * A run's secrets, opened where a node runs (or the run ends): `redactor` removes them from
+ * what is stored or logged (built once here, for everything the node writes), `reveal` turns
+ * placeholders and sealed values back into what they stand for, `seal` seals every string that
+ * holds a secret before it goes back to the workflow.
  */
 export function openRunSecrets(serviceSecret: string, sealedSecrets: string | null | undefined) {
   const values = sealedSecrets ? (decrypt(serviceSecret, sealedSecrets) as Record<string, unknown>) : {};
   const hide = secretStrings(values);
-  const holdsSecret = secretFinder(hide);
+  const redact = redactor(hide);
   return {
-    hide,
+    redactor: redact,
     reveal<T>(value: T): T {
       return mapLeaves(value, (leaf) => {
         if (typeof leaf !== 'string') return leaf;
@@ -68,7 +71,9 @@ export function openRunSecrets(serviceSecret: string, sealedSecrets: string | nu
     },
     seal<T>(value: T): T {
       if (hide.length === 0) return value;
-      return mapLeaves(value, (leaf) => (holdsSecret(String(leaf)) ? `${SEALED_PREFIX}${encrypt(serviceSecret, leaf)}` : leaf)) as T;
+      return mapLeaves(value, (leaf) =>
+        typeof leaf === 'string' && redact.holdsSecret(leaf) ? `${SEALED_PREFIX}${encrypt(serviceSecret, leaf)}` : leaf,
+      ) as T;
     },
   };
 }

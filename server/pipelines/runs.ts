@@ -16,6 +16,7 @@ import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { prepareArgs } from './interpreter.ts';
 import type { Plan } from './plan.ts';
+import { planReadsCookies } from './registry.ts';
 import { encryptSecrets, secretPlaceholder } from './runSecrets.ts';
 
 type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
@@ -39,11 +40,21 @@ export async function startRun(
     args: Record<string, unknown>;
     /** Always start a new browser for this run (functions do), instead of using a running one. */
     freshBrowser?: boolean;
+    /**
+     * The caller's permission check, given what the run needs: it runs before the version and the
+     * arguments are checked and before anything is started, and refuses by throwing.
+     */
+    authorize?: (run: { readsCookies: boolean }) => void;
   },
 ) {
   const { project, pipeline, session, functionVersion } = target;
   const version = target.version ?? functionVersion;
   if (!version) throw new Error('startRun needs a pipeline version or a function version');
+  await em.populate(version as PipelineVersion, ['plan']);
+  const plan = version.plan as unknown as Plan | null;
+  // Fixed here, once, and stored on the run: the run view decides from it whom to show outputs.
+  const readsCookies = planReadsCookies(plan);
+  target.authorize?.({ readsCookies });
   if (version.errors.length > 0) {
     throw new BadRequest(
       'version_has_errors',
@@ -53,8 +64,6 @@ export async function startRun(
       },
     );
   }
-  await em.populate(version as PipelineVersion, ['plan']);
-  const plan = version.plan as unknown as Plan | null;
   if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
   const { values, problems } = prepareArgs(plan, target.args);
   if (problems.length) {
@@ -88,6 +97,7 @@ export async function startRun(
     session,
     resource,
     ownsResource,
+    readsCookies,
     args: shownArgs,
     sealedSecrets: Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null,
   });

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
-import { resolveJwtSecret } from '../../auth/jwt.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { NotFound } from '../../errors.ts';
 import { iso } from '../../http/shapes.ts';
 import { authorizeRunOnSession, can, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
-import type { Plan } from '../../pipelines/plan.ts';
-import { planReadsCookies } from '../../pipelines/registry.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -35,9 +32,6 @@ export const runView = z.object({
   finished: z.string().nullable(),
 });
 
-/** Whether a version (its plan loaded) reads the browser's cookies. */
-const readsCookies = (version: PipelineVersion) => planReadsCookies(version.plan as unknown as Plan | null);
-
 function loadPipeline(ctx: ProjectContext, pipelineId: string) {
   return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
 }
@@ -45,11 +39,7 @@ function loadPipeline(ctx: ProjectContext, pipelineId: string) {
 async function loadRun(ctx: ProjectContext, pipelineId: string, runId: string) {
   const pipeline = await loadPipeline(ctx, pipelineId);
   const run = isUuid(runId)
-    ? await ctx.em.findOne(
-        PipelineRun,
-        { id: runId.toLowerCase(), pipeline: pipeline.id },
-        { populate: ['resource', 'resource.session', 'version.plan'] },
-      )
+    ? await ctx.em.findOne(PipelineRun, { id: runId.toLowerCase(), pipeline: pipeline.id }, { populate: ['resource', 'resource.session'] })
     : null;
   if (!run) throw new NotFound('Run');
   return { pipeline, run };
@@ -63,7 +53,7 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true }));
   }
   const version = run.version as PipelineVersion;
-  const showOutputs = canSeeRunOutputs(ctx.subject, project, { sessionId: run.session?.id ?? null, readsCookies: readsCookies(version) });
+  const showOutputs = canSeeRunOutputs(ctx.subject, project, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
   return {
     id: run.id,
     status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
@@ -110,13 +100,15 @@ export const pipelineRunsRouter = router({
       ctx.authorize(pipelineActions.execute, version.id);
       // A session the caller cannot see is 404; one it may see but not drive, 403.
       const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
-      await ctx.em.populate(version, ['plan']);
-      authorizeRunOnSession(ctx.subject, projectRef(ctx.project), session.id, { readsCookies: readsCookies(version) });
-      const run = await startRun(
-        { config: ctx.deps.config, temporal: ctx.deps.temporal, serviceSecret: resolveJwtSecret(ctx.deps.config) },
-        ctx.em,
-        { project: ctx.project, pipeline, version, session, args: input.args ?? {} },
-      );
+      const run = await startRun({ config: ctx.deps.config, temporal: ctx.deps.temporal, serviceSecret: ctx.deps.serviceSecret }, ctx.em, {
+        project: ctx.project,
+        pipeline,
+        version,
+        session,
+        args: input.args ?? {},
+        // Needs the plan, which startRun loads: whether it reads cookies decides what is required.
+        authorize: (run) => authorizeRunOnSession(ctx.subject, projectRef(ctx.project), session.id, run),
+      });
       return { id: run.id };
     }),
 
