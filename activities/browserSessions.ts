@@ -10,6 +10,12 @@ import type { ActivityDeps } from './index.ts';
 
 type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
 
+/** Where a sweep goes on: after this resource, in (created, id) order. */
+export type SweepCursor = { created: string; id: string };
+
+/** Candidates one sweep examines (one `describe` each). */
+const SWEEP_PAGE = 500;
+
 /** Control-queue activities of the browserSession workflow: database only. */
 export function createBrowserSessionActivities({ orm, config, log: logger }: ActivityDeps) {
   const log = (em: ReturnType<MikroORM['em']['fork']>, resource: SessionResource, entry: NewLogEntry) =>
@@ -74,16 +80,22 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
      * Settles active resources whose workflow does not run: it never started (the api died
      * between committing the row and starting it) or it closed without settling the row. Only
      * rows untouched for the grace period are looked at — a live workflow writes usage every few
-     * seconds — and Temporal has the last word, so a slow but running start is left alone. A warm
-     * browser such a row held is destroyed by its host once the row no longer holds it.
+     * seconds — and Temporal has the last word, so a slow but running start is left alone. A
+     * browser such a row held (warm or running) is destroyed by its host once the row no longer
+     * holds it. One page of candidates per call, after `after`; the answer's `after` is where the
+     * next call goes on (null: start over), so rows whose workflow runs for hours, however many,
+     * cannot keep a stuck row from being reached.
      */
-    async sweepStuckResources() {
+    async sweepStuckResources(after: SweepCursor | null = null) {
       const em = orm.em.fork();
       const cutoff = new Date(Date.now() - config.browsers.sweepGraceSeconds * 1000);
+      const onward = after
+        ? { $or: [{ created: { $gt: new Date(after.created) } }, { created: new Date(after.created), id: { $gt: after.id } }] }
+        : {};
       const candidates = await em.find(
         SessionResource,
-        { status: { $in: [...activeResourceStatuses] }, created: { $lt: cutoff }, updated: { $lt: cutoff } },
-        { orderBy: { created: 'asc' }, limit: 500 },
+        { status: { $in: [...activeResourceStatuses] }, created: { $lt: cutoff }, updated: { $lt: cutoff }, ...onward },
+        { orderBy: { created: 'asc', id: 'asc' }, limit: SWEEP_PAGE },
       );
       const temporal = Context.current().client;
       let settled = 0;
@@ -114,7 +126,13 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
         });
       }
       if (settled) logger.warn({ settled }, 'settled browser resources whose workflow was not running');
-      return { settled, nextSweepSeconds: config.browsers.sweepIntervalSeconds };
+      const last = candidates.length === SWEEP_PAGE ? candidates.at(-1) : undefined;
+      return {
+        settled,
+        after: last ? { created: last.created.toISOString(), id: last.id } : null,
+        // The next page at once; after the last one, wait for the interval.
+        nextSweepSeconds: last ? 0 : config.browsers.sweepIntervalSeconds,
+      };
     },
   };
 }

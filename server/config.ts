@@ -100,8 +100,11 @@ const environment = z.object({
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
   BROWSER_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).default(300),
   BROWSER_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(10).default(3600),
-  /** A warm browser neither offered nor held by an active resource this long is destroyed and replaced. */
-  BROWSER_WARM_ORPHAN_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * A browser its host runs that nothing can use this long is destroyed: a warm one neither offered
+   * nor held by an active resource (and replaced), or one whose resource is no longer active.
+   */
+  BROWSER_ORPHAN_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
   /** How often the control worker looks for resources whose workflow is gone, and how old they must be. */
   BROWSER_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
   BROWSER_SWEEP_GRACE_SECONDS: z.coerce.number().int().min(1).default(120),
@@ -191,7 +194,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       warmPool: e.BROWSER_WARM_POOL,
       idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,
       maxLifetimeSeconds: e.BROWSER_MAX_LIFETIME_SECONDS,
-      warmOrphanGraceSeconds: e.BROWSER_WARM_ORPHAN_GRACE_SECONDS,
+      orphanGraceSeconds: e.BROWSER_ORPHAN_GRACE_SECONDS,
       sweepIntervalSeconds: e.BROWSER_SWEEP_INTERVAL_SECONDS,
       sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
     },

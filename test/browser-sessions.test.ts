@@ -5,20 +5,12 @@ import { SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.
 import { startBrowserHost } from '../server/browsers/host/browserHost.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createLogger } from '../server/logger.ts';
+import { workflowIds } from '../workflows/names.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { launchChromium } from './support/chromium.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const flags = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 let stack: TestStack;
 let site: Awaited<ReturnType<typeof startTestSite>>;
@@ -80,7 +72,7 @@ describe('a running browser', () => {
     expect(JSON.parse(streamed.find((event) => event.event === 'cookies')?.data ?? '{}').cookies.length).toBeGreaterThanOrEqual(2);
 
     // The live view, opened in a second browser, receives screencast frames.
-    const viewer = await chromium.launch({ executablePath: CHROMIUM, args: flags });
+    const viewer = await launchChromium();
     try {
       const view = await viewer.newPage();
       await view.goto(resource.vncUrl);
@@ -266,8 +258,8 @@ describe('a running browser', () => {
 });
 
 describe('a host at its limit, and starts that went wrong', () => {
-  // One browser per host, one warm browser waiting, and short sweeps: the host drops a warm
-  // browser nobody holds after 1 s, the worker looks for stuck resources every second.
+  // One browser per host, one warm browser waiting, and short sweeps: the host drops a browser
+  // nothing can use after 1 s, the worker looks for stuck resources every second.
   let small: TestStack;
   let user: Awaited<ReturnType<typeof registerUser>>;
   let p: { id: string; slug: string };
@@ -279,7 +271,7 @@ describe('a host at its limit, and starts that went wrong', () => {
       {
         BROWSER_WARM_POOL: '1',
         BROWSERS_PER_HOST: '1',
-        BROWSER_WARM_ORPHAN_GRACE_SECONDS: '1',
+        BROWSER_ORPHAN_GRACE_SECONDS: '1',
         BROWSER_SWEEP_INTERVAL_SECONDS: '1',
         BROWSER_SWEEP_GRACE_SECONDS: '5',
       },
@@ -341,6 +333,40 @@ describe('a host at its limit, and starts that went wrong', () => {
     await expect
       .poll(async () => (await warmRows()).map((row) => row.id), { timeout: 60_000 })
       .toEqual([expect.not.stringMatching(offer.id)]);
+  }, 120_000);
+
+  it('destroys a browser whose workflow was terminated once its resource is settled, freeing the host', async () => {
+    // A screen the warm pool does not have: the browser launches cold and takes the host's one place.
+    const sessionId = await newSession({ screen: { width: 800, height: 600 } });
+    const started = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(started.status, started.text).toBe(200);
+    expect(started.body).toMatchObject({ status: 'running', warm: false });
+    const { pid } = await small.orm.em.fork().findOneOrFail(SessionResource, { id: started.body.id });
+    if (!pid) throw new Error('no pid recorded for the browser');
+
+    // An operator terminates the workflow: nothing stops the browser or settles its row…
+    await small.temporal.workflow.getHandle(workflowIds.browser(started.body.id)).terminate('terminated by an operator');
+    // …until the sweeper settles the row and the host, finding it no longer active, destroys the browser.
+    await expect
+      .poll(async () => (await small.http.get(base(sessionId, started.body.id), { token: user.token })).body.status, {
+        timeout: 30_000,
+        interval: 500,
+      })
+      .toBe('failed');
+    const settled = (await small.http.get(base(sessionId, started.body.id), { token: user.token })).body;
+    expect(settled.stopReason).toMatch(/its workflow ended \(terminated\)/);
+    await expect.poll(() => isAlive(pid), { timeout: 30_000, interval: 500 }).toBe(false);
+    expect(small.browserHost?.pool.runningCount).toBe(0);
+    await expect
+      .poll(async () => (await small.http.get(`${base(sessionId, started.body.id)}/logs`, { token: user.token })).text, { timeout: 10_000 })
+      .toContain('the browser host destroyed the browser: its resource is no longer active');
+
+    // The place is free again: the next cold start launches on this host.
+    const again = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ status: 'running', warm: false, host: small.config.browsers.hostId });
+    const stopped = await small.http.post(`${base(sessionId, again.body.id)}/stop`, undefined, { token: user.token });
+    expect(stopped.body.status).toBe('stopped');
   }, 120_000);
 
   it('settles resources whose workflow never started (the api died mid-start), and frees the warm browser one held', async () => {

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewLogEntry } from '../server/logs/logWriter.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
@@ -7,6 +7,7 @@ import { executeNode, type NodeContext, NodeError, type PageHandle } from '../se
 import { type RunNode, runPlan } from '../server/pipelines/interpreter.ts';
 import type { Plan } from '../server/pipelines/plan.ts';
 import { createProject, registerUser } from './support/accounts.ts';
+import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -117,17 +118,7 @@ beforeAll(async () => {
     '/slow': (_req, res) =>
       html(res, `<script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="late">here at last</p>'), 300)</script>`),
   });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

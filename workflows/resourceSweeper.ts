@@ -1,4 +1,5 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { SweepCursor } from '../activities/browserSessions.ts';
 import type { createActivities } from '../activities/index.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
@@ -18,11 +19,15 @@ const { sweepStuckResources } = proxyActivities<ReturnType<typeof createActiviti
  * was terminated), so they stop counting against the limits. One per control task queue,
  * workflow id `resource-sweeper-<taskQueue>`, started by every control worker (the first start
  * wins). The activity answers how long to wait, so the interval follows the worker's config.
+ * Each sweep examines one page of candidates; the cursor to the next page is carried across
+ * sweeps and continue-as-new, so every candidate is reached however many there are.
  */
-export async function resourceSweeperWorkflow(): Promise<never> {
+export async function resourceSweeperWorkflow(after: SweepCursor | null = null): Promise<never> {
+  let cursor = after;
   for (let sweep = 0; sweep < SWEEPS_PER_RUN && !workflowInfo().continueAsNewSuggested; sweep++) {
-    const { nextSweepSeconds } = await sweepStuckResources();
-    await sleep(nextSweepSeconds * 1000);
+    const swept = await sweepStuckResources(cursor);
+    cursor = swept.after;
+    if (swept.nextSweepSeconds > 0) await sleep(swept.nextSweepSeconds * 1000);
   }
-  return continueAsNew<typeof resourceSweeperWorkflow>();
+  return continueAsNew<typeof resourceSweeperWorkflow>(cursor);
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { SessionCookie } from '../../db/entities/BrowserSession.ts';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
+import { textArray } from '../../db/textArray.ts';
 import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/messages.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import type { Config } from '../config.ts';
@@ -15,8 +16,8 @@ export const activeResourceStatuses = ['starting', 'running', 'stopping'] as con
 
 /**
  * Starts a browser for `session` and resolves once it is usable (or failed). The resource row is
- * written first, under a per-project advisory lock so concurrent starts respect the project's
- * limit; the `browserSession` workflow then owns it.
+ * written first, under one advisory lock for every start, so concurrent starts respect both the
+ * project's limit and the hosts' capacity; the `browserSession` workflow then owns it.
  */
 export async function startBrowser(
   deps: { config: Config; temporal: TemporalClient },
@@ -26,15 +27,15 @@ export async function startBrowser(
 ) {
   const limit = deps.config.browsers.perProject;
   const { resource, warm } = await em.transactional(async (tx) => {
-    await tx.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [project.id], 'run', tx.getTransactionContext());
+    // Host room is decided under one lock for every project, so two starts cannot both take the
+    // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
+    // is already running: nothing on the host would stop its adoption). The same lock keeps two
+    // starts of one project from both passing its limit.
+    await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
     const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...activeResourceStatuses] } });
     if (active >= limit) {
       throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
     }
-    // Host room is decided under one lock for every project, so two starts cannot both take the
-    // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
-    // is already running: nothing on the host would stop its adoption).
-    await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
     const roomy = await hostsWithRoom(tx);
     const claimed = fitsWarmPool(session) ? await claimWarmBrowser(tx, roomy) : null;
     if (claimed) {
@@ -123,11 +124,10 @@ async function claimWarmBrowser(em: EntityManager, hostIds: string[]) {
   if (!hostIds.length) return null;
   const rows = await em.getConnection().execute<{ id: string; host_id: string; cdp_endpoint: string; pid: number | null }[]>(
     `delete from warm_browsers where id = (
-       select w.id from warm_browsers w where w.host_id::text = any(string_to_array(?, ','))
-       order by array_position(string_to_array(?, ','), w.host_id::text), w.created limit 1 for update skip locked
+       select w.id from warm_browsers w where w.host_id::text = any(?)
+       order by array_position(?, w.host_id::text), w.created limit 1 for update skip locked
      ) returning id, host_id, cdp_endpoint, pid`,
-    // Host ids have no commas (config: [A-Za-z0-9_-]); a joined string avoids array binding.
-    [hostIds.join(','), hostIds.join(',')],
+    [textArray(hostIds), textArray(hostIds)],
     'all',
     em.getTransactionContext(),
   );
@@ -163,8 +163,8 @@ async function hostsWithRoom(em: EntityManager) {
   const busy = await em
     .getConnection()
     .execute<{ host_id: string; n: string }[]>(
-      `select host_id, count(*) as n from session_resources where status in ('starting', 'running', 'stopping') and host_id is not null group by host_id`,
-      [],
+      `select host_id, count(*) as n from session_resources where status = any(?) and host_id is not null group by host_id`,
+      [textArray(activeResourceStatuses)],
       'all',
       em.getTransactionContext(),
     );

@@ -55,8 +55,10 @@ export async function createControlWorker(
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   // The sweeper of stuck browser resources runs once per control queue, as long as the queue is
-  // served: every worker makes sure it runs, the first start wins.
-  await worker.client?.workflow.start('resourceSweeperWorkflow', {
+  // served: every worker makes sure it runs, the first start wins. A client on the worker's own
+  // connection (`worker.client` is typed optional for replay workers, and must not skip this).
+  const client = new Client({ connection, namespace: options.namespace });
+  await client.workflow.start('resourceSweeperWorkflow', {
     taskQueue: options.taskQueue,
     workflowId: workflowIds.resourceSweeper(options.taskQueue),
     workflowIdConflictPolicy: 'USE_EXISTING',

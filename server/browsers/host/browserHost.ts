@@ -4,9 +4,11 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost.ts';
 import { BrowserHost, WarmBrowser } from '../../../db/entities/index.ts';
+import { textArray } from '../../../db/textArray.ts';
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
+import { activeResourceStatuses } from '../browserSessions.ts';
 import { BrowserPool } from './browserPool.ts';
 
 const HEARTBEAT_MS = 5_000;
@@ -33,23 +35,27 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     onWarmReady: async ({ warmId, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, { id: warmId, hostId: config.browsers.hostId, cdpEndpoint, pid, created: new Date() });
     },
-    warmStillWanted: async (browsers) => {
+    stillWanted: async ({ warm }) => {
       // One statement, one snapshot: a claim deletes the offer and inserts the resource that
       // holds the endpoint in one transaction, so a browser being claimed is never seen as neither.
+      const active = textArray(activeResourceStatuses);
       const rows = await orm.em
         .fork()
         .getConnection()
-        .execute<{ key: string }[]>(
-          `select id::text as key from warm_browsers where host_id = ?
+        .execute<{ offer: string | null; resource_id: string | null; cdp_endpoint: string | null }[]>(
+          `select id::text as offer, null as resource_id, null as cdp_endpoint from warm_browsers where host_id = ?
          union all
-         select cdp_endpoint as key from session_resources
-         where host_id = ? and status in ('starting', 'running', 'stopping') and cdp_endpoint is not null`,
-          [config.browsers.hostId, config.browsers.hostId],
+         select null, id::text, cdp_endpoint from session_resources where host_id = ? and status = any(?)`,
+          [config.browsers.hostId, config.browsers.hostId, active],
         );
-      const keys = new Set(rows.map((row) => row.key));
-      return new Set(browsers.filter((b) => keys.has(b.warmId) || keys.has(b.cdpEndpoint)).map((b) => b.warmId));
+      const offers = new Set(rows.map((row) => row.offer));
+      const endpoints = new Set(rows.map((row) => row.cdp_endpoint));
+      return {
+        warmIds: new Set(warm.filter((b) => offers.has(b.warmId) || endpoints.has(b.cdpEndpoint)).map((b) => b.warmId)),
+        resourceIds: new Set(rows.flatMap((row) => (row.resource_id ? [row.resource_id] : []))),
+      };
     },
-    warmOrphanGraceMs: config.browsers.warmOrphanGraceSeconds * 1000,
+    orphanGraceMs: config.browsers.orphanGraceSeconds * 1000,
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId: config.browsers.hostId });
@@ -68,7 +74,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   await heartbeat();
   const timer = setInterval(() => {
     heartbeat().catch((error) => log.warn({ err: error }, 'browser host heartbeat failed'));
-    pool.reconcileWarm().catch((error) => log.warn({ err: error }, 'could not reconcile the warm pool'));
+    pool.reconcile().catch((error) => log.warn({ err: error }, 'could not reconcile the browsers with the database'));
   }, HEARTBEAT_MS);
 
   installTemporalRuntime(log);

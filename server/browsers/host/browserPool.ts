@@ -39,7 +39,7 @@ type Instance = {
   logBuffer: NewLogEntry[];
   flushTimer?: NodeJS.Timeout;
   warm: boolean;
-  /** A warm browser first found neither offered nor held at this time (ms). */
+  /** First found unwanted by `reconcile` at this time (ms). */
   unwantedSince?: number;
 };
 
@@ -57,12 +57,16 @@ export type PoolOptions = {
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
   onWarmReady?: (warm: { warmId: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
   /**
-   * Which of these warm browsers can still be claimed or adopted: the ids still offered in
-   * `warm_browsers` or whose endpoint an active resource holds (claimed, adoption pending).
+   * Which of these browsers can still be used, answered from one snapshot: warm ones still offered
+   * in `warm_browsers` or whose endpoint an active resource holds (claimed, adoption pending), and
+   * running ones whose resource is still active.
    */
-  warmStillWanted?: (browsers: { warmId: string; cdpEndpoint: string }[]) => Promise<Set<string>>;
-  /** How long a warm browser may stay unwanted before `reconcileWarm` destroys and replaces it. */
-  warmOrphanGraceMs?: number;
+  stillWanted?: (browsers: { warm: { warmId: string; cdpEndpoint: string }[]; resourceIds: string[] }) => Promise<{
+    warmIds: Set<string>;
+    resourceIds: Set<string>;
+  }>;
+  /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
+  orphanGraceMs?: number;
 };
 
 export class CapacityReached extends Error {
@@ -135,43 +139,78 @@ export class BrowserPool {
   }
 
   /**
-   * Destroys warm browsers nobody can claim or adopt any more, and refills the pool. A start that
-   * claimed one (deleting its offer) and then failed before its workflow adopted it would
-   * otherwise leave it here for good. Called from the host's heartbeat; a browser must be found
-   * unwanted twice, `warmOrphanGraceMs` apart, which also covers an offer not yet written.
+   * Destroys browsers nothing can use any more, and refills the warm pool. A start that claimed a
+   * warm browser (deleting its offer) and then failed before its workflow adopted it would
+   * otherwise leave it here for good; so would a running browser whose workflow ended without
+   * stopping it (terminated, then its row settled by the sweeper) or a launch that finished after
+   * its workflow gave up on it — each holding a place of this host's capacity. Called from the
+   * host's heartbeat; a browser must be found unwanted twice, `orphanGraceMs` apart, which also
+   * covers an offer not yet written. A normal stop is not raced: the pool drops the browser before
+   * its workflow settles the row.
    */
-  async reconcileWarm() {
-    const stillWanted = this.#options.warmStillWanted;
-    if (!stillWanted || this.#reconciling || this.#closed || !this.#warm.length) return;
+  async reconcile() {
+    const stillWanted = this.#options.stillWanted;
+    if (!stillWanted || this.#reconciling || this.#closed || (!this.#warm.length && !this.#running.size)) return;
     this.#reconciling = true;
     try {
-      const candidates = [...this.#warm];
-      const wanted = await stillWanted(
-        candidates.map((instance) => ({ warmId: instance.warmId as string, cdpEndpoint: instance.cdpEndpoint })),
-      );
+      const warm = [...this.#warm];
+      const running = [...this.#running.values()];
+      const wanted = await stillWanted({
+        warm: warm.map((instance) => ({ warmId: instance.warmId as string, cdpEndpoint: instance.cdpEndpoint })),
+        resourceIds: running.map((instance) => instance.resourceId),
+      });
       const now = Date.now();
-      const grace = this.#options.warmOrphanGraceMs ?? 60_000;
-      const orphans: Instance[] = [];
-      for (const instance of candidates) {
-        const index = this.#warm.indexOf(instance);
-        if (index < 0) continue; // adopted while the database answered
-        if (wanted.has(instance.warmId as string)) {
+      const grace = this.#options.orphanGraceMs ?? 60_000;
+      /** Marks the time an instance was first found unwanted; true once that is `grace` ago. */
+      const orphaned = (instance: Instance, isWanted: boolean) => {
+        if (isWanted) {
           instance.unwantedSince = undefined;
-          continue;
+          return false;
         }
         instance.unwantedSince ??= now;
-        if (now - instance.unwantedSince < grace) continue;
-        // Out of the list before any await, so an adoption arriving now finds it gone.
+        return now - instance.unwantedSince >= grace;
+      };
+
+      // Out of the list and the map before any await, so an adoption, a check or a stop arriving
+      // now finds them gone.
+      const warmOrphans: Instance[] = [];
+      for (const instance of warm) {
+        const index = this.#warm.indexOf(instance);
+        if (index < 0) continue; // adopted while the database answered
+        if (!orphaned(instance, wanted.warmIds.has(instance.warmId as string))) continue;
         this.#warm.splice(index, 1);
-        orphans.push(instance);
+        warmOrphans.push(instance);
       }
-      if (!orphans.length) return;
-      this.#options.log.warn(
-        { warmIds: orphans.map((instance) => instance.warmId) },
-        'destroying warm browsers that are neither offered nor held by a resource',
-      );
-      await Promise.all(orphans.map((instance) => this.#destroy(instance)));
-      this.#refillWarm();
+      const runningOrphans: Instance[] = [];
+      for (const instance of running) {
+        if (this.#running.get(instance.resourceId) !== instance) continue; // stopped while the database answered
+        if (!orphaned(instance, wanted.resourceIds.has(instance.resourceId))) continue;
+        this.#running.delete(instance.resourceId);
+        runningOrphans.push(instance);
+      }
+
+      if (warmOrphans.length) {
+        this.#options.log.warn(
+          { warmIds: warmOrphans.map((instance) => instance.warmId) },
+          'destroying warm browsers that are neither offered nor held by a resource',
+        );
+      }
+      if (runningOrphans.length) {
+        this.#options.log.warn(
+          { resourceIds: runningOrphans.map((instance) => instance.resourceId) },
+          'destroying browsers whose resource is no longer active (their workflow is gone)',
+        );
+        for (const instance of runningOrphans) {
+          instance.logBuffer.push({
+            context: 'browser',
+            severity: 'warn',
+            message: 'the browser host destroyed the browser: its resource is no longer active',
+            area: 'lifecycle',
+          });
+        }
+      }
+      await Promise.all([...warmOrphans, ...runningOrphans].map((instance) => this.#destroy(instance)));
+      if (warmOrphans.length) this.#refillWarm();
     } finally {
       this.#reconciling = false;
     }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
 import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entities/index.ts';
 import type { Subject } from '../../auth/subject.ts';
+import { activeResourceStatuses } from '../../browsers/browserSessions.ts';
 import { defaultBrowserImage } from '../../browsers/images.ts';
 import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
@@ -30,8 +31,6 @@ import { projectRef } from './projects.ts';
  * elsewhere) creates resources. Every check goes to the permission module, per session id.
  */
 
-/** Statuses in which a resource holds (or is about to hold) a browser. */
-const activeStatuses = ['starting', 'running', 'stopping'] as const;
 const runningStatuses = ['starting', 'running'];
 
 const projectParam = z.string().max(100);
@@ -128,7 +127,11 @@ function findSession(ctx: ProjectContext, sessionId: string, action: string) {
 async function presentDetail(ctx: ProjectContext, session: BrowserSession) {
   const [stats, resources] = await Promise.all([
     resourceStats(ctx.em, [session.id]),
-    ctx.em.find(SessionResource, { session: session.id, status: { $in: [...activeStatuses] } }, { orderBy: { created: 'asc', id: 'asc' } }),
+    ctx.em.find(
+      SessionResource,
+      { session: session.id, status: { $in: [...activeResourceStatuses] } },
+      { orderBy: { created: 'asc', id: 'asc' } },
+    ),
   ]);
   const detail: z.input<typeof sessionDetailView> = present(session, stats.get(session.id));
   // Reaching here took `sessions.read` on this id, which is what reading its resources needs.
@@ -311,7 +314,7 @@ export const sessionsRouter = router({
       const session = await findSession(ctx, input.sessionId, sessionActions.write);
       // Removing the row would cascade to resources whose browsers still run, leaving them
       // unaccounted for; the caller stops them first.
-      const active = await ctx.em.count(SessionResource, { session: session.id, status: { $in: [...activeStatuses] } });
+      const active = await ctx.em.count(SessionResource, { session: session.id, status: { $in: [...activeResourceStatuses] } });
       if (active > 0) {
         throw new Conflict('session_running', `The session has ${active} running browser(s); stop them before deleting it`);
       }
