@@ -63,6 +63,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
 /** Control-queue activities of the pipelineRun workflow. */
 export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config }) {
   const { orm } = deps;
+  const serviceSecret = resolveJwtSecret(deps.config);
   const withRunNode = createRunNodeContext(deps);
 
   async function update(
@@ -97,7 +98,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     ) {
       const em = orm.em.fork();
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets'] });
-      const secrets = openRunSecrets(resolveJwtSecret(deps.config), run?.sealedSecrets);
+      const secrets = openRunSecrets(serviceSecret, run?.sealedSecrets);
       // The result holds sealed values where it holds secrets: opened, then redacted for storing.
       const result = patch.result ? (secrets.redactor.object(secrets.reveal(patch.result)) as Record<string, unknown>) : undefined;
       const error = patch.error ? { ...patch.error, message: secrets.redactor.text(patch.error.message) } : undefined;
