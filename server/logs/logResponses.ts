@@ -39,6 +39,9 @@ export function wantsEventStream(req: FastifyRequest) {
  * as SSE: every entry after `Last-Event-ID` (the entry's `seq`), then live ones as NOTIFY
  * announces them, until the client leaves or `isFinished` says the stream has ended.
  */
+const isStatusEntry = (entry: LogEntry) =>
+  typeof entry.object === 'object' && entry.object !== null && 'status' in (entry.object as Record<string, unknown>);
+
 export async function serveLogs(
   req: FastifyRequest,
   reply: FastifyReply,
@@ -75,6 +78,7 @@ export async function serveLogs(
   raw.write('retry: 2000\n\n');
 
   let closed = false;
+  let statusSeen = false;
   let draining: Promise<void> | undefined;
   let again = false;
   const drain = async (): Promise<void> => {
@@ -90,6 +94,8 @@ export async function serveLogs(
         for (const entry of fresh) {
           raw.write(`id: ${entry.seq}\nevent: log\ndata: ${JSON.stringify(present(entry))}\n\n`);
           lastSeq = entry.seq;
+          // Status changes are logged (after they are stored): the stream may have ended with this one.
+          if (isStatusEntry(entry)) statusSeen = true;
         }
         if (fresh.length === 500) again = true;
       } while (again && !closed);
@@ -107,8 +113,15 @@ export async function serveLogs(
   };
 
   const unsubscribe = await options.notifications.subscribe(stream, () => {
-    drain().catch(() => close());
+    drain()
+      .then(() => {
+        if (!statusSeen) return;
+        statusSeen = false;
+        return finishIfDone();
+      })
+      .catch(() => close());
   });
+  // The keep-alive also checks for an end no status entry announced (a row settled without one).
   const ticker = setInterval(() => {
     raw.write(': keep-alive\n\n');
     finishIfDone().catch(() => close());
