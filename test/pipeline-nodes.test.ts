@@ -115,6 +115,16 @@ beforeAll(async () => {
           addEventListener('scroll', () => { if (innerHeight + scrollY >= document.body.scrollHeight - 50) more(); });
         </script>`,
       ),
+    '/noise': (_req, res) =>
+      html(
+        res,
+        `<canvas id="noise" width="800" height="600"></canvas><script>
+          const c = document.getElementById('noise').getContext('2d');
+          const data = c.createImageData(800, 600);
+          for (let i = 0; i < data.data.length; i++) data.data[i] = Math.random() * 256;
+          c.putImageData(data, 0, 0);
+        </script>`,
+      ),
     '/slow': (_req, res) =>
       html(res, `<script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="late">here at last</p>'), 300)</script>`),
   });
@@ -417,6 +427,21 @@ describe('browser nodes one by one', () => {
       expect((await h.run('page.screenshot', { page, fullPage: true })).height).toBeGreaterThan(1500);
       const element = await h.run('page.screenshot', { page, selector: '.item' });
       expect(element).toMatchObject({ height: 200 });
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('page.screenshot refuses an image too large for a node’s output, saying how to make it smaller', async () => {
+    const h = await host();
+    try {
+      // Random pixels do not compress: 800×600 of them is several MB as PNG.
+      const page = await h.open('/noise');
+      await expect(h.run('page.screenshot', { page })).rejects.toMatchObject({
+        code: 'output_too_large',
+        retryable: false,
+        message: expect.stringMatching(/800×600 screenshot is .* MB .*selector.*fullPage/),
+      });
     } finally {
       await h.close();
     }

@@ -455,7 +455,7 @@ const specs: NodeTypeSpec[] = [
   {
     type: 'page.screenshot',
     title: 'Screenshot',
-    description: 'A PNG of the viewport, the full page, or one element.',
+    description: 'A PNG of the viewport, the full page, or one element; at most 1.5 MB as base64 (larger fails with `output_too_large`).',
     category: 'extract',
     browser: true,
     inputs: {

@@ -11,6 +11,9 @@ import type { NewLogEntry } from '../../logs/logWriter.ts';
 import { NodeError, NodeInputError } from './errors.ts';
 import { type CellType, convertText, uniqueKeys } from './values.ts';
 
+/** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
+const MAX_IMAGE_BASE64 = 1_500_000;
+
 export type BrowserNodeContext = {
   /** Milliseconds the node may take in all. */
   timeoutMs: number;
@@ -434,8 +437,17 @@ export const browserNodes: Record<string, BrowserNode> = {
         )
       : await attempt('capturing the page', () => page.screenshot({ type: 'png', fullPage: flag(inputs, 'fullPage'), timeout: left() }));
     const size = pngSize(png);
+    const image = png.toString('base64');
+    if (image.length > MAX_IMAGE_BASE64) {
+      // Outputs travel through workflow history, where one payload may not pass 2 MB.
+      throw new NodeError(
+        'output_too_large',
+        `The ${size.width}×${size.height} screenshot is ${(image.length / 1e6).toFixed(1)} MB as base64, more than the ${MAX_IMAGE_BASE64 / 1e6} MB a node's output can carry; capture one element (\`selector\`) or the viewport (\`fullPage: false\`)`,
+        { retryable: false },
+      );
+    }
     log(ctx, page, `captured a ${size.width}×${size.height} screenshot`);
-    return { image: png.toString('base64'), ...size };
+    return { image, ...size };
   },
 
   async 'page.cookies'(page, inputs, ctx) {

@@ -12,6 +12,7 @@ export type NodeErrorCode =
   | 'script_error'
   | 'no_page'
   | 'browser_error'
+  | 'output_too_large'
   | 'unknown_type';
 
 export class NodeError extends Error {
