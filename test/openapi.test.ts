@@ -88,6 +88,11 @@ const browserAndPipelineEndpoints = [
   'GET /{project}/api/mcp-client-configs/{configId}',
   'PATCH /{project}/api/mcp-client-configs/{configId}',
   'DELETE /{project}/api/mcp-client-configs/{configId}',
+  // The pages behind the service's own links (mails, OpenID Connect redirects).
+  'GET /auth/verify',
+  'GET /auth/reset',
+  'GET /auth/external-register/{token}',
+  'GET /auth/2fa',
 ];
 
 type Operation = {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
 import { escapeHtml } from './html.ts';
+import { rawRoutePaths } from './openapi.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
@@ -120,6 +121,22 @@ const pageHeaders = {
   'cache-control': 'no-store',
   'x-frame-options': 'DENY',
 };
+
+const htmlPage = (summary: string, parameters: object[] = []) => ({
+  get: { summary, tags: ['auth pages'], parameters, responses: { '200': { description: 'HTML' } } },
+});
+const tokenQuery = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
+
+Object.assign(rawRoutePaths, {
+  '/auth/verify': htmlPage('Page behind the verification mail: confirms the address with a button', [tokenQuery]),
+  '/auth/reset': htmlPage('Page behind the password-reset mail: sets a new password', [tokenQuery]),
+  '/auth/external-register/{token}': htmlPage('Page an unknown OpenID Connect identity lands on: creates the account', [
+    { name: 'token', in: 'path', required: true, schema: { type: 'string' } },
+  ]),
+  '/auth/2fa': htmlPage('Page a sign-in with two-factor on lands on: takes the code, then follows returnUrl (same origin)', [
+    { name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } },
+  ]),
+});
 
 export function registerAuthPages(app: AppInstance) {
   const serve = (path: string, page: Page) => {
