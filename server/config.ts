@@ -70,11 +70,6 @@ const environment = z.object({
   JWT_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
   SMTP_URL: optionalString,
   MAIL_FROM: z.string().default('Browserflow <no-reply@localhost>'),
-  COORDINATOR_TOKEN: optionalString,
-  EXTERNAL_TOKEN: optionalString,
-  STRIPE_SECRET_KEY: optionalString,
-  STRIPE_WEBHOOK_SECRET: optionalString,
-  STRIPE_API_BASE: optionalString,
   OIDC_PROVIDERS: optionalString,
   /** Lets openid-client talk to an http:// issuer. For tests and local development only. */
   OIDC_ALLOW_INSECURE_REQUESTS: flag,
@@ -172,13 +167,6 @@ export function parseConfig(env: Record<string, string | undefined>) {
     chromiumPath: e.CHROMIUM_PATH ?? '/usr/bin/chromium',
     jwtSecret: e.JWT_SECRET,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
-    coordinatorToken: e.COORDINATOR_TOKEN,
-    externalToken: e.EXTERNAL_TOKEN,
-    stripe: {
-      secretKey: e.STRIPE_SECRET_KEY,
-      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
-      apiBase: e.STRIPE_API_BASE,
-    },
     oidcProviders,
     oidcAllowInsecureRequests: e.OIDC_ALLOW_INSECURE_REQUESTS,
     /** null: rate limiting is off (RATE_LIMITS=off). */
