@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.ts';
 import { startBrowserHost } from '../server/browsers/host/browserHost.ts';
@@ -71,24 +71,37 @@ describe('a running browser', () => {
     });
     expect(JSON.parse(streamed.find((event) => event.event === 'cookies')?.data ?? '{}').cookies.length).toBeGreaterThanOrEqual(2);
 
-    // The live view, opened in a second browser, receives screencast frames.
+    // The live view, opened by two viewers at once in a second browser, streams frames to both.
     const viewer = await launchChromium();
     try {
-      const view = await viewer.newPage();
-      await view.goto(resource.vncUrl);
-      await view.waitForFunction(() => (window as unknown as { liveView: { frames: number } }).liveView.frames > 0, undefined, {
-        timeout: 20_000,
-      });
-      // A click in the live view reaches the remote page.
-      await page.evaluate(() => {
-        document.addEventListener('click', () => {
-          document.title = 'clicked';
+      const views = [await viewer.newPage(), await viewer.newPage()];
+      for (const view of views) {
+        await view.goto(resource.vncUrl);
+        await view.waitForFunction(() => (window as unknown as { liveView: { frames: number } }).liveView.frames > 0, undefined, {
+          timeout: 20_000,
         });
+      }
+      // Mouse, keyboard and wheel in either view reach the remote page.
+      await page.evaluate(() => {
+        const seen = (what: string) => {
+          document.title = [...document.title.split(' ').filter(Boolean), what].join(' ');
+        };
+        document.title = '';
+        document.addEventListener('click', () => seen('click'));
+        document.addEventListener('keydown', (event) => seen(`key:${event.key}`));
+        document.addEventListener('wheel', () => seen('wheel'), { once: true });
       });
-      const box = await view.locator('#screen').boundingBox();
+      const [first, second] = views as [Page, Page];
+      const box = await first.locator('#screen').boundingBox();
       if (!box) throw new Error('no screen');
-      await view.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-      await expect.poll(() => page.title(), { timeout: 10_000 }).toBe('clicked');
+      await first.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await expect.poll(() => page.title(), { timeout: 10_000 }).toContain('click');
+      await second.locator('#screen').click();
+      await second.keyboard.press('q');
+      await expect.poll(() => page.title(), { timeout: 10_000 }).toContain('key:q');
+      await second.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await second.mouse.wheel(0, 300);
+      await expect.poll(() => page.title(), { timeout: 10_000 }).toContain('wheel');
     } finally {
       await viewer.close();
     }
