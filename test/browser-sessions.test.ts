@@ -189,6 +189,43 @@ describe('a running browser', () => {
     }
   });
 
+  it('launches with the session’s screen and arguments, through a stored proxy, and meters its traffic', async () => {
+    const proxy = await startAuthProxy('storeduser', 'stored-proxy-pw');
+    try {
+      const stored = await stack.http.post(
+        `/${project.slug}/api/proxies`,
+        { protocol: 'http', hostname: '127.0.0.1', port: proxy.port, username: 'storeduser', password: 'stored-proxy-pw' },
+        { token: owner.token },
+      );
+      expect(stored.status, stored.text).toBe(200);
+      const sessionId = await createSession({
+        screen: { width: 1024, height: 600 },
+        args: '--user-agent=BrowserflowTest/1.0',
+        proxyId: stored.body.id,
+      });
+      const resource = await start(sessionId);
+      const browser = await chromium.connectOverCDP(resource.remoteUrl);
+      const page = browser.contexts()[0]!.pages()[0] ?? (await browser.contexts()[0]!.newPage());
+      await page.goto(`${site.url}/stored-proxy`);
+      expect(await page.evaluate(() => ({ width: innerWidth, height: innerHeight, agent: navigator.userAgent }))).toEqual({
+        width: 1024,
+        height: 600,
+        agent: 'BrowserflowTest/1.0',
+      });
+      expect(proxy.relayed).toContain(`${site.url}/stored-proxy`);
+      await browser.close();
+      // The host meters network bytes as well as CPU while the browser runs.
+      await expect
+        .poll(async () => (await stack.orm.em.fork().find(UsageRecord, { resourceId: resource.id })).map((record) => record.unit), {
+          timeout: 20_000,
+        })
+        .toContain('network_bytes');
+      await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, { token: owner.token });
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('stops by itself when the project limit is reached, refusing a start past it', async () => {
     const limited = await startTestStack(
       { RATE_LIMITS: 'off', BROWSERS_PER_PROJECT: '1', BROWSER_IDLE_TIMEOUT_SECONDS: '5' },
@@ -223,6 +260,38 @@ describe('a running browser', () => {
       expect(usage.reduce((sum, record) => sum + Number(record.amount), 0)).toBeGreaterThan(0);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('stops by itself at its maximum lifetime, even while in use', async () => {
+    const shortLived = await startTestStack({ BROWSER_MAX_LIFETIME_SECONDS: '10' }, { browserHost: true });
+    try {
+      const user = await registerUser(shortLived);
+      const p = await createProject(shortLived, user.token);
+      const created = await shortLived.http.put(`/${p.slug}/api/sessions`, { name: 'short' }, { token: user.token });
+      const started = await shortLived.http.post(`/${p.slug}/api/sessions/${created.body.id}/start`, undefined, { token: user.token });
+      expect(started.status, started.text).toBe(200);
+      const base = `/${p.slug}/api/sessions/${created.body.id}/${started.body.id}`;
+      // Kept busy over CDP, so the idle timeout is not what stops it.
+      const browser = await chromium.connectOverCDP(started.body.remoteUrl);
+      const page = await browser.contexts()[0]!.newPage();
+      try {
+        await expect
+          .poll(
+            async () => {
+              await page.goto(`${site.url}/busy`).catch(() => undefined);
+              return (await shortLived.http.get(base, { token: user.token })).body.status;
+            },
+            { timeout: 40_000, interval: 1000 },
+          )
+          .toBe('stopped');
+      } finally {
+        await browser.close().catch(() => undefined);
+      }
+      const resource = await shortLived.http.get(base, { token: user.token });
+      expect(resource.body.stopReason).toBe('maximum lifetime reached');
+    } finally {
+      await shortLived.close();
     }
   });
 
