@@ -25,7 +25,14 @@ let bundle: { code: string } | undefined;
  * server that receives the mail, a control worker on its own task queue of the shared Temporal
  * dev server, and the app listening on a loopback port.
  */
-export async function startTestStack(env: Record<string, string> = {}, options: { browserHost?: boolean } = {}) {
+export async function startTestStack(
+  env: Record<string, string> = {},
+  options: {
+    browserHost?: boolean;
+    /** false: no control worker in this process; the test serves the control queue itself. */
+    controlWorker?: boolean;
+  } = {},
+) {
   const port = await freePort();
   const database = await createScratchDatabase(testDatabaseBase, 'bftest');
   const smtp = await startSmtpSink();
@@ -55,11 +62,14 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
   await migrate(orm);
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
   bundle ??= { code: readFileSync(inject('workflowBundlePath'), 'utf8') };
-  const { worker, connection } = await createControlWorker(
-    { config, orm, log },
-    { address: temporalAddress, namespace: config.temporal.namespace, taskQueue, workflowBundle: bundle },
-  );
-  const running = worker.run();
+  const control =
+    options.controlWorker === false
+      ? undefined
+      : await createControlWorker(
+          { config, orm, log },
+          { address: temporalAddress, namespace: config.temporal.namespace, taskQueue, workflowBundle: bundle },
+        );
+  const running = control?.worker.run();
   // A browser host in this process, with its own id (and so its own queue and browsers folder).
   const browserHost = options.browserHost ? await startBrowserHost({ config, orm, log, temporalAddress }) : undefined;
   const secret = config.jwtSecret as string;
@@ -90,9 +100,9 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
     async close() {
       await app.close();
       await browserHost?.stop();
-      worker.shutdown();
+      control?.worker.shutdown();
       await running;
-      await connection.close();
+      await control?.connection.close();
       await temporal.close();
       await orm.close(true);
       await smtp.close();
