@@ -23,7 +23,11 @@ export function installTemporalRuntime(log: Logger) {
   Runtime.install({
     // Our processes stop their workers themselves on SIGINT/SIGTERM, once, in order.
     shutdownSignals: [],
-    logger: new DefaultLogger('INFO', (entry) => log[levels[entry.level]]({ component: 'temporal-sdk', ...entry.meta }, entry.message)),
+    logger: new DefaultLogger('INFO', (entry) => {
+      // A browser host's worker serves activities only, by design: not worth a warning on every start.
+      const level = entry.message.startsWith('No workflows registered') ? 'debug' : levels[entry.level];
+      log[level]({ component: 'temporal-sdk', ...entry.meta }, entry.message);
+    }),
   });
 }
 
