@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import querystring from 'node:querystring';
+import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
-import { BadRequest, DomainError, RateLimited } from './errors.ts';
+import { BadRequest, Conflict, DomainError, RateLimited } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browserRoutes.ts';
@@ -48,14 +51,16 @@ export async function buildApp(deps: AppDeps) {
     routerOptions: { ignoreTrailingSlash: true, querystringParser: parseQueryString },
     // A malformed path (`/%ZZ/api`) or an over-long parameter is refused before routing, where
     // no hook runs: answer in the API's error body here.
-    frameworkErrors: (error, _req, reply) => {
+    frameworkErrors: (error, req, reply) => {
       const status = error.statusCode ?? 500;
       const body =
         status >= 500
           ? errorBody('internal_error', 'Internal server error')
           : errorBody(status === 414 ? 'uri_too_long' : 'bad_url', error.message);
-      (reply as import('fastify').FastifyReply).status(status).send(body);
+      // No onRequest hook runs for these: the id header is set here.
+      (reply as import('fastify').FastifyReply).header('x-request-id', req.id).status(status).send(body);
     },
+    clientErrorHandler: answerClientError,
   });
 
   await app.register(fastifyCookie);
@@ -99,8 +104,16 @@ export async function buildApp(deps: AppDeps) {
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
-    if (error instanceof DomainError) {
-      return reply.status(error.status).send(errorBody(error.code, error.message, error.issues));
+    // A unique violation is a race lost to another request (two links of one identity): a 409,
+    // as the procedures answer it.
+    const domain =
+      error instanceof UniqueConstraintViolationException
+        ? new Conflict('conflict', 'A record with the same unique name or slug exists', { cause: error })
+        : error;
+    if (domain instanceof DomainError) {
+      // A 503 names no internals to the client; the cause (Temporal, SMTP) goes to the log.
+      if (domain.status >= 500) req.log.warn({ err: domain }, 'request failed: a dependency is unavailable');
+      return reply.status(domain.status).send(errorBody(domain.code, domain.message, domain.issues));
     }
     const { status, body } = fastifyErrorBody(error);
     if (status >= 500) req.log.error({ err: error }, 'request failed');
@@ -124,6 +137,9 @@ export async function buildApp(deps: AppDeps) {
 
   const logFault = ({ error, path }: { error: { code: string; cause?: unknown; message: string }; path?: string }) => {
     if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error.cause ?? error, path }, 'procedure failed');
+    // The client hears only "unavailable"; why (the ServiceUnavailable's own cause) is logged here.
+    if (error.code === 'SERVICE_UNAVAILABLE')
+      deps.log.warn({ err: error.cause ?? error, path }, 'procedure failed: a dependency is unavailable');
   };
 
   await app.register(fastifyTRPCPlugin, {
@@ -154,6 +170,29 @@ export async function buildApp(deps: AppDeps) {
 }
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/**
+ * Node's HTTP parser refused the request (headers too large, malformed HTTP), before Fastify
+ * has a request: the answer is written to the socket, in the API's error body.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex) {
+  // A reset connection is gone; there is no one to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request took too long to arrive']
+        : [400, 'bad_request', 'The request is not valid HTTP'];
+  const body = JSON.stringify(errorBody(code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
 
 /** A rate-limited answer says when to come back, on /trpc as on the REST paths. */
 function retryAfterMeta({ errors }: { errors: readonly { cause?: unknown }[] }) {

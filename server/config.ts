@@ -26,12 +26,15 @@ const oidcProvider = z.object({
 /** The auth routes that are rate limited; each has a limit per client IP and per account. */
 export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor'] as const;
 export type RateLimitedAction = (typeof rateLimitedActions)[number];
-/** `0` means no limit on that dimension. */
-export type RateLimitRule = { perIp: number; perAccount: number; windowSeconds: number };
+/**
+ * `0` means no limit on that dimension. `perAccountAllIps` (login only): failed attempts on one
+ * account from every address together; with it, `perAccount` counts per account and address.
+ */
+export type RateLimitRule = { perIp: number; perAccount: number; perAccountAllIps?: number; windowSeconds: number };
 
 const MINUTE = 60;
 const defaultRateLimits: Record<RateLimitedAction, RateLimitRule> = {
-  login: { perIp: 100, perAccount: 10, windowSeconds: 15 * MINUTE },
+  login: { perIp: 100, perAccount: 10, perAccountAllIps: 100, windowSeconds: 15 * MINUTE },
   register: { perIp: 20, perAccount: 5, windowSeconds: 60 * MINUTE },
   resetRequest: { perIp: 20, perAccount: 5, windowSeconds: 60 * MINUTE },
   verifySubmit: { perIp: 50, perAccount: 10, windowSeconds: 15 * MINUTE },
@@ -43,6 +46,7 @@ const rateLimitOverrides = z.partialRecord(
   z.strictObject({
     perIp: z.number().int().min(0).optional(),
     perAccount: z.number().int().min(0).optional(),
+    perAccountAllIps: z.number().int().min(0).optional(),
     windowSeconds: z.number().int().min(1).optional(),
   }),
 );
@@ -109,6 +113,8 @@ const environment = z.object({
    * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).
    */
   MCP_ALLOWED_HOSTS: optionalString,
+  /** An MCP session without a request or an open stream for this long is closed (clients reconnect). */
+  MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
   FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
 });
@@ -128,6 +134,10 @@ export function parseConfig(env: Record<string, string | undefined>) {
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.JWT_SECRET) {
     throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required in production');
+  }
+  // Without SMTP the mails (one-time tokens in them) stay in the database as a development outbox.
+  if (e.NODE_ENV === 'production' && !e.SMTP_URL) {
+    throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (without it mail is only kept, for development)');
   }
   if (e.NODE_ENV === 'production' && e.OIDC_ALLOW_INSECURE_REQUESTS) {
     throw new ConfigError('Invalid configuration:\n  OIDC_ALLOW_INSECURE_REQUESTS: not allowed in production');
@@ -190,7 +200,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
-    mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS) },
+    mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS), sessionIdleSeconds: e.MCP_SESSION_IDLE_SECONDS },
     adminEmails: (e.ADMIN_EMAILS ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())

@@ -1,15 +1,24 @@
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 
-/** Query parameters that carry credentials (CDP and live-view URLs, mail links). */
-const secretParams = /([?&](?:token|key|secret|password|code)=)[^&#]*/gi;
+/**
+ * Query parameters that carry credentials (CDP and live-view URLs, mail links). `input` is a
+ * tRPC query's whole input as JSON, which can hold a token (external.registration).
+ */
+const secretParams = /([?&](?:token|key|secret|password|code|input)=)[^&#]*/gi;
+/**
+ * Paths whose last segment is a credential: the external-registration token travels in the path
+ * (the page a provider's sign-in lands on, and the API the page reads it from).
+ */
+const secretPathSegments = /(\/auth\/external-register\/|\/api\/auth\/external\/register\/)[^/?#]+/gi;
 
 export function redactUrl(url: string) {
-  return url.replace(secretParams, '$1[redacted]');
+  return url.replace(secretPathSegments, '$1[redacted]').replace(secretParams, '$1[redacted]');
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>) {
-  return pino({
+/** `destination`: where the JSON lines go (stdout unless given; tests read them back). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', '*.password', '*.secret', '*.token'],
@@ -22,5 +31,6 @@ export function createLogger(config: Pick<Config, 'logLevel'>) {
         ip: req.ip,
       }),
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import type { Credentials } from './support/http.ts';
+import { tokenFromMail } from './support/smtp.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -338,5 +339,49 @@ describe('access type rules', () => {
     }
     const read = await stack.http.get(`/api/api-keys/${key.id}`, as);
     expect(read.body).toMatchObject({ name: 'steady', accessType: 'projects', projectIds: [alpha.id], permissions: [] });
+  });
+});
+
+describe('an admin scoping a key to projects', () => {
+  it('may name any project only once their e-mail address is verified', async () => {
+    const admin = await registerUser(stack, { email: 'admin@example.test', verify: false });
+    const body = { name: 'admin key', accessType: 'projects', projectIds: [strangers.id] };
+    const refused = await stack.http.put('/api/api-keys', body, { token: admin.token });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.code).toBe('unknown_project');
+
+    const mail = await stack.smtp.waitFor((m) => m.to.includes('admin@example.test') && /verify/i.test(m.subject));
+    const verified = await stack.http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) });
+    expect(verified.status, verified.text).toBe(200);
+    const allowed = await stack.http.put('/api/api-keys', body, { token: verified.body.token });
+    expect(allowed.status, allowed.text).toBe(200);
+    expect(allowed.body.projectIds).toEqual([strangers.id]);
+  });
+});
+
+describe('secrets at rest', () => {
+  it('an API key is stored as a hash: its secret is nowhere in its row', async () => {
+    const key = await createApiKey(stack, owner.token, { accessType: 'full' });
+    const [row] = await stack.orm.em.fork().getConnection().execute('select * from api_keys where id = ?', [key.id]);
+    expect(row).toBeDefined();
+    const stored = JSON.stringify(row);
+    expect(row?.secret_hash).toMatch(/^[0-9a-f]{64}$/);
+    const secretPart = key.secret.slice(key.keyPrefix.length);
+    expect(secretPart.length).toBeGreaterThan(16);
+    expect(stored).not.toContain(key.secret);
+    expect(stored).not.toContain(secretPart);
+  });
+
+  it('a mailed one-time token is stored as a hash', async () => {
+    const user = await registerUser(stack, { verify: false });
+    const mail = await stack.smtp.waitFor((m) => m.to.includes(user.email) && /verify/i.test(m.subject));
+    const token = tokenFromMail(mail);
+    const rows = await stack.orm.em.fork().getConnection().execute('select * from one_time_tokens where user_id = ?', [user.id]);
+    expect(rows.length).toBe(1);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows[0]?.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    // The mail row keeps no copy either once it was sent.
+    const mailRows = () => stack.orm.em.fork().getConnection().execute('select text, status from mails where "to" = ?', [user.email]);
+    await expect.poll(mailRows, { timeout: 10_000 }).toEqual([{ text: null, status: 'sent' }]);
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import type { Credentials, HttpResponse } from './support/http.ts';
@@ -46,7 +47,14 @@ type BodyRoute = {
   wrongTypes: Record<string, unknown>;
 };
 
-type QueryRoute = { method: 'GET' | 'DELETE'; path: () => string; as?: () => Credentials; paginated?: boolean };
+type QueryRoute = {
+  method: 'GET' | 'DELETE';
+  path: () => string;
+  as?: () => Credentials;
+  paginated?: boolean;
+  /** A DELETE: makes a new target before each call, since a valid query really deletes the last one. */
+  renew?: () => Promise<void>;
+};
 
 const bodyRoutes: Record<string, BodyRoute> = {
   'PATCH /{project}/api': {
@@ -129,13 +137,27 @@ const bodyRoutes: Record<string, BodyRoute> = {
 const queryRoutes: Record<string, QueryRoute> = {
   'GET /api': { method: 'GET', path: () => '/api' },
   'GET /{project}/api': { method: 'GET', path: () => `/${project.slug}/api`, as: signedIn },
-  'DELETE /{project}/api': { method: 'DELETE', path: () => `/${doomedProject.slug}/api`, as: signedIn },
+  'DELETE /{project}/api': {
+    method: 'DELETE',
+    path: () => `/${doomedProject.slug}/api`,
+    as: signedIn,
+    renew: async () => {
+      doomedProject = await createProject(stack, owner.token);
+    },
+  },
   'GET /api/projects': { method: 'GET', path: () => '/api/projects', paginated: true },
   'GET /api/auth': { method: 'GET', path: () => '/api/auth', as: signedIn },
   'GET /api/auth/logout': { method: 'GET', path: () => '/api/auth/logout' },
   'GET /api/api-keys': { method: 'GET', path: () => '/api/api-keys', as: signedIn, paginated: true },
   'GET /api/api-keys/{id}': { method: 'GET', path: () => `/api/api-keys/${key.id}`, as: signedIn },
-  'DELETE /api/api-keys/{id}': { method: 'DELETE', path: () => `/api/api-keys/${doomedKey.id}`, as: signedIn },
+  'DELETE /api/api-keys/{id}': {
+    method: 'DELETE',
+    path: () => `/api/api-keys/${doomedKey.id}`,
+    as: signedIn,
+    renew: async () => {
+      doomedKey = await createApiKey(stack, owner.token, { accessType: 'full' });
+    },
+  },
   'GET /api/users': { method: 'GET', path: () => '/api/users', paginated: true },
   'GET /api/users/{id}': { method: 'GET', path: () => `/api/users/${owner.id}` },
 };
@@ -274,7 +296,13 @@ describe.each(Object.entries(bodyRoutes))('%s', (_name, route) => {
 });
 
 describe.each(Object.entries(queryRoutes))('%s', (_name, route) => {
-  const call = (query: string) => stack.http.request(route.method, `${route.path()}${query}`, { as: route.as?.() });
+  const call = async (query: string) => {
+    await route.renew?.();
+    const response = await stack.http.request(route.method, `${route.path()}${query}`, { as: route.as?.() });
+    // The target exists: a 404 would mean the query was never looked at.
+    if (route.renew) expect(response.status, `${query}: ${response.text}`).not.toBe(404);
+    return response;
+  };
 
   it('rejects an unknown query parameter with 400 naming it', async () => {
     expectFieldsNamed(await call('?bogusParam=1'), ['bogusParam']);
@@ -367,6 +395,21 @@ describe('paths and methods', () => {
       expectErrorBody(response);
     }
   });
+
+  it('answers a NUL byte or an odd shape in the project segment of raw routes with 404', async () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    for (const project of ['%00', 'a%00b', '%F0%9F%98%80', 'x'.repeat(65)]) {
+      for (const path of [
+        `/${project}/api/pipelines/${id}/${id}/logs`,
+        `/${project}/api/sessions/${id}/${id}/logs`,
+        `/${project}/api/sessions/${id}/${id}/capture`,
+        `/${project}/api/pipelines`,
+      ]) {
+        const response = await stack.http.get(path, signedIn());
+        expectErrorBody(response, 404);
+      }
+    }
+  });
 });
 
 describe('credentials', () => {
@@ -427,5 +470,69 @@ describe('typed fields are not coerced', () => {
     });
     expect(response.status, response.text).toBe(400);
     expect((await stack.http.get(`/${slug}/api`, signedIn())).status).toBe(404);
+  });
+});
+
+/** Sends `raw` bytes on a fresh connection and reads the answer until the server closes it. */
+function rawExchange(raw: string) {
+  const { hostname, port } = new URL(stack.url);
+  return new Promise<{ status: number; headers: Record<string, string>; body: any }>((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(raw));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      try {
+        resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) });
+      } catch {
+        reject(new Error(`not a JSON answer: ${text}`));
+      }
+    });
+  });
+}
+
+describe('request ids', () => {
+  it('echoes a well-formed x-request-id, and makes one up otherwise', async () => {
+    const given = `req-${randomBytes(6).toString('hex')}`;
+    expect((await stack.http.request('GET', '/api', { headers: { 'x-request-id': given } })).headers.get('x-request-id')).toBe(given);
+    for (const headers of [{} as Record<string, string>, { 'x-request-id': 'not valid!' }, { 'x-request-id': 'x'.repeat(65) }]) {
+      const made = (await stack.http.request('GET', '/api', { headers })).headers.get('x-request-id');
+      expect(made).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    // Also on errors: a 404, a refused body, a malformed path (answered before routing).
+    for (const response of [
+      await stack.http.request('GET', '/api/nope', { headers: { 'x-request-id': given } }),
+      await stack.http.request('PUT', '/api/projects', {
+        rawBody: '{',
+        headers: { 'content-type': 'application/json', 'x-request-id': given },
+      }),
+      await stack.http.request('GET', '/%ZZ/api', { headers: { 'x-request-id': given } }),
+    ]) {
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('x-request-id')).toBe(given);
+    }
+  });
+});
+
+describe('requests Node refuses before Fastify sees them', () => {
+  it('answers headers that are too large with 431 and the error body', async () => {
+    const answer = await rawExchange(`GET /api HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(answer.status).toBe(431);
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toEqual({ status: 'error', code: 'headers_too_large', message: expect.any(String) });
+  });
+
+  it('answers malformed HTTP with 400 and the error body', async () => {
+    const answer = await rawExchange('NOT HTTP AT ALL\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toEqual({ status: 'error', code: 'bad_request', message: expect.any(String) });
   });
 });

@@ -16,18 +16,24 @@ const PROVIDER = 'testidp';
 let stack: TestStack;
 let idp: Awaited<ReturnType<typeof startOidcProvider>>;
 let appUrl: string;
+/** Every log line the app writes, to check what reaches the logs. */
+const logLines: string[] = [];
 
 beforeAll(async () => {
   // The provider must know our redirect URI before the app starts, so the app's port is chosen first.
   const port = await freePort();
   appUrl = `http://127.0.0.1:${port}`;
   idp = await startOidcProvider({ redirectUris: [`${appUrl}/api/auth/external/${PROVIDER}/redirect`] });
-  stack = await startTestStack({
-    PORT: String(port),
-    PUBLIC_URL: appUrl,
-    OIDC_PROVIDERS: JSON.stringify([{ name: PROVIDER, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }]),
-    OIDC_ALLOW_INSECURE_REQUESTS: 'true',
-  });
+  stack = await startTestStack(
+    {
+      PORT: String(port),
+      PUBLIC_URL: appUrl,
+      OIDC_PROVIDERS: JSON.stringify([{ name: PROVIDER, issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }]),
+      OIDC_ALLOW_INSECURE_REQUESTS: 'true',
+      LOG_LEVEL: 'info',
+    },
+    { logDestination: { write: (line: string) => void logLines.push(line) } },
+  );
 });
 afterAll(async () => {
   await stack?.close();
@@ -126,6 +132,24 @@ describe('external providers', () => {
     expect(session.body.user.email).toBe('alice@idp.test');
   });
 
+  it('keeps the registration token out of the request logs', async () => {
+    idp.accounts.set('logged-sub', { email: 'logged@idp.test', email_verified: true, given_name: 'Log', family_name: 'Ged' });
+    const token = registrationToken((await signInWithProvider(browserWith(), 'logged-sub')).landedOn);
+    expect((await fetch(`${appUrl}/auth/external-register/${token}`)).status).toBe(200);
+    expect((await stack.http.get(`/api/auth/external/register/${token}`)).status).toBe(200);
+    const input = encodeURIComponent(JSON.stringify({ token }));
+    expect((await stack.http.get(`/trpc/externalAuth.registration?input=${input}`)).status).toBe(200);
+    const logged = logLines.join('');
+    expect(logged).toContain('/auth/external-register/[redacted]');
+    expect(logged).toContain('/api/auth/external/register/[redacted]');
+    expect(logged).not.toContain(token);
+    // Nor is it in the database: the row holds its SHA-256.
+    const rows = await stack.orm.em.fork().getConnection().execute(`select * from external_registrations where subject = 'logged-sub'`);
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows[0]?.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('refuses a registration token once its 15 minutes have passed', async () => {
     idp.accounts.set('late-sub', { email: 'late@idp.test', email_verified: true, given_name: 'Late', family_name: 'Comer' });
     const token = registrationToken((await signInWithProvider(browserWith(), 'late-sub')).landedOn);
@@ -175,6 +199,24 @@ describe('external providers', () => {
     expect(other.status, other.text).toBe(200);
   });
 
+  it('two registrations racing for one address: one account, and the loser keeps a usable token', async () => {
+    const email = 'race-register@example.test';
+    const tokens: string[] = [];
+    for (const sub of ['race-reg-1', 'race-reg-2', 'race-reg-3']) {
+      idp.accounts.set(sub, { given_name: 'Race', family_name: sub });
+      tokens.push(registrationToken((await signInWithProvider(browserWith(), sub)).landedOn));
+    }
+    const answers = await Promise.all(tokens.map((token) => stack.http.post('/api/auth/external/register', { token, email })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409, 409]);
+    // Whatever moment the loser lost at, its token was not used up.
+    for (const [index, answer] of answers.entries()) {
+      if (answer.status !== 409) continue;
+      expect(answer.body.code).toBe('email_taken');
+      const retried = await stack.http.post('/api/auth/external/register', { token: tokens[index], email: `race-${index}@example.test` });
+      expect(retried.status, retried.text).toBe(200);
+    }
+  });
+
   it('links an identity to the signed-in user; one identity cannot be linked to two users', async () => {
     const carol = await registerUser(stack);
     idp.accounts.set('carol-sub', { email: carol.email, email_verified: true, given_name: 'Carol', family_name: 'C' });
@@ -201,6 +243,30 @@ describe('external providers', () => {
     const second = await signInWithProvider(browserWith(carol.token), 'carol-2');
     expect(second.response.status).toBe(409);
     expect(second.response.text).toContain('provider_already_linked');
+  });
+
+  it('links one identity for one user only when several link it at once: 409s, never a 500', async () => {
+    idp.accounts.set('race-sub', { email: 'race@idp.test', email_verified: true });
+    const users = await Promise.all(Array.from({ length: 6 }, () => registerUser(stack)));
+    const flows = await Promise.all(
+      users.map(async (user) => {
+        const browser = browserWith(user.token);
+        const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'race-sub' });
+        return { browser, callback };
+      }),
+    );
+    // The callbacks arrive together: every one may pass the "linked already?" check before any inserts.
+    const results = await Promise.all(flows.map(({ browser, callback }) => completeAtApp(browser, appUrl, callback)));
+    const statuses = results.map((result) => result.response.status);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(users.length - 1);
+    for (const result of results.filter((r) => r.response.status === 409)) {
+      expect(JSON.parse(result.response.text)).toMatchObject({ status: 'error' });
+    }
+    const linked = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from external_identities where subject = 'race-sub'`);
+    expect(linked[0]?.n).toBe(1);
   });
 
   it('unlinks, but never the last way to sign in', async () => {

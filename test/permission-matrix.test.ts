@@ -217,6 +217,8 @@ describe.each(routes)('$name', (route) => {
         ? { ...(await createProject(stack, owner.token, { public: visibility === 'public' })), visibility }
         : sharedProjects[visibility];
       const as = await credentialsFor(subject, route, project);
+      const before = await stack.http.get(`/${project.id}/api`, { token: owner.token });
+      expect(before.status, before.text).toBe(200);
       const response = await route.call(project, as);
 
       if (expected === 'in' || expected === 'out') {
@@ -235,6 +237,7 @@ describe.each(routes)('$name', (route) => {
         const after = await stack.http.get(`/${project.id}/api`, { token: owner.token });
         expect(after.status).toBe(200);
         expect(after.body).toMatchObject({ slug: project.slug, visibility: project.visibility });
+        expect(after.body).toEqual(before.body);
       }
     });
   });

@@ -104,6 +104,13 @@ describe('PUT /api/projects', () => {
       expect(response.body.message).toMatch(/slug/);
     });
 
+    it('accepts a slug that merely starts like a UUID', async () => {
+      const slug = `0b5c1a5e-1234-${randomBytes(3).toString('hex')}`;
+      const created = await stack.http.put('/api/projects', createBody({ slug }), { token: owner.token });
+      expect(created.status, created.text).toBe(200);
+      expect((await stack.http.get(`/${slug}/api`, { token: owner.token })).body.id).toBe(created.body.id);
+    });
+
     it.each(['api', 'trpc', 'docs', 'API', 'Docs', 'auth', 'admin'])('rejects the reserved word %j with 400', async (slug) => {
       const response = await stack.http.put('/api/projects', createBody({ slug }), { token: owner.token });
       expectError(response, 400, 'invalid_input');
@@ -202,6 +209,39 @@ describe('GET /api/projects', () => {
     expect(last.body.map((p: { slug: string }) => p.slug)).toEqual(created.slice(4));
     const beyond = await stack.http.get('/api/projects?my&offset=10', { token: pager.token });
     expect(beyond.body).toEqual([]);
+  });
+
+  it('pages what a narrowed key sees, not what its owner sees (the filter is in the query)', async () => {
+    const pager = await registerUser(stack);
+    const created: { id: string; slug: string }[] = [];
+    for (let i = 0; i < 5; i++) created.push(await createProject(stack, pager.token));
+    const [p0, p1, p2, p3] = created as [
+      { id: string; slug: string },
+      { id: string; slug: string },
+      { id: string; slug: string },
+      { id: string; slug: string },
+    ];
+    const byProjects = await createApiKey(stack, pager.token, { accessType: 'projects', projectIds: [p1.id, p3.slug] });
+    const custom = await createApiKey(stack, pager.token, {
+      accessType: 'custom',
+      permissions: [`${p0.slug.toUpperCase()}.sessions.read`, `${p2.id}.pipelines.read`],
+    });
+    const page = async (apiKey: string, offset: number) =>
+      ((await stack.http.get(`/api/projects?my&limit=1&offset=${offset}`, { apiKey })).body as { slug: string }[]).map((p) => p.slug);
+    expect(await page(byProjects.secret, 0)).toEqual([p1.slug]);
+    expect(await page(byProjects.secret, 1)).toEqual([p3.slug]);
+    expect(await page(byProjects.secret, 2)).toEqual([]);
+    expect(await page(custom.secret, 0)).toEqual([p0.slug]);
+    expect(await page(custom.secret, 1)).toEqual([p2.slug]);
+    expect(await page(custom.secret, 2)).toEqual([]);
+    // Without `my` the key also sees public projects of others, never their private ones.
+    const all = (await stack.http.get('/api/projects?limit=200', { apiKey: byProjects.secret })).body as {
+      slug: string;
+      visibility: string;
+    }[];
+    expect(all.map((p) => p.slug)).toEqual(expect.arrayContaining([p1.slug, p3.slug]));
+    expect(all.map((p) => p.slug)).not.toContain(p0.slug);
+    for (const project of all.filter((p) => ![p1.slug, p3.slug].includes(p.slug))) expect(project.visibility).toBe('public');
   });
 
   it('caps limit at 200 and needs it to be at least 1', async () => {

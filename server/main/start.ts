@@ -4,21 +4,12 @@
  */
 import { buildApp } from '../app.ts';
 import { startBrowserHost } from '../browsers/host/browserHost.ts';
-import { ConfigError, loadConfig } from '../config.ts';
 import { bundleWorkflows, createControlWorker } from '../infra/temporal.ts';
 import { createLogger } from '../logger.ts';
+import { loadConfigOrExit } from './loadConfig.ts';
 import { onShutdownSignal, startRuntime } from './runtime.ts';
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 const log = createLogger(config);
 
 try {

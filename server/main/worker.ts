@@ -1,10 +1,10 @@
 /** Production control worker: workflows and browser-less activities on the control queue. */
-import { loadConfig } from '../config.ts';
 import { createControlWorker } from '../infra/temporal.ts';
 import { createLogger } from '../logger.ts';
+import { loadConfigOrExit } from './loadConfig.ts';
 import { onShutdownSignal, startRuntime } from './runtime.ts';
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 const log = createLogger(config);
 try {
   const runtime = await startRuntime(config, log, { embedded: false, migrate: false });

@@ -154,6 +154,17 @@ export function authorizeRunOnSession(subject: Subject, project: ProjectRef, ses
 }
 
 /**
+ * What a running browser's URLs may give a caller who may read its session. `remoteUrl` is CDP:
+ * whoever holds it can drive the browser and read every cookie (Storage.getCookies), so it needs
+ * `sessions.write` and `cookies.read` on the session. The live view shows the screen to readers;
+ * its mouse and keyboard reach the page only for callers who may write the session.
+ */
+export function browserUrlRights(subject: Subject, project: ProjectRef, sessionId: string) {
+  const control = can(subject, project, sessionActions.write, sessionId);
+  return { remote: control && can(subject, project, sessionActions.readCookies, sessionId), control };
+}
+
+/**
  * May a caller who sees a run also see its node outputs and result? A run whose plan reads
  * cookies holds cookie values there: only for callers who may read that session's cookies (a
  * run whose session was deleted: cookies.read on every session). Public readers never may.
@@ -176,4 +187,40 @@ export function canCreateProjects(subject: Subject) {
   if (subject.kind === 'session') return true;
   if (subject.kind === 'apiKey') return subject.apiKey.accessType === 'full';
   return false;
+}
+
+/**
+ * May this subject limit an API key to `project` (accessType `projects`): the projects its user
+ * may use, i.e. their own, or any for a global admin (with a verified address).
+ */
+export function canScopeApiKeyTo(subject: Subject, project: ProjectRef) {
+  return userMay(subject, project);
+}
+
+/**
+ * The projects `projects.read` lets the subject see, as a filter a list query can apply in the
+ * database (it must agree with `can`): public ones, plus, when `privateScope` is not null, the
+ * ones its user may use (`ownerId`, unset for an admin) that its key reaches (`ids`/`slugs`,
+ * unset when the key does not narrow).
+ */
+export type ReadableProjects = {
+  privateScope: null | { ownerId?: string; ids?: string[]; slugs?: string[] };
+};
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function readableProjects(subject: Subject): ReadableProjects {
+  if (subject.kind !== 'session' && subject.kind !== 'apiKey') return { privateScope: null };
+  const ownerId = isAdmin(subject) ? undefined : subject.user.id;
+  if (subject.kind === 'session' || subject.apiKey.accessType === 'full') return { privateScope: { ownerId } };
+  if (subject.apiKey.accessType === 'projects') return { privateScope: { ownerId, ids: subject.apiKey.projectIds, slugs: [] } };
+  const reached = subject.apiKey.permissions.map((grant) => normalizeGrant(grant).split('.', 1)[0] ?? '');
+  if (reached.includes('*')) return { privateScope: { ownerId } };
+  return {
+    privateScope: {
+      ownerId,
+      ids: reached.filter((ref) => uuidShape.test(ref)),
+      slugs: reached.filter((ref) => !uuidShape.test(ref)),
+    },
+  };
 }

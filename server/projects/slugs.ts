@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isUuid } from './projectRepository.ts';
 
 /**
  * Slugs appear as the first path segment (`/{project}/api`), so words the service uses at the
@@ -36,6 +37,7 @@ export const slugSchema = z
   .min(2, 'a slug has at least 2 characters')
   .max(64, 'a slug has at most 64 characters')
   .regex(/^[A-Za-z0-9_-]+$/, 'a slug may contain only letters, digits, dashes and underscores')
-  .refine((slug) => !/^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(slug), 'a slug may not look like a UUID')
+  // A UUID in the project segment is read as an id, so only a whole UUID is ambiguous.
+  .refine((slug) => !isUuid(slug), 'a slug may not be a UUID')
   .transform((slug) => slug.toLowerCase())
   .refine((slug) => !reservedSlugs.has(slug), 'this slug is reserved');

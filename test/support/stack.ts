@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { DestinationStream } from 'pino';
 import { inject } from 'vitest';
 import { initORM, migrate } from '../../db/orm.ts';
 import { createScratchDatabase } from '../../scripts/scratch-database.ts';
@@ -31,6 +32,8 @@ export async function startTestStack(
     browserHost?: boolean;
     /** false: no control worker in this process; the test serves the control queue itself. */
     controlWorker?: boolean;
+    /** Where the app's log lines go (a test that reads them); LOG_LEVEL still applies. */
+    logDestination?: DestinationStream;
   } = {},
 ) {
   const port = await freePort();
@@ -57,7 +60,7 @@ export async function startTestStack(
     RATE_LIMITS: 'off',
     ...env,
   });
-  const log = createLogger(config);
+  const log = createLogger(config, options.logDestination);
   const orm = await initORM(database.url);
   await migrate(orm);
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);

@@ -2,9 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiKey, apiKeyAccessTypes, type Project, type User } from '../../../db/entities/index.ts';
 import { generateApiKey } from '../../auth/apiKeys.ts';
+import type { Subject } from '../../auth/subject.ts';
 import { BadRequest, NotFound, PermissionDenied } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { isValidPermission } from '../../permissions/permissions.ts';
+import { canScopeApiKeyTo, isValidPermission } from '../../permissions/permissions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
 import { authedProcedure, router } from '../base.ts';
 
@@ -58,12 +59,15 @@ const keyManagerProcedure = authedProcedure.use(({ ctx, next }) => {
   return next();
 });
 
-/** Projects named by id or slug; each must exist and be the caller's (or the caller an admin). */
-async function resolveProjects(em: EntityManager, user: User, refs: string[]) {
+/** Projects named by id or slug; each must exist and be one the caller may scope a key to. */
+async function resolveProjects(em: EntityManager, subject: Subject, refs: string[]) {
   const projects: Project[] = [];
   for (const ref of new Set(refs)) {
     const project = await findProject(em, ref);
-    if (!project || (project.owner.id !== user.id && !user.isAdmin)) {
+    if (
+      !project ||
+      !canScopeApiKeyTo(subject, { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id })
+    ) {
       throw new BadRequest('unknown_project', `Project ${ref} does not exist or is not yours`, {
         issues: [{ path: ['projectIds'], message: `unknown project ${ref}` }],
       });
@@ -121,7 +125,7 @@ export const apiKeysRouter = router({
     .output(keyView.extend({ secret: z.string() }))
     .mutation(async ({ ctx, input }) => {
       checkShape(input.accessType, input.projectIds, input.permissions);
-      const projects = await resolveProjects(ctx.em, ctx.user, input.projectIds);
+      const projects = await resolveProjects(ctx.em, ctx.subject, input.projectIds);
       const { keyPrefix, secret, secretHash } = generateApiKey();
       const key = ctx.em.create(ApiKey, {
         user: ctx.user,
@@ -175,7 +179,7 @@ export const apiKeysRouter = router({
       const projectIds = input.projectIds ?? (changesType ? [] : key.projects.getItems().map((project) => project.id));
       const permissions = input.permissions ?? (changesType ? [] : key.permissions);
       checkShape(accessType, projectIds, permissions);
-      key.projects.set(await resolveProjects(ctx.em, ctx.user, projectIds));
+      key.projects.set(await resolveProjects(ctx.em, ctx.subject, projectIds));
       if (input.name !== undefined) key.name = input.name;
       key.accessType = accessType;
       key.permissions = permissions;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { User } from '../../../db/entities/index.ts';
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens.ts';
 import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
-import { clearAccountRateLimit, enforceRateLimit } from '../../auth/rateLimits.ts';
+import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { clearSessionCookie, endSession, revokeSessions } from '../../auth/sessions.ts';
 import { signIn as startSignIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, Unauthenticated } from '../../errors.ts';
@@ -68,7 +68,7 @@ export const authRouter = router({
     .input(z.strictObject({ email, password, firstName: personName, lastName: personName }))
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: ctx.req.ip, account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: rateLimitAddress(ctx.req), account: input.email });
       if (await ctx.em.count(User, { email: input.email })) throw emailTaken();
       const user = ctx.em.create(User, {
         email: input.email,
@@ -97,12 +97,12 @@ export const authRouter = router({
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
       // Counted per address whether or not it has an account, so the limit tells nothing either.
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: ctx.req.ip, account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: rateLimitAddress(ctx.req), account: input.email });
       const user = await ctx.em.findOne(User, { email: input.email }, { populate: ['passwordHash'] });
       // verifyPassword spends the same time on an unknown e-mail as on a wrong password.
       const valid = await verifyPassword(user?.passwordHash, input.password);
       if (!user || !valid) throw new Unauthenticated('E-mail or password is wrong', 'invalid_credentials');
-      await clearAccountRateLimit(ctx.em, 'login', input.email);
+      await clearAccountRateLimit(ctx.em, 'login', input.email, rateLimitAddress(ctx.req));
       return signIn(ctx, user, input.remember);
     }),
 
@@ -179,7 +179,7 @@ export const authRouter = router({
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
       const signedInAs = ctx.subject.kind === 'session' || ctx.subject.kind === 'apiKey' ? ctx.subject.user.id : undefined;
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'verifySubmit', { ip: ctx.req.ip, account: signedInAs });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'verifySubmit', { ip: rateLimitAddress(ctx.req), account: signedInAs });
       const user = await consumeOneTimeToken(ctx.em, input.token, 'verify_email');
       user.emailVerified = true;
       await ctx.em.flush();
@@ -196,7 +196,7 @@ export const authRouter = router({
     .input(z.strictObject({ email, returnUrl }))
     .output(statusOk)
     .mutation(async ({ ctx, input }) => {
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'resetRequest', { ip: ctx.req.ip, account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'resetRequest', { ip: rateLimitAddress(ctx.req), account: input.email });
       mailLink(ctx, '/auth/reset', 'check', input.returnUrl);
       // The same answer, in the same time, whether or not the address has an account: the
       // lookup and the mail happen after the answer, on their own EntityManager.

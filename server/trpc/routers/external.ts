@@ -1,8 +1,8 @@
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ExternalIdentity, User } from '../../../db/entities/index.ts';
 import { claimExternalRegistration, findExternalRegistration } from '../../auth/externalAccounts.ts';
-import { enforceRateLimit } from '../../auth/rateLimits.ts';
+import { enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { signIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, statusOk } from '../../http/shapes.ts';
@@ -106,7 +106,7 @@ export const externalAuthRouter = router({
         });
       }
       // The same limits as a plain registration: one token must not check addresses endlessly.
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: ctx.req.ip, account: email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: rateLimitAddress(ctx.req), account: email });
       // Checked before the token is used up, so the user can retry with another address.
       if (await ctx.em.count(User, { email })) {
         throw new Conflict('email_taken', 'An account with this e-mail address exists; sign in and link the provider from there');
@@ -114,19 +114,39 @@ export const externalAuthRouter = router({
       if (await ctx.em.count(ExternalIdentity, { provider: registration.provider, subject: registration.subject })) {
         throw new Conflict('identity_linked_elsewhere', 'This identity is already linked to an account');
       }
-      await claimExternalRegistration(ctx.em, registration);
       const emailVerified = registration.emailVerified && email === registration.email;
-      const user = ctx.em.create(User, {
-        email,
-        firstName,
-        lastName,
-        passwordHash: null,
-        emailVerified,
-        // Admin rights follow a proven address only.
-        isAdmin: emailVerified && ctx.deps.config.adminEmails.includes(email),
-      });
-      ctx.em.create(ExternalIdentity, { user, provider: registration.provider, subject: registration.subject, email: registration.email });
-      await ctx.em.flush();
+      // One transaction: if the account cannot be created (the address was taken meanwhile, a 409),
+      // the token is not used up.
+      const userId = await ctx.em
+        .transactional(async (tx) => {
+          await claimExternalRegistration(tx, registration);
+          const created = tx.create(User, {
+            email,
+            firstName,
+            lastName,
+            passwordHash: null,
+            emailVerified,
+            // Admin rights follow a proven address only.
+            isAdmin: emailVerified && ctx.deps.config.adminEmails.includes(email),
+          });
+          tx.create(ExternalIdentity, {
+            user: created,
+            provider: registration.provider,
+            subject: registration.subject,
+            email: registration.email,
+          });
+          await tx.flush();
+          return created.id;
+        })
+        .catch(async (error: unknown) => {
+          // A concurrent registration took the address (or linked the identity) after the checks above.
+          if (!(error instanceof UniqueConstraintViolationException)) throw error;
+          if (await ctx.em.fork().count(User, { email })) {
+            throw new Conflict('email_taken', 'An account with this e-mail address exists; sign in and link the provider from there');
+          }
+          throw new Conflict('identity_linked_elsewhere', 'This identity is already linked to an account', { cause: error });
+        });
+      const user = await ctx.em.findOneOrFail(User, userId);
       const answer = await signIn(ctx, user, { remember: false });
       if (!emailVerified) {
         try {

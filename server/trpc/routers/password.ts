@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { User } from '../../../db/entities/index.ts';
 import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
-import { clearAccountRateLimit, enforceRateLimit } from '../../auth/rateLimits.ts';
+import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { revokeSessions } from '../../auth/sessions.ts';
 import { BadRequest } from '../../errors.ts';
 import { statusOk } from '../../http/shapes.ts';
@@ -38,13 +38,13 @@ export const passwordRouter = router({
       const user = await ctx.em.findOneOrFail(User, ctx.user.id, { populate: ['passwordHash'] });
       if (user.passwordHash) {
         // Guessing the current password with a stolen session counts like guessing it at login.
-        await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: ctx.req.ip, account: user.email });
+        await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: rateLimitAddress(ctx.req), account: user.email });
         if (!input.currentPassword || !(await verifyPassword(user.passwordHash, input.currentPassword))) {
           throw new BadRequest('invalid_password', 'currentPassword is wrong', {
             issues: [{ path: ['currentPassword'], message: 'wrong password', code: 'invalid_password' }],
           });
         }
-        await clearAccountRateLimit(ctx.em, 'login', user.email);
+        await clearAccountRateLimit(ctx.em, 'login', user.email, rateLimitAddress(ctx.req));
       }
       user.passwordHash = await hashPassword(input.password);
       await ctx.em.flush();

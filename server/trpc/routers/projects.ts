@@ -1,9 +1,10 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Project } from '../../../db/entities/index.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { Conflict, EmailNotVerified, PermissionDenied, Unauthenticated } from '../../errors.ts';
 import { iso, pagination, queryFlag, statusOk } from '../../http/shapes.ts';
-import { can, canCreateProjects, projectActions } from '../../permissions/permissions.ts';
+import { can, canCreateProjects, projectActions, type ReadableProjects, readableProjects } from '../../permissions/permissions.ts';
 import { provisionDefaultSession } from '../../projects/defaultSession.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { authedProcedure, projectProcedure, publicProcedure, router } from '../base.ts';
@@ -59,6 +60,18 @@ async function runProjectCreatedHooks(deps: AppDeps, projectId: string, log: { w
   }
 }
 
+/** The permission module's readable-projects scope as a query filter. */
+function readableProjectsWhere({ privateScope }: ReadableProjects): FilterQuery<Project> {
+  const isPublic = { visibility: 'public' as const };
+  if (!privateScope) return isPublic;
+  const mine: FilterQuery<Project>[] = [];
+  if (privateScope.ownerId) mine.push({ owner: privateScope.ownerId });
+  if (privateScope.ids || privateScope.slugs) {
+    mine.push({ $or: [{ id: { $in: privateScope.ids ?? [] } }, { slug: { $in: privateScope.slugs ?? [] } }] });
+  }
+  return mine.length ? { $or: [isPublic, { $and: mine }] } : {};
+}
+
 const tags = ['projects'];
 
 export const projectsRouter = router({
@@ -70,17 +83,17 @@ export const projectsRouter = router({
       const { subject } = ctx;
       if (input.my && !signedIn(subject)) throw new Unauthenticated('`my` lists your own projects: sign in');
       const user = signedIn(subject) ? (subject as Extract<Subject, { user: unknown }>).user : undefined;
-      const where = input.my
-        ? { owner: user?.id }
-        : user?.isAdmin && user.emailVerified
-          ? {}
-          : user
-            ? { $or: [{ visibility: 'public' as const }, { owner: user.id }] }
-            : { visibility: 'public' as const };
-      const candidates = await ctx.em.find(Project, where, { orderBy: { created: 'asc', id: 'asc' } });
-      // The permission module has the last word (a narrowed key sees fewer of its owner's projects).
-      const visible = candidates.filter((project) => can(subject, projectRef(project), projectActions.read));
-      return visible.slice(input.offset, input.offset + input.limit).map((project) => presentProject(subject, project));
+      const readable = readableProjectsWhere(readableProjects(subject));
+      const where = input.my ? { $and: [{ owner: user?.id }, readable] } : readable;
+      const page = await ctx.em.find(Project, where, {
+        orderBy: { created: 'asc', id: 'asc' },
+        offset: input.offset,
+        limit: input.limit,
+      });
+      // The permission module has the last word; the filter above is built to agree with it.
+      return page
+        .filter((project) => can(subject, projectRef(project), projectActions.read))
+        .map((project) => presentProject(subject, project));
     }),
 
   create: authedProcedure

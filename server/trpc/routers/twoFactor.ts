@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clearAccountRateLimit, enforceRateLimit } from '../../auth/rateLimits.ts';
+import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { endSession, revokeSessions } from '../../auth/sessions.ts';
 import { signIn } from '../../auth/signIn.ts';
 import {
@@ -35,7 +35,7 @@ const wrongCode = () => new BadRequest('invalid_code', 'The code is wrong or was
 
 /** Counts the attempt against the IP and the account; a right code clears the account's count. */
 function limitAttempt(ctx: Context, userId: string) {
-  return enforceRateLimit(ctx.em, ctx.deps.config, 'twoFactor', { ip: ctx.req.ip, account: userId });
+  return enforceRateLimit(ctx.em, ctx.deps.config, 'twoFactor', { ip: rateLimitAddress(ctx.req), account: userId });
 }
 
 /** A TOTP code, or (when allowed) a recovery code; each is good once. */
@@ -43,7 +43,7 @@ async function acceptSecondFactor(ctx: Context, userId: string, token: string, o
   const user = await loadTwoFactorUser(ctx.em, userId);
   const accepted =
     (await acceptTotp(ctx.em, ctx.deps.serviceSecret, user, token)) ||
-    (options.recoveryCodes ? await acceptRecoveryCode(ctx.em, user, token) : false);
+    (options.recoveryCodes ? await acceptRecoveryCode(ctx.em, ctx.deps.serviceSecret, user, token) : false);
   if (accepted) await clearAccountRateLimit(ctx.em, 'twoFactor', userId);
   return { user, accepted };
 }
@@ -106,7 +106,7 @@ export const twoFactorRouter = router({
       if (!accepted) throw wrongCode();
       user.twoFactorEnabled = true;
       await ctx.em.flush();
-      const codes = await replaceRecoveryCodes(ctx.em, user);
+      const codes = await replaceRecoveryCodes(ctx.em, ctx.deps.serviceSecret, user);
       await revokeSessions(ctx.em, user.id);
       const { token } = await signIn(ctx, user, { remember: ctx.subject.session.remember, secondFactorDone: true });
       return { status: 'ok' as const, token, recoveryCodes: codes };
@@ -139,7 +139,7 @@ export const twoFactorRouter = router({
       await limitAttempt(ctx, subject.user.id);
       const user = await loadTwoFactorUser(ctx.em, subject.user.id);
       const byTotp = await acceptTotp(ctx.em, ctx.deps.serviceSecret, user, input.token);
-      const byRecovery = !byTotp && (await acceptRecoveryCode(ctx.em, user, input.token));
+      const byRecovery = !byTotp && (await acceptRecoveryCode(ctx.em, ctx.deps.serviceSecret, user, input.token));
       if (!byTotp && !byRecovery) throw new Unauthenticated('The code is wrong or was already used', 'invalid_code');
       await clearAccountRateLimit(ctx.em, 'twoFactor', user.id);
       await endSession(ctx.em, subject.session.id);
@@ -193,6 +193,6 @@ export const twoFactorRouter = router({
       await limitAttempt(ctx, ctx.user.id);
       const { user, accepted } = await acceptSecondFactor(ctx, ctx.user.id, input.token, { recoveryCodes: false });
       if (!accepted) throw wrongCode();
-      return { recoveryCodes: await replaceRecoveryCodes(ctx.em, user) };
+      return { recoveryCodes: await replaceRecoveryCodes(ctx.em, ctx.deps.serviceSecret, user) };
     }),
 });

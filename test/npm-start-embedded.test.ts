@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../server/infra/ports.ts';
+
+/**
+ * `npm start` as the README runs it: no DATABASE_URL and no TEMPORAL_ADDRESS, so it brings up
+ * its embedded PostgreSQL and a Temporal dev server under DATA_DIR. It must serve GET /api, and
+ * on SIGTERM stop everything it started: no PostgreSQL or Temporal left running.
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const START_TIMEOUT_MS = 240_000;
+const STOP_TIMEOUT_MS = 60_000;
+
+const started: { child?: ChildProcess; dataDir: string }[] = [];
+
+afterAll(async () => {
+  for (const { child, dataDir } of started) {
+    if (child?.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
+    for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, STOP_TIMEOUT_MS);
+
+function groupAlive(pid: number) {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Processes whose command line names `text` (PostgreSQL's -D, Temporal's database file). */
+function processesMentioning(text: string) {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+async function npmStart(dataDir: string, port: number) {
+  const [pgPort, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${path.join(root, 'node_modules/.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+    npm_config_update_notifier: 'false',
+    NODE_ENV: 'development',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    EMBEDDED_POSTGRES_PORT: String(pgPort),
+    TEMPORAL_DEV_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: String(uiPort),
+    BROWSER_WARM_POOL: '0',
+    LOG_LEVEL: 'info',
+  };
+  // The embedded defaults are the point: nothing from the test run's environment may point elsewhere.
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];
+  const child = spawn('npm', ['start', '--silent'], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+  started.push({ child, dataDir });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-200_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, exited, output: () => output };
+}
+
+describe('npm start on embedded defaults', () => {
+  it('serves GET /api, and SIGTERM stops it and everything it started', { timeout: START_TIMEOUT_MS + STOP_TIMEOUT_MS }, async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-embedded-'));
+    // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
+    chmodSync(dataDir, 0o755);
+    const port = await freePort();
+    const app = await npmStart(dataDir, port);
+
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    let ready = false;
+    while (!ready && Date.now() < deadline && app.child.exitCode === null) {
+      ready = app.output().includes('API ready at');
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(ready, app.output().slice(-4000)).toBe(true);
+    const api = await fetch(`http://127.0.0.1:${port}/api`);
+    expect(api.status).toBe(200);
+    expect(await api.json()).toMatchObject({ name: 'browserflow' });
+    expect(processesMentioning(dataDir).length, 'PostgreSQL and Temporal run under DATA_DIR').toBeGreaterThanOrEqual(2);
+
+    const pid = app.child.pid as number;
+    process.kill(-pid, 'SIGTERM');
+    const stopDeadline = Date.now() + STOP_TIMEOUT_MS;
+    while ((groupAlive(pid) || processesMentioning(dataDir).length) && Date.now() < stopDeadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(groupAlive(pid), app.output().slice(-4000)).toBe(false);
+    expect(processesMentioning(dataDir), 'nothing of it is left running').toEqual([]);
+    const { code, signal } = await app.exited;
+    expect({ code, signal }).not.toEqual({ code: null, signal: 'SIGKILL' });
+    const logged = app.output();
+    expect(logged).toContain('SIGTERM: shutting down');
+    expect(logged).not.toMatch(/"level":(50|60)/);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    'as root, says in one line why PostgreSQL cannot use a DATA_DIR it cannot enter',
+    { timeout: 120_000 },
+    async () => {
+      const parent = mkdtempSync(path.join(os.tmpdir(), 'bf-private-'));
+      chmodSync(parent, 0o700);
+      const dataDir = path.join(parent, 'data');
+      mkdirSync(dataDir);
+      started.push({ dataDir: parent });
+      const app = await npmStart(dataDir, await freePort());
+      const { code } = await app.exited;
+      expect(code, app.output()).not.toBe(0);
+      const fatal = app
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"level":60'))
+        .map((line) => JSON.parse(line) as { msg: string });
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]?.msg).toMatch(/cannot enter .*bf-private-.*chmod o\+x/);
+      expect(fatal[0]?.msg).not.toContain('\n');
+    },
+  );
+});
