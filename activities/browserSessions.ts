@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SessionResource, UsageRecord } from '../db/entities/index.ts';
 import type { ResourceStatus } from '../db/entities/SessionResource.ts';
-import { activeResourceStatuses } from '../server/browsers/browserSessions.ts';
+import { activeResourceStatuses, summarizeLaunchFailure } from '../server/browsers/browserSessions.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
 import { workflowIds } from '../workflows/names.ts';
 import type { ActivityDeps } from './index.ts';
@@ -29,6 +29,12 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
       const em = orm.em.fork();
       const resource = await em.findOne(SessionResource, { id: resourceId });
       if (!resource) return;
+      // Reasons come from the host (Playwright's text with its call log, flags and paths): the
+      // row and the resource's log, which callers read, get the summary; the server log the rest.
+      const reason = change.reason === undefined ? undefined : summarizeLaunchFailure(change.reason);
+      if (reason !== undefined && reason !== change.reason) {
+        logger.warn({ resourceId, status: change.status, reason: change.reason }, 'browser resource settled');
+      }
       resource.status = change.status;
       if (change.cdpEndpoint !== undefined) resource.cdpEndpoint = change.cdpEndpoint;
       if (change.pid !== undefined) resource.pid = change.pid;
@@ -39,7 +45,7 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
       }
       if (change.status === 'stopped' || change.status === 'failed') {
         resource.stoppedAt ??= new Date();
-        resource.stopReason = change.reason ?? resource.stopReason ?? null;
+        resource.stopReason = reason ?? resource.stopReason ?? null;
         resource.cdpEndpoint = null;
       }
       await em.flush();
@@ -47,7 +53,7 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
         change.status === 'running'
           ? `browser running on host ${resource.hostId}${change.warm ? ' (from the warm pool)' : ''}`
           : change.status === 'stopped' || change.status === 'failed'
-            ? `browser ${change.status}: ${change.reason ?? 'no reason given'}`
+            ? `browser ${change.status}: ${reason ?? 'no reason given'}`
             : `browser ${change.status}`;
       await log(em, resource, {
         context: 'lifecycle',
@@ -60,18 +66,24 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
 
     /**
      * Stores the host's latest figures and meters the growth since the last report; returns
-     * when the resource was last used (the CDP proxy and live view touch `lastActivity`).
+     * when the resource was last used (the CDP proxy and live view touch `lastActivity`). The
+     * workflow reports usage since the resource took the browser (a warm one ran before). The
+     * cumulative figures never go back: a process that left the measured tree (an orphaned
+     * child, a zombie reaped elsewhere) takes its seconds with it, and those would otherwise be
+     * billed a second time as the tree grows again.
      */
     async recordUsage(resourceId: string, usage: Usage) {
       const em = orm.em.fork();
       const resource = await em.findOne(SessionResource, { id: resourceId });
       if (!resource) return { lastActivity: null };
       const previous = resource.usage ?? { cpuSeconds: 0, memoryBytes: 0, networkBytes: 0 };
-      const cpu = Math.max(0, usage.cpuSeconds - previous.cpuSeconds);
-      const network = Math.max(0, usage.networkBytes - previous.networkBytes);
+      const cpuSeconds = Math.max(previous.cpuSeconds, usage.cpuSeconds);
+      const networkBytes = Math.max(previous.networkBytes, usage.networkBytes);
+      const cpu = cpuSeconds - previous.cpuSeconds;
+      const network = networkBytes - previous.networkBytes;
       if (cpu > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'cpu_seconds', amount: cpu.toFixed(6) });
       if (network > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'network_bytes', amount: String(network) });
-      resource.usage = usage;
+      resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
       await em.flush();
       return { lastActivity: (resource.lastActivity ?? resource.startedAt ?? resource.created).toISOString() };
     },

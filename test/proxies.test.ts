@@ -313,7 +313,11 @@ describe('permissions', () => {
     expect(list.body.map((p: { id?: string }) => p.id)).toEqual([mine.id]);
     expect((await stack.http.get(`${base()}/${mine.id}`, { apiKey: key.secret })).status).toBe(200);
     expect((await stack.http.get(`${base()}/${other.id}`, { apiKey: key.secret })).status).toBe(403);
-    expect((await stack.http.get(`${base()}/pool-1`, { apiKey: key.secret })).status).toBe(403);
+    // No dynamic proxy is visible with a per-id grant, so one that is not there is not found.
+    const missing = await stack.http.get(`${base()}/pool-1`, { apiKey: key.secret });
+    expect(missing.status, missing.text).toBe(404);
+    expect(missing.body).toMatchObject({ status: 'error', code: 'not_found' });
+    expect((await stack.http.get(`${base()}/${randomUUID()}`, { apiKey: key.secret })).status).toBe(403);
   });
 
   it('other users and anonymous callers get 404', async () => {

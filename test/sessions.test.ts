@@ -78,12 +78,13 @@ describe('the default session', () => {
     expect(one.body).toMatchObject({ cookies: [], resources: [] });
   });
 
-  it('a failing project-created hook is logged and loses no project', async () => {
-    const warnings: unknown[] = [];
+  /** An app on the stack's database whose warnings are kept; `hooks` run after the Default session. */
+  async function appKeepingWarnings(hooks: ((projectId: string) => Promise<void>)[] = []) {
+    const warnings: Record<string, unknown>[] = [];
     const log = createLogger({ logLevel: 'silent' });
     const warn = log.warn.bind(log);
     log.warn = ((...args: Parameters<typeof warn>) => {
-      warnings.push(args[0]);
+      warnings.push(args[0] as Record<string, unknown>);
       return warn(...args);
     }) as typeof log.warn;
     const secret = stack.config.jwtSecret as string;
@@ -95,27 +96,60 @@ describe('the default session', () => {
       resourceTokens: new ResourceTokens(secret),
       temporal: stack.temporal,
       log,
-      onProjectCreated: [
-        async () => {
-          throw new Error('hook broke');
-        },
-      ],
+      onProjectCreated: hooks,
     });
-    try {
+    const createProjectThrough = async (name: string) => {
       const created = await app.inject({
         method: 'PUT',
         url: '/api/projects',
         headers: { authorization: `Bearer ${owner.token}` },
-        payload: { name: 'hooked', slug: `hooked-${randomUUID().slice(0, 8)}` },
+        payload: { name, slug: `${name}-${randomUUID().slice(0, 8)}` },
       });
       expect(created.statusCode, created.body).toBe(200);
-      const { id } = created.json();
+      return created.json().id as string;
+    };
+    return { app, warnings, createProjectThrough };
+  }
+
+  it('a failing project-created hook is logged and loses no project', async () => {
+    const { app, warnings, createProjectThrough } = await appKeepingWarnings([
+      async () => {
+        throw new Error('hook broke');
+      },
+    ]);
+    try {
+      const id = await createProjectThrough('hooked');
       const em = stack.orm.em.fork();
       expect(await em.count(Project, { id })).toBe(1);
       expect(await em.count(BrowserSession, { project: id, name: 'Default session' })).toBe(1);
       expect(warnings).toContainEqual(expect.objectContaining({ projectId: id }));
     } finally {
       await app.close();
+    }
+  });
+
+  it('a Default session the database refuses is logged and loses no project', async () => {
+    // PostgreSQL itself refuses the row (for new rows only: NOT VALID), so provisioning fails as
+    // it would on a real database error.
+    const connection = stack.orm.em.getConnection();
+    await connection.execute(
+      `alter table browser_sessions add constraint test_no_default_session check (name <> 'Default session') not valid`,
+    );
+    const { app, warnings, createProjectThrough } = await appKeepingWarnings();
+    try {
+      const id = await createProjectThrough('undefaulted');
+      const em = stack.orm.em.fork();
+      expect(await em.count(Project, { id })).toBe(1);
+      expect(await em.count(BrowserSession, { project: id })).toBe(0);
+      const warning = warnings.find((entry) => entry.projectId === id);
+      expect(String((warning?.err as Error | undefined)?.message)).toContain('test_no_default_session');
+      // The project works: sessions can be created in it.
+      const listed = await app.inject({ method: 'GET', url: `/${id}/api/sessions`, headers: { authorization: `Bearer ${owner.token}` } });
+      expect(listed.statusCode, listed.body).toBe(200);
+      expect(listed.json()).toEqual([]);
+    } finally {
+      await app.close();
+      await connection.execute('alter table browser_sessions drop constraint test_no_default_session');
     }
   });
 });
@@ -203,6 +237,70 @@ describe('creating, reading, changing and deleting sessions', () => {
     expect(emptyPatch.status, emptyPatch.text).toBe(200);
   });
 
+  it('cookies in the shape capture answers (Storage.getCookies) are accepted and read back', async () => {
+    // Verbatim from Chromium 156's Storage.getCookies: a session cookie, a persistent one, and a
+    // partitioned (CHIPS) one.
+    const captured = [
+      {
+        name: 'b',
+        value: '2',
+        domain: '127.0.0.1',
+        path: '/x',
+        expires: -1,
+        size: 2,
+        httpOnly: true,
+        secure: false,
+        session: true,
+        priority: 'Medium',
+        sourceScheme: 'NonSecure',
+        sourcePort: 44047,
+      },
+      {
+        name: 'a',
+        value: '1',
+        domain: 'localhost',
+        path: '/',
+        expires: 1795378456.975308,
+        size: 2,
+        httpOnly: false,
+        secure: false,
+        session: false,
+        sameSite: 'Lax',
+        priority: 'High',
+        sourceScheme: 'NonSecure',
+        sourcePort: 44047,
+      },
+      {
+        name: 'z',
+        value: '1',
+        domain: 'x.test',
+        path: '/',
+        expires: -1,
+        size: 2,
+        httpOnly: false,
+        secure: true,
+        session: true,
+        priority: 'Low',
+        sourceScheme: 'Secure',
+        sourcePort: 443,
+        partitionKey: { topLevelSite: 'https://x.test', hasCrossSiteAncestor: false },
+      },
+    ];
+    const id = await createSession({});
+    const patched = await stack.http.patch(`${base()}/${id}`, { cookies: captured }, as);
+    expect(patched.status, patched.text).toBe(200);
+    // The read-only fields are dropped; every field a cookie can be set with is kept.
+    const expected = captured.map(({ size: _size, session: _session, ...settable }) => settable);
+    expect(patched.body.cookies).toEqual(expected);
+    expect((await stack.http.get(`${base()}/${id}`, as)).body.cookies).toEqual(expected);
+    const stored = await stack.orm.em.fork().findOneOrFail(BrowserSession, { id });
+    expect(stored.cookies).toEqual(expected);
+    // An older capture's sameParty (gone from Chromium) is taken and dropped too.
+    const older = await stack.http.patch(`${base()}/${id}`, { cookies: [{ ...captured[0], sameParty: false }] }, as);
+    expect(older.status, older.text).toBe(200);
+    expect(older.body.cookies).toEqual([expected[0]]);
+  });
+
   it('DELETE removes the session; after that it is 404', async () => {
     const id = await createSession({});
     const deleted = await stack.http.delete(`${base()}/${id}`, as);
@@ -251,7 +349,43 @@ describe('validation', () => {
       'cookies.0.secure',
     ],
     ['cookie with an unknown sameSite', { cookies: [{ ...cookie, sameSite: 'lax' }] }, 'cookies.0.sameSite'],
-    ['cookie with an unknown field', { cookies: [{ ...cookie, size: 3 }] }, 'cookies.0.size'],
+    ['cookie with an unknown field', { cookies: [{ ...cookie, colour: 'red' }] }, 'cookies.0.colour'],
+    ['cookie with an unknown priority', { cookies: [{ ...cookie, priority: 'Urgent' }] }, 'cookies.0.priority'],
+    ['cookie with an unknown sourceScheme', { cookies: [{ ...cookie, sourceScheme: 'Https' }] }, 'cookies.0.sourceScheme'],
+    ['cookie with sourcePort 0', { cookies: [{ ...cookie, sourcePort: 0 }] }, 'cookies.0.sourcePort'],
+    ['cookie with sourcePort 65536', { cookies: [{ ...cookie, sourcePort: 65536 }] }, 'cookies.0.sourcePort'],
+    ['cookie with a fractional sourcePort', { cookies: [{ ...cookie, sourcePort: 80.5 }] }, 'cookies.0.sourcePort'],
+    // Chromium refuses these at launch ("Invalid cookie fields"), so they are refused when saved.
+    [
+      'cookie with a partitionKey as a string',
+      { cookies: [{ ...cookie, partitionKey: 'https://example.test' }] },
+      'cookies.0.partitionKey',
+    ],
+    [
+      'cookie with a partitionKey that is not a site',
+      { cookies: [{ ...cookie, partitionKey: { topLevelSite: 'example', hasCrossSiteAncestor: false } }] },
+      'cookies.0.partitionKey.topLevelSite',
+    ],
+    [
+      'cookie with a partitionKey site with a path',
+      { cookies: [{ ...cookie, partitionKey: { topLevelSite: 'https://example.test/a', hasCrossSiteAncestor: false } }] },
+      'cookies.0.partitionKey.topLevelSite',
+    ],
+    [
+      'cookie with a partitionKey without hasCrossSiteAncestor',
+      { cookies: [{ ...cookie, partitionKey: { topLevelSite: 'https://example.test' } }] },
+      'cookies.0.partitionKey.hasCrossSiteAncestor',
+    ],
+    [
+      'partitioned cookie without secure',
+      { cookies: [{ ...cookie, secure: false, partitionKey: { topLevelSite: 'https://example.test', hasCrossSiteAncestor: false } }] },
+      'cookies.0.secure',
+    ],
+    ['cookie of an opaque partition', { cookies: [{ ...cookie, partitionKeyOpaque: true }] }, 'cookies.0.partitionKeyOpaque'],
+    ['__Secure- cookie without secure', { cookies: [{ ...cookie, name: '__Secure-id', secure: false }] }, 'cookies.0.secure'],
+    ['__host- cookie over http', { cookies: [{ name: '__host-id', value: '1', url: 'http://a.test/' }] }, 'cookies.0.secure'],
+    ['__Host- cookie with a path', { cookies: [{ ...cookie, name: '__Host-id', path: '/a' }] }, 'cookies.0.path'],
+    ['cookie with size as a string', { cookies: [{ ...cookie, size: '3' }] }, 'cookies.0.size'],
     ['cookie name with ";"', { cookies: [{ ...cookie, name: 'a;b' }] }, 'cookies.0.name'],
     ['cookie without a name', { cookies: [{ ...cookie, name: '' }] }, 'cookies.0.name'],
     ['cookie httpOnly as a string', { cookies: [{ ...cookie, httpOnly: 'true' }] }, 'cookies.0.httpOnly'],
@@ -367,6 +501,22 @@ describe('proxies named by id', () => {
     );
     expect(both.status, both.text).toBe(400);
   });
+
+  it('an empty proxyId is 400, not taken as "no proxy"', async () => {
+    const stored = await stack.http.post(`/${project.slug}/api/proxies`, { hostname: 'kept.test', port: 80, protocol: 'http' }, as);
+    const id = await createSession({ proxyId: stored.body.id });
+    for (const proxyId of ['', '   ']) {
+      const created = await stack.http.put(base(), { name: 'x', proxyId }, as);
+      expect(created.status, created.text).toBe(400);
+      expect(created.body.issues.map((issue: { path: string[] }) => issue.path.join('.'))).toContain('proxyId');
+      const patched = await stack.http.patch(`${base()}/${id}`, { proxyId }, as);
+      expect(patched.status, patched.text).toBe(400);
+    }
+    // The refused PATCH left the reference as it was; null is how it is removed.
+    expect((await stack.http.get(`${base()}/${id}`, as)).body.proxyId).toBe(stored.body.id);
+    const removed = await stack.http.patch(`${base()}/${id}`, { proxyId: null }, as);
+    expect(removed.body.proxyId).toBeNull();
+  });
 });
 
 describe('running resources', () => {
@@ -389,7 +539,7 @@ describe('running resources', () => {
     });
     await em.flush();
 
-    const list = await stack.http.get(base(), as);
+    const list = await stack.http.get(`${base()}?limit=200`, as);
     const listed = list.body.find((s: { id: string }) => s.id === id);
     expect(listed).toMatchObject({ status: 'running', manager: { runningResources: 1, lastStarted: resource.startedAt?.toISOString() } });
 

@@ -4,6 +4,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -64,7 +65,23 @@ function hostActivities(hostId: string) {
   };
 }
 
-type Resume = { deadline: number };
+type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
+
+/**
+ * `baseline`: the cumulative usage a warm browser had when this resource took it over (its launch
+ * and idle time are the pool's, not the project's). Absent for a browser launched for the resource.
+ */
+type Resume = { deadline: number; baseline?: Usage };
+
+/** The usage a resource is billed: the host's cumulative figures since it took the browser. */
+function sinceAdoption(usage: Usage, baseline: Usage | undefined): Usage {
+  if (!baseline) return usage;
+  return {
+    cpuSeconds: Math.max(0, usage.cpuSeconds - baseline.cpuSeconds),
+    memoryBytes: usage.memoryBytes,
+    networkBytes: Math.max(0, usage.networkBytes - baseline.networkBytes),
+  };
+}
 
 /**
  * The whole life of one browser (a session resource). Workflow id `browser-<resourceId>`.
@@ -97,6 +114,9 @@ export async function browserSessionWorkflow(
   const hostId = input.hostId;
   state.hostId = hostId;
   let deadline = resume?.deadline ?? Date.now() + input.maxLifetimeSeconds * 1000;
+  let baseline = resume?.baseline;
+  /** A warm browser's baseline is still to be taken (its first measurement after adoption). */
+  let needsBaseline = false;
 
   if (!resume) {
     try {
@@ -105,6 +125,7 @@ export async function browserSessionWorkflow(
         // Already running and answered by the api; the host takes it over.
         state.phase = 'running';
         await hostActivities(hostId).launch.adoptWarmBrowser(resourceId, input.adoptWarmId);
+        needsBaseline = true;
       } else {
         // The host records the resource as running itself: one round trip less before the answer.
         await hostActivities(hostId).launch.launchBrowser(resourceId);
@@ -126,6 +147,18 @@ export async function browserSessionWorkflow(
   }
 
   const host = hostActivities(hostId);
+  // Patched: a workflow that adopted its browser before this step existed replays without it.
+  if (needsBaseline && patched('warm-usage-baseline')) {
+    // At once, not at the first check: what the client does from here on is the resource's.
+    // The client may have used the browser between the api's answer and this adoption; that
+    // sliver goes unbilled rather than the pool's time being billed.
+    try {
+      baseline = (await host.check.checkBrowser(resourceId)).usage ?? undefined;
+    } catch {
+      // The loop's first check finds out what became of the host; it takes the baseline then.
+    }
+    needsBaseline = baseline === undefined;
+  }
   let hostLost = false;
   while (!stopReason) {
     const remaining = deadline - Date.now();
@@ -146,9 +179,13 @@ export async function browserSessionWorkflow(
       stopReason = 'the browser exited';
       break;
     }
+    if (needsBaseline) {
+      baseline = check.usage;
+      needsBaseline = false;
+    }
     let lastActivity: string | null = null;
     try {
-      ({ lastActivity } = await metering.recordUsage(resourceId, check.usage));
+      ({ lastActivity } = await metering.recordUsage(resourceId, sinceAdoption(check.usage, baseline)));
     } catch {
       // The database is away; the idle check waits for the next report that goes through.
     }
@@ -158,7 +195,7 @@ export async function browserSessionWorkflow(
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof browserSessionWorkflow>(resourceId, input, { deadline });
+      return continueAsNew<typeof browserSessionWorkflow>(resourceId, input, { deadline, baseline });
     }
   }
 

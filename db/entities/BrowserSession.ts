@@ -5,7 +5,10 @@ import { StoredProxy } from './StoredProxy.ts';
 
 export type Screen = { width: number; height: number };
 
-/** A CDP cookie as Playwright's `addCookies` takes it. */
+/** Where a partitioned (CHIPS) cookie lives: the top-level site it was set under. */
+export type CookiePartitionKey = { topLevelSite: string; hasCrossSiteAncestor: boolean };
+
+/** A stored cookie: the settable fields of CDP's `Network.CookieParam` (`Storage.setCookies`). */
 export type SessionCookie = {
   name: string;
   value: string;
@@ -16,6 +19,10 @@ export type SessionCookie = {
   httpOnly?: boolean;
   secure?: boolean;
   sameSite?: 'Strict' | 'Lax' | 'None';
+  priority?: 'Low' | 'Medium' | 'High';
+  sourceScheme?: 'Unset' | 'NonSecure' | 'Secure';
+  sourcePort?: number;
+  partitionKey?: CookiePartitionKey;
 };
 
 export type SessionProxy = { protocol: string; hostname: string; port: number; username: string | null; password: string | null };

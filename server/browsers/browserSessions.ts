@@ -1,18 +1,58 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  type Client as TemporalClient,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import type { SessionCookie } from '../../db/entities/BrowserSession.ts';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
 import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/messages.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import type { Config } from '../config.ts';
-import { LimitReached, ServiceUnavailable } from '../errors.ts';
+import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
+import { appendLogs, logStreams } from '../logs/logWriter.ts';
 import { CdpClient } from './cdpClient.ts';
 import { defaultBrowserImage } from './images.ts';
-import { defaultScreen } from './sessionRules.ts';
+import { cdpCookieParams, defaultScreen } from './sessionRules.ts';
 
 /** Resources in these states hold (or are about to hold) a browser. */
 export const activeResourceStatuses = ['starting', 'running', 'stopping'] as const;
+
+/**
+ * 503: the browser did not start. The message is short and safe to show (see
+ * `summarizeLaunchFailure`); `cause` keeps the host's full account for the server's logs.
+ */
+export class BrowserStartFailed extends DomainError {
+  override name = 'BrowserStartFailed';
+  readonly status = 503;
+  constructor(reason: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super('browser_start_failed', `The browser could not be started: ${reason}`, { retryable: true, ...options });
+  }
+}
+
+const maxSummaryLength = 200;
+
+/**
+ * A launch failure as callers may see it. Playwright's text goes on with the browser's output,
+ * a call log, the command line with every flag and the host's paths: only the first line is
+ * kept, without Playwright's method prefix (`browserType.launchPersistentContext: `), absolute
+ * paths or flags. Pure, so the activities (which store stop reasons) use it too.
+ */
+export function summarizeLaunchFailure(reason: string) {
+  const firstLine = reason.split(/\r?\n|\s+Call log:/)[0] ?? '';
+  const summary = firstLine
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes in Playwright's text
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .replace(/(^|: )(?:browserType|browserContext|browser|page|frame|cdpSession)\.\w+: /, '$1')
+    .replace(/(^|[\s'"(=,])\/[^\s'"),;]*/g, '$1…')
+    .replace(/(^|\s)--[a-z][\w-]*(?:=\S*)?/gi, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!summary) return 'the browser failed to launch';
+  return summary.length > maxSummaryLength ? `${summary.slice(0, maxSummaryLength - 1)}…` : summary;
+}
 
 /**
  * Starts a browser for `session` and resolves once it is usable (or failed). The resource row is
@@ -65,21 +105,35 @@ export async function startBrowser(
   };
   if (warm) {
     // The browser already runs: apply the session's cookies over CDP, hand the rest of its life to
-    // the workflow (which has the host adopt it) and answer without waiting for that.
+    // the workflow (which has the host adopt it) and answer without waiting for that. A failure
+    // leaves the claimed browser to its host, which destroys what no resource holds.
+    const fail = async (stopReason: string, error: BrowserStartFailed | ServiceUnavailable) => {
+      await em.nativeUpdate(
+        SessionResource,
+        { id: resource.id },
+        { status: 'failed', stopReason, stoppedAt: new Date(), cdpEndpoint: null },
+      );
+      return error;
+    };
+    if (session.cookies.length) {
+      try {
+        await setCookies(warm.cdpEndpoint, session.cookies);
+      } catch (error) {
+        const reason = `its cookies could not be set (${summarizeLaunchFailure(error instanceof Error ? error.message : String(error))})`;
+        throw await fail(`could not start: ${reason}`, new BrowserStartFailed(reason, { cause: error }));
+      }
+    }
     try {
-      if (session.cookies.length) await setCookies(warm.cdpEndpoint, session.cookies);
       await deps.temporal.workflow.start('browserSessionWorkflow', {
         taskQueue: deps.config.temporal.taskQueue,
         workflowId: workflowIds.browser(resource.id),
         args: [resource.id, { ...input, adoptWarmId: warm.id }],
       });
     } catch (error) {
-      await em.nativeUpdate(
-        SessionResource,
-        { id: resource.id },
-        { status: 'failed', stopReason: 'the workflow could not start', stoppedAt: new Date(), cdpEndpoint: null },
+      throw await fail(
+        'the workflow could not start',
+        new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error),
       );
-      throw new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error);
     }
     return resource;
   }
@@ -103,7 +157,11 @@ export async function startBrowser(
     throw new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error);
   }
   await em.refresh(resource);
-  if (state.phase === 'failed') throw new ServiceUnavailable(`The browser could not be started: ${state.reason ?? 'unknown reason'}`);
+  if (state.phase === 'failed') {
+    // The workflow's reason is the host's full text; the stored stopReason is already summarised.
+    const full = state.reason ?? 'unknown reason';
+    throw new BrowserStartFailed(summarizeLaunchFailure(full), { cause: new Error(full) });
+  }
   return resource;
 }
 
@@ -138,13 +196,7 @@ async function claimWarmBrowser(em: EntityManager, hostIds: string[]) {
 async function setCookies(cdpEndpoint: string, cookies: SessionCookie[]) {
   const cdp = await CdpClient.connect(cdpEndpoint);
   try {
-    // CDP reads a missing `expires` as a session cookie; -1 (the stored form of one) would expire it.
-    const asCdp = cookies.map(({ expires, ...cookie }) => ({
-      path: '/',
-      ...cookie,
-      ...(expires !== undefined && expires >= 0 ? { expires } : {}),
-    }));
-    await cdp.send('Storage.setCookies', { cookies: asCdp });
+    await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(cookies) });
   } finally {
     cdp.close();
   }
@@ -176,21 +228,69 @@ async function hostsWithRoom(em: EntityManager) {
     .map(({ host }) => host.id);
 }
 
-/** Asks the resource's workflow to stop the browser and waits until it has. */
+/** A row this young whose workflow does not exist yet may be mid-start (its api still starting it). */
+const START_GRACE_MS = 30_000;
+
+/**
+ * Asks the resource's workflow to stop the browser and waits until it has. When the workflow is
+ * already closed (terminated, or it ended without settling the row), the row is settled here, so
+ * the answer never says running for a browser nothing manages; the host destroys a browser that
+ * no resource holds any more.
+ */
 export async function stopBrowser(deps: { temporal: TemporalClient }, em: EntityManager, resource: SessionResource, reason: string) {
   if (resource.status === 'stopped' || resource.status === 'failed') return resource;
+  const handle = deps.temporal.workflow.getHandle(workflowIds.browser(resource.id));
   try {
-    await deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)).executeUpdate(stopBrowserUpdate, { args: [reason] });
+    await handle.executeUpdate(stopBrowserUpdate, { args: [reason] });
   } catch (error) {
-    // A workflow that is already closed has settled the resource; anything else is an outage.
-    if (!(error instanceof WorkflowNotFoundError) && !isClosedWorkflowError(error)) {
+    // Not found: closed (or never started, or long purged). Update failed: the workflow closed before the update
+    // finished (its handlers never fail). Anything else is an outage.
+    if (!(error instanceof WorkflowNotFoundError) && !(error instanceof WorkflowUpdateFailedError)) {
       throw new ServiceUnavailable('The browser could not be stopped: the workflow engine is unavailable', error);
     }
+    const ended = await workflowEnd(handle);
+    if (ended === 'running') {
+      throw new ServiceUnavailable('The browser could not be stopped: its workflow did not answer', error);
+    }
+    if (ended === 'not found' && Date.now() - resource.created.getTime() < START_GRACE_MS) {
+      throw new Conflict('browser_starting', 'The browser is still being started; stop it again in a moment');
+    }
+    await settleWithoutWorkflow(
+      em,
+      resource,
+      `${reason} (${ended === 'not found' ? 'no workflow managed it' : `its workflow had already ended: ${ended}`})`,
+    );
   }
   await em.refresh(resource);
   return resource;
 }
 
-function isClosedWorkflowError(error: unknown) {
-  return error instanceof Error && /already completed|workflow execution already|not found/i.test(error.message);
+/** `running`, the lower-case status of a closed workflow, or `not found` (never started, or purged). */
+async function workflowEnd(handle: ReturnType<TemporalClient['workflow']['getHandle']>) {
+  try {
+    const { status } = await handle.describe();
+    return status.name === 'RUNNING' ? 'running' : status.name.toLowerCase();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'not found';
+    throw new ServiceUnavailable('The browser could not be stopped: the workflow engine is unavailable', error);
+  }
+}
+
+async function settleWithoutWorkflow(em: EntityManager, resource: SessionResource, stopReason: string) {
+  // Conditional: whatever settled the row meanwhile (the sweeper, a late workflow step) keeps its outcome.
+  const changed = await em.nativeUpdate(
+    SessionResource,
+    { id: resource.id, status: { $in: [...activeResourceStatuses] } },
+    { status: 'stopped', stopReason, stoppedAt: new Date(), cdpEndpoint: null },
+  );
+  if (!changed) return;
+  await appendLogs(em, resource.project.id, logStreams.resource(resource.id), [
+    {
+      context: 'lifecycle',
+      severity: 'warn',
+      message: `browser stopped: ${stopReason}`,
+      area: 'lifecycle',
+      object: { status: 'stopped', host: resource.hostId },
+    },
+  ]);
 }

@@ -1,13 +1,21 @@
 import { z } from 'zod';
 import type { Project, SessionResource } from '../../db/entities/index.ts';
+import type { Subject } from '../auth/subject.ts';
+import { browserUrlRights } from '../permissions/permissions.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
 export const resourceView = z.object({
   id: z.string(),
   session: z.string(),
   status: z.enum(['starting', 'running', 'stopping', 'stopped', 'failed']),
-  vncUrl: z.string().nullable(),
-  remoteUrl: z.string().nullable(),
+  vncUrl: z
+    .string()
+    .nullable()
+    .describe('live view; null unless running. Input is forwarded only for callers who may write the session (sessions.write)'),
+  remoteUrl: z
+    .string()
+    .nullable()
+    .describe('CDP WebSocket; null unless running and the caller may write the session and read its cookies (cookies.read)'),
   host: z.string().nullable(),
   warm: z.boolean(),
   started: z.string().nullable(),
@@ -20,30 +28,49 @@ export const resourceView = z.object({
 
 export type ResourceView = z.infer<typeof resourceView>;
 
-/** When a running resource reaches its maximum lifetime (and its URL tokens expire). */
+/** When a running resource reaches its maximum lifetime. */
 export function resourceExpiry(deps: Pick<AppDeps, 'config'>, resource: SessionResource) {
   const start = resource.startedAt ?? resource.created;
   return new Date(start.getTime() + deps.config.browsers.maxLifetimeSeconds * 1000);
 }
 
 /**
- * The resource as callers see it. The URLs carry a token for this resource only and are shown
- * only while it runs, and only to callers who may read it (the caller decides `withUrls`).
+ * How long a URL token stays good for opening a connection. Short, since a URL leaks (browser
+ * history, a pasted log); each read of the resource issues fresh ones, and a connection already
+ * open is not cut when its token expires.
+ */
+export const RESOURCE_URL_TOKEN_SECONDS = 15 * 60;
+
+/**
+ * What a caller may do with a running browser through its URLs. The CDP endpoint is full control
+ * of the browser, cookie jar included (Storage.getCookies), so remoteUrl needs both
+ * `sessions.write` and `cookies.read`; the live view shows the page to any reader, and forwards
+ * input only for writers.
+ */
+/**
+ * The resource as callers see it. The URLs carry fresh tokens for this resource only and are shown
+ * only while it runs, and only to callers who may read it (the caller decides `withUrls`); what
+ * they allow follows from `subject` (`browserUrlRights`).
  */
 export async function presentResource(
   deps: Pick<AppDeps, 'config' | 'resourceTokens'>,
   project: Project,
   resource: SessionResource,
-  options: { withUrls: boolean },
+  options: { withUrls: true; subject: Subject } | { withUrls: false },
 ): Promise<ResourceView> {
   const expires = resourceExpiry(deps, resource);
   let vncUrl: string | null = null;
   let remoteUrl: string | null = null;
   if (options.withUrls && resource.status === 'running') {
+    const projectRef = { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+    const rights = browserUrlRights(options.subject, projectRef, resource.session.id);
+    const tokenExpiry = new Date(Math.min(expires.getTime(), Date.now() + RESOURCE_URL_TOKEN_SECONDS * 1000));
     const base = `${deps.config.publicUrl}/${project.slug}/api/sessions/${resource.session.id}/${resource.id}`;
-    const cdpToken = await deps.resourceTokens.sign(resource.id, 'cdp', expires);
-    const liveToken = await deps.resourceTokens.sign(resource.id, 'live', expires);
-    remoteUrl = `${base.replace(/^http/, 'ws')}/cdp?token=${cdpToken}`;
+    if (rights.remote) {
+      const cdpToken = await deps.resourceTokens.sign(resource.id, 'cdp', tokenExpiry, { control: true });
+      remoteUrl = `${base.replace(/^http/, 'ws')}/cdp?token=${cdpToken}`;
+    }
+    const liveToken = await deps.resourceTokens.sign(resource.id, 'live', tokenExpiry, { control: rights.control });
     vncUrl = `${base}/live?token=${liveToken}`;
   }
   return {

@@ -40,16 +40,49 @@ const cookieValueChars = /^[^\u0000-\u001f\u007f;]*$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
 const cookiePathChars = /^\/[^\u0000-\u001f\u007f;]*$/;
 
+const cookiePriorities = ['Low', 'Medium', 'High'] as const;
+const cookieSourceSchemes = ['Unset', 'NonSecure', 'Secure'] as const;
+
 /**
- * One cookie in the CDP / Playwright shape. Either `url`, or `domain` (with `path`, `/` when left
- * out) — never both, as Playwright insists. `expires` is -1 (a session cookie) or unix seconds.
- * `sameSite: None` needs `secure`, or Chromium silently drops the cookie at launch.
+ * Chromium keys a partition by site (scheme and registrable domain); it takes any http(s) origin
+ * and reduces it, but refuses what is not a URL, so the api refuses it first.
+ */
+const partitionKeySchema = z.strictObject({
+  topLevelSite: z
+    .url({ protocol: /^https?$/, error: 'an http or https site, such as https://example.com' })
+    .max(2048)
+    .refine((site) => {
+      // Refinements run after a failed check too: an unparsable site is already reported.
+      const url = URL.canParse(site) ? new URL(site) : null;
+      return !url || (url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password);
+    }, 'a site (scheme and host), without path, query or credentials'),
+  hasCrossSiteAncestor: z.boolean(),
+});
+
+/**
+ * One cookie in the CDP shape (`Network.CookieParam`, which Playwright's `addCookies` narrows).
+ * Either `url`, or `domain` (with `path`, `/` when left out) — never both, as Playwright insists.
+ * `expires` is -1 (a session cookie) or unix seconds. `sameSite: None`, a `partitionKey` and the
+ * `__Secure-` and `__Host-` prefixes need `secure`, or Chromium drops (or refuses) the cookie at
+ * launch.
+ *
+ * What capture answers (`Storage.getCookies`, a `Network.Cookie`) is accepted as is, so captured
+ * cookies can be written back: its read-only fields (`size`, `session`, `partitionKeyOpaque`) and
+ * `sameParty` (gone from Chromium with First-Party Sets; older captures carry it) are checked
+ * for type and dropped.
  */
 export const cookieSchema = z
   .strictObject({
     name: z.string().min(1).max(maxCookieBytes).regex(cookieNameChars, 'a cookie name has no spaces, controls, ";", "=" or ","'),
     value: z.string().max(maxCookieBytes).regex(cookieValueChars, 'a cookie value has no controls or ";"'),
-    domain: z.string().trim().toLowerCase().min(1).max(253).regex(cookieDomainPattern, 'not a cookie domain').optional(),
+    domain: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .min(1)
+      .max(253)
+      .refine((domain) => cookieDomainPattern.test(domain) || ipv6Literal.test(domain), 'not a cookie domain')
+      .optional(),
     path: z.string().max(1024).regex(cookiePathChars, 'a cookie path starts with "/" and has no controls or ";"').optional(),
     url: z
       .url({ protocol: /^https?$/, error: 'an http or https URL' })
@@ -62,6 +95,19 @@ export const cookieSchema = z
     httpOnly: z.boolean().optional(),
     secure: z.boolean().optional(),
     sameSite: z.enum(['Strict', 'Lax', 'None']).optional(),
+    priority: z.enum(cookiePriorities).optional(),
+    sourceScheme: z.enum(cookieSourceSchemes).optional(),
+    sourcePort: z
+      .number()
+      .int()
+      .refine((port) => port === -1 || (port >= 1 && port <= 65535), '-1 (unspecified) or a port from 1 to 65535')
+      .optional(),
+    partitionKey: partitionKeySchema.optional(),
+    // Read-only in CDP: accepted from capture's output, never stored.
+    size: z.number().int().min(0).optional(),
+    session: z.boolean().optional(),
+    partitionKeyOpaque: z.boolean().optional(),
+    sameParty: z.boolean().optional(),
   })
   .superRefine((cookie, ctx) => {
     if (cookie.url === undefined && cookie.domain === undefined) {
@@ -80,12 +126,34 @@ export const cookieSchema = z
     if (cookie.sameSite === 'None' && !secure) {
       ctx.addIssue({ code: 'custom', path: ['secure'], message: 'sameSite None needs secure: true' });
     }
+    // Cookie prefixes (RFC 6265bis 4.1.3), which Chromium enforces in any case at launch.
+    const prefix = /^__(secure|host)-/i.exec(cookie.name)?.[1]?.toLowerCase();
+    if (prefix && !secure) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secure'],
+        message: `a cookie named __${prefix === 'host' ? 'Host' : 'Secure'}-… needs secure: true`,
+      });
+    }
+    if (prefix === 'host' && cookie.path !== undefined && cookie.path !== '/') {
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'a cookie named __Host-… has the path /' });
+    }
+    if (cookie.partitionKey && !secure) {
+      ctx.addIssue({ code: 'custom', path: ['secure'], message: 'a partitioned cookie needs secure: true' });
+    }
+    // An opaque partition (a sandboxed frame's) has no site to name, so it cannot be set again.
+    if (cookie.partitionKeyOpaque) {
+      ctx.addIssue({ code: 'custom', path: ['partitionKeyOpaque'], message: 'a cookie of an opaque partition cannot be set' });
+    }
   })
-  .transform((cookie): SessionCookie => (cookie.domain !== undefined && cookie.path === undefined ? { ...cookie, path: '/' } : cookie));
+  .transform((cookie): SessionCookie => {
+    const { size: _size, session: _session, partitionKeyOpaque: _opaque, sameParty: _sameParty, ...stored } = cookie;
+    return stored.domain !== undefined && stored.path === undefined ? { ...stored, path: '/' } : stored;
+  });
 
 export const cookiesSchema = z.array(cookieSchema).max(maxCookiesPerSession);
 
-/** The stored cookies exactly as Playwright takes them (for the output schema: no transforms). */
+/** The stored cookies (for the output schema: no transforms). */
 export const cookieView = z.object({
   name: z.string(),
   value: z.string(),
@@ -96,7 +164,26 @@ export const cookieView = z.object({
   httpOnly: z.boolean().optional(),
   secure: z.boolean().optional(),
   sameSite: z.enum(['Strict', 'Lax', 'None']).optional(),
+  priority: z.enum(cookiePriorities).optional(),
+  sourceScheme: z.enum(cookieSourceSchemes).optional(),
+  sourcePort: z.number().int().optional(),
+  partitionKey: z.object({ topLevelSite: z.string(), hasCrossSiteAncestor: z.boolean() }).optional(),
 });
+
+/**
+ * Stored cookies as `Storage.setCookies` takes them: every field applies, where Playwright's
+ * `addCookies` drops priority and the source fields and wants `partitionKey` as a string. A url
+ * cookie is secure when its url is https, as Playwright makes it.
+ */
+export function cdpCookieParams(cookies: readonly SessionCookie[]) {
+  return cookies.map(({ expires, ...cookie }) => ({
+    ...(cookie.url === undefined ? { path: '/' } : {}),
+    ...cookie,
+    ...(cookie.url !== undefined && cookie.secure === undefined ? { secure: cookie.url.startsWith('https:') } : {}),
+    // Omitted is CDP's session cookie; -1 is only how it is stored.
+    ...(expires !== undefined && expires >= 0 ? { expires } : {}),
+  }));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Proxies (inline on a session, and stored proxy records)
@@ -219,8 +306,50 @@ const debugging = 'the browser host owns the debugging endpoint';
 const writesFiles = 'it writes to or reads from the host’s file system';
 const runsPrograms = 'it runs programs on the host';
 const sandbox = 'it weakens the sandbox';
+const hangs = 'it stops the browser until a debugger attaches';
+const internal = 'it is internal to Chromium’s child processes';
 const deniedFlags = new Map<string, string>([
   ['remote-allow-origins', debugging],
+  ['auto-open-devtools-for-tabs', debugging],
+  ['custom-devtools-frontend', debugging],
+  ['enable-unsafe-extension-debugging', debugging],
+  ['silent-debugger-extension-api', debugging],
+  ['expose-internals-for-testing', debugging],
+  ['enable-gpu-benchmarking', writesFiles],
+  ['wait-for-debugger', hangs],
+  ['wait-for-debugger-children', hangs],
+  ['wait-for-debugger-on-navigation', hangs],
+  ['renderer-startup-dialog', hangs],
+  ['gpu-startup-dialog', hangs],
+  ['profile-directory', writesFiles],
+  ['ssl-key-log-file', writesFiles],
+  ['media-cache-dir', writesFiles],
+  ['trace-startup', writesFiles],
+  ['trace-config-file', writesFiles],
+  ['trace-to-file', writesFiles],
+  ['trace-to-file-name', writesFiles],
+  ['enable-tracing-output', writesFiles],
+  ['profiling-file', writesFiles],
+  ['profiling-at-start', writesFiles],
+  ['enable-profiling', writesFiles],
+  ['ozone-dump-file', writesFiles],
+  ['file-url-path-alias', writesFiles],
+  ['use-file-for-fake-video-capture', writesFiles],
+  ['use-file-for-fake-audio-capture', writesFiles],
+  ['enable-remote-extensions', writesFiles],
+  ['allowlisted-extension-id', writesFiles],
+  ['whitelisted-extension-id', writesFiles],
+  ['extensions-on-chrome-urls', writesFiles],
+  ['load-apps', writesFiles],
+  ['install-chrome-app', writesFiles],
+  ['policy', hostControlled],
+  ['repl', hostControlled],
+  ['field-trial-handle', internal],
+  ['metrics-shmem-handle', internal],
+  ['mojo-platform-channel-handle', internal],
+  ['shared-files', internal],
+  ['service-sandbox-type', internal],
+  ['disable-site-isolation-trials', sandbox],
   ['user-data-dir', writesFiles],
   ['disk-cache-dir', writesFiles],
   ['crash-dumps-dir', writesFiles],
@@ -245,7 +374,7 @@ const deniedFlags = new Map<string, string>([
   ['ppapi-plugin-launcher', runsPrograms],
   ['zygote-cmd-prefix', runsPrograms],
   ['browser-subprocess-path', runsPrograms],
-  ['type', 'it is internal to Chromium’s child processes'],
+  ['type', internal],
   ['no-sandbox', sandbox],
   ['disable-setuid-sandbox', sandbox],
   ['disable-gpu-sandbox', sandbox],
@@ -262,7 +391,11 @@ const deniedFlags = new Map<string, string>([
   ['proxy-auto-detect', 'use the session’s proxy'],
   ['no-proxy-server', 'use the session’s proxy'],
 ]);
-const deniedPrefixes: [string, string][] = [['remote-debugging-', debugging]];
+const deniedPrefixes: [string, string][] = [
+  ['remote-debugging-', debugging],
+  // Chromium connects native messaging hosts: programs on the host.
+  ['native-messaging-', runsPrograms],
+];
 
 export const maxLaunchArgsLength = 4000;
 const maxLaunchFlags = 100;
@@ -317,6 +450,10 @@ export function parseLaunchArgs(args: string): string[] {
     const match = flagPattern.exec(flag);
     const shown = flag.length > 80 ? `${flag.slice(0, 80)}…` : flag;
     if (!match) throw badArg(`${shown} is not a launch flag (--name or --name=value)`, shown);
+    // Caught here rather than by the launch: a NUL cannot be passed to a process at all (the start
+    // would fail), and a newline or other control is no part of any flag's value.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    if (/[\u0000-\u001f\u007f]/.test(flag)) throw badArg(`--${match[1]} has a control character in its value`, `--${match[1]}`);
     const name = (match[1] as string).toLowerCase();
     const reason = deniedFlags.get(name) ?? deniedPrefixes.find(([prefix]) => name.startsWith(prefix))?.[1];
     if (reason) throw badArg(`--${name} is not allowed: ${reason}`, `--${name}`);

@@ -12,9 +12,10 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { CdpClient } from '../browsers/cdpClient.ts';
+import { guardCdpMessage } from '../browsers/cdpGuard.ts';
 import { liveViewHtml } from '../browsers/liveViewPage.ts';
 import type { ResourceTokenUse } from '../browsers/resourceTokens.ts';
-import { BadRequest, NotFound, Unauthenticated } from '../errors.ts';
+import { BadRequest, Conflict, NotFound, ServiceUnavailable, Unauthenticated } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';
 import { serveLogs, wantsEventStream } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
@@ -121,7 +122,12 @@ Object.assign(rawRoutePaths, {
 });
 
 const tokenQuery = z.object({ token: z.string().min(1).max(2000) });
+/** At most one `lastActivity` write per resource this often (a busy live view sends many events). */
 const ACTIVITY_TOUCH_MS = 10_000;
+/** Live-view input events are a few hundred bytes; nothing bigger is read into memory. */
+const LIVE_MAX_PAYLOAD = 64 * 1024;
+/** Capture's own CDP connection: a browser that does not answer in this long is reported, not waited on. */
+const CAPTURE_CONNECT_MS = 5_000;
 
 /** Raw routes of running browsers: CDP proxy, live view, logs and cookie capture. */
 export async function registerBrowserRoutes(
@@ -137,9 +143,8 @@ export async function registerBrowserRoutes(
     const parsed = tokenQuery.safeParse(query);
     if (!parsed.success || !isUuid(params.resourceId) || !isUuid(params.sessionId))
       throw new Unauthenticated('A valid token is required', 'invalid_token');
-    if (!(await deps.resourceTokens.verify(parsed.data.token, params.resourceId.toLowerCase(), use))) {
-      throw new Unauthenticated('The token is invalid or expired', 'invalid_token');
-    }
+    const grant = await deps.resourceTokens.verify(parsed.data.token, params.resourceId.toLowerCase(), use);
+    if (!grant) throw new Unauthenticated('The token is invalid or expired', 'invalid_token');
     const em = deps.orm.em.fork();
     const resource = await em.findOne(
       SessionResource,
@@ -150,7 +155,7 @@ export async function registerBrowserRoutes(
       throw new NotFound('Resource');
     }
     if (resource.status !== 'running' || !resource.cdpEndpoint) throw new NotFound('Running browser', 'browser_not_running');
-    return { em, resource, cdpEndpoint: resource.cdpEndpoint };
+    return { em, resource, cdpEndpoint: resource.cdpEndpoint, grant };
   }
 
   /** Resource by ids, for the API-credential routes (logs, capture). */
@@ -167,11 +172,33 @@ export async function registerBrowserRoutes(
     return { ...ctx, resource };
   }
 
-  const touch = (resourceId: string) =>
-    deps.orm.em
+  // Shared by every connection to a resource, so many viewers or clients still write once per
+  // interval; kept below the idle timeout so a browser in use is never taken for idle.
+  const touchEvery = Math.min(ACTIVITY_TOUCH_MS, (deps.config.browsers.idleTimeoutSeconds * 1000) / 3);
+  const lastTouch = new Map<string, number>();
+  /** Records use of the resource; `force` for the last word of a closing connection. */
+  const touch = (resourceId: string, force = false) => {
+    const now = Date.now();
+    if (!force && now - (lastTouch.get(resourceId) ?? 0) < touchEvery) return;
+    lastTouch.set(resourceId, now);
+    if (lastTouch.size > 10_000) {
+      for (const [id, at] of lastTouch) if (now - at >= touchEvery) lastTouch.delete(id);
+    }
+    void deps.orm.em
       .fork()
       .nativeUpdate(SessionResource, { id: resourceId }, { lastActivity: new Date() })
       .catch(() => {});
+  };
+
+  /** Why a running browser's CDP endpoint failed us: it stopped meanwhile (409), or it is unwell (503). */
+  async function browserFailure(resourceId: string, error: unknown) {
+    const current = await deps.orm.em
+      .fork()
+      .findOne(SessionResource, { id: resourceId }, { fields: ['status'] })
+      .catch(() => null);
+    if (current && current.status !== 'running') return new Conflict('browser_not_running', 'The browser is not running');
+    return new ServiceUnavailable('The browser did not answer', error);
+  }
 
   app.get<{ Params: ResourceParams }>(`${base}/logs`, async (req, reply) => {
     const { em, resource } = await resourceForCaller(req, req.params, [sessionActions.read]);
@@ -213,12 +240,18 @@ export async function registerBrowserRoutes(
 
   app.get<{ Params: ResourceParams }>(`${base}/capture`, async (req, reply) => {
     const { resource } = await resourceForCaller(req, req.params, [sessionActions.read, sessionActions.readCookies]);
-    if (resource.status !== 'running' || !resource.cdpEndpoint) throw new BadRequest('browser_not_running', 'The browser is not running');
-    const cdp = await CdpClient.connect(resource.cdpEndpoint);
+    if (resource.status !== 'running' || !resource.cdpEndpoint) throw new Conflict('browser_not_running', 'The browser is not running');
+    // The browser may die between the status read and these calls: a stopped one is a 409, never a 500.
+    const cdp = await CdpClient.connect(resource.cdpEndpoint, CAPTURE_CONNECT_MS).catch(async (error) => {
+      throw await browserFailure(resource.id, error);
+    });
     const readCookies = async () => (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
     if (!wantsEventStream(req)) {
       try {
-        return reply.send({ cookies: await readCookies() });
+        const cookies = await readCookies().catch(async (error) => {
+          throw await browserFailure(resource.id, error);
+        });
+        return reply.send({ cookies });
       } finally {
         cdp.close();
       }
@@ -253,7 +286,9 @@ export async function registerBrowserRoutes(
       resourceByToken(req.params, req.query, 'cdp').then(
         ({ resource, cdpEndpoint }) => {
           client.off('message', hold);
-          proxyCdp(client, cdpEndpoint, () => touch(resource.id), early);
+          // The client may have left while the token was checked: open nothing for it.
+          if (client.readyState !== WebSocket.OPEN) return;
+          proxyCdp(client, cdpEndpoint, (force) => touch(resource.id, force), early);
         },
         (error: Error) => client.close(4001, error.message.slice(0, 120)),
       );
@@ -267,8 +302,12 @@ export async function registerBrowserRoutes(
       throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket');
     },
     wsHandler: (client, req) => {
+      limitPayload(client, LIVE_MAX_PAYLOAD);
       resourceByToken(req.params, req.query, 'live').then(
-        ({ resource, cdpEndpoint }) => serveLiveView(client, cdpEndpoint, () => touch(resource.id), deps),
+        ({ resource, cdpEndpoint, grant }) => {
+          if (client.readyState !== WebSocket.OPEN) return;
+          void serveLiveView(client, cdpEndpoint, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
+        },
         (error: Error) => client.close(4001, error.message.slice(0, 120)),
       );
     },
@@ -276,40 +315,52 @@ export async function registerBrowserRoutes(
 }
 
 /**
- * Pipes a client WebSocket to the browser's CDP endpoint, message for message. Messages from the
- * client wait in order until the browser side is open; either side closing closes the other.
+ * `ws` has no per-route maxPayload; the server's is sized for CDP (scripts, request bodies). The
+ * receiver's limit is what closes an oversized frame (1009) before it is buffered.
+ */
+function limitPayload(client: WebSocket, bytes: number) {
+  const receiver = (client as unknown as { _receiver?: { _maxPayload?: number } })._receiver;
+  if (receiver && typeof receiver._maxPayload === 'number') receiver._maxPayload = bytes;
+}
+
+/**
+ * Pipes a client WebSocket to the browser's CDP endpoint. Client messages pass `guardCdpMessage`
+ * (a refused one is answered here and never reaches the browser) and wait in order until the
+ * browser side is open; either side closing closes the other.
  */
 function proxyCdp(
   client: WebSocket,
   endpoint: string,
-  touch: () => Promise<unknown>,
+  touch: (force?: boolean) => void,
   queued: { data: WebSocket.RawData; isBinary: boolean }[],
 ) {
   const upstream = new WebSocket(endpoint, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
-  let lastTouch = 0;
-  const active = () => {
-    const now = Date.now();
-    if (now - lastTouch > ACTIVITY_TOUCH_MS) {
-      lastTouch = now;
-      void touch();
+  const toBrowser = (data: WebSocket.RawData) => {
+    const verdict = guardCdpMessage(String(data));
+    if ('refuse' in verdict) {
+      if (client.readyState === WebSocket.OPEN) client.send(verdict.reply);
+    } else {
+      upstream.send(verdict.forward);
     }
   };
-  active();
+  touch();
   client.on('message', (data, isBinary) => {
-    active();
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+    touch();
+    if (upstream.readyState === WebSocket.OPEN) toBrowser(data);
     else queued.push({ data, isBinary });
   });
   upstream.on('open', () => {
-    for (const { data, isBinary } of queued.splice(0)) upstream.send(data, { binary: isBinary });
+    for (const { data } of queued.splice(0)) toBrowser(data);
   });
   upstream.on('message', (data, isBinary) => {
     if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
   });
+  let closed = false;
   const closeBoth = () => {
     if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close();
     if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
-    void touch();
+    if (!closed) touch(true);
+    closed = true;
   };
   client.on('close', closeBoth);
   client.on('error', closeBoth);
@@ -344,18 +395,34 @@ const liveInput = z.discriminatedUnion('type', [
 ]);
 
 /**
- * One viewer: attaches to the browser's first page, streams its screencast and forwards input.
- * Every viewer has its own CDP connection, so several can watch at once.
+ * One viewer: attaches to the browser's first page, streams its screencast and, when its token
+ * grants control, forwards input (a view-only viewer's input is dropped). Every viewer has its own
+ * CDP connection, so several can watch at once.
  */
-async function serveLiveView(client: WebSocket, endpoint: string, touch: () => Promise<unknown>, deps: AppDeps) {
+async function serveLiveView(
+  client: WebSocket,
+  endpoint: string,
+  viewer: { control: boolean; touch: (force?: boolean) => void },
+  deps: AppDeps,
+) {
+  const { touch } = viewer;
   let cdp: CdpClient | undefined;
+  let closed = false;
   const close = () => {
+    if (!closed) touch(true);
+    closed = true;
     cdp?.close();
     if (client.readyState === WebSocket.OPEN) client.close();
   };
   client.on('close', close);
+  client.on('error', close);
   try {
     cdp = await CdpClient.connect(endpoint);
+    // The viewer may have left while this connected: its 'close' found no connection to close.
+    if (closed) {
+      cdp.close();
+      return;
+    }
     cdp.on('close', () => {
       if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify({ type: 'end' }));
       close();
@@ -376,15 +443,16 @@ async function serveLiveView(client: WebSocket, endpoint: string, touch: () => P
     });
     await page.send('Page.enable', {}, session);
     await page.send('Page.startScreencast', { format: 'jpeg', quality: 70, everyNthFrame: 1 }, session);
-    void touch();
+    touch();
     client.on('message', (data) => {
+      if (!viewer.control) return; // a view-only token: the browser is watched, not driven
       let parsed: z.infer<typeof liveInput>;
       try {
         parsed = liveInput.parse(JSON.parse(String(data)));
       } catch {
         return; // a malformed input event is dropped, the view goes on
       }
-      void touch();
+      touch();
       const send = (method: string, params: Record<string, unknown>) => page.send(method, params, session).catch(() => {});
       if (parsed.type === 'mouse') {
         void send('Input.dispatchMouseEvent', {

@@ -6,13 +6,34 @@ import type { Logger } from 'pino';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { NewLogEntry } from '../../logs/logWriter.ts';
+import { CdpClient } from '../cdpClient.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
+import { cdpCookieParams } from '../sessionRules.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
 const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
 
 export const DEFAULT_SCREEN = { width: 1280, height: 720 };
+
+/** Variables of the host's environment Chromium (and Debian's launcher script) may see. */
+const INHERITED_ENV = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'FONTCONFIG_PATH', 'FONTCONFIG_FILE'];
+
+/**
+ * Chromium's environment: what it needs to run and nothing else. A CDP client controls the browser
+ * and pages can read their process's environment in ways no flag rules out, so the service's
+ * secrets (DATABASE_URL, JWT_SECRET, …) must never be in it. HOME is the browser's own folder, so
+ * what Chromium keeps there (NSS database, caches) goes when the browser does.
+ */
+export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv = process.env) {
+  const minimal: Record<string, string> = { HOME: path.join(userDataDir, 'home') };
+  for (const name of INHERITED_ENV) {
+    const value = env[name];
+    if (value !== undefined) minimal[name] = value;
+  }
+  minimal.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return minimal;
+}
 
 export type LaunchSpec = {
   resourceId: string;
@@ -221,6 +242,29 @@ export class BrowserPool {
     return this.#running.get(resourceId)?.context;
   }
 
+  /**
+   * Hides `values` in this browser's own log (console, navigations, failed requests) until the
+   * answered release is called: a pipeline run's secrets while it drives the browser. The release
+   * writes what is buffered first, so no line logged meanwhile goes out without them hidden.
+   */
+  hideInLogs(resourceId: string, values: readonly string[]): () => Promise<void> {
+    const instance = this.#running.get(resourceId);
+    const added = values.filter((value) => value.length > 0);
+    if (!instance || !added.length) return async () => {};
+    instance.secrets.push(...added);
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      clearTimeout(instance.flushTimer);
+      await this.#flush(instance);
+      for (const value of added) {
+        const index = instance.secrets.lastIndexOf(value);
+        if (index >= 0) instance.secrets.splice(index, 1);
+      }
+    };
+  }
+
   check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
     const instance = this.#running.get(resourceId);
     if (!instance) return { alive: false, usage: null };
@@ -282,7 +326,16 @@ export class BrowserPool {
       warm,
     };
     try {
-      if (spec.cookies.length) await instance.context.addCookies(spec.cookies.map(toPlaywrightCookie));
+      // Over CDP rather than Playwright's addCookies, which drops priority, source port and
+      // partition: the same call a warm start makes, so a session's cookies apply alike.
+      if (spec.cookies.length) {
+        const cdp = await CdpClient.connect(instance.cdpEndpoint);
+        try {
+          await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(spec.cookies) });
+        } finally {
+          cdp.close();
+        }
+      }
       this.#watch(instance);
     } catch (error) {
       await this.#destroy(instance);
@@ -314,9 +367,11 @@ export class BrowserPool {
 
   async #launchChromium(screen: LaunchSpec['screen'], args: string[], proxy: LaunchSpec['proxy']): Promise<WarmBrowser> {
     const userDataDir = path.join(this.#options.browsersDir, randomUUID());
-    mkdirSync(userDataDir, { recursive: true });
+    const env = browserEnvironment(userDataDir);
+    mkdirSync(env.HOME as string, { recursive: true });
     const context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: this.#options.chromiumPath,
+      env,
       headless: true,
       args: [...REQUIRED_FLAGS, `--window-size=${screen.width},${screen.height}`, ...args],
       viewport: screen,
@@ -439,9 +494,4 @@ async function readDevToolsEndpoint(userDataDir: string) {
     await sleep(50);
   }
   throw new Error('Chromium did not open its DevTools port');
-}
-
-function toPlaywrightCookie(cookie: SessionCookie) {
-  const { url, domain, path: cookiePath, ...rest } = cookie;
-  return url ? { ...rest, url } : { ...rest, domain: domain as string, path: cookiePath ?? '/' };
 }

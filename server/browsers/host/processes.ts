@@ -15,7 +15,9 @@ function readProc(pid: number): ProcInfo | null {
     return {
       pid,
       ppid: Number(fields[1]),
-      cpuTicks: Number(fields[11]) + Number(fields[12]),
+      // utime + stime, and cutime + cstime: the time of children it has reaped. Chromium's
+      // zygote reaps renderers that exit; without their time the tree's total would drop.
+      cpuTicks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]),
       rssPages: Number(fields[21]),
     };
   } catch {

@@ -175,7 +175,8 @@ export const proxiesRouter = router({
         const dynamic = (await dynamicProxies(ctx)).find((proxy) => proxy.id === input.proxyId);
         if (dynamic) return presentDynamic(dynamic);
       }
-      ctx.authorize(proxyActions.read, isUuid(input.proxyId) ? input.proxyId.toLowerCase() : undefined);
+      // A UUID id was authorised above; any other id could only name a dynamic proxy, so a missing
+      // one is not found, whatever the grants (as in findStored).
       throw new NotFound('Proxy');
     }),
 

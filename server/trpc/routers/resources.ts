@@ -32,7 +32,7 @@ export const resourcesRouter = router({
     .mutation(async ({ ctx, input }) => {
       const session = await loadSession(ctx, input.sessionId, sessionActions.write);
       const resource = await startBrowser(ctx.deps, ctx.em, ctx.project, session);
-      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true });
+      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true, subject: ctx.subject });
     }),
 
   get: projectProcedure
@@ -48,7 +48,7 @@ export const resourcesRouter = router({
     .output(resourceView)
     .query(async ({ ctx, input }) => {
       const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.read);
-      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true });
+      return presentResource(ctx.deps, ctx.project, resource, { withUrls: true, subject: ctx.subject });
     }),
 
   stop: projectProcedure

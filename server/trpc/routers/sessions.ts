@@ -46,7 +46,7 @@ const sessionFields = {
   /** Inline proxy; null removes it. */
   proxy: sessionProxySchema.nullable(),
   /** A stored proxy of the project (or a dynamic one with an id, copied inline); null removes it. */
-  proxyId: z.string().trim().max(100).nullable(),
+  proxyId: z.string().trim().min(1, 'a proxy id; null removes the proxy').max(100).nullable(),
 };
 
 const managerView = z.object({
@@ -136,7 +136,9 @@ async function presentDetail(ctx: ProjectContext, session: BrowserSession) {
   const detail: z.input<typeof sessionDetailView> = present(session, stats.get(session.id));
   // Reaching here took `sessions.read` on this id, which is what reading its resources needs.
   if (permits(ctx, sessionActions.read, session.id)) {
-    detail.resources = await Promise.all(resources.map((resource) => presentResource(ctx.deps, ctx.project, resource, { withUrls: true })));
+    detail.resources = await Promise.all(
+      resources.map((resource) => presentResource(ctx.deps, ctx.project, resource, { withUrls: true, subject: ctx.subject })),
+    );
   }
   if (permits(ctx, sessionActions.readCookies, session.id)) detail.cookies = session.cookies;
   return detail;
