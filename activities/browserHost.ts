@@ -18,6 +18,24 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
   const withRunNode = createRunNodeContext({ orm, config });
   /** Pages of each run on this host, by handle id (the path of the node that opened it). */
   const runPages = new Map<string, Map<string, Page>>();
+  /** Per run on this host: releases the run's secrets from its browser's log redactor. */
+  const runRedactions = new Map<string, () => Promise<void>>();
+  /**
+   * When a run last marked its browser as used (ms, by resource). Nodes count as activity, so a
+   * long run does not lose its browser to the idle timeout; written at most this often per browser,
+   * and well within the timeout.
+   */
+  const lastTouched = new Map<string, number>();
+  const touchEveryMs = Math.min(30_000, (config.browsers.idleTimeoutSeconds * 1000) / 3);
+  const touch = (resourceId: string) => {
+    const now = Date.now();
+    if (now - (lastTouched.get(resourceId) ?? 0) < touchEveryMs) return;
+    lastTouched.set(resourceId, now);
+    orm.em
+      .fork()
+      .nativeUpdate(SessionResource, { id: resourceId }, { lastActivity: new Date(now) })
+      .catch(() => lastTouched.delete(resourceId));
+  };
 
   /**
    * The tab a run takes when it does not ask for a new one: the browser's first tab that no other
@@ -93,10 +111,17 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
       const pages = runPages.get(call.runId) ?? new Map<string, Page>();
       runPages.set(call.runId, pages);
       const activity = Context.current();
-      const beat = setInterval(() => activity.heartbeat(), 1000);
+      touch(call.resourceId);
+      const beat = setInterval(() => {
+        activity.heartbeat();
+        touch(call.resourceId);
+      }, 1000);
       try {
-        return await withRunNode(call, (inputs, log) =>
-          Promise.race([
+        return await withRunNode(call, (inputs, log, hidden) => {
+          // The browser's own log (console, navigations, failed requests) hides the run's secrets
+          // while the run lasts: a URL made from one would otherwise show there in clear.
+          if (!runRedactions.has(call.runId)) runRedactions.set(call.runId, pool.hideInLogs(call.resourceId, hidden));
+          return Promise.race([
             executeNode(call.type, inputs, {
               timeoutMs: call.timeoutMs,
               log,
@@ -118,16 +143,22 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
             new Promise<never>((_, reject) => {
               activity.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('the run was stopped')));
             }),
-          ]),
-        );
+          ]);
+        });
       } finally {
         clearInterval(beat);
       }
     },
 
-    /** Forgets a run's page handles, freeing its tabs for other runs (the pages stay: they belong to the browser). */
+    /**
+     * Forgets a run's page handles, freeing its tabs for other runs (the pages stay: they belong
+     * to the browser), and stops hiding the run's secrets in the browser's log.
+     */
     async releaseRunPages(runId: string) {
       runPages.delete(runId);
+      const release = runRedactions.get(runId);
+      runRedactions.delete(runId);
+      await release?.();
     },
 
     async launchBrowser(resourceId: string) {

@@ -1,15 +1,31 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Logger } from 'pino';
 import { PipelineRun } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
 import { NodeError } from '../server/pipelines/nodes/errors.ts';
-import { openRunSecrets } from '../server/pipelines/runSecrets.ts';
+import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
+import { stopBrowserSignal } from '../workflows/messages.ts';
+import { workflowIds } from '../workflows/names.ts';
 
 export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
+
+/** Where a run sweep goes on: after this run, in (created, id) order. */
+export type RunSweepCursor = { created: string; id: string };
+/** Candidates one run sweep examines (one `describe` each). */
+const RUN_SWEEP_PAGE = 500;
+
+/**
+ * A run that read cookies shows its error message only to callers who may read the session's
+ * cookies (server/trpc/routers/pipelineRuns.ts); its log, open to pipelines.read, leaves it out.
+ */
+const withheldMessage = (run: { readsCookies: boolean }, message: string) =>
+  run.readsCookies ? 'the message is in the run’s error (shown to who may read the session’s cookies)' : message;
 
 /**
  * What every node activity does around the node itself, on whichever worker runs it: reveal
@@ -22,13 +38,18 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
   const serviceSecret = resolveJwtSecret(config);
   return async function withRunNode(
     call: NodeCall,
-    execute: (inputs: Record<string, unknown>, log: (entry: NewLogEntry) => void) => Promise<Record<string, unknown>>,
+    execute: (
+      inputs: Record<string, unknown>,
+      log: (entry: NewLogEntry) => void,
+      /** Every string the run hides (its secrets, the session's stored cookie values). */
+      hidden: readonly string[],
+    ) => Promise<Record<string, unknown>>,
   ) {
     const em = orm.em.fork();
-    const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets'] });
+    const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets', 'session'] });
     if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
     // One redactor for everything this node writes: its outputs, log lines and error.
-    const secrets = openRunSecrets(serviceSecret, run.sealedSecrets);
+    const secrets = openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies));
     const hide = secrets.redactor;
     const stream = logStreams.run(run.id);
     const pending: NewLogEntry[] = [];
@@ -37,7 +58,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     const started = Date.now();
     log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
     try {
-      const outputs = await execute(secrets.reveal(call.inputs), log);
+      const outputs = await execute(secrets.reveal(call.inputs), log, secrets.hidden);
       const stored = hide.object(outputs);
       await em
         .getConnection()
@@ -49,8 +70,9 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
       await flush();
       return secrets.seal(outputs);
     } catch (error) {
-      const message = hide.text(error instanceof Error ? error.message : String(error));
-      log({ context: call.path, severity: 'error', message: `${call.type} failed: ${message}`, area: 'node' });
+      // Without NUL, which PostgreSQL refuses in text and jsonb (a page script may throw one).
+      const message = hide.text(error instanceof Error ? error.message : String(error)).replaceAll('\u0000', '');
+      log({ context: call.path, severity: 'error', message: `${call.type} failed: ${withheldMessage(run, message)}`, area: 'node' });
       await flush().catch(() => {});
       // A node's own errors carry a code and whether another attempt could help.
       if (error instanceof NodeError) throw ApplicationFailure.create({ message, type: error.code, nonRetryable: !error.retryable });
@@ -60,10 +82,10 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
   };
 }
 
-/** Control-queue activities of the pipelineRun workflow. */
-export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config }) {
-  const { orm } = deps;
-  const serviceSecret = resolveJwtSecret(deps.config);
+/** Control-queue activities of the pipelineRun workflow, and the sweep of runs nothing settles. */
+export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config; log?: Logger }) {
+  const { orm, config } = deps;
+  const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext(deps);
 
   async function update(
@@ -73,7 +95,9 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
   ) {
     const em = orm.em.fork();
     const run = await em.findOne(PipelineRun, { id: runId });
-    if (!run) return;
+    // An ended run keeps its end: a `running` mark that lands after a stop (the activity outlived
+    // the cancelled workflow scope) or a retried finish must not undo it.
+    if (!run || run.finishedAt) return;
     if (patch.status) run.status = patch.status;
     if (patch.evaluation) run.evaluation = patch.evaluation;
     if (patch.status === 'running') run.startedAt ??= new Date();
@@ -97,20 +121,89 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
       patch: RunStatus & { result?: Record<string, unknown>; error?: { node: string | null; code: string; message: string } },
     ) {
       const em = orm.em.fork();
-      const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets'] });
-      const secrets = openRunSecrets(serviceSecret, run?.sealedSecrets);
+      const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets', 'session'] });
+      const secrets = openRunSecrets(serviceSecret, run?.sealedSecrets, storedCookieValues(run?.session?.cookies));
       // The result holds sealed values where it holds secrets: opened, then redacted for storing.
       const result = patch.result ? (secrets.redactor.object(secrets.reveal(patch.result)) as Record<string, unknown>) : undefined;
       const error = patch.error ? { ...patch.error, message: secrets.redactor.text(patch.error.message) } : undefined;
       const message =
         patch.status === 'failed' && error
-          ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${error.message}`
+          ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${run ? withheldMessage(run, error.message) : error.message}`
           : `run ${patch.status}`;
       await update(runId, { ...patch, result, error }, message);
     },
 
     async runPureNode(call: NodeCall) {
       return withRunNode(call, (inputs, log) => executeNode(call.type, inputs, { log }));
+    },
+
+    /**
+     * Settles runs still queued or running whose `run-<id>` workflow is closed or was never
+     * started (the api stopped between writing the row and starting it; the workflow was
+     * terminated, or its last bookkeeping failed), so no run stays "running" for ever; a browser
+     * such a run started is stopped. Rows younger than the grace period are left alone (their
+     * workflow may be starting). One page per call, the cursor carried like the resource sweep's.
+     */
+    async sweepStuckRuns(after: RunSweepCursor | null = null) {
+      const em = orm.em.fork();
+      const cutoff = new Date(Date.now() - config.browsers.sweepGraceSeconds * 1000);
+      const onward = after
+        ? { $or: [{ created: { $gt: new Date(after.created) } }, { created: new Date(after.created), id: { $gt: after.id } }] }
+        : {};
+      const candidates = await em.find(
+        PipelineRun,
+        { status: { $in: ['queued', 'running'] }, created: { $lt: cutoff }, updated: { $lt: cutoff }, ...onward },
+        { orderBy: { created: 'asc', id: 'asc' }, limit: RUN_SWEEP_PAGE },
+      );
+      const temporal = Context.current().client;
+      let settled = 0;
+      for (const run of candidates) {
+        let reason: string;
+        try {
+          const described = await temporal.workflow.getHandle(workflowIds.run(run.id)).describe();
+          if (described.status.name === 'RUNNING') continue;
+          reason = `its workflow ended (${described.status.name.toLowerCase()}) without recording the end`;
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+          reason = 'its workflow never started (the api stopped mid-start)';
+        }
+        // Conditional: a workflow that records the end meanwhile keeps its own outcome.
+        const changed = await em.nativeUpdate(
+          PipelineRun,
+          { id: run.id, status: { $in: ['queued', 'running'] } },
+          {
+            status: 'failed',
+            evaluation: 'failed',
+            error: { node: null, code: 'run_lost', message: `the run was lost: ${reason}` },
+            finishedAt: new Date(),
+          },
+        );
+        if (!changed) continue;
+        settled++;
+        await appendLogs(em, run.project.id, logStreams.run(run.id), [
+          {
+            context: 'run',
+            severity: 'error',
+            message: `run failed: ${reason}`,
+            area: 'run',
+            object: { status: 'failed', evaluation: 'failed' },
+          },
+        ]);
+        if (run.ownsResource && run.resource) {
+          await temporal.workflow
+            .getHandle(workflowIds.browser(run.resource.id))
+            .signal(stopBrowserSignal, 'the pipeline run that started it was lost')
+            .catch(() => undefined);
+        }
+      }
+      if (settled) deps.log?.warn({ settled }, 'settled pipeline runs whose workflow was not running');
+      const last = candidates.length === RUN_SWEEP_PAGE ? candidates.at(-1) : undefined;
+      return {
+        settled,
+        after: last ? { created: last.created.toISOString(), id: last.id } : null,
+        // The next page at once; after the last one, wait for the interval.
+        nextSweepSeconds: last ? 0 : config.browsers.sweepIntervalSeconds,
+      };
     },
   };
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
-import { type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/interpreter.ts';
+import { MAX_RUN_STEPS, type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/interpreter.ts';
 import { pipelineJsonSchema } from '../server/pipelines/language.ts';
-import { evaluateCondition, renderTemplate, runPureNode } from '../server/pipelines/nodes/data.ts';
+import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/nodes/data.ts';
 import { inferValue, toNumber, uniqueKeys } from '../server/pipelines/nodes/values.ts';
 import type { Plan, PlanStep } from '../server/pipelines/plan.ts';
 import type { RefType } from '../server/pipelines/refTypes.ts';
@@ -163,7 +163,8 @@ describe('the registry', () => {
         .replace(/\/\*[\s\S]*?\*\//g, '')
         .replace(/^\s*\/\/.*$/gm, '');
       const imports = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
-      for (const specifier of imports) expect(specifier, file).toMatch(/^\.\.?\//);
+      // re2js: RE2 in plain JavaScript (no built-ins, clock or randomness), for `matches`.
+      for (const specifier of imports) expect(specifier, file).toMatch(/^(\.\.?\/|re2js$)/);
       expect(text, file).not.toMatch(/playwright|['"]node:|\bprocess\.|Date\.now|new Date|Math\.random|setTimeout|setInterval/);
     }
   });
@@ -804,6 +805,53 @@ describe('runPlan', () => {
     const error = await runPlan(plan, { args: {}, runNode }).catch((caught) => caught);
     expect(error).toBeInstanceOf(PipelineRunError);
     expect(error).toMatchObject({ node: 'loop', code: 'invalid_input' });
+  });
+});
+
+describe('limits of a run', () => {
+  it('fails a run past the step cap with too_many_steps, naming the node, before it runs it', async () => {
+    const plan = compiled({
+      parameters: { items: { refType: 'list' } },
+      nodes: {
+        loop: {
+          type: 'flow.forEach',
+          inputs: { items: { $param: 'items' } },
+          body: { nodes: { line: { type: 'text.template', inputs: { template: 'x' } } } },
+        },
+      },
+    });
+    const { calls, runNode } = recorder({ 'text.template': () => ({ text: 'x' }) });
+    // The loop itself is a step, each iteration's node another.
+    await expect(runPlan(plan, { args: { items: Array(MAX_RUN_STEPS - 1).fill(0) }, runNode })).resolves.toBeTruthy();
+    calls.length = 0;
+    const error = await runPlan(plan, { args: { items: Array(MAX_RUN_STEPS).fill(0) }, runNode }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(PipelineRunError);
+    expect(error).toMatchObject({ node: 'line', code: 'too_many_steps' });
+    expect(error.message).toContain(`loop.${MAX_RUN_STEPS - 1}.line`);
+    expect(calls).toHaveLength(MAX_RUN_STEPS - 1);
+  });
+
+  it('matches in linear time: a catastrophic pattern answers at once', () => {
+    const started = performance.now();
+    expect(evaluateCondition('aaaaaaaaaaaaaaaaaaaaaaaaaaaa!', 'matches', '(a+)+$')).toBe(false);
+    expect(evaluateCondition(`${'a'.repeat(50_000)}!`, 'matches', '(a|aa)+$')).toBe(false);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(evaluateCondition('Order #123', 'matches', '^Order #\\d{3}$')).toBe(true);
+    expect(() => evaluateCondition('x'.repeat(MAX_MATCH_INPUT_LENGTH + 1), 'matches', 'x')).toThrow(/at most 100000 characters/);
+    expect(() => evaluateCondition('x', 'matches', 'x'.repeat(1001))).toThrow(/at most 1000 characters/);
+  });
+
+  it('refuses patterns RE2 cannot run, backreferences and lookaround, with a clear error', () => {
+    for (const operand of ['(a)\\1', '(?=a)a', 'a{2,5000}', '']) {
+      const source = { nodes: { check: { type: 'flow.condition', inputs: { value: 'x', operator: 'matches', operand } } } };
+      if (operand === '') {
+        expect(compilePipeline(source).errors).toEqual([]);
+        continue;
+      }
+      const errors = errorsOf(source);
+      expect(errors, operand).toEqual([expect.objectContaining({ node: 'check', input: 'operand', code: 'invalid_value' })]);
+      expect(errors[0]?.message).toMatch(/RE2/);
+    }
   });
 });
 

@@ -89,6 +89,15 @@ beforeAll(async () => {
       res.setHeader('content-type', 'text/html');
       res.end(html(`<h1>tab ${new URL(req.url ?? '', 'http://x').searchParams.get('n')}</h1>`));
     },
+    '/late': (_req, res) => {
+      // The heading appears 4 s after the page loads.
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        html(
+          `<script>setTimeout(() => { const h = document.createElement('h1'); h.id = 'late'; h.textContent = 'late'; document.body.append(h); }, 4000)</script>`,
+        ),
+      );
+    },
     '/slow': (_req, res) => {
       res.setHeader('content-type', 'text/html');
       res.end(html('<h1>slow</h1><ul><li>one</li><li>two</li><li>three</li></ul>'));
@@ -132,9 +141,23 @@ async function runToEnd(
   return { runId: started.body.id as string, runUrl, run: (await stack.http.get(runUrl, { token: owner.token })).body };
 }
 
-/** Everything a run shows or keeps: its view, its logs as JSON and SSE, and its workflow history. */
+/**
+ * Everything a run shows or keeps: its view, its logs as JSON and SSE, its workflow history, and
+ * the log of the browser it drove (console, navigations, failed requests).
+ */
 async function everythingOf(runId: string, runUrl: string) {
+  // Closed, so the run has let go of its browser and that browser's log is written.
+  await stack.temporal.workflow
+    .getHandle(`run-${runId}`)
+    .result()
+    .catch(() => undefined);
   const run = await stack.http.get(runUrl, { token: owner.token });
+  const resourceId = run.body.resources[0]?.id;
+  expect(resourceId, run.text).toBeTruthy();
+  const browserLogs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resourceId}/logs?limit=200`, {
+    token: owner.token,
+  });
+  expect(browserLogs.status, browserLogs.text).toBe(200);
   const logs = await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token });
   expect(logs.status).toBe(200);
   const sse = await readSse(`${stack.url}${runUrl}/logs`, {
@@ -147,7 +170,12 @@ async function everythingOf(runId: string, runUrl: string) {
   const historyText = JSON.stringify(history, (key, value) =>
     key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
   );
-  return { logs: logs.body, historyText, texts: [run.text, logs.text, JSON.stringify(sse), historyText] };
+  return {
+    logs: logs.body,
+    browserLogs: browserLogs.text,
+    historyText,
+    texts: [run.text, logs.text, JSON.stringify(sse), historyText, browserLogs.text],
+  };
 }
 
 /** The secret is in none of the texts: not as given, not escaped in JSON, not encoded in a URL. */
@@ -386,10 +414,12 @@ describe('secret arguments', () => {
       expect(run.error.node).toBe('open');
       expect(run.error.message).toContain(`/login?pw=[redacted]`);
 
-      const { logs, texts } = await everythingOf(runId, runUrl);
+      const { logs, browserLogs, texts } = await everythingOf(runId, runUrl);
       expect(logs.some((e: { severity: string; message: string }) => e.severity === 'error' && e.message.includes('[redacted]'))).toBe(
         true,
       );
+      // The browser logged the failed request, with the secret hidden.
+      expect(browserLogs).toContain(`/login?pw=[redacted]`);
       expectNowhere(secret, texts);
     },
   );
@@ -571,6 +601,59 @@ describe('who may start a run and see what it read', () => {
     expect(allowed.body.nodeOutputs.jar.cookies[0]).toMatchObject({ name: 'sid', value: COOKIE_VALUE });
   });
 
+  it('withholds the error of a script that throws document.cookie, and keeps stored cookie values out of the run', async () => {
+    const STORED = 'stored-cookie-9a7e3b';
+    const shop = await createProject(stack, owner.token, { public: true });
+    const session = await stack.http.put(
+      `/${shop.slug}/api/sessions`,
+      { name: 'cookie thrower', cookies: [{ name: 'stored', value: STORED, url: site.url }] },
+      { token: owner.token },
+    );
+    expect(session.status, session.text).toBe(200);
+    const created = await stack.http.put(
+      `/${shop.slug}/api/pipelines`,
+      {
+        name: 'cookie thrower',
+        description: '',
+        source: {
+          nodes: {
+            page: { type: 'browser.page' },
+            open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie-jar` } },
+            script: { type: 'page.evaluate', inputs: { page: { $ref: 'open.page' }, script: 'throw new Error(document.cookie)' } },
+          },
+        },
+      },
+      { token: owner.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const { run, runUrl } = await runToEnd(created.body.id, {}, { projectSlug: shop.slug, session: session.body.id });
+    expect(run.status.pipeline).toBe('failed');
+    // The owner may read the cookies: the page's own cookie shows, the stored one is redacted.
+    expect(run.error).toMatchObject({ node: 'script', code: 'script_error' });
+    expect(run.error.message).toContain(`sid=${COOKIE_VALUE}`);
+    expect(run.error.message).toContain('stored=[redacted]');
+    expect(run.outputsWithheld).toBe(false);
+
+    const reader = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.sessions.read`],
+    });
+    for (const as of [{ token: owner.token }, { apiKey: reader.secret }, {}]) {
+      const seen = await stack.http.get(runUrl, as);
+      expect(seen.status, seen.text).toBe(200);
+      expect(seen.text).not.toContain(STORED);
+      const logs = await stack.http.get(`${runUrl}/logs?limit=200`, as);
+      expect(logs.status, logs.text).toBe(200);
+      // The run's log is open to pipelines.read: neither value is in it, for anyone.
+      expect(logs.text).not.toContain(COOKIE_VALUE);
+      expect(logs.text).not.toContain(STORED);
+      if ('token' in as) continue;
+      expect(seen.body.outputsWithheld).toBe(true);
+      expect(seen.body.error).toMatchObject({ node: 'script', code: 'script_error', message: expect.stringMatching(/^withheld/) });
+      expect(seen.text).not.toContain(COOKIE_VALUE);
+    }
+  });
+
   it('withholds what a page script returned from callers who may not read the session’s cookies', async () => {
     const { run, runUrl, reader } = await runInPublicProject(scriptSource());
     expect(run.result).toEqual({ cookie: `sid=${COOKIE_VALUE}` });
@@ -578,5 +661,237 @@ describe('who may start a run and see what it read', () => {
     expect(seen.status, seen.text).toBe(200);
     expect(seen.body).toMatchObject({ nodeOutputs: {}, result: null, outputsWithheld: true });
     expect(seen.text).not.toContain(COOKIE_VALUE);
+  });
+});
+
+describe('bookkeeping a run cannot skip', () => {
+  it('a stop right after the start ends the run cancelled and stops the browser it started', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        page: { type: 'browser.page' },
+        wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms: 30_000 } },
+      },
+    });
+    const started = await stack.http.post(
+      `/${project.slug}/api/pipelines/${pipelineId}/start`,
+      { session: sessionId },
+      { token: owner.token },
+    );
+    expect(started.status, started.text).toBe(200);
+    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+    const stopped = await stack.http.post(`${runUrl}/stop`, undefined, { token: owner.token });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
+    expect(stopped.body.finished).toBeTruthy();
+    const resourceId = stopped.body.resources[0]?.id;
+    expect(resourceId).toBeTruthy();
+    await expect
+      .poll(
+        async () => (await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`, { token: owner.token })).body.status,
+        { timeout: 30_000 },
+      )
+      .toBe('stopped');
+    // The workflow closed, and nothing it did late (a `running` mark) undid the end.
+    await stack.temporal.workflow.getHandle(`run-${started.body.id}`).result();
+    const after = await stack.http.get(runUrl, { token: owner.token });
+    expect(after.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
+    expect(after.body.error).toMatchObject({ code: 'stopped' });
+  });
+
+  it('runs a catastrophic `matches` pattern in linear time, and refuses a backreference at compile time', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        check: {
+          type: 'flow.condition',
+          inputs: { value: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaa!', operator: 'matches', operand: '(a+)+$' },
+          // biome-ignore lint/suspicious/noThenProperty: a condition's `then` sub-graph is data, never a thenable
+          then: { nodes: { yes: { type: 'text.template', inputs: { template: 'yes' } } }, outputs: { verdict: { $ref: 'yes.text' } } },
+          else: { nodes: { no: { type: 'text.template', inputs: { template: 'no' } } }, outputs: { verdict: { $ref: 'no.text' } } },
+        },
+      },
+      outputs: { verdict: { $ref: 'check.verdict' } },
+    });
+    const began = Date.now();
+    const { run } = await runToEnd(pipelineId);
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    expect(run.result).toEqual({ verdict: 'no' });
+    expect(Date.now() - began).toBeLessThan(30_000);
+
+    const created = await stack.http.put(
+      `/${project.slug}/api/pipelines`,
+      {
+        name: `p-backref-${Date.now()}`,
+        description: '',
+        source: { nodes: { check: { type: 'flow.condition', inputs: { value: 'aa', operator: 'matches', operand: '(a)\\1' } } } },
+      },
+      { token: owner.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const detail = await stack.http.get(`/${project.slug}/api/pipelines/${created.body.id}`, { token: owner.token });
+    expect(detail.body.errors).toEqual([expect.objectContaining({ node: 'check', input: 'operand', code: 'invalid_value' })]);
+    expect(detail.body.errors[0].message).toMatch(/RE2/);
+  });
+
+  it('keeps page text without NUL and refuses outputs too large for workflow history', async () => {
+    const script = (body: string) => ({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+        script: { type: 'page.evaluate', inputs: { page: { $ref: 'open.page' }, script: body } },
+      },
+      outputs: { value: { $ref: 'script.result' } },
+    });
+    const nul = await runToEnd(await createPipeline(script("return { ['k\\u0000ey']: 'a\\u0000b' }")));
+    expect(nul.run.status.pipeline, JSON.stringify(nul.run.error)).toBe('succeeded');
+    expect(nul.run.result).toEqual({ value: { key: 'ab' } });
+
+    const big = await runToEnd(await createPipeline(script("return 'x'.repeat(2000000)")));
+    expect(big.run.status.pipeline).toBe('failed');
+    expect(big.run.error).toMatchObject({ node: 'script', code: 'output_too_large' });
+    expect(big.run.error.message).toMatch(/return less from the script/);
+
+    const html = await runToEnd(
+      await createPipeline({
+        nodes: {
+          page: { type: 'browser.page' },
+          open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+          fill: {
+            type: 'page.evaluate',
+            inputs: { page: { $ref: 'open.page' }, script: "document.body.append('y'.repeat(2000000)); return null" },
+          },
+          html: { type: 'extract.html', inputs: { page: { $ref: 'fill.page' } } },
+        },
+      }),
+    );
+    expect(html.run.error).toMatchObject({ node: 'html', code: 'output_too_large' });
+  });
+});
+
+describe('retries and timeouts', () => {
+  it('a node with retries gets another attempt when the first fails', async () => {
+    // The first attempt gives up after 2 s; the heading is there 4 s after the page loaded.
+    const source = (retries: number) => ({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/late` } },
+        heading: { type: 'extract.text', retries, timeoutMs: 2000, inputs: { page: { $ref: 'open.page' }, selector: '#late' } },
+      },
+      outputs: { heading: { $ref: 'heading.text' } },
+    });
+    const attempts = async (runUrl: string) =>
+      ((await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token })).body as { context: string; message: string }[])
+        .filter((entry) => entry.context === 'heading')
+        .map((entry) => entry.message);
+
+    const once = await runToEnd(await createPipeline(source(0)));
+    expect(once.run.status.pipeline).toBe('failed');
+    expect(once.run.error).toMatchObject({ node: 'heading', code: 'not_found' });
+    expect(await attempts(once.runUrl)).toEqual(['extract.text started', expect.stringMatching(/^extract\.text failed: /)]);
+
+    const retried = await runToEnd(await createPipeline(source(2)));
+    expect(retried.run.status.pipeline, JSON.stringify(retried.run.error)).toBe('succeeded');
+    expect(retried.run.result).toEqual({ heading: 'late' });
+    expect(await attempts(retried.runUrl)).toEqual([
+      'extract.text started',
+      expect.stringMatching(/^extract\.text failed: /),
+      'extract.text started',
+      expect.stringMatching(/^extract\.text done in/),
+    ]);
+  });
+
+  it('a node’s own timeout applies: it fails in about that time with its code', async () => {
+    const pipelineId = await createPipeline({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/slow` } },
+        // The default would be 30 s.
+        wait: { type: 'page.wait', timeoutMs: 1500, inputs: { page: { $ref: 'open.page' }, selector: '#never' } },
+      },
+    });
+    const { run } = await runToEnd(pipelineId);
+    expect(run.status.pipeline).toBe('failed');
+    expect(run.error).toMatchObject({ node: 'wait', code: 'not_found' });
+    expect(run.error.message).toMatch(/#never/);
+    const took = Date.parse(run.finished) - Date.parse(run.started);
+    expect(took).toBeLessThan(15_000);
+  });
+});
+
+describe('which version and session a start takes', () => {
+  const textSource = (text: string) => ({
+    nodes: { say: { type: 'text.template', inputs: { template: text } } },
+    outputs: { said: { $ref: 'say.text' } },
+  });
+
+  async function pipelineWithVersions() {
+    const pipelineId = await createPipeline(textSource('one'));
+    const v1 = (await stack.http.get(`/${project.slug}/api/pipelines/${pipelineId}`, { token: owner.token })).body.version as string;
+    const patch = (source: unknown) =>
+      stack.http.patch(`/${project.slug}/api/pipelines/${pipelineId}/source`, { source }, { token: owner.token });
+    const broken = (await patch({ nodes: { x: { type: 'no.such.node' } } })).body.version as string;
+    const v2 = (await patch(textSource('two'))).body.version as string;
+    return { pipelineId, v1, broken, v2 };
+  }
+
+  it('runs an explicit older version; refuses one with errors (400), another pipeline’s (404), another project’s session (404)', async () => {
+    const { pipelineId, v1, broken, v2 } = await pipelineWithVersions();
+    const start = (body: Record<string, unknown>) =>
+      stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session: sessionId, ...body }, { token: owner.token });
+    const settled = async (runId: string) => {
+      const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${runId}`;
+      await expect
+        .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 60_000, interval: 300 })
+        .toMatch(/succeeded|failed|cancelled/);
+      return (await stack.http.get(runUrl, { token: owner.token })).body;
+    };
+
+    const old = await start({ version: v1 });
+    expect(old.status, old.text).toBe(200);
+    expect(await settled(old.body.id)).toMatchObject({ version: v1, result: { said: 'one' } });
+    const current = await start({});
+    expect(current.status, current.text).toBe(200);
+    expect(await settled(current.body.id)).toMatchObject({ version: v2, result: { said: 'two' } });
+
+    const withErrors = await start({ version: broken });
+    expect(withErrors.status, withErrors.text).toBe(400);
+    expect(withErrors.body.code).toBe('version_has_errors');
+
+    const other = await pipelineWithVersions();
+    const foreign = await start({ version: other.v1 });
+    expect(foreign.status, foreign.text).toBe(404);
+
+    const elsewhere = await createProject(stack, owner.token);
+    const theirs = await stack.http.put(`/${elsewhere.slug}/api/sessions`, { name: 'elsewhere' }, { token: owner.token });
+    expect(theirs.status, theirs.text).toBe(200);
+    const foreignSession = await stack.http.post(
+      `/${project.slug}/api/pipelines/${pipelineId}/start`,
+      { session: theirs.body.id },
+      { token: owner.token },
+    );
+    expect(foreignSession.status, foreignSession.text).toBe(404);
+  });
+
+  it('a key with pipelineRuns.execute.<version> starts that version only, and stopping needs execute', async () => {
+    const { pipelineId, v1, v2 } = await pipelineWithVersions();
+    const base = [`${project.slug}.pipelines.read`, `${project.slug}.sessions.read`, `${project.slug}.sessions.write.${sessionId}`];
+    const runner = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [...base, `${project.slug}.pipelineRuns.execute.${v1}`],
+    });
+    const reader = await createApiKey(stack, owner.token, { accessType: 'custom', permissions: base });
+    const start = (version: string, apiKey: string) =>
+      stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session: sessionId, version }, { apiKey });
+
+    const refused = await start(v2, runner.secret);
+    expect(refused.status, refused.text).toBe(403);
+    expect((await start(v1, reader.secret)).status).toBe(403);
+    const started = await start(v1, runner.secret);
+    expect(started.status, started.text).toBe(200);
+    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+    const readerStop = await stack.http.post(`${runUrl}/stop`, undefined, { apiKey: reader.secret });
+    expect(readerStop.status, readerStop.text).toBe(403);
+    const runnerStop = await stack.http.post(`${runUrl}/stop`, undefined, { apiKey: runner.secret });
+    expect(runnerStop.status, runnerStop.text).toBe(200);
+    expect(runnerStop.body.status.pipeline).toMatch(/succeeded|cancelled/);
   });
 });

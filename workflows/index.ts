@@ -5,3 +5,4 @@ export { browserSessionWorkflow } from './browserSession.ts';
 export { deliverMailWorkflow } from './mail.ts';
 export { pipelineRunWorkflow } from './pipelineRun.ts';
 export { resourceSweeperWorkflow } from './resourceSweeper.ts';
+export { runSweeperWorkflow } from './runSweeper.ts';

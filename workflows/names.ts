@@ -5,4 +5,5 @@ export const workflowIds = {
   run: (runId: string) => `run-${runId}`,
   /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
   resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
+  runSweeper: (taskQueue: string) => `run-sweeper-${taskQueue}`,
 };

@@ -56,8 +56,10 @@ class NodeFailed extends Error {
  */
 export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
   const hostQueue = `browsers.${input.hostId}`;
-  await control.markRun(runId, { status: 'running', evaluation: 'running' });
   try {
+    // Inside the try, so a stop that arrives this early still records the end and releases the
+    // browser; not cancellable, so the mark cannot land after that end (the first node sees the stop).
+    await CancellationScope.nonCancellable(() => control.markRun(runId, { status: 'running', evaluation: 'running' }));
     const { result } = await runPlan(input.plan, {
       args: input.args,
       runNode: async (call) => {
@@ -98,7 +100,8 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
         }
       },
     });
-    await control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result });
+    // A stop that arrives while the success is recorded must not turn it into a cancellation.
+    await CancellationScope.nonCancellable(() => control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result }));
   } catch (error) {
     await CancellationScope.nonCancellable(async () => {
       if (isCancellation(error)) {

@@ -67,5 +67,11 @@ export async function createControlWorker(
     workflowId: workflowIds.resourceSweeper(options.taskQueue),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
+  // Likewise the sweeper of pipeline runs nothing settled.
+  await client.workflow.start('runSweeperWorkflow', {
+    taskQueue: options.taskQueue,
+    workflowId: workflowIds.runSweeper(options.taskQueue),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
   return { worker, connection };
 }

@@ -20,6 +20,7 @@ import {
   REF_PATTERN,
   sourceSchema,
 } from './language.ts';
+import { compilePattern } from './nodes/data.ts';
 import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './plan.ts';
 import { isAssignable, literalRefType, type RefType, valueFits } from './refTypes.ts';
 import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './registry.ts';
@@ -391,9 +392,9 @@ class Compilation {
     if (spec.type === 'flow.condition' && name === 'operand' && decl.inputs.operator === 'matches') {
       if (typeof value !== 'string') return invalid('with `matches`, the operand is a regular expression (a string)');
       try {
-        new RegExp(value);
-      } catch {
-        return invalid(`\`${value}\` is not a valid regular expression`);
+        compilePattern(value);
+      } catch (error) {
+        return invalid((error as Error).message);
       }
     }
   }

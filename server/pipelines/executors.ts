@@ -52,6 +52,52 @@ export type NodeContext = {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * The most a browser node may answer, as JSON characters: outputs travel through workflow
+ * history, where one payload may not pass 2 MB (page.screenshot says so in its own words first).
+ */
+export const MAX_OUTPUT_CHARS = 1_600_000;
+
+const OUTPUT_HINTS: Record<string, string> = {
+  'extract.html': 'read one element (`selector`) instead of the whole document',
+  'extract.list': 'narrow the `selector` or set a `limit`',
+  'extract.table': 'narrow the `selector` to a smaller table',
+  'extract.text': 'narrow the `selector`',
+  'extract.attribute': 'narrow the `selector`',
+  'page.evaluate': 'return less from the script',
+};
+
+const stripNul = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
+
+/** A JSON value with NUL characters removed from every string, keys included (a table header is page text). */
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return stripNul(value);
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [stripNul(key), withoutNul(item)]));
+  }
+  return value;
+}
+
+/**
+ * A browser node's outputs as they may be kept: page text loses its NUL characters, which
+ * PostgreSQL refuses in jsonb and text (and which mark the run's placeholders and sealed values,
+ * server/pipelines/sealedValues.ts, so a page must not be able to write one), and outputs too
+ * large for workflow history fail the node with `output_too_large` instead of the run's workflow.
+ */
+function keepable(type: string, outputs: Record<string, unknown>) {
+  const clean = withoutNul(outputs) as Record<string, unknown>;
+  const size = JSON.stringify(clean).length;
+  if (size > MAX_OUTPUT_CHARS) {
+    throw new NodeError(
+      'output_too_large',
+      `${type} answered ${(size / 1e6).toFixed(1)} MB of JSON, more than the ${MAX_OUTPUT_CHARS / 1e6} MB a node's output can carry; ${OUTPUT_HINTS[type] ?? 'read less'}`,
+      { retryable: false },
+    );
+  }
+  return clean;
+}
+
 export function isPageHandle(value: unknown): value is PageHandle {
   return valueFits(value, 'page');
 }
@@ -111,5 +157,5 @@ export async function executeNode(type: string, rawInputs: Record<string, unknow
   const run = browserNodes[type];
   if (!run) throw new NodeError('unknown_type', `no implementation for ${type}`, { retryable: false });
   const outputs = await run(page, inputs, { timeoutMs, log: ctx.log });
-  return { page: handle, ...outputs };
+  return { page: handle, ...keepable(type, outputs) };
 }

@@ -17,6 +17,13 @@ import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanStep, type PlanValue }
 import { type RefType, valueFits } from './refTypes.ts';
 import { holdsSealed } from './sealedValues.ts';
 
+/**
+ * The most steps one run executes (every node, flow nodes and each loop iteration's nodes
+ * included). Each step is a few events of the run's workflow history, which Temporal caps at
+ * 51,200 events: past this the run fails with `too_many_steps` instead of being cut off there.
+ */
+export const MAX_RUN_STEPS = 2_000;
+
 export type NodeCall = {
   node: string;
   type: string;
@@ -139,6 +146,7 @@ export async function runPlan(
   if (problems.length) throw new PipelineRunError(null, 'invalid_args', problems.map((problem) => problem.message).join('; '));
 
   const outputs: Record<string, Record<string, unknown>> = {};
+  let steps = 0;
 
   const read = (value: PlanValue, scope: Scope, node: string): unknown => {
     switch (value.kind) {
@@ -169,6 +177,14 @@ export async function runPlan(
   };
 
   const runStep = async (step: PlanStep, scope: Scope, path: string[]): Promise<Record<string, unknown>> => {
+    steps++;
+    if (steps > MAX_RUN_STEPS) {
+      throw new PipelineRunError(
+        step.name,
+        'too_many_steps',
+        `the run would execute more than ${MAX_RUN_STEPS} steps (at \`${[...path, step.name].join('.')}\`); loop over fewer items (\`maxItems\`) or split the work into several runs`,
+      );
+    }
     const inputs = readAll(step.inputs, scope, step.name);
     if (step.type === 'flow.forEach') return runForEach(step, inputs, scope, path);
     if (step.type === 'flow.condition') return runCondition(step, inputs, scope, path);

@@ -547,7 +547,7 @@ const specs: NodeTypeSpec[] = [
         default: 'truthy',
         enum: ['truthy', 'falsy', 'equals', 'notEquals', 'contains', 'matches', 'greaterThan', 'lessThan', 'empty', 'notEmpty'],
         description:
-          '`truthy`/`falsy` (false, null, 0, "", [] and {} are falsy), `equals`/`notEquals` (deep), `contains` (substring, list element or record key), `matches` (`operand` is a regular expression), `greaterThan`/`lessThan` (numbers), `empty`/`notEmpty`.',
+          '`truthy`/`falsy` (false, null, 0, "", [] and {} are falsy), `equals`/`notEquals` (deep), `contains` (substring, list element or record key), `matches` (`operand` is an RE2 regular expression, matched in linear time: no backreferences or lookaround; at most 1000 characters, tested against at most 100000), `greaterThan`/`lessThan` (numbers), `empty`/`notEmpty`.',
       },
       operand: { refType: 'json', required: false, description: 'What `value` is compared with.' },
       page: { refType: 'page', required: false, description: 'A page the branches act on; they reference it as `<this node>.page`.' },

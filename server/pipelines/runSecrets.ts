@@ -47,17 +47,20 @@ function secretStrings(secrets: Record<string, unknown>) {
 }
 
 /**
- * A run's secrets, opened where a node runs (or the run ends): `redactor` removes them from
+ * A run's secrets, opened where a node runs (or the run ends), with `alsoHide` (the session's
+ * stored cookie values, see `storedCookieValues`) hidden as well: `redactor` removes them from
  * what is stored or logged (built once here, for everything the node writes), `reveal` turns
  * placeholders and sealed values back into what they stand for, `seal` seals every string that
  * holds a secret before it goes back to the workflow.
  */
-export function openRunSecrets(serviceSecret: string, sealedSecrets: string | null | undefined) {
+export function openRunSecrets(serviceSecret: string, sealedSecrets: string | null | undefined, alsoHide: readonly string[] = []) {
   const values = sealedSecrets ? (decrypt(serviceSecret, sealedSecrets) as Record<string, unknown>) : {};
-  const hide = secretStrings(values);
+  const hide = [...secretStrings(values), ...alsoHide.filter((value) => value.length > 0)];
   const redact = redactor(hide);
   return {
     redactor: redact,
+    /** Every string `redactor` hides (for the browser's own log while the run drives it). */
+    hidden: hide,
     reveal<T>(value: T): T {
       return mapLeaves(value, (leaf) => {
         if (typeof leaf !== 'string') return leaf;
@@ -76,4 +79,13 @@ export function openRunSecrets(serviceSecret: string, sealedSecrets: string | nu
       ) as T;
     },
   };
+}
+
+/**
+ * The session's stored cookie values a run's redactor hides too: its logs and error need only
+ * pipelines.read, cookie values need cookies.read. As the browser host's log does, values under
+ * four characters are left alone (a cookie `1` would blank every digit 1).
+ */
+export function storedCookieValues(cookies: readonly { value: string }[] | null | undefined) {
+  return (cookies ?? []).map((cookie) => cookie.value).filter((value) => typeof value === 'string' && value.length >= 4);
 }

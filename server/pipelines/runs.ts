@@ -19,6 +19,11 @@ import type { Plan } from './plan.ts';
 import { planReadsCookies } from './registry.ts';
 import { encryptSecrets, secretPlaceholder } from './runSecrets.ts';
 
+const holdsNul = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\u0000')
+    : value !== null && typeof value === 'object' && Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item));
+
 type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
 
 /**
@@ -66,6 +71,10 @@ export async function startRun(
   }
   if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
   const { values, problems } = prepareArgs(plan, target.args);
+  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
+  for (const [name, value] of Object.entries(target.args)) {
+    if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
+  }
   if (problems.length) {
     throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
       issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),

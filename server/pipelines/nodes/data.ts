@@ -4,6 +4,27 @@
  * `evaluateCondition` inside the workflow, and a workflow may run the pure nodes inline through
  * `runPureNode` instead of scheduling an activity for them.
  */
+import { RE2JS } from 're2js';
+
+/** The longest `matches` pattern, and the longest text it tests (a condition runs inside the workflow). */
+export const MAX_PATTERN_LENGTH = 1_000;
+export const MAX_MATCH_INPUT_LENGTH = 100_000;
+
+/**
+ * A `matches` pattern compiled by RE2 (re2js, pure JavaScript): matching takes time linear in the
+ * text whatever the pattern, so a pattern like `(a+)+$` cannot hang the workflow that evaluates
+ * it, as JavaScript's backtracking RegExp would. RE2 has no backreferences or lookaround; such a
+ * pattern is refused here, and by the compiler when it is a literal.
+ */
+export function compilePattern(pattern: string) {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw new Error(`a \`matches\` pattern may have at most ${MAX_PATTERN_LENGTH} characters`);
+  try {
+    return RE2JS.compile(pattern);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/^error parsing regexp:\s*/, '') : String(error);
+    throw new Error(`\`${pattern}\` is not a regular expression RE2 accepts (${reason}); backreferences and lookaround are not supported`);
+  }
+}
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -54,13 +75,12 @@ export function evaluateCondition(value: unknown, operator: string, operand: unk
       return false;
     case 'matches': {
       if (typeof operand !== 'string') throw new Error('`matches` needs a regular expression (a string) as operand');
-      let pattern: RegExp;
-      try {
-        pattern = new RegExp(operand);
-      } catch {
-        throw new Error(`\`${operand}\` is not a valid regular expression`);
+      const pattern = compilePattern(operand);
+      const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+      if (text.length > MAX_MATCH_INPUT_LENGTH) {
+        throw new Error(`\`matches\` tests at most ${MAX_MATCH_INPUT_LENGTH} characters; this value has ${text.length}`);
       }
-      return pattern.test(typeof value === 'string' ? value : JSON.stringify(value ?? null));
+      return pattern.matcher(text).find();
     }
     case 'greaterThan':
     case 'lessThan': {

@@ -24,13 +24,18 @@ export const runView = z.object({
   args: z.record(z.string(), z.unknown()),
   nodeOutputs: z.record(z.string(), z.unknown()),
   result: z.record(z.string(), z.unknown()).nullable(),
-  /** The run read cookies and the caller may not read the session's: `nodeOutputs` and `result` are left out. */
+  /**
+   * The run read cookies and the caller may not read the session's: `nodeOutputs` and `result`
+   * are left out, and so is `error.message` (a page script can throw `document.cookie`).
+   */
   outputsWithheld: z.boolean(),
   error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
   created: z.string(),
   started: z.string().nullable(),
   finished: z.string().nullable(),
 });
+
+const WITHHELD_MESSAGE = 'withheld: the run read cookies, and the message may hold them (needs cookies.read on the session)';
 
 function loadPipeline(ctx: ProjectContext, pipelineId: string) {
   return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
@@ -50,7 +55,7 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
   const resources = [];
   // URLs and status of the browser only for callers who may read that session.
   if (run.resource && run.session && can(ctx.subject, project, sessionActions.read, run.session.id)) {
-    resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true }));
+    resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true, subject: ctx.subject }));
   }
   const version = run.version as PipelineVersion;
   const showOutputs = canSeeRunOutputs(ctx.subject, project, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
@@ -65,7 +70,7 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     nodeOutputs: showOutputs ? run.nodeOutputs : {},
     result: showOutputs ? (run.result ?? null) : null,
     outputsWithheld: !showOutputs,
-    error: run.error ?? null,
+    error: run.error ? (showOutputs ? run.error : { ...run.error, message: WITHHELD_MESSAGE }) : null,
     created: iso(run.created),
     started: run.startedAt ? iso(run.startedAt) : null,
     finished: run.finishedAt ? iso(run.finishedAt) : null,
@@ -95,7 +100,9 @@ export const pipelineRunsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const pipeline = await loadPipeline(ctx, input.pipelineId);
       const versionId = (input.version ?? pipeline.currentVersion?.id ?? '').toLowerCase();
-      const version = isUuid(versionId) ? await ctx.em.findOne(PipelineVersion, { id: versionId, project: ctx.project.id }) : null;
+      const version = isUuid(versionId)
+        ? await ctx.em.findOne(PipelineVersion, { id: versionId, project: ctx.project.id, pipeline: pipeline.id })
+        : null;
       if (!version) throw new NotFound('Version');
       ctx.authorize(pipelineActions.execute, version.id);
       // A session the caller cannot see is 404; one it may see but not drive, 403.

@@ -1,0 +1,31 @@
+import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+import type { RunSweepCursor } from '../activities/pipelineRuns.ts';
+
+/** A sweep that fails (the database is down) is retried until it goes through. */
+const SWEEP_TIMEOUT = '2 minutes';
+const SWEEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+/** Sweeps per run before continue-as-new keeps the history short. */
+const SWEEPS_PER_RUN = 200;
+
+const { sweepStuckRuns } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: SWEEP_TIMEOUT,
+  retry: SWEEP_RETRY,
+});
+
+/**
+ * Settles pipeline runs whose `run-<runId>` workflow never started or ended without recording
+ * the end (activities/pipelineRuns.ts `sweepStuckRuns`), the runs' counterpart of the resource
+ * sweeper beside it: one per control task queue, workflow id `run-sweeper-<taskQueue>`, started
+ * by every control worker (the first start wins), the interval and grace from the worker's config,
+ * the cursor carried across sweeps and continue-as-new.
+ */
+export async function runSweeperWorkflow(after: RunSweepCursor | null = null): Promise<never> {
+  let cursor = after;
+  for (let sweep = 0; sweep < SWEEPS_PER_RUN && !workflowInfo().continueAsNewSuggested; sweep++) {
+    const swept = await sweepStuckRuns(cursor);
+    cursor = swept.after;
+    if (swept.nextSweepSeconds > 0) await sleep(swept.nextSweepSeconds * 1000);
+  }
+  return continueAsNew<typeof runSweeperWorkflow>(cursor);
+}
