@@ -1,3 +1,4 @@
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionVersion, Project, User } from '../db/entities/index.ts';
 import type { Subject } from '../server/auth/subject.ts';
@@ -11,6 +12,7 @@ let stack: TestStack;
 let site: Awaited<ReturnType<typeof startTestSite>>;
 let owner: Awaited<ReturnType<typeof registerUser>>;
 let other: Awaited<ReturnType<typeof registerUser>>;
+let admin: Awaited<ReturnType<typeof registerUser>>;
 let project: { id: string; slug: string };
 
 const html = (body: string) => `<!doctype html><html><head><title>catalog</title></head><body>${body}</body></html>`;
@@ -32,6 +34,8 @@ beforeAll(async () => {
   });
   owner = await registerUser(stack);
   other = await registerUser(stack);
+  // In ADMIN_EMAILS of the test stack.
+  admin = await registerUser(stack, { email: 'admin@example.test' });
   project = await createProject(stack, owner.token);
 });
 afterAll(async () => {
@@ -187,6 +191,17 @@ describe('functions CRUD', () => {
     );
     expect(malformed.status).toBe(400);
     expect(JSON.stringify(malformed.body.issues)).toContain('slug');
+
+    // A slug shaped like an id would be read as one by the by-id routes.
+    const uuidShaped = await stack.http.put(
+      `/${project.slug}/api/functions`,
+      { name: 'x', description: '', slug: randomUUID(), definition: { source: extractSource(), metadata: {}, outputType: 'function' } },
+      { token: owner.token },
+    );
+    expect(uuidShaped.status, uuidShaped.text).toBe(400);
+    expect(uuidShaped.body.message).toContain('id');
+    const uuidPatch = await stack.http.patch(`/${project.slug}/api/functions/${second.id}`, { slug: randomUUID() }, { token: owner.token });
+    expect(uuidPatch.status, uuidPatch.text).toBe(400);
 
     // The same slug in another project is fine.
     const elsewhere = await createProject(stack, owner.token);
@@ -467,16 +482,251 @@ describe('executing a function', () => {
     expect(run?.status).toBe('cancelled');
   });
 
-  it('runs several executions at once, each on its own browser', async () => {
-    const fn = await createFunction();
+  it('runs several executions at once, each on its own browser; the function cannot be deleted meanwhile', async () => {
+    // A pause after the extraction keeps the three runs alive together.
+    const source = extractSource();
+    const fn = await createFunction({
+      source: {
+        ...source,
+        nodes: { ...source.nodes, pause: { type: 'page.wait', inputs: { page: { $ref: 'items.page' }, ms: 2500 } } },
+      },
+    });
     const kinds = ['fruit', 'tools', 'fruit'];
-    const answers = await Promise.all(kinds.map((kind) => execute(fn.slug, { url: `${site.url}/catalog?kind=${kind}` })));
+    const pending = Promise.all(kinds.map((kind) => execute(fn.slug, { url: `${site.url}/catalog?kind=${kind}` })));
+
+    // While one is queued or running, DELETE is refused.
+    const db = stack.orm.em.fork().getConnection();
+    const activeRuns = async () => {
+      const rows: { n: number }[] = await db.execute(
+        `select count(*)::int as n from pipeline_runs r join function_versions v on v.id = r.function_version_id
+          where v.function_id = ? and r.status in ('queued', 'running')`,
+        [fn.id],
+      );
+      return rows[0]?.n ?? 0;
+    };
+    for (let i = 0; i < 100 && (await activeRuns()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = await stack.http.delete(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token });
+    expect(busy.status, busy.text).toBe(409);
+    expect(busy.body.code).toBe('function_running');
+
+    const answers = await pending;
     for (const [i, answer] of answers.entries()) {
       expect(answer.status, answer.text).toBe(200);
       expect(answer.body.outputs.title).toBe(`Catalog: ${kinds[i]}`);
       expect(answer.body.outputs.count).toBe(catalogs[kinds[i] as string]?.length);
     }
-    expect(new Set(answers.map((a) => a.body.identifier)).size).toBe(3);
+    const ids = answers.map((a) => a.body.identifier as string);
+    expect(new Set(ids).size).toBe(3);
+    const runs: { resource_id: string; started_at: Date; finished_at: Date }[] = await db.execute(
+      'select resource_id, started_at, finished_at from pipeline_runs where id in (?, ?, ?)',
+      ids,
+    );
+    expect(new Set(runs.map((run) => run.resource_id)).size).toBe(3);
+    // Every run started before any ended: they ran at the same time.
+    const lastStart = Math.max(...runs.map((run) => new Date(run.started_at).getTime()));
+    const firstEnd = Math.min(...runs.map((run) => new Date(run.finished_at).getTime()));
+    expect(lastStart).toBeLessThan(firstEnd);
+    expect((await stack.http.delete(`/${project.slug}/api/functions/${fn.id}`, { token: owner.token })).status).toBe(200);
+  });
+});
+
+/** A function that answers `window.innerWidth` of the page it opens (page.evaluate reads cookies too). */
+const widthFunction = (metadata: Record<string, unknown> = {}) =>
+  createFunction({
+    source: {
+      parameters: { url: { refType: 'string' } },
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
+        width: { type: 'page.evaluate', inputs: { page: { $ref: 'open.page' }, script: 'return window.innerWidth' } },
+      },
+    },
+    parameters: [{ name: 'url', refType: 'string' }],
+    outputs: [{ name: 'width', refType: 'number', source: { nodeName: 'width', outputName: 'result' } }],
+    metadata,
+  });
+
+describe('the session an execution runs on', () => {
+  async function runOf(identifier: string) {
+    const rows = await stack.orm.em.fork().getConnection().execute('select session_id from pipeline_runs where id = ?', [identifier]);
+    return rows[0] as { session_id: string };
+  }
+
+  it('is the session metadata.session names, with its settings', async () => {
+    const session = await stack.http.put(
+      `/${project.slug}/api/sessions`,
+      { name: 'narrow', screen: { width: 900, height: 700 } },
+      { token: owner.token },
+    );
+    expect(session.status, session.text).toBe(200);
+    const fn = await widthFunction({ session: session.body.id });
+    const done = await execute(fn.slug, { url: `${site.url}/empty` });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.outputs).toEqual({ width: 900 });
+    expect((await runOf(done.body.identifier)).session_id).toBe(session.body.id);
+  });
+
+  it('is otherwise the project’s "Default session", whose settings apply', async () => {
+    const sessions = await stack.http.get(`/${project.slug}/api/sessions`, { token: owner.token });
+    const fallback = sessions.body.find((s: { name: string }) => s.name === 'Default session');
+    expect(fallback, sessions.text).toBeTruthy();
+    const patched = await stack.http.patch(
+      `/${project.slug}/api/sessions/${fallback.id}`,
+      { screen: { width: 1111, height: 800 } },
+      { token: owner.token },
+    );
+    expect(patched.status, patched.text).toBe(200);
+    const fn = await widthFunction();
+    const done = await execute(fn.slug, { url: `${site.url}/empty` });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body.outputs).toEqual({ width: 1111 });
+    expect((await runOf(done.body.identifier)).session_id).toBe(fallback.id);
+  });
+
+  it('answers 400 no_session when the named session or the Default session does not exist', async () => {
+    const named = await widthFunction({ session: '00000000-0000-4000-8000-000000000000' });
+    const missing = await execute(named.slug, { url: `${site.url}/empty` });
+    expect(missing.status, missing.text).toBe(400);
+    expect(missing.body.code).toBe('no_session');
+
+    const bare = await createProject(stack, owner.token);
+    const sessions = await stack.http.get(`/${bare.slug}/api/sessions`, { token: owner.token });
+    for (const session of sessions.body) {
+      expect((await stack.http.delete(`/${bare.slug}/api/sessions/${session.id}`, { token: owner.token })).status).toBe(200);
+    }
+    const fn = await createFunction({ projectSlug: bare.slug });
+    const none = await execute(fn.slug, { url: `${site.url}/catalog` }, { token: owner.token }, bare.slug);
+    expect(none.status, none.text).toBe(400);
+    expect(none.body.code).toBe('no_session');
+  });
+});
+
+describe('functions that read cookies', () => {
+  /** Reads the page's heading, then its cookies; only the heading is a declared output. */
+  const cookieSource = () => ({
+    nodes: {
+      page: { type: 'browser.page' },
+      open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie` } },
+      heading: { type: 'extract.text', timeoutMs: 3000, inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+      jar: { type: 'page.cookies', inputs: { page: { $ref: 'heading.page' }, name: 'visited' } },
+    },
+    outputs: { cookie: { $ref: 'jar.value' } },
+  });
+  const cookieDefinition = (metadata: Record<string, unknown> = {}) => ({
+    source: cookieSource(),
+    parameters: [],
+    outputs: [{ name: 'title', refType: 'string', source: { nodeName: 'heading', outputName: 'text' } }],
+    metadata,
+    outputType: 'function',
+  });
+  const put = (as: { token?: string; apiKey?: string }, definition: unknown, slug = `cookies-${randomBytes(3).toString('hex')}`) =>
+    stack.http.put(`/${project.slug}/api/functions`, { name: 'cookie reader', slug, definition }, as);
+
+  it('may be created only by an author who may read the cookies of the session it runs on', async () => {
+    const writer = await createApiKey(stack, owner.token, { accessType: 'custom', permissions: [`${project.slug}.functions.*`] });
+    const refused = await put({ apiKey: writer.secret }, cookieDefinition());
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toContain('sessions.write');
+    // A function that reads no cookies needs nothing more.
+    const plain = await put({ apiKey: writer.secret }, { source: extractSource(), ...extractInterface(), metadata: {} });
+    expect(plain.status, plain.text).toBe(200);
+    // The owner may.
+    expect((await put({ token: owner.token }, cookieDefinition())).status).toBe(200);
+
+    // Rights on the named session are what counts; without `metadata.session`, the Default session's.
+    const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'jar' }, { token: owner.token });
+    const sessionKey = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [
+        `${project.slug}.functions.*`,
+        `${project.slug}.sessions.write.${session.body.id}`,
+        `${project.slug}.cookies.read.${session.body.id}`,
+        `${project.slug}.pipelines.read`,
+      ],
+    });
+    expect((await put({ apiKey: sessionKey.secret }, cookieDefinition({ session: session.body.id }))).status).toBe(200);
+    expect((await put({ apiKey: sessionKey.secret }, cookieDefinition())).status).toBe(403);
+    // A session that does not exist: cookies.read on every session.
+    expect((await put({ apiKey: sessionKey.secret }, cookieDefinition({ session: randomUUID() }))).status).toBe(403);
+
+    // Import checks the same: the pipeline version's source reads cookies.
+    const pipeline = await stack.http.put(
+      `/${project.slug}/api/pipelines`,
+      { name: 'cookie pipeline', description: '', source: cookieSource() },
+      { token: owner.token },
+    );
+    const pipelineVersionId = (await stack.http.get(`/${project.slug}/api/pipelines/${pipeline.body.id}`, { token: owner.token })).body
+      .version;
+    const target = plain.body.id as string;
+    const importAs = (apiKey: string, metadata: Record<string, unknown>) =>
+      stack.http.post(
+        `/${project.slug}/api/functions/${target}/import`,
+        { pipelineId: pipeline.body.id, pipelineVersionId, parameters: [], outputs: cookieDefinition().outputs, metadata },
+        { apiKey },
+      );
+    const importRefused = await importAs(sessionKey.secret, {});
+    expect(importRefused.status, importRefused.text).toBe(403);
+    const imported = await importAs(sessionKey.secret, { session: session.body.id });
+    expect(imported.status, imported.text).toBe(200);
+    expect(imported.body.errors).toEqual([]);
+  });
+
+  it('answer their declared outputs to every caller, node outputs and result only to readers of the cookies', async () => {
+    const created = await put({ token: owner.token }, cookieDefinition());
+    expect(created.status, created.text).toBe(200);
+    const slug = (await stack.http.get(`/${project.slug}/api/functions/${created.body.id}`, { token: owner.token })).body.slug;
+    const caller = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${project.slug}.functions.read.${created.body.id}`, `${project.slug}.functions.execute.${created.body.id}`],
+    });
+
+    const mine = await execute(slug, {});
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.outputs).toEqual({ title: 'Hello from the test site' });
+    expect(mine.body.result.outputsWithheld).toBe(false);
+    expect(mine.body.result.result).toEqual({ cookie: 'yes' });
+    expect(mine.body.result.nodeOutputs.jar.value).toBe('yes');
+
+    const theirs = await execute(slug, {}, { apiKey: caller.secret });
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.body.outputs).toEqual({ title: 'Hello from the test site' });
+    expect(theirs.body.result).toMatchObject({ outputsWithheld: true, result: null, nodeOutputs: {} });
+    expect(theirs.text).not.toContain('"yes"');
+
+    // A failed node's message may quote what the script read: withheld as well.
+    const failing = await put(
+      { token: owner.token },
+      {
+        source: {
+          nodes: {
+            page: { type: 'browser.page' },
+            open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie-js` } },
+            leak: {
+              type: 'page.evaluate',
+              inputs: { page: { $ref: 'open.page' }, script: 'document.cookie = "js=tasty"; throw new Error("saw " + document.cookie)' },
+            },
+          },
+        },
+        parameters: [],
+        outputs: [],
+        metadata: {},
+        outputType: 'function',
+      },
+    );
+    expect(failing.status, failing.text).toBe(200);
+    const failingSlug = (await stack.http.get(`/${project.slug}/api/functions/${failing.body.id}`, { token: owner.token })).body.slug;
+    const grant = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${project.slug}.functions.read.${failing.body.id}`, `${project.slug}.functions.execute.${failing.body.id}`],
+    });
+    const ownerFailure = await execute(failingSlug, {});
+    expect(ownerFailure.status, ownerFailure.text).toBe(400);
+    expect(ownerFailure.body.message).toContain('js=tasty');
+    const callerFailure = await execute(failingSlug, {}, { apiKey: grant.secret });
+    expect(callerFailure.status, callerFailure.text).toBe(400);
+    expect(callerFailure.body.code).toBe('function_failed');
+    expect(callerFailure.body.message).toContain('leak');
+    expect(callerFailure.text).not.toContain('tasty');
   });
 });
 
@@ -517,6 +767,25 @@ describe('execute permissions', () => {
       { apiKey: both.secret },
     );
     expect(write.status).toBe(403);
+  });
+
+  it('admins may; a revoked key may not; a projects key only in its projects', async () => {
+    const fn = await createFunction();
+    const url = `${site.url}/catalog?kind=tools`;
+    const byAdmin = await execute(fn.slug, { url }, { token: admin.token });
+    expect(byAdmin.status, byAdmin.text).toBe(200);
+    expect(byAdmin.body.outputs.count).toBe(2);
+
+    const revoked = await createApiKey(stack, owner.token, { accessType: 'full' });
+    expect((await stack.http.delete(`/api/api-keys/${revoked.id}`, { token: owner.token })).status).toBe(200);
+    expect((await execute(fn.slug, { url }, { apiKey: revoked.secret })).status).toBe(401);
+
+    const here = await createApiKey(stack, owner.token, { accessType: 'projects', projectIds: [project.id] });
+    const inProject = await execute(fn.slug, { url }, { apiKey: here.secret });
+    expect(inProject.status, inProject.text).toBe(200);
+    const elsewhere = await createProject(stack, owner.token);
+    const away = await createApiKey(stack, owner.token, { accessType: 'projects', projectIds: [elsewhere.id] });
+    expect((await execute(fn.slug, { url }, { apiKey: away.secret })).status).toBe(404);
   });
 
   it('for an imported version, execute on the pipeline version it came from', async () => {
@@ -572,6 +841,9 @@ describe('function schemas', () => {
   it('are in the OpenAPI document and map refTypes to JSON Schema', async () => {
     const doc = await stack.http.get('/api/openapi.json');
     const paths = Object.keys(doc.body.paths);
+    const executeOutput =
+      doc.body.paths['/{project}/api/functions/slug/{slug}/execute'].post.responses['200'].content['application/json'].schema;
+    expect(executeOutput.properties.result.required).toContain('outputsWithheld');
     for (const path of [
       '/{project}/api/functions',
       '/{project}/api/functions/{functionId}',

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../server/config.ts';
-import { mcpRequestAllowed } from '../server/http/mcpRoutes.ts';
+import { MAX_SESSIONS_PER_KEY, mcpRequestAllowed } from '../server/http/mcpRoutes.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -34,7 +34,7 @@ const extractSource = {
   outputs: { title: { $ref: 'heading.text' } },
 };
 
-async function createFunction(slug: string, description: string) {
+async function createFunction(slug: string, description: string, source: Record<string, unknown> = extractSource) {
   const created = await stack.http.put(
     `/${project.slug}/api/functions`,
     {
@@ -42,7 +42,7 @@ async function createFunction(slug: string, description: string) {
       description,
       slug,
       definition: {
-        source: extractSource,
+        source,
         parameters: [{ name: 'url', refType: 'string', description: 'The catalog page' }],
         outputs: [
           { name: 'title', refType: 'string' },
@@ -307,11 +307,49 @@ describe('MCP endpoint access', () => {
     expect(await unlinked.json()).toMatchObject({ status: 'error', code: 'api_key_not_linked' });
   });
 
-  it('accepts the key in Authorization too', async () => {
-    const response = await post({ authorization: `Bearer ${linkedKey.secret}` });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('mcp-session-id')).toBeTruthy();
-    await response.body?.cancel();
+  it('accepts the key in Authorization too, as Bearer or ApiKey', async () => {
+    for (const scheme of ['Bearer', 'ApiKey']) {
+      const response = await post({ authorization: `${scheme} ${linkedKey.secret}` });
+      expect(response.status, scheme).toBe(200);
+      expect(response.headers.get('mcp-session-id')).toBeTruthy();
+      await response.body?.cancel();
+    }
+  });
+
+  it('refuses the SSE stream to an unlinked key with 403 api_key_not_linked', async () => {
+    const response = await fetch(endpoint(), { headers: { 'x-api-key': unlinkedKey.secret, accept: 'text/event-stream' } });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ status: 'error', code: 'api_key_not_linked' });
+  });
+
+  it(`keeps at most ${MAX_SESSIONS_PER_KEY} sessions per key: a new one closes the least recently used`, async () => {
+    const key = await createApiKey(stack, owner.token, { name: 'many sessions', accessType: 'full' });
+    await linkKey('many sessions', key);
+    const ids: string[] = [];
+    for (let i = 0; i <= MAX_SESSIONS_PER_KEY; i++) {
+      const response = await post({ 'x-api-key': key.secret });
+      expect(response.status).toBe(200);
+      ids.push(response.headers.get('mcp-session-id') as string);
+      await response.body?.cancel();
+    }
+    const list = (sessionId: string) =>
+      fetch(endpoint(), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': key.secret,
+          'mcp-session-id': sessionId,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+    const oldest = await list(ids[0] as string);
+    expect(oldest.status).toBe(404);
+    for (const id of ids.slice(1)) {
+      const response = await list(id);
+      expect(response.status).toBe(200);
+      await response.body?.cancel();
+    }
   });
 
   it('refuses a page on another site, even one whose name was rebound to this server', async () => {
@@ -364,5 +402,190 @@ describe('MCP endpoint access', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(session.status).toBe(404);
+  });
+});
+
+/** The latest run of a function, as stored. */
+async function latestRun(functionId: string) {
+  const rows: { id: string; status: string; resource_id: string | null }[] = await stack.orm.em
+    .fork()
+    .getConnection()
+    .execute(
+      `select r.id, r.status, r.resource_id from pipeline_runs r join function_versions v on v.id = r.function_version_id
+        where v.function_id = ? order by r.created desc limit 1`,
+      [functionId],
+    );
+  return rows[0];
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** A function that waits `ms` on a blank page. */
+const waitSource = (ms: number) => ({
+  parameters: { url: { refType: 'string', default: 'about:blank' } },
+  nodes: {
+    page: { type: 'browser.page' },
+    wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms } },
+  },
+});
+
+describe('tool calls', () => {
+  let toolsServerId: string;
+  let slowId: string;
+  let briefId: string;
+
+  beforeAll(async () => {
+    slowId = await createWaitFunction('slow', 30_000);
+    briefId = await createWaitFunction('brief', 6_000);
+    const server = await stack.http.put(
+      `/${project.slug}/api/mcp-servers`,
+      { name: 'Tools', slug: 'tools', description: '', functionIds: [catalogId, slowId, briefId] },
+      owner,
+    );
+    expect(server.status, server.text).toBe(200);
+    toolsServerId = server.body.id;
+    await linkKey('tools config', linkedKey, toolsServerId);
+  });
+
+  async function createWaitFunction(slug: string, ms: number) {
+    const created = await stack.http.put(
+      `/${project.slug}/api/functions`,
+      {
+        name: slug,
+        description: `waits ${ms} ms`,
+        slug,
+        definition: {
+          source: {
+            nodes: {
+              page: { type: 'browser.page' },
+              wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms } },
+            },
+          },
+          parameters: [],
+          outputs: [],
+        },
+      },
+      owner,
+    );
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.errors).toEqual([]);
+    return created.body.id as string;
+  }
+
+  it('answers isError when the key may read the function but not execute it', async () => {
+    const reader = await createApiKey(stack, owner.token, {
+      name: 'reader',
+      accessType: 'custom',
+      permissions: [`${project.slug}.functions.read`],
+    });
+    await linkKey('reader config', reader, toolsServerId);
+    const client = await connect('streamable', reader.secret, toolsServerId);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('catalog');
+      const refused = await client.callTool({ name: 'catalog', arguments: { url: `${site.url}/catalog` } });
+      expect(refused.isError).toBe(true);
+      expect((refused.content as { text: string }[])[0]?.text).toContain(`functions.execute.${catalogId}`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers isError naming the node when the run fails', async () => {
+    const client = await connect('sse', linkedKey.secret, toolsServerId);
+    try {
+      // The page has a heading but no list items: the `items` node fails.
+      const failed = await client.callTool({ name: 'catalog', arguments: { url: `${site.url}/no-list` } });
+      expect(failed.isError).toBe(true);
+      const body = JSON.parse((failed.content as { text: string }[])[0]?.text ?? '{}');
+      expect(body).toMatchObject({ status: 'error', code: 'function_failed' });
+      expect(body.message).toContain('items');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stops the run and frees its browser when the client cancels the call', async () => {
+    const client = await connect('streamable', linkedKey.secret, toolsServerId);
+    try {
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'slow', arguments: {} }, undefined, { signal: controller.signal, timeout: 120_000 });
+      const running = await until(
+        'the run to start',
+        () => latestRun(slowId),
+        (run) => run?.status === 'running',
+      );
+      controller.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      const ended = await until(
+        'the run to stop',
+        () => latestRun(slowId),
+        (run) => !!run && run.id === running?.id && run.status !== 'running',
+      );
+      expect(ended?.status).toBe('cancelled');
+      const db = stack.orm.em.fork().getConnection();
+      await until(
+        'its browser to stop',
+        async () => (await db.execute('select status from session_resources where id = ?', [ended?.resource_id]))[0]?.status,
+        (status) => status !== 'running' && status !== 'starting',
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('reports progress while a long call runs, to a client that asks for it', async () => {
+    const client = await connect('streamable', linkedKey.secret, toolsServerId);
+    try {
+      const progress: number[] = [];
+      const result = await client.callTool({ name: 'brief', arguments: {} }, undefined, {
+        onprogress: (notice) => progress.push(notice.progress),
+        resetTimeoutOnProgress: true,
+      });
+      expect(result.isError, JSON.stringify(result)).toBeFalsy();
+      expect(progress.length).toBeGreaterThanOrEqual(1);
+      expect(progress[0]).toBeGreaterThanOrEqual(4);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('tells connected clients when an assigned function is renamed or imported anew', async () => {
+    const client = await connect('streamable', linkedKey.secret, toolsServerId);
+    try {
+      const nextNotice = () =>
+        new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+      let notified = nextNotice();
+      expect((await stack.http.patch(`/${project.slug}/api/functions/${briefId}`, { name: 'Brief wait' }, owner)).status).toBe(200);
+      await notified;
+      expect((await client.listTools()).tools.find((tool) => tool.name === 'brief')?.title).toBe('Brief wait');
+
+      const pipeline = await stack.http.put(
+        `/${project.slug}/api/pipelines`,
+        { name: 'wait pipeline', description: '', source: waitSource(100) },
+        owner,
+      );
+      const pipelineVersionId = (await stack.http.get(`/${project.slug}/api/pipelines/${pipeline.body.id}`, owner)).body.version;
+      notified = nextNotice();
+      const imported = await stack.http.post(
+        `/${project.slug}/api/functions/${briefId}/import`,
+        { pipelineId: pipeline.body.id, pipelineVersionId, parameters: [{ name: 'url', refType: 'string' }] },
+        owner,
+      );
+      expect(imported.status, imported.text).toBe(200);
+      expect(imported.body.errors).toEqual([]);
+      await notified;
+      const brief = (await client.listTools()).tools.find((tool) => tool.name === 'brief');
+      expect(brief?.inputSchema.properties).toHaveProperty('url');
+    } finally {
+      await client.close();
+    }
   });
 });

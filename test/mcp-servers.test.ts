@@ -108,6 +108,28 @@ describe('MCP servers', () => {
     expect((await stack.http.get(base, { apiKey: readOnly.secret })).status).toBe(200);
     expect((await stack.http.put(base, { name: 'Y', slug: 'y-server', description: '' }, { apiKey: readOnly.secret })).status).toBe(403);
   });
+
+  it('lists only the assigned functions the caller may read', async () => {
+    const shown = await createFunction(project.slug, 'shown-fn');
+    const hidden = await createFunction(project.slug, 'hidden-fn');
+    const base = `/${project.slug}/api/mcp-servers`;
+    const created = await stack.http.put(base, { name: 'Mixed', slug: 'mixed', description: '', functionIds: [shown, hidden] }, owner);
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.id as string;
+    expect((await stack.http.get(`${base}/${id}`, owner)).body.functions.map((fn: { id: string }) => fn.id).sort()).toEqual(
+      [shown, hidden].sort(),
+    );
+    const narrow = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${project.slug}.mcpServers.read`, `${project.slug}.functions.read.${shown}`],
+    });
+    const one = await stack.http.get(`${base}/${id}`, { apiKey: narrow.secret });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.functions.map((fn: { id: string }) => fn.id)).toEqual([shown]);
+    const list = await stack.http.get(base, { apiKey: narrow.secret });
+    expect(list.body.find((server: { id: string }) => server.id === id).functions.map((fn: { id: string }) => fn.id)).toEqual([shown]);
+    expect(list.text).not.toContain('hidden-fn');
+  });
 });
 
 describe('MCP client configs', () => {

@@ -2,11 +2,22 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
+import { workflowIds } from '../../workflows/names.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
-import { authorize, can, functionActions, pipelineActions, projectActions } from '../permissions/permissions.ts';
+import {
+  authorize,
+  authorizeRunOnSession,
+  can,
+  canSeeRunOutputs,
+  functionActions,
+  pipelineActions,
+  projectActions,
+  sessionActions,
+} from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/plan.ts';
+import { planReadsCookies } from '../pipelines/registry.ts';
 import { startRun, waitForRun } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
 import { isUuid } from '../projects/projectRepository.ts';
@@ -25,16 +36,25 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 400 `no_session`: the project has no "Default session" (and the metadata names none).
  * - 400 `function_failed` (FunctionFailed): the run failed; message and issue name the node.
  * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
+ * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
+ *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
  */
 
 export type ExecuteDeps = { config: Config; temporal: TemporalClient; serviceSecret: string; orm?: MikroORM };
 
-/** The raw execution payload: the run as stored. */
+/**
+ * The raw execution payload: the run as stored. A run whose plan reads cookies holds cookie
+ * values in `nodeOutputs` and `result` (and possibly the error message): for a caller who may not
+ * read that session's cookies they are left out, as in the pipeline run view, and
+ * `outputsWithheld` says so. Declared `outputs` are always answered: publishing them is the
+ * author's choice (and creating such a function needs cookies.read, see authorizeCookieReads).
+ */
 export type FunctionRunPayload = {
   status: { pipeline: PipelineRun['status']; 'pipeline-evaluation': PipelineRun['evaluation'] };
   result: Record<string, unknown> | null;
   nodeOutputs: Record<string, unknown>;
+  outputsWithheld: boolean;
   error: { node: string | null; code: string; message: string } | null;
 };
 
@@ -47,6 +67,7 @@ export class FunctionFailed extends DomainError {
   readonly status = 400;
   readonly identifier: string;
   readonly result: FunctionRunPayload;
+  /** `result` as the caller may see it: its error message is already withheld when it must be. */
   constructor(identifier: string, result: FunctionRunPayload) {
     const node = result.error?.node;
     const reason = result.error?.message ?? `the run ended ${result.status.pipeline}`;
@@ -55,6 +76,17 @@ export class FunctionFailed extends DomainError {
     });
     this.identifier = identifier;
     this.result = result;
+  }
+}
+
+/** The caller cancelled (an MCP `notifications/cancelled`, a closed connection); the run has been stopped. */
+export class FunctionCancelled extends DomainError {
+  override name = 'FunctionCancelled';
+  readonly status = 409;
+  readonly identifier: string;
+  constructor(identifier: string) {
+    super('function_cancelled', `The execution was cancelled by the caller and stopped (run ${identifier})`);
+    this.identifier = identifier;
   }
 }
 
@@ -90,8 +122,8 @@ export async function findReadableFunction(em: EntityManager, subject: Subject, 
 }
 
 /** The session a version runs on: the one its metadata names as `session`, else "Default session". */
-async function sessionFor(em: EntityManager, project: Project, version: FunctionVersion) {
-  const named = version.metadata?.session;
+async function sessionFor(em: EntityManager, project: Project, metadata: Record<string, unknown> | null | undefined) {
+  const named = metadata?.session;
   if (typeof named === 'string' && named) {
     const session = isUuid(named) ? await em.findOne(BrowserSession, { id: named.toLowerCase(), project: project.id }) : null;
     if (!session) throw new BadRequest('no_session', `The session ${named} the function's metadata names is not in this project`);
@@ -106,13 +138,39 @@ async function sessionFor(em: EntityManager, project: Project, version: Function
   return session;
 }
 
-function payload(run: PipelineRun): FunctionRunPayload {
+function payload(run: PipelineRun, showOutputs: boolean): FunctionRunPayload {
+  const error = run.error ?? null;
   return {
     status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
-    result: run.result ?? null,
-    nodeOutputs: run.nodeOutputs ?? {},
-    error: run.error ?? null,
+    result: showOutputs ? (run.result ?? null) : null,
+    nodeOutputs: showOutputs ? (run.nodeOutputs ?? {}) : {},
+    outputsWithheld: !showOutputs,
+    // A node's error message may quote what it read (a script's exception, a cookie value).
+    error: error && !showOutputs ? { ...error, message: 'withheld: the run read cookies' } : error,
   };
+}
+
+/**
+ * The check a function's author passes when a version's source reads cookies (page.cookies,
+ * page.evaluate): what starting a pipeline run on the session the function would run on needs
+ * (authorizeRunOnSession: sessions.write and cookies.read on it). Without this, a key that may
+ * only write functions could publish a cookie reader on any session and execute it. A session
+ * that does not exist (yet) cannot be checked: then cookies.read on every session of the project.
+ * Callers of the function need no session permission (spec 4.6), so the check is the author's.
+ */
+export async function authorizeCookieReads(
+  em: EntityManager,
+  subject: Subject,
+  project: Project,
+  version: { plan: Plan | null; metadata: Record<string, unknown> },
+) {
+  if (!planReadsCookies(version.plan)) return;
+  const session = await sessionFor(em, project, version.metadata).catch((error) => {
+    if (error instanceof BadRequest) return null;
+    throw error;
+  });
+  if (session) authorizeRunOnSession(subject, ref(project), session.id, { readsCookies: true });
+  else authorize(subject, ref(project), sessionActions.readCookies);
 }
 
 /** Each declared output from the run: `nodeOutputs[node][output]`, or `result[name]` without a source. */
@@ -134,7 +192,14 @@ export async function executeFunction(
   project: Project,
   slug: string,
   args: unknown,
-  options: { timeoutMs?: number } = {},
+  options: {
+    timeoutMs?: number;
+    /** Aborting stops the run (its workflow is cancelled, its browser freed): FunctionCancelled. */
+    signal?: AbortSignal;
+    /** Called every `progressEveryMs` while the run goes, with the time since it started. */
+    onProgress?: (elapsedMs: number) => void;
+    progressEveryMs?: number;
+  } = {},
 ): Promise<FunctionExecution> {
   const { fn, version } = await findReadableFunction(em, subject, project, slug);
   const projectRef = ref(project);
@@ -169,7 +234,8 @@ export async function executeFunction(
       },
     );
   }
-  const session = await sessionFor(em, project, version);
+  const session = await sessionFor(em, project, version.metadata);
+  if (options.signal?.aborted) throw new FunctionCancelled('not started');
   const run = await startRun(deps, em, {
     project,
     session,
@@ -178,9 +244,33 @@ export async function executeFunction(
     freshBrowser: true,
   });
   const timeoutMs = options.timeoutMs ?? deps.config.functions.timeoutSeconds * 1000;
-  const { run: ended, timedOut } = await waitForRun(deps, em, run, timeoutMs);
+  const started = Date.now();
+  let cancelled = false;
+  // Cancelling the workflow ends it through its own cleanup (run `cancelled`, browser stopped), so
+  // waitForRun below simply sees the run end.
+  const cancel = () => {
+    cancelled = true;
+    deps.temporal.workflow
+      .getHandle(workflowIds.run(run.id))
+      .cancel()
+      .catch(() => {});
+  };
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  const progress = options.onProgress
+    ? setInterval(() => options.onProgress?.(Date.now() - started), options.progressEveryMs ?? 5_000)
+    : undefined;
+  let ended: PipelineRun;
+  let timedOut: boolean;
+  try {
+    ({ run: ended, timedOut } = await waitForRun(deps, em, run, timeoutMs));
+  } finally {
+    clearInterval(progress);
+    options.signal?.removeEventListener('abort', cancel);
+  }
   if (timedOut) throw new FunctionTimedOut(ended.id, timeoutMs);
-  const result = payload(ended);
+  if (cancelled && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
+  const showOutputs = canSeeRunOutputs(subject, projectRef, { sessionId: session.id, readsCookies: ended.readsCookies });
+  const result = payload(ended, showOutputs);
   if (ended.status !== 'succeeded') throw new FunctionFailed(ended.id, result);
   return { identifier: ended.id, outputs: collectOutputs(version, ended), result };
 }

@@ -7,6 +7,7 @@ import { BadRequest, Conflict } from '../errors.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import type { Plan } from '../pipelines/plan.ts';
 import { isAssignable, type RefType } from '../pipelines/refTypes.ts';
+import { isUuid } from '../projects/projectRepository.ts';
 import type { FunctionOutput, FunctionParameter } from './schemas.ts';
 
 /**
@@ -16,12 +17,18 @@ import type { FunctionOutput, FunctionParameter } from './schemas.ts';
  * has any. Versions of a function form a linked list through `predecessor`.
  */
 
-/** Function slugs: like project slugs, alphanumerics, dashes and underscores, stored lower-case. */
+const uuidShapedMessage = 'a slug may not look like an id (a UUID): the by-id routes would read it as one';
+
+/**
+ * Function slugs: like project slugs, alphanumerics, dashes and underscores, stored lower-case;
+ * never UUID-shaped (`POST …/functions/{functionId}/execute` takes an id or a slug in one segment).
+ */
 export const functionSlugSchema = z
   .string()
   .min(1, 'a slug has at least 1 character')
   .max(64, 'a slug has at most 64 characters')
   .regex(/^[A-Za-z0-9_-]+$/, 'a slug may contain only letters, digits, dashes and underscores')
+  .refine((slug) => !isUuid(slug), uuidShapedMessage)
   .transform((slug) => slug.toLowerCase());
 
 /**
@@ -126,6 +133,11 @@ export function checkInterface(plan: Plan, parameters: FunctionParameter[], outp
   return errors;
 }
 
+/** The plan of a source, or null when it does not compile (such a version can never run). */
+export function compileSource(source: Record<string, unknown>) {
+  return compilePipeline(source).plan ?? null;
+}
+
 /** Compiles a definition: the compiler's errors, then (when it compiles) the interface's. */
 export function compileDefinition(definition: Pick<FunctionDefinition, 'source' | 'parameters' | 'outputs'>) {
   const { errors, plan } = compilePipeline(definition.source);
@@ -218,5 +230,9 @@ export function requireSlug(text: string) {
       issues: [{ path: ['slug'], message: 'nothing left after slugifying' }],
     });
   }
+  if (isUuid(slug))
+    throw new BadRequest('invalid_input', `Invalid slug: ${uuidShapedMessage}`, {
+      issues: [{ path: ['slug'], message: uuidShapedMessage }],
+    });
   return slug;
 }

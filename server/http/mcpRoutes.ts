@@ -18,7 +18,7 @@ import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
 import { resolveSubject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
-import { assignedFunctions, buildMcpServer, type McpAuth, mcpToolChanges, toolsSignature } from '../mcp/buildMcpServer.ts';
+import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
 import { authorize, projectActions } from '../permissions/permissions.ts';
 import { findProject, isUuid } from '../projects/projectRepository.ts';
 import type { AppDeps } from '../trpc/context.ts';
@@ -36,6 +36,12 @@ import { rawRoutePaths } from './openapi.ts';
  * this server; it is checked on every request, so a deleted config refuses the next message. A
  * session belongs to the key that opened it. Transports live in this process (a load balancer
  * must keep a session on one replica: sticky by `mcp-session-id` / `sessionId`).
+ *
+ * Sessions end: on DELETE; when the SSE stream closes; when the key loses its link; after
+ * `MCP_SESSION_IDLE_SECONDS` with no request in flight and no stream open (SDK clients' close()
+ * aborts their streams but sends no DELETE, so without this every connection would leave a
+ * session behind); and, beyond MAX_SESSIONS_PER_KEY open sessions of one key, the least recently
+ * used one. Closing a session aborts its running tool calls, which stops their runs.
  */
 
 type McpParams = { project: string; serverId: string };
@@ -44,6 +50,8 @@ const path = '/:project/api/mcp-servers/:serverId/mcp';
 const docPath = '/{project}/api/mcp-servers/{serverId}/mcp';
 /** How often open sessions re-check their key's link and their server's tool list. */
 const SYNC_INTERVAL_MS = 2_000;
+/** Open sessions one API key may hold in this process; a new one evicts the least recently used. */
+export const MAX_SESSIONS_PER_KEY = 16;
 
 const pathParams = ['project', 'serverId'].map((name) => ({
   name,
@@ -84,7 +92,17 @@ Object.assign(rawRoutePaths, {
 });
 
 type Transport = SSEServerTransport | StreamableHTTPServerTransport;
-type Session = { transport: Transport; mcp: Server; serverId: string; apiKeyId: string; signature?: string };
+type Session = {
+  transport: Transport;
+  mcp: Server;
+  serverId: string;
+  apiKeyId: string;
+  signature?: string;
+  /** HTTP responses of this session still open: requests in flight, and streams. */
+  open: number;
+  /** When the last request arrived or the last open response ended (ms). */
+  lastActive: number;
+};
 
 function header(req: FastifyRequest, name: string) {
   const value = req.headers[name];
@@ -124,8 +142,29 @@ export async function registerMcpRoutes(
   async function closeSession(id: string) {
     const session = sessions.get(id);
     if (!session) return;
+    // Out of the map before the await: a request arriving meanwhile gets 404, not a closing transport.
     sessions.delete(id);
     await session.mcp.close().catch(() => {});
+  }
+
+  /** Counts `res` as the session's activity until it ends. */
+  function track(session: Session, res: FastifyReply['raw']) {
+    session.open++;
+    session.lastActive = Date.now();
+    res.once('close', () => {
+      session.open--;
+      session.lastActive = Date.now();
+    });
+  }
+
+  /** A new session of `apiKeyId`: past the cap, its least recently used sessions are closed. */
+  function admit(id: string, session: Session) {
+    const ofKey = [...sessions.entries()]
+      .filter(([, other]) => other.apiKeyId === session.apiKeyId)
+      // Idle ones first, then the least recently active.
+      .sort(([, a], [, b]) => Number(a.open > 0) - Number(b.open > 0) || a.lastActive - b.lastActive);
+    for (const [oldId] of ofKey.slice(0, Math.max(0, ofKey.length - MAX_SESSIONS_PER_KEY + 1))) void closeSession(oldId);
+    sessions.set(id, session);
   }
 
   /** Authenticates one request: an API key linked to this server of this project. */
@@ -199,6 +238,7 @@ export async function registerMcpRoutes(
       const session = sessionFor(sessionId, auth);
       if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
+      track(session, reply.raw);
       return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw));
     }
     if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
@@ -208,14 +248,16 @@ export async function registerMcpRoutes(
       // The endpoint event names this same path; the client resolves it against the stream's URL.
       const transport = new SSEServerTransport(req.url.split('?')[0] as string, reply.raw);
       const mcp = buildMcpServer(deps, auth.server);
-      const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId };
-      sessions.set(transport.sessionId, session);
+      const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() };
+      admit(transport.sessionId, session);
+      track(session, reply.raw);
       transport.onclose = () => {
         sessions.delete(transport.sessionId);
       };
+      // The session is the stream: a closed connection ends it.
       reply.raw.on('close', () => void closeSession(transport.sessionId));
       await mcp.connect(transport);
-      session.signature = toolsSignature(await assignedFunctions(deps.orm.em.fork(), auth.serverId));
+      session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
     });
   });
 
@@ -226,6 +268,7 @@ export async function registerMcpRoutes(
       const session = sessionFor(sseSessionId, auth);
       if (!(session.transport instanceof SSEServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
+      track(session, reply.raw);
       return hijacked(reply, () => transport.handlePostMessage(withAuth(req, auth), reply.raw, req.body));
     }
     const sessionId = header(req, 'mcp-session-id');
@@ -233,6 +276,7 @@ export async function registerMcpRoutes(
       const session = sessionFor(sessionId, auth);
       if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
+      track(session, reply.raw);
       return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw, req.body));
     }
     if (!isInitializeRequest(req.body)) {
@@ -243,7 +287,7 @@ export async function registerMcpRoutes(
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId });
+          admit(id, { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() });
         },
       });
       transport.onclose = () => {
@@ -252,7 +296,7 @@ export async function registerMcpRoutes(
       await mcp.connect(transport);
       await transport.handleRequest(withAuth(req, auth), reply.raw, req.body);
       const session = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
-      if (session) session.signature = toolsSignature(await assignedFunctions(deps.orm.em.fork(), auth.serverId));
+      if (session) session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
     });
   });
 
@@ -267,19 +311,24 @@ export async function registerMcpRoutes(
   /**
    * Keeps open sessions true to the database: a session whose key lost its link (config deleted
    * or moved) is closed, and a session whose server's tools changed is told `tools/list_changed`.
-   * `only` limits the pass to one server (an immediate notice from this process).
+   * Idle sessions are closed first. `only` limits the pass to one server (an immediate notice
+   * from this process).
    */
+  const idleMs = deps.config.mcp.sessionIdleSeconds * 1000;
   let syncing = Promise.resolve();
   function sync(only?: string) {
     syncing = syncing.then(async () => {
+      const now = Date.now();
+      for (const [id, session] of sessions) {
+        if (session.open === 0 && now - session.lastActive > idleMs) await closeSession(id);
+      }
       const open = [...sessions.entries()].filter(([, session]) => !only || session.serverId === only);
       if (!open.length) return;
       const em = deps.orm.em.fork();
       const serverIds = [...new Set(open.map(([, session]) => session.serverId))];
       const links = await em.find(McpClientConfig, { mcpServer: { $in: serverIds } }, { fields: ['mcpServer', 'apiKey'] });
       const linked = new Set(links.map((link) => `${link.mcpServer.id}/${link.apiKey.id}`));
-      const signatures = new Map<string, string>();
-      for (const serverId of serverIds) signatures.set(serverId, toolsSignature(await assignedFunctions(em, serverId)));
+      const signatures = await toolsSignatures(em, serverIds);
       for (const [id, session] of open) {
         if (!linked.has(`${session.serverId}/${session.apiKeyId}`)) {
           await closeSession(id);

@@ -48,7 +48,7 @@ function withoutDialect(schema: Record<string, unknown>) {
 type AssignedFunction = { fn: PipelineFunction; version: Pick<FunctionVersion, 'id' | 'parameters' | 'outputs' | 'plan'> | null };
 
 /** The functions assigned to the server, with their current versions (source excluded). */
-export async function assignedFunctions(em: EntityManager, serverId: string): Promise<AssignedFunction[]> {
+async function assignedFunctions(em: EntityManager, serverId: string): Promise<AssignedFunction[]> {
   const server = await em.findOne(McpServer, { id: serverId }, { populate: ['functions'] });
   if (!server) return [];
   const fns = server.functions.getItems();
@@ -62,10 +62,34 @@ export async function assignedFunctions(em: EntityManager, serverId: string): Pr
     .sort((a, b) => a.fn.slug.localeCompare(b.fn.slug));
 }
 
-/** What a client would see change: used to decide when to send `tools/list_changed`. */
-export function toolsSignature(assigned: AssignedFunction[]) {
-  return JSON.stringify(assigned.map(({ fn, version }) => [fn.id, fn.slug, fn.name, fn.description, version?.id ?? null]));
+type SignedFunction = { id: string; slug: string; name: string; description: string; current_version_id: string | null };
+
+/**
+ * What a client would see change, per server: used to decide when to send `tools/list_changed`.
+ * A tool's schemas come from its function's current version, so the version id stands for them:
+ * the endpoint computes this every few seconds for every open server, from the function rows
+ * alone (never the versions' plans or sources).
+ */
+export async function toolsSignatures(em: EntityManager, serverIds: string[]) {
+  const signatures = new Map<string, string>(serverIds.map((id) => [id, '[]']));
+  if (!serverIds.length) return signatures;
+  const rows: (SignedFunction & { server_id: string })[] = await em.getConnection().execute(
+    `select msf.mcp_server_id as server_id, f.id, f.slug, f.name, f.description, f.current_version_id
+         from mcp_server_functions msf join functions f on f.id = msf.pipeline_function_id
+        where msf.mcp_server_id in (${serverIds.map(() => '?').join(', ')})`,
+    serverIds,
+  );
+  const byServer = new Map<string, SignedFunction[]>();
+  for (const row of rows) byServer.set(row.server_id, [...(byServer.get(row.server_id) ?? []), row]);
+  for (const [serverId, fns] of byServer) {
+    fns.sort((a, b) => a.slug.localeCompare(b.slug));
+    signatures.set(serverId, JSON.stringify(fns.map((fn) => [fn.id, fn.slug, fn.name, fn.description, fn.current_version_id])));
+  }
+  return signatures;
 }
+
+/** How often a running tool call reports progress to a client that asked for it (a `progressToken`). */
+export const TOOL_PROGRESS_EVERY_MS = 5_000;
 
 function describeTool({ fn, version }: AssignedFunction): Tool {
   const parameters = version?.parameters ?? [];
@@ -119,11 +143,31 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
     const em = deps.orm.em.fork();
     const project = await em.findOneOrFail(Project, { id: auth.projectId });
     const name = request.params.name;
-    const assigned = (await assignedFunctions(em, server.id)).find(({ fn }) => fn.slug === name);
-    if (!assigned) return failure(`Unknown tool \`${name}\``, { code: 'unknown_tool' });
+    // The function rows only: executeFunction loads the one version it runs.
+    const stored = await em.findOne(McpServer, { id: server.id }, { populate: ['functions'] });
+    const fn = stored?.functions.getItems().find((candidate) => candidate.slug === name);
+    if (!fn) return failure(`Unknown tool \`${name}\``, { code: 'unknown_tool' });
+    const progressToken = request.params._meta?.progressToken;
+    // Progress keeps a client that passes `resetTimeoutOnProgress` from timing out a long call.
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (elapsedMs: number) =>
+            void extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: Math.floor(elapsedMs / 1000), message: `running for ${Math.floor(elapsedMs / 1000)} s` },
+              })
+              .catch(() => {});
     try {
-      // executeFunction checks read/execute permissions and validates the arguments.
-      const execution = await executeFunction(deps, em, auth.subject, project, assigned.fn.slug, request.params.arguments ?? {});
+      // executeFunction checks read/execute permissions and validates the arguments. The signal
+      // aborts on the client's `notifications/cancelled` and when the session closes: the run is
+      // stopped then, so an abandoned call does not hold a browser until the timeout.
+      const execution = await executeFunction(deps, em, auth.subject, project, fn.slug, request.params.arguments ?? {}, {
+        signal: extra.signal,
+        onProgress,
+        progressEveryMs: TOOL_PROGRESS_EVERY_MS,
+      });
       return {
         content: [{ type: 'text', text: JSON.stringify(execution.outputs) }],
         structuredContent: execution.outputs,

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { FunctionVersion, Pipeline, PipelineFunction, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
 import { BadRequest, Conflict, type ErrorIssue, NotFound } from '../../errors.ts';
-import { executeFunction } from '../../functions/execute.ts';
+import { authorizeCookieReads, executeFunction } from '../../functions/execute.ts';
 import {
+  compileSource,
   createFunction,
   createFunctionVersion,
   functionSlugSchema,
@@ -93,6 +94,12 @@ const executionView = z.object({
     status: z.object({ pipeline: z.enum(runStatuses), 'pipeline-evaluation': z.enum(evaluationStatuses) }),
     result: z.record(z.string(), z.unknown()).nullable(),
     nodeOutputs: z.record(z.string(), z.unknown()),
+    /**
+     * The run read cookies (page.cookies, page.evaluate) and the caller may not read the
+     * session's: `result` is null, `nodeOutputs` empty and the error message withheld. The
+     * declared `outputs` are still answered.
+     */
+    outputsWithheld: z.boolean(),
     error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
   }),
 });
@@ -212,7 +219,8 @@ const executeInput = { args: z.record(z.string(), z.unknown()).optional() };
 const executeDescription =
   'Runs the current version on a fresh browser with the settings of the project’s "Default session" (or the session the version’s metadata names as `session`) and waits for it. ' +
   'Needs read on the function and execute on what it runs: `pipelineRuns.execute.<pipelineVersionId>` for a version imported from a pipeline, else `functions.execute.<functionId>`. ' +
-  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `function_failed` (the node is named), 503 `function_timeout`.';
+  'The declared `outputs` are always answered; `result.result` and `result.nodeOutputs` (and a failed node’s message) only to callers who may read the session’s cookies when the run read cookies (else `result.outputsWithheld` is true). ' +
+  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `no_session`, 400 `function_failed` (the node is named), 503 `function_timeout`.';
 
 export const functionsRouter = router({
   // Static segments first: the REST matcher takes the first matching path per method.
@@ -277,6 +285,10 @@ export const functionsRouter = router({
     .output(z.object({ id: z.string(), version: z.string(), errors: z.array(compileErrorView) }))
     .mutation(async ({ ctx, input }) => {
       ctx.authorize(functionActions.write);
+      await authorizeCookieReads(ctx.em, ctx.subject, ctx.project, {
+        plan: compileSource(input.definition.source),
+        metadata: input.definition.metadata,
+      });
       const { fn, version } = await createFunction(ctx.em, ctx.project, {
         name: input.name,
         description: input.description,
@@ -395,12 +407,14 @@ export const functionsRouter = router({
         ? await ctx.em.findOne(PipelineVersion, { id: pipelineVersionId.toLowerCase(), pipeline: pipeline.id, project: ctx.project.id })
         : null;
       if (!pipelineVersion) throw new NotFound('Pipeline version');
+      const metadata = input.metadata ?? previous?.metadata ?? {};
+      await authorizeCookieReads(ctx.em, ctx.subject, ctx.project, { plan: compileSource(pipelineVersion.source), metadata });
       const version = await createFunctionVersion(
         ctx.em,
         fn,
         {
           source: pipelineVersion.source,
-          metadata: input.metadata ?? previous?.metadata ?? {},
+          metadata,
           parameters: input.parameters ?? previous?.parameters ?? [],
           outputs: input.outputs ?? previous?.outputs ?? [],
           outputType: input.outputType ?? previous?.outputType ?? 'function',

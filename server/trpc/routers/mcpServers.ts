@@ -40,7 +40,13 @@ const serverView = z.object({
   updated: z.string(),
 });
 
-function present(server: McpServer) {
+/**
+ * The list view (spec 4.8). `functions` names only the assigned functions the caller may read
+ * (`functions.read.<id>`): a key that may read MCP servers but not a function does not learn
+ * its name or description here either (the MCP endpoint's tools/list filters the same way).
+ */
+function present(ctx: ProjectContext, server: McpServer) {
+  const ref = projectRef(ctx.project);
   return {
     id: server.id,
     name: server.name,
@@ -48,6 +54,7 @@ function present(server: McpServer) {
     description: server.description,
     functions: server.functions
       .getItems()
+      .filter((fn) => can(ctx.subject, ref, functionActions.read, fn.id))
       .map((fn) => ({ id: fn.id, name: fn.name, slug: fn.slug, description: fn.description }))
       .sort((a, b) => a.slug.localeCompare(b.slug)),
     created: iso(server.created),
@@ -119,7 +126,7 @@ export const mcpServersRouter = router({
       return servers
         .filter((server) => can(ctx.subject, ref, mcpActions.read, server.id))
         .slice(input.offset, input.offset + input.limit)
-        .map(present);
+        .map((server) => present(ctx, server));
     }),
 
   create: projectProcedure
@@ -155,7 +162,7 @@ export const mcpServersRouter = router({
     .meta({ openapi: { method: 'GET', path: `${base}/{serverId}`, tags, summary: 'One MCP server (the list view shape)' } })
     .input(z.strictObject({ project: projectParam, serverId: idParam }))
     .output(serverView)
-    .query(async ({ ctx, input }) => present(await findServer(ctx, input.serverId, mcpActions.read))),
+    .query(async ({ ctx, input }) => present(ctx, await findServer(ctx, input.serverId, mcpActions.read))),
 
   update: projectProcedure
     .meta({
@@ -188,7 +195,7 @@ export const mcpServersRouter = router({
       if (input.functionIds !== undefined) server.functions.set(await functionsFor(ctx, input.functionIds));
       await flushUnique(ctx, server.slug);
       if (input.functionIds !== undefined) announceMcpToolsChanged(server.id);
-      return present(server);
+      return present(ctx, server);
     }),
 
   delete: projectProcedure
