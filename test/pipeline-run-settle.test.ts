@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion, Project } from '../db/entities/index.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
+import { createPipeline as createPipelineIn, settledRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -42,27 +43,10 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function createPipeline(source: unknown) {
-  const created = await stack.http.put(
-    `/${project.slug}/api/pipelines`,
-    { name: `p-${Date.now()}`, description: '', source },
-    { token: owner.token },
-  );
-  expect(created.status, created.text).toBe(200);
-  return created.body.id as string;
-}
-
+const createPipeline = (source: unknown) => createPipelineIn(stack, project.slug, { token: owner.token }, source);
 const runUrl = (pipelineId: string, runId: string) => `/${project.slug}/api/pipelines/${pipelineId}/${runId}`;
-
-async function settled(pipelineId: string, runId: string, timeout = 60_000) {
-  await expect
-    .poll(async () => (await stack.http.get(runUrl(pipelineId, runId), { token: owner.token })).body.status.pipeline, {
-      timeout,
-      interval: 300,
-    })
-    .toMatch(/succeeded|failed|cancelled/);
-  return (await stack.http.get(runUrl(pipelineId, runId), { token: owner.token })).body;
-}
+const settled = (pipelineId: string, runId: string, timeout?: number) =>
+  settledRun(stack, runUrl(pipelineId, runId), { token: owner.token }, timeout);
 
 describe('the run sweeper', () => {
   it('settles a run whose workflow never started', async () => {

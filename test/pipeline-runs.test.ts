@@ -3,6 +3,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
+import { createPipeline as createPipelineIn, settledRun } from './support/pipelines.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -113,15 +114,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function createPipeline(source: unknown) {
-  const created = await stack.http.put(
-    `/${project.slug}/api/pipelines`,
-    { name: `p-${Date.now()}`, description: '', source },
-    { token: owner.token },
-  );
-  expect(created.status, created.text).toBe(200);
-  return created.body.id as string;
-}
+const createPipeline = (source: unknown) => createPipelineIn(stack, project.slug, { token: owner.token }, source);
 
 async function runToEnd(
   pipelineId: string,
@@ -135,10 +128,7 @@ async function runToEnd(
   );
   expect(started.status, started.text).toBe(200);
   const runUrl = `/${where.projectSlug}/api/pipelines/${pipelineId}/${started.body.id}`;
-  await expect
-    .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 60_000, interval: 300 })
-    .toMatch(/succeeded|failed|cancelled/);
-  return { runId: started.body.id as string, runUrl, run: (await stack.http.get(runUrl, { token: owner.token })).body };
+  return { runId: started.body.id as string, runUrl, run: await settledRun(stack, runUrl, { token: owner.token }) };
 }
 
 /**
@@ -837,13 +827,7 @@ describe('which version and session a start takes', () => {
     const { pipelineId, v1, broken, v2 } = await pipelineWithVersions();
     const start = (body: Record<string, unknown>) =>
       stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session: sessionId, ...body }, { token: owner.token });
-    const settled = async (runId: string) => {
-      const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${runId}`;
-      await expect
-        .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 60_000, interval: 300 })
-        .toMatch(/succeeded|failed|cancelled/);
-      return (await stack.http.get(runUrl, { token: owner.token })).body;
-    };
+    const settled = (runId: string) => settledRun(stack, `/${project.slug}/api/pipelines/${pipelineId}/${runId}`, { token: owner.token });
 
     const old = await start({ version: v1 });
     expect(old.status, old.text).toBe(200);
