@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../server/config.ts';
 import { createBrowserSessionActivities } from './browserSessions.ts';
+import { createHousekeepingActivities } from './housekeeping.ts';
 import { createMailActivities } from './mail.ts';
 import { createPipelineRunActivities } from './pipelineRuns.ts';
 
@@ -13,5 +14,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createMailActivities(deps),
     ...createBrowserSessionActivities(deps),
     ...createPipelineRunActivities(deps),
+    ...createHousekeepingActivities(deps),
   };
 }

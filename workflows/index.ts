@@ -2,6 +2,7 @@
 // Node built-ins (enforced by the linter); side effects live in activities/.
 
 export { browserSessionWorkflow } from './browserSession.ts';
+export { housekeepingWorkflow } from './housekeeping.ts';
 export { deliverMailWorkflow } from './mail.ts';
 export { pipelineRunWorkflow } from './pipelineRun.ts';
 export { resourceSweeperWorkflow } from './resourceSweeper.ts';

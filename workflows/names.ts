@@ -6,4 +6,5 @@ export const workflowIds = {
   /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
   resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
   runSweeper: (taskQueue: string) => `run-sweeper-${taskQueue}`,
+  housekeeping: (taskQueue: string) => `housekeeping-${taskQueue}`,
 };

@@ -89,10 +89,7 @@ export async function enforceRateLimit(em: EntityManager, config: Config, action
     const [row] = await connection.execute<{ hits: number; retry_after: number }[]>(hitSql, [key, rule.windowSeconds], 'all');
     if (row && row.hits > max) retryAfter = Math.max(retryAfter, row.retry_after);
   }
-  // Now and then, drop windows that ended; a missing row and an ended one count the same.
-  if (Math.random() < 0.01) {
-    await connection.execute(`delete from rate_limit_buckets where reset_at < now() - interval '1 hour'`, [], 'run');
-  }
+  // Windows that ended are deleted by the housekeeping workflow; a missing row and an ended one count the same.
   if (retryAfter > 0) throw new RateLimited(retryAfter);
 }
 

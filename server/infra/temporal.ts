@@ -67,11 +67,12 @@ export async function createControlWorker(
     workflowId: workflowIds.resourceSweeper(options.taskQueue),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  // Likewise the sweeper of pipeline runs nothing settled.
-  await client.workflow.start('runSweeperWorkflow', {
-    taskQueue: options.taskQueue,
-    workflowId: workflowIds.runSweeper(options.taskQueue),
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
+  // Likewise the sweeper of pipeline runs nothing settled, and the deletion of expired rows.
+  for (const [workflow, workflowId] of [
+    ['runSweeperWorkflow', workflowIds.runSweeper(options.taskQueue)],
+    ['housekeepingWorkflow', workflowIds.housekeeping(options.taskQueue)],
+  ] as const) {
+    await client.workflow.start(workflow, { taskQueue: options.taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
+  }
   return { worker, connection };
 }

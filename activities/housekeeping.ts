@@ -1,0 +1,30 @@
+import type { ActivityDeps } from './index.ts';
+
+/**
+ * Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at
+ * every login with 2FA on), one-time mail tokens and external registrations (they hold a
+ * provider's e-mail and names), kept a day past expiry so a late request still gets "expired"
+ * rather than "unknown" for a while; and rate-limit windows, which count as empty once ended.
+ */
+const expiredTables = [
+  { table: 'auth_sessions', column: 'expires_at', keep: "interval '1 day'" },
+  { table: 'one_time_tokens', column: 'expires_at', keep: "interval '1 day'" },
+  { table: 'external_registrations', column: 'expires_at', keep: "interval '1 day'" },
+  { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
+] as const;
+
+export function createHousekeepingActivities({ orm, log }: ActivityDeps) {
+  return {
+    /** Deletes what expired longer ago than its table keeps it; answers how many rows of each table went. */
+    async deleteExpiredRows() {
+      const connection = orm.em.getConnection();
+      const deleted: Record<string, number> = {};
+      for (const { table, column, keep } of expiredTables) {
+        const result = await connection.execute(`delete from ${table} where ${column} < now() - ${keep}`, [], 'run');
+        deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
+      }
+      if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
+      return deleted;
+    },
+  };
+}

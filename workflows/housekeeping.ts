@@ -1,0 +1,26 @@
+import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.ts';
+
+const INTERVAL = '1 hour';
+/** A pass that fails (the database is down) is retried until it goes through. */
+const PASS_TIMEOUT = '5 minutes';
+const PASS_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' };
+/** Passes per run before continue-as-new keeps the history short. */
+const PASSES_PER_RUN = 100;
+
+const { deleteExpiredRows } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: PASS_TIMEOUT,
+  retry: PASS_RETRY,
+});
+
+/**
+ * Deletes expired rows every hour (activities/housekeeping.ts): one per control task queue,
+ * workflow id `housekeeping-<taskQueue>`, started by every control worker (the first start wins).
+ */
+export async function housekeepingWorkflow(): Promise<never> {
+  for (let pass = 0; pass < PASSES_PER_RUN && !workflowInfo().continueAsNewSuggested; pass++) {
+    await deleteExpiredRows();
+    await sleep(INTERVAL);
+  }
+  return continueAsNew<typeof housekeepingWorkflow>();
+}
