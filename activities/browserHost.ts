@@ -63,6 +63,7 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
     const spec: LaunchSpec = {
       resourceId,
       projectId: resource.project.id,
+      image: session.image,
       screen: session.screen,
       args: parseLaunchArgs(session.args),
       cookies: session.cookies,

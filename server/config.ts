@@ -97,6 +97,13 @@ const environment = z.object({
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(500).default(8),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
+  /**
+   * Warm browsers a host keeps, beyond BROWSER_WARM_POOL, for launch settings (screen, args, image)
+   * it started recently: one per setting, at most this many; kept until none of that setting
+   * started for BROWSER_WARM_RECENT_SECONDS.
+   */
+  BROWSER_WARM_RECENT: z.coerce.number().int().min(0).max(20).default(2),
+  BROWSER_WARM_RECENT_SECONDS: z.coerce.number().int().min(1).default(900),
   BROWSER_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(5).default(300),
   BROWSER_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(10).default(3600),
   /**
@@ -190,6 +197,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       perHost: e.BROWSERS_PER_HOST,
       perProject: e.BROWSERS_PER_PROJECT,
       warmPool: e.BROWSER_WARM_POOL,
+      warmRecent: e.BROWSER_WARM_RECENT,
+      warmRecentSeconds: e.BROWSER_WARM_RECENT_SECONDS,
       idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,
       maxLifetimeSeconds: e.BROWSER_MAX_LIFETIME_SECONDS,
       orphanGraceSeconds: e.BROWSER_ORPHAN_GRACE_SECONDS,

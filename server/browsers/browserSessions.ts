@@ -14,8 +14,8 @@ import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { appendLogs, logStreams } from '../logs/logWriter.ts';
 import { CdpClient } from './cdpClient.ts';
-import { defaultBrowserImage } from './images.ts';
-import { cdpCookieParams, defaultScreen } from './sessionRules.ts';
+import { launchSignature } from './launchSignature.ts';
+import { cdpCookieParams, parseLaunchArgs } from './sessionRules.ts';
 
 /** Resources in these states hold (or are about to hold) a browser. */
 export const activeResourceStatuses = ['starting', 'running', 'stopping'] as const;
@@ -66,6 +66,7 @@ export async function startBrowser(
   session: BrowserSession,
 ) {
   const limit = deps.config.browsers.perProject;
+  const signature = warmSignatureOf(session);
   const { resource, warm } = await em.transactional(async (tx) => {
     // Host room is decided under one lock for every project, so two starts cannot both take the
     // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
@@ -77,7 +78,7 @@ export async function startBrowser(
       throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
     }
     const roomy = await hostsWithRoom(tx);
-    const claimed = fitsWarmPool(session) ? await claimWarmBrowser(tx, roomy) : null;
+    const claimed = signature ? await claimWarmBrowser(tx, roomy, signature) : null;
     if (claimed) {
       const now = new Date();
       const row = tx.create(SessionResource, {
@@ -165,27 +166,28 @@ export async function startBrowser(
   return resource;
 }
 
-/** Warm browsers are launched with the defaults: a session fits if it asks for nothing else. */
-function fitsWarmPool(session: BrowserSession) {
-  return (
-    !session.proxy &&
-    !session.storedProxy &&
-    session.args.trim() === '' &&
-    session.image === defaultBrowserImage &&
-    session.screen.width === defaultScreen.width &&
-    session.screen.height === defaultScreen.height
-  );
+/**
+ * The launch signature of the warm browser that would serve `session`, or null when none can: a
+ * proxy is set at launch and warm browsers have none, so a session with one always starts cold.
+ * The flags are parsed as the host parses them, so both compute the same signature.
+ */
+function warmSignatureOf(session: BrowserSession) {
+  if (session.proxy || session.storedProxy) return null;
+  return launchSignature({ image: session.image, screen: session.screen, args: parseLaunchArgs(session.args) });
 }
 
-/** Takes one warm browser of one of `hostIds` (live hosts with room); the delete makes the claim exclusive. */
-async function claimWarmBrowser(em: EntityManager, hostIds: string[]) {
+/**
+ * Takes one warm browser of `signature` on one of `hostIds` (live hosts with room, emptiest
+ * first); the delete makes the claim exclusive.
+ */
+async function claimWarmBrowser(em: EntityManager, hostIds: string[], signature: string) {
   if (!hostIds.length) return null;
   const rows = await em.getConnection().execute<{ id: string; host_id: string; cdp_endpoint: string; pid: number | null }[]>(
     `delete from warm_browsers where id = (
-       select w.id from warm_browsers w where w.host_id::text = any(?)
+       select w.id from warm_browsers w where w.host_id::text = any(?) and w.launch_signature = ?
        order by array_position(?, w.host_id::text), w.created limit 1 for update skip locked
      ) returning id, host_id, cdp_endpoint, pid`,
-    [textArray(hostIds), textArray(hostIds)],
+    [textArray(hostIds), signature, textArray(hostIds)],
     'all',
     em.getTransactionContext(),
   );

@@ -50,7 +50,9 @@ export async function startTestStack(
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     BROWSER_HOST_ID: `host-${taskQueue}`,
+    // No warm browsers unless a test asks: they would turn the cold starts tests expect warm.
     BROWSER_WARM_POOL: '0',
+    BROWSER_WARM_RECENT: '0',
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'bf-stack-')),
     JWT_SECRET: randomBytes(32).toString('hex'),
     SMTP_URL: smtp.url,

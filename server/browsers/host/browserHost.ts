@@ -28,13 +28,24 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     chromiumPath: config.chromiumPath,
     browsersDir: path.join(config.dataDir, 'browsers', config.browsers.hostId),
     warmSize: config.browsers.warmPool,
+    recentSize: config.browsers.warmRecent,
+    recentMs: config.browsers.warmRecentSeconds * 1000,
     capacity: config.browsers.perHost,
     log,
     onLog: (resourceId, projectId, entries, secrets) =>
       appendLogs(orm.em.fork(), projectId, logStreams.resource(resourceId), entries, secrets),
-    onWarmReady: async ({ warmId, cdpEndpoint, pid }) => {
-      await orm.em.fork().insert(WarmBrowser, { id: warmId, hostId: config.browsers.hostId, cdpEndpoint, pid, created: new Date() });
+    onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
+      await orm.em.fork().insert(WarmBrowser, {
+        id: warmId,
+        hostId: config.browsers.hostId,
+        launchSignature: signature,
+        cdpEndpoint,
+        pid,
+        created: new Date(),
+      });
     },
+    // The same delete a claim makes, so exactly one of the two gets the browser.
+    withdrawWarm: async (warmId) => (await orm.em.fork().nativeDelete(WarmBrowser, { id: warmId })) > 0,
     stillWanted: async ({ warm }) => {
       // One statement, one snapshot: a claim deletes the offer and inserts the resource that
       // holds the endpoint in one transaction, so a browser being claimed is never seen as neither.
@@ -75,6 +86,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   const timer = setInterval(() => {
     heartbeat().catch((error) => log.warn({ err: error }, 'browser host heartbeat failed'));
     pool.reconcile().catch((error) => log.warn({ err: error }, 'could not reconcile the browsers with the database'));
+    pool.trimWarm().catch((error) => log.warn({ err: error }, 'could not retire warm browsers'));
   }, HEARTBEAT_MS);
 
   installTemporalRuntime(log);
@@ -87,7 +99,9 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
   });
   const running = worker.run();
-  log.info(`browser host ${config.browsers.hostId} ready (capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool})`);
+  log.info(
+    `browser host ${config.browsers.hostId} ready (capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
+  );
 
   return {
     pool,

@@ -8,13 +8,12 @@ import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { NewLogEntry } from '../../logs/logWriter.ts';
 import { CdpClient } from '../cdpClient.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
+import { defaultLaunchSettings, defaultLaunchSignature, type LaunchSettings, launchSignature } from '../launchSignature.ts';
 import { cdpCookieParams } from '../sessionRules.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
 const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
-
-export const DEFAULT_SCREEN = { width: 1280, height: 720 };
 
 /** Variables of the host's environment Chromium (and Debian's launcher script) may see. */
 const INHERITED_ENV = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'FONTCONFIG_PATH', 'FONTCONFIG_FILE'];
@@ -38,6 +37,8 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
 export type LaunchSpec = {
   resourceId: string;
   projectId: string;
+  /** Not chosen by (the host has one browser build), but part of the launch signature. */
+  image: string;
   screen: { width: number; height: number };
   args: string[];
   cookies: SessionCookie[];
@@ -55,6 +56,11 @@ type Instance = {
   userDataDir: string;
   cdpEndpoint: string;
   pid: number | null;
+  /** What it was launched with, and their `launchSignature`. */
+  settings: LaunchSettings;
+  signature: string;
+  /** Set on warm browsers once their offer is written to `warm_browsers`. */
+  offered?: boolean;
   networkBytes: number;
   secrets: string[];
   logBuffer: NewLogEntry[];
@@ -64,19 +70,26 @@ type Instance = {
   unwantedSince?: number;
 };
 
-type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'secrets' | 'logBuffer' | 'warm'> & { warmId?: string };
+type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'secrets' | 'logBuffer' | 'warm' | 'offered'> & { warmId?: string };
 
 export type PoolOptions = {
   chromiumPath: string;
   /** Every browser's user-data-dir lives below this, which is how orphans are found after a crash. */
   browsersDir: string;
+  /** Browsers of the default launch settings kept warm (BROWSER_WARM_POOL). */
   warmSize: number;
+  /** Other launch settings kept warm, one browser each, after a start of them here (BROWSER_WARM_RECENT). */
+  recentSize: number;
+  /** How long after their last start here such settings stay warm (ms). */
+  recentMs: number;
   capacity: number;
   log: Logger;
   /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
   onLog: (resourceId: string, projectId: string, entries: NewLogEntry[], secrets: string[]) => Promise<void>;
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
-  onWarmReady?: (warm: { warmId: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
+  onWarmReady?: (warm: { warmId: string; signature: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
+  /** Withdraws a warm browser's offer; false when it was no longer there (the api claimed it). */
+  withdrawWarm?: (warmId: string) => Promise<boolean>;
   /**
    * Which of these browsers can still be used, answered from one snapshot: warm ones still offered
    * in `warm_browsers` or whose endpoint an active resource holds (claimed, adoption pending), and
@@ -108,9 +121,16 @@ export class BrowserPool {
   readonly #launching = new Map<string, Promise<Instance>>();
   /** Warm browsers are watched from launch; their logs wait for the resource that adopts them. */
   readonly #warm: Instance[] = [];
-  #warming = 0;
+  /** Warm launches in flight, by launch signature. */
+  readonly #warming = new Map<string, number>();
+  /**
+   * Launch settings other than the default started here within `recentMs`, by signature, least
+   * recently started first (an entry is moved to the end on each start); at most `recentSize`.
+   */
+  readonly #recent = new Map<string, { settings: LaunchSettings; lastStart: number }>();
   #closed = false;
   #reconciling = false;
+  #trimming = false;
 
   constructor(options: PoolOptions) {
     this.#options = options;
@@ -153,6 +173,13 @@ export class BrowserPool {
     try {
       const instance = await launching;
       this.#running.set(spec.resourceId, instance);
+      // A proxy-less start found no warm browser of its settings: keep one for the next start.
+      // (A session with a proxy never takes a warm browser, so warming for it would be waste.)
+      if (!spec.proxy) {
+        this.#startedWith(instance.settings, instance.signature);
+        this.#refillWarm();
+        this.#trimLogged();
+      }
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
@@ -308,12 +335,15 @@ export class BrowserPool {
     this.#running.set(spec.resourceId, instance);
     // What the client did before this adoption (it may already have navigated) is logged now.
     await this.#flush(instance);
+    this.#startedWith(instance.settings, instance.signature);
     this.#refillWarm();
+    this.#trimLogged();
     return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
   }
 
   async #launchInstance(spec: LaunchSpec): Promise<Instance> {
-    return this.#instanceFrom(await this.#launchChromium(spec.screen, spec.args, spec.proxy), spec, false);
+    const settings = { image: spec.image, screen: spec.screen, args: spec.args };
+    return this.#instanceFrom(await this.#launchChromium(settings, spec.proxy), spec, false);
   }
 
   async #instanceFrom(base: WarmBrowser, spec: LaunchSpec, warm: boolean): Promise<Instance> {
@@ -344,28 +374,95 @@ export class BrowserPool {
     return instance;
   }
 
+  /**
+   * Notes a start of `settings` here (cold, or a warm browser of them adopted), so that one browser
+   * of them stays warm for `recentMs`. At most `recentSize` settings are kept: the least recently
+   * started gives way (`trimWarm` then retires its browser). The default settings have their own pool.
+   */
+  #startedWith(settings: LaunchSettings, signature: string) {
+    if (signature === defaultLaunchSignature || this.#options.recentSize === 0) return;
+    this.#recent.delete(signature); // re-inserted at the end: the map's order is least recently started first
+    this.#recent.set(signature, { settings, lastStart: Date.now() });
+    for (const oldest of this.#recent.keys()) {
+      if (this.#recent.size <= this.#options.recentSize) break;
+      this.#recent.delete(oldest);
+    }
+  }
+
+  /** How many browsers of `signature` should wait warm. */
+  #warmTarget(signature: string) {
+    return (signature === defaultLaunchSignature ? this.#options.warmSize : 0) + (this.#recent.has(signature) ? 1 : 0);
+  }
+
   #refillWarm() {
     if (this.#closed) return;
-    const missing = this.#options.warmSize - this.#warm.length - this.#warming;
-    for (let i = 0; i < missing; i++) {
-      this.#warming++;
-      this.#launchChromium(DEFAULT_SCREEN, [], null)
+    this.#topUp(defaultLaunchSettings, defaultLaunchSignature);
+    for (const [signature, { settings }] of this.#recent) this.#topUp(settings, signature);
+  }
+
+  #topUp(settings: LaunchSettings, signature: string) {
+    const have = this.#warm.filter((instance) => instance.signature === signature).length + (this.#warming.get(signature) ?? 0);
+    for (let i = have; i < this.#warmTarget(signature); i++) {
+      this.#warming.set(signature, (this.#warming.get(signature) ?? 0) + 1);
+      this.#launchChromium(settings, null)
         .then(async (browser) => {
           if (this.#closed) return this.#destroy(browser);
           const warmId = randomUUID();
           const instance: Instance = { ...browser, warmId, resourceId: '', projectId: '', secrets: [], logBuffer: [], warm: true };
           this.#watch(instance);
           this.#warm.push(instance);
-          await this.#options.onWarmReady?.({ warmId, cdpEndpoint: browser.cdpEndpoint, pid: browser.pid });
+          await this.#options.onWarmReady?.({ warmId, signature, cdpEndpoint: browser.cdpEndpoint, pid: browser.pid });
+          instance.offered = true;
         })
         .catch((error) => this.#options.log.error({ err: error }, 'could not launch a warm browser'))
         .finally(() => {
-          this.#warming--;
+          const left = (this.#warming.get(signature) ?? 1) - 1;
+          if (left > 0) this.#warming.set(signature, left);
+          else this.#warming.delete(signature);
         });
     }
   }
 
-  async #launchChromium(screen: LaunchSpec['screen'], args: string[], proxy: LaunchSpec['proxy']): Promise<WarmBrowser> {
+  /**
+   * Retires waiting browsers their settings no longer need: those of settings not started here for
+   * `recentMs` or pushed out by others, and any beyond the target. Called from the heartbeat. The
+   * offer is withdrawn first and the browser destroyed only if that removed it: one the api claimed
+   * meanwhile stays for its adoption (and `reconcile` handles it if that never comes). A browser
+   * whose offer is not written yet waits for a later round, so no offer outlives its browser.
+   */
+  async trimWarm() {
+    if (this.#trimming || this.#closed) return;
+    this.#trimming = true;
+    try {
+      const now = Date.now();
+      for (const [signature, { lastStart }] of this.#recent) {
+        if (now - lastStart >= this.#options.recentMs) this.#recent.delete(signature);
+      }
+      const kept = new Map<string, number>();
+      const surplus = this.#warm.filter((instance) => {
+        const count = (kept.get(instance.signature) ?? 0) + 1;
+        kept.set(instance.signature, count);
+        return count > this.#warmTarget(instance.signature);
+      });
+      for (const instance of surplus) {
+        if (!instance.offered || !instance.warmId) continue;
+        if (this.#options.withdrawWarm && !(await this.#options.withdrawWarm(instance.warmId))) continue;
+        const index = this.#warm.indexOf(instance);
+        if (index < 0) continue; // the pool closed meanwhile (nothing can claim a withdrawn offer)
+        this.#warm.splice(index, 1);
+        await this.#destroy(instance);
+      }
+    } finally {
+      this.#trimming = false;
+    }
+  }
+
+  #trimLogged() {
+    this.trimWarm().catch((error) => this.#options.log.warn({ err: error }, 'could not retire warm browsers'));
+  }
+
+  async #launchChromium(settings: LaunchSettings, proxy: LaunchSpec['proxy']): Promise<WarmBrowser> {
+    const { screen, args } = settings;
     const userDataDir = path.join(this.#options.browsersDir, randomUUID());
     const env = browserEnvironment(userDataDir);
     mkdirSync(env.HOME as string, { recursive: true });
@@ -384,7 +481,7 @@ export class BrowserPool {
     });
     const cdpEndpoint = await readDevToolsEndpoint(userDataDir);
     const pid = findProcessesMentioning(`--user-data-dir=${userDataDir}`).find((candidate) => parentOf(candidate) === process.pid) ?? null;
-    return { context, userDataDir, cdpEndpoint, pid, networkBytes: 0 };
+    return { context, userDataDir, cdpEndpoint, pid, settings, signature: launchSignature(settings), networkBytes: 0 };
   }
 
   /** Browser logs and network bytes of a resource, from every page it opens. */

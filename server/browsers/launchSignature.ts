@@ -1,0 +1,24 @@
+import { createHash } from 'node:crypto';
+import type { Screen } from '../../db/entities/BrowserSession.ts';
+import { defaultBrowserImage } from './images.ts';
+import { defaultScreen } from './sessionRules.ts';
+
+/** What a browser is launched with and cannot change afterwards: a warm browser fits a start only if these match. */
+export type LaunchSettings = { image: string; screen: Screen; args: readonly string[] };
+
+/**
+ * The key warm browsers are offered and claimed by (`warm_browsers.launch_signature`). Only what
+ * is fixed at launch goes in: the screen (Playwright's persistent context fixes the viewport at
+ * launch, and resizing a running browser is not reliable), the flags as parsed (so spacing and
+ * quoting of the session's `args` do not matter; their order does, for Chromium) and the image.
+ * Cookies are applied per start; a proxy is applied at launch too, but a session with one never
+ * takes a warm browser, so it is no part of this. Hashed, because `args` may be long.
+ */
+export function launchSignature(settings: LaunchSettings) {
+  const canonical = JSON.stringify([settings.image, settings.screen.width, settings.screen.height, settings.args]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** The settings every host keeps `BROWSER_WARM_POOL` browsers of. */
+export const defaultLaunchSettings: LaunchSettings = { image: defaultBrowserImage, screen: defaultScreen, args: [] };
+export const defaultLaunchSignature = launchSignature(defaultLaunchSettings);
