@@ -24,7 +24,9 @@ await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
 const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
 
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host with a warm pool of 2)');
-const stack = await startBenchStack({ BROWSER_WARM_POOL: '2', BROWSERS_PER_PROJECT: '4' });
+// BROWSER_WARM_RECENT off: it would warm a browser for the cold session's own screen, and the
+// cold row is to measure launches.
+const stack = await startBenchStack({ BROWSER_WARM_POOL: '2', BROWSER_WARM_RECENT: '0', BROWSERS_PER_PROJECT: '4' });
 const chromiumPath = stack.config.chromiumPath;
 try {
   const coldSession = (
@@ -93,7 +95,10 @@ Reproduce: \`npm run bench:browser-start\` (BENCH_RUNS, BENCH_LIFECYCLE_RUNS to 
 answer's \`remoteUrl\` (the api's authenticated CDP proxy) completed. The warm pool holds 2 browsers;
 each warm start waits until a host offers one (refill happens in the background). A warm start is
 claimed by the api in the transaction that creates the resource and answered at once; the
-resource's workflow has the host adopt it afterwards.
+resource's workflow has the host adopt it afterwards. The cold session has a screen of its own;
+the pool of recently started settings (\`BROWSER_WARM_RECENT\`) is off for the run, so its starts
+stay cold. With it on (the default), a session with its own screen started again takes a warm
+browser like the warm rows.
 
 | measure | runs | median ms | p95 ms |
 |---|---|---|---|

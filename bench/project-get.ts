@@ -222,10 +222,10 @@ compare the SHA-256 of the secret in constant time, load the project by slug (a 
 decide the permission, and validate the answer against the route's output schema, on a fresh
 EntityManager, with the error hooks and request ids of the real app. Request logging is at \`warn\` for the run.
 
-Where the time goes (CPU profiles on this machine, 2026-11-22): at first nearly all of it was
-MikroORM building and hydrating its queries (about 350 requests/s). The two lookups every API
-request makes are now plain SQL mapped to the entities (\`server/auth/subject.ts\`,
-\`server/projects/projectRepository.ts\`), which about doubled the rate. What is left is spread out: the
+Where the time goes (CPU profiles on this machine, 2026-11-22): in the first version nearly all of
+it was MikroORM building and hydrating its queries (about 350 requests/s then). The two lookups
+every API request makes are now plain SQL mapped to the entities (\`server/auth/subject.ts\`,
+\`server/projects/projectRepository.ts\`), which removed most of that cost. What is left is spread out: the
 socket writes to PostgreSQL and to the client (on loopback the kernel delivers the bytes inside the
 write), the tRPC and OpenAPI adapters (an AbortController aborted per request costs about 6 %), the
 remaining ORM mapping, and garbage collection. The two cores are shared by the server, PostgreSQL
