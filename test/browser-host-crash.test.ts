@@ -5,7 +5,7 @@ import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../db/entities/index.ts';
-import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -16,6 +16,10 @@ const hostId = `crash-${Date.now().toString(36)}`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-'));
 const browsersDir = path.join(dataDir, 'browsers', hostId);
 let host: ChildProcess | undefined;
+/** What the host processes wrote (warnings and up), for assertions on what a restart did. */
+let hostOutput = '';
+/** The marker BrowserPool.start() looks for in command lines: every browser's user-data-dir is below it. */
+const orphanMarker = `--user-data-dir=${browsersDir}${path.sep}`;
 
 /** The browser host as its own process, as production runs it. */
 function startHostProcess() {
@@ -32,10 +36,28 @@ function startHostProcess() {
       JWT_SECRET: stack.config.jwtSecret,
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const keep = (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    hostOutput += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   return child;
 }
+
+async function killHost() {
+  const dying = host;
+  if (!dying || dying.exitCode !== null || dying.signalCode !== null) return;
+  const exited = new Promise((resolve) => dying.once('exit', resolve));
+  dying.kill('SIGKILL');
+  await exited;
+}
+
+/** How long Chromium gets to exit by itself after its host died, before it counts as an orphan. */
+const ORPHAN_WAIT_MS = 15_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function hostAlive() {
   const row = await stack.orm.em.fork().findOne(BrowserHost, { id: hostId });
@@ -47,7 +69,8 @@ beforeAll(async () => {
   site = await startTestSite();
 });
 afterAll(async () => {
-  host?.kill('SIGKILL');
+  await killHost();
+  for (const pid of findProcessesMentioning(orphanMarker)) process.kill(pid, 'SIGKILL');
   await site?.close();
   await stack?.close();
 });
@@ -71,12 +94,34 @@ describe('a browser host that dies', () => {
     await page.goto(`${site.url}/before-crash`);
     expect(await page.$eval('#greeting', (el) => el.textContent)).toBe('Hello from the test site');
     await browser.disconnect();
-    expect(findProcessesMentioning(browsersDir).length).toBeGreaterThan(0);
+    expect(findProcessesMentioning(orphanMarker).length).toBeGreaterThan(0);
 
-    host.kill('SIGKILL');
-    await new Promise((resolve) => host?.once('exit', resolve));
+    await killHost();
+    // Whether Chromium outlives its host decides what proves the restart's orphan kill: the
+    // survivors themselves, or (if Chromium goes down with the host) a process planted with the
+    // marker the restarted host looks for. Chromium exits when its pipe to the host closes, but
+    // slowly on a busy machine: what still runs after this long has survived.
+    const deadline = Date.now() + ORPHAN_WAIT_MS;
+    while (findProcessesMentioning(orphanMarker).length && Date.now() < deadline) await sleep(250);
+    const survivors = findProcessesMentioning(orphanMarker);
+    let planted: { exited: Promise<NodeJS.Signals | null> } | undefined;
+    if (survivors.length === 0) {
+      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', `${orphanMarker}planted`], { stdio: 'ignore' });
+      planted = { exited: new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal))) };
+      await expect.poll(() => findProcessesMentioning(orphanMarker).length, { timeout: 5_000 }).toBe(1);
+    }
+    const orphans = findProcessesMentioning(orphanMarker);
+    expect(orphans.length).toBeGreaterThan(0);
+    expect(orphans.every(isAlive), 'the orphans live while no host runs').toBe(true);
+
+    hostOutput = '';
     host = startHostProcess();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
+    // The restart killed them (before it heartbeat), and said so.
+    if (planted) expect(await planted.exited).toBe('SIGKILL');
+    await expect.poll(() => orphans.filter(isAlive), { timeout: 5_000 }).toEqual([]);
+    await expect.poll(() => hostOutput, { timeout: 5_000 }).toContain('killed browsers left by a previous run of this host');
+    expect(hostOutput).toContain(`"count":${orphans.length}`);
 
     const resourceUrl = `/${project.slug}/api/sessions/${sessionId}/${started.body.id}`;
     await expect
@@ -97,8 +142,35 @@ describe('a browser host that dies', () => {
     expect(stopped.body.status).toBe('stopped');
   });
 
+  it('settles the resource of a host that stays dead within the detection time', async () => {
+    await killHost();
+    host = startHostProcess();
+    await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
+    const owner = await registerUser(stack);
+    const project = await createProject(stack, owner.token);
+    const created = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'dead-host' }, { token: owner.token });
+    const started = await stack.http.post(`/${project.slug}/api/sessions/${created.body.id}/start`, undefined, { token: owner.token });
+    expect(started.status, started.text).toBe(200);
+    const resourceUrl = `/${project.slug}/api/sessions/${created.body.id}/${started.body.id}`;
+    expect((await stack.http.get(resourceUrl, { token: owner.token })).body.status).toBe('running');
+
+    await killHost();
+    const killedAt = Date.now();
+    // Detection: the next check (every 5 s) goes unpicked for HOST_PICKUP_TIMEOUT (15 s) in
+    // workflows/browserSession.ts; the stop is then skipped (no host to ask) and the row settled.
+    await expect
+      .poll(async () => (await stack.http.get(resourceUrl, { token: owner.token })).body.status, { timeout: 45_000, interval: 500 })
+      .toMatch(/^(stopped|failed)$/);
+    expect(Date.now() - killedAt).toBeLessThan(45_000);
+    const resource = await stack.http.get(resourceUrl, { token: owner.token });
+    expect(resource.body.stopReason).toMatch(new RegExp(`browser host ${hostId} lost`));
+    const described = await stack.temporal.workflow.getHandle(`browser-${started.body.id}`).describe();
+    expect(described.status.name).toBe('COMPLETED');
+    // No host ran meanwhile: whatever Chromium left is the next test's restart to clean up.
+  });
+
   it('fails a pipeline run cleanly, naming the node, when its host dies mid-node', async () => {
-    host?.kill('SIGKILL');
+    await killHost();
     host = startHostProcess();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
     const owner = await registerUser(stack);
@@ -124,12 +196,17 @@ describe('a browser host that dies', () => {
     );
     expect(started.status, started.text).toBe(200);
     const runUrl = `/${project.slug}/api/pipelines/${pipeline.body.id}/${started.body.id}`;
-    await expect
-      .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000 })
-      .toBeTruthy();
+    // The kill must land inside `wait`: `page` stores its outputs before its activity completes,
+    // so stored outputs alone leave a window where the host dies inside `page`. The second browser
+    // node activity is scheduled only once `page` has completed.
+    const runWorkflow = stack.temporal.workflow.getHandle(`run-${started.body.id}`);
+    const browserNodesScheduled = async () =>
+      ((await runWorkflow.fetchHistory()).events ?? []).filter(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'runBrowserNode',
+      ).length;
+    await expect.poll(browserNodesScheduled, { timeout: 30_000, interval: 250 }).toBe(2);
 
-    host.kill('SIGKILL');
-    await new Promise((resolve) => host?.once('exit', resolve));
+    await killHost();
     host = startHostProcess();
 
     await expect

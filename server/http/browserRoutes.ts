@@ -136,6 +136,14 @@ export async function registerBrowserRoutes(
 ) {
   await app.register(websocket, { options: { maxPayload: 256 * 1024 * 1024, perMessageDeflate: false } });
   const notifications = new LogNotifications(deps.orm.config.get('clientUrl') as string, deps.log);
+  // Open SSE streams end in preClose: the server's close waits for every open connection, and a
+  // stream of a running browser would hold it until the browser stopped. Their clients reconnect
+  // (to another replica) with Last-Event-ID. WebSockets are closed by @fastify/websocket's own preClose.
+  const closing = new AbortController();
+  app.addHook('preClose', (done) => {
+    closing.abort();
+    done();
+  });
   app.addHook('onClose', () => notifications.close());
 
   /** Resource by ids, for the token routes: the token is the credential. */
@@ -205,6 +213,7 @@ export async function registerBrowserRoutes(
     return serveLogs(req, reply, {
       em,
       notifications,
+      closing: closing.signal,
       stream: logStreams.resource(resource.id),
       isFinished: async () => {
         const current = await deps.orm.em.fork().findOne(SessionResource, { id: resource.id }, { fields: ['status'] });
@@ -229,6 +238,7 @@ export async function registerBrowserRoutes(
       return serveLogs(req, reply, {
         em: ctx.em,
         notifications,
+        closing: closing.signal,
         stream: logStreams.run(run.id),
         isFinished: async () => {
           const current = await deps.orm.em.fork().findOne(PipelineRun, { id: run.id }, { fields: ['status'] });
@@ -256,7 +266,7 @@ export async function registerBrowserRoutes(
         cdp.close();
       }
     }
-    return streamCookies(req, reply, cdp, readCookies);
+    return streamCookies(req, reply, cdp, readCookies, closing.signal);
   });
 
   app.get<{ Params: ResourceParams; Querystring: { token?: string } }>(`${base}/live`, async (req, reply) => {
@@ -486,8 +496,17 @@ async function serveLiveView(
   }
 }
 
-/** SSE of the browser's cookies: the whole jar now, then again whenever it changes. */
-function streamCookies(req: FastifyRequest, reply: FastifyReply, cdp: CdpClient, readCookies: () => Promise<unknown[]>) {
+/**
+ * SSE of the browser's cookies: the whole jar now, then again whenever it changes. `closing`
+ * (the server shutting down) ends it without the `end` event: the browser did not stop.
+ */
+function streamCookies(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cdp: CdpClient,
+  readCookies: () => Promise<unknown[]>,
+  closing: AbortSignal,
+) {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -498,14 +517,16 @@ function streamCookies(req: FastifyRequest, reply: FastifyReply, cdp: CdpClient,
   let last = '';
   let seq = 0;
   let closed = false;
-  const close = () => {
+  const close = (ended = true) => {
     if (closed) return;
     closed = true;
     clearInterval(timer);
+    closing.removeEventListener('abort', shutDown);
     cdp.close();
-    raw.write('event: end\ndata: {}\n\n');
+    if (ended) raw.write('event: end\ndata: {}\n\n');
     raw.end();
   };
+  const shutDown = () => close(false);
   const poll = async () => {
     const cookies = await readCookies();
     const serialized = JSON.stringify(cookies);
@@ -515,9 +536,11 @@ function streamCookies(req: FastifyRequest, reply: FastifyReply, cdp: CdpClient,
     }
   };
   const timer = setInterval(() => {
-    poll().catch(close);
+    poll().catch(() => close());
   }, 1_000);
-  cdp.on('close', close);
-  req.raw.on('close', close);
-  poll().catch(close);
+  cdp.on('close', () => close());
+  req.raw.on('close', () => close());
+  if (closing.aborted) return shutDown();
+  closing.addEventListener('abort', shutDown, { once: true });
+  poll().catch(() => close());
 }

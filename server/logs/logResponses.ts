@@ -45,7 +45,14 @@ const isStatusEntry = (entry: LogEntry) =>
 export async function serveLogs(
   req: FastifyRequest,
   reply: FastifyReply,
-  options: { em: EntityManager; notifications: LogNotifications; stream: string; isFinished: () => Promise<boolean> },
+  options: {
+    em: EntityManager;
+    notifications: LogNotifications;
+    stream: string;
+    isFinished: () => Promise<boolean>;
+    /** The server shutting down: the stream ends without `end` (it did not finish), for a reconnect elsewhere. */
+    closing: AbortSignal;
+  },
 ) {
   const parsed = query.safeParse(req.query ?? {});
   if (!parsed.success) {
@@ -131,9 +138,12 @@ export async function serveLogs(
     closed = true;
     clearInterval(ticker);
     unsubscribe();
+    options.closing.removeEventListener('abort', close);
     raw.end();
   };
   req.raw.on('close', close);
+  if (options.closing.aborted) return close();
+  options.closing.addEventListener('abort', close, { once: true });
   await drain();
   await finishIfDone();
 }

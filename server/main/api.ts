@@ -2,12 +2,12 @@
 import { buildApp } from '../app.ts';
 import { createLogger } from '../logger.ts';
 import { loadConfigOrExit } from './loadConfig.ts';
-import { onShutdownSignal, startRuntime } from './runtime.ts';
+import { runProcess, startRuntime } from './runtime.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config);
-try {
-  const runtime = await startRuntime(config, log, { embedded: false, migrate: false });
+runProcess(log, async (shutdown) => {
+  const runtime = await startRuntime(config, log, shutdown, { embedded: false, migrate: false });
   const app = await buildApp({
     config,
     orm: runtime.orm,
@@ -17,12 +17,6 @@ try {
     temporal: runtime.temporal,
     log,
   });
+  shutdown.add('api', () => app.close());
   await app.listen({ port: config.port, host: config.host });
-  onShutdownSignal(log, async () => {
-    await app.close();
-    await runtime.stop();
-  });
-} catch (error) {
-  log.fatal({ err: error }, `could not start: ${(error as Error).message}`);
-  process.exit(1);
-}
+});

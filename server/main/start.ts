@@ -7,22 +7,30 @@ import { startBrowserHost } from '../browsers/host/browserHost.ts';
 import { bundleWorkflows, createControlWorker } from '../infra/temporal.ts';
 import { createLogger } from '../logger.ts';
 import { loadConfigOrExit } from './loadConfig.ts';
-import { onShutdownSignal, startRuntime } from './runtime.ts';
+import { runProcess, startRuntime } from './runtime.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config);
 
-try {
-  const runtime = await startRuntime(config, log, { embedded: true, migrate: true });
+// Stops run in reverse: the api first, then the browser host, the worker, the runtime.
+runProcess(log, async (shutdown) => {
+  const runtime = await startRuntime(config, log, shutdown, { embedded: true, migrate: true });
   log.info('bundling workflow code');
   const workflowBundle = await bundleWorkflows();
+  shutdown.throwIfRequested();
   const { worker, connection } = await createControlWorker(
     { config, orm: runtime.orm, log },
     { address: runtime.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle },
   );
+  shutdown.add('worker connection', () => connection.close());
   const running = worker.run();
+  shutdown.add('worker', async () => {
+    worker.shutdown();
+    await running;
+  });
   log.info('starting the browser host');
   const host = await startBrowserHost({ config, orm: runtime.orm, log, temporalAddress: runtime.temporalAddress });
+  shutdown.add('browser host', () => host.stop());
   const app = await buildApp({
     config,
     orm: runtime.orm,
@@ -32,30 +40,8 @@ try {
     temporal: runtime.temporal,
     log,
   });
+  shutdown.add('api', () => app.close());
   await app.listen({ port: config.port, host: config.host });
   log.info(`API ready at ${config.publicUrl}/api  (docs ${config.publicUrl}/api/docs)`);
   if (runtime.temporalUi) log.info(`Temporal UI at ${runtime.temporalUi}`);
-
-  onShutdownSignal(log, async () => {
-    // Every step runs even if an earlier one fails (embedded PostgreSQL stops itself on SIGINT).
-    const steps: [string, () => Promise<unknown>][] = [
-      ['api', () => app.close()],
-      ['browser host', () => host.stop()],
-      [
-        'worker',
-        async () => {
-          worker.shutdown();
-          await running;
-          await connection.close();
-        },
-      ],
-      ['runtime', () => runtime.stop()],
-    ];
-    for (const [name, step] of steps) {
-      await step().catch((error: unknown) => log.warn({ err: error }, `stopping the ${name} failed`));
-    }
-  });
-} catch (error) {
-  log.fatal({ err: error }, `could not start: ${(error as Error).message}`);
-  process.exit(1);
-}
+});

@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../server/infra/ports.ts';
+import { createProject, registerUser } from './support/accounts.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+/**
+ * Graceful shutdown: open log streams do not hold the api's close, and a signal during start-up
+ * stops what start-up had already started.
+ */
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+}, 120_000);
+
+describe('closing the api', () => {
+  let stack: TestStack;
+
+  it('ends an open SSE log stream of a running browser and returns at once', { timeout: 120_000 }, async () => {
+    stack = await startTestStack({}, { browserHost: true });
+    // The app is closed by the test; the rest of the stack (the browser host stops the browser) after.
+    cleanups.push(() => stack.close());
+    const owner = await registerUser(stack);
+    const project = await createProject(stack, owner.token);
+    const created = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'shutdown' }, { token: owner.token });
+    expect(created.status, created.text).toBe(200);
+    const started = await stack.http.post(`/${project.slug}/api/sessions/${created.body.id}/start`, undefined, { token: owner.token });
+    expect(started.status, started.text).toBe(200);
+
+    const response = await fetch(`${stack.url}/${project.slug}/api/sessions/${created.body.id}/${started.body.id}/logs`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${owner.token}` },
+    });
+    expect(response.status).toBe(200);
+    if (!response.body) throw new Error('no body');
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('event: log')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before any entry:\n${text}`);
+      text += decoder.decode(value, { stream: true });
+    }
+    // The stream is live: the browser runs, nothing ends it by itself.
+    const streamEnded = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return Date.now();
+        text += decoder.decode(value, { stream: true });
+      }
+    })();
+
+    const closing = Date.now();
+    const within = <T>(promise: Promise<T>) =>
+      Promise.race([promise, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5_000))]);
+    expect(await within(stack.app.close().then(() => 'closed')), 'app.close() returns within 5 s').toBe('closed');
+    const endedAt = await within(streamEnded);
+    expect(endedAt, 'the stream ends within 5 s').not.toBe('timeout');
+    expect((endedAt as number) - closing).toBeLessThan(5_000);
+    // The stream did not finish (the browser still runs): no `end` event, so a client reconnects.
+    expect(text).not.toContain('event: end');
+  });
+});
+
+/** Processes whose command line names `text` (PostgreSQL's -D, the Temporal dev server's database file). */
+function processesMentioning(text: string) {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** `node server/main/start.ts` on embedded defaults (no DATABASE_URL, no TEMPORAL_ADDRESS) under `dataDir`. */
+async function startAllInOne(dataDir: string) {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${path.join(root, 'node_modules/.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+    NODE_ENV: 'development',
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    EMBEDDED_POSTGRES_PORT: String(await freePort()),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    BROWSER_WARM_POOL: '0',
+    LOG_LEVEL: 'info',
+  };
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];
+  // Its own process group: a terminal's Ctrl-C would reach PostgreSQL too; SIGTERM to the node
+  // process alone is the harder case, where only start.ts can stop its children.
+  const child: ChildProcess = spawn(process.execPath, ['server/main/start.ts'], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  cleanups.push(() => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-200_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, exited, output: () => output };
+}
+
+async function until(condition: () => boolean, timeoutMs: number, intervalMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  return condition();
+}
+
+describe('a signal during start-up', () => {
+  it.each([
+    {
+      step: 'embedded PostgreSQL',
+      log: 'starting embedded PostgreSQL',
+      running: (dataDir: string) => processesMentioning(path.join(dataDir, 'postgres')).length > 0,
+    },
+    {
+      step: 'the Temporal dev server',
+      log: 'starting a local Temporal dev server',
+      running: (dataDir: string) => processesMentioning(path.join(dataDir, 'temporal.sqlite')).length > 0,
+    },
+  ])('while $step starts stops everything started so far', { timeout: 180_000 }, async ({ log, running }) => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-shutdown-'));
+    // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
+    chmodSync(dataDir, 0o755);
+    const app = await startAllInOne(dataDir);
+
+    expect(await until(() => app.output().includes(log) || app.child.exitCode !== null, 150_000), app.output()).toBe(true);
+    // SIGTERM once the step's process exists, while start-up waits for it to be ready.
+    expect(await until(() => running(dataDir), 30_000, 20), app.output()).toBe(true);
+    expect(app.output()).not.toContain('API ready at');
+    process.kill(app.child.pid as number, 'SIGTERM');
+
+    const exitedInTime = await Promise.race([
+      app.exited.then(() => true),
+      new Promise((resolve) => setTimeout(() => resolve(false), 60_000)),
+    ]);
+    expect(exitedInTime, app.output()).toBe(true);
+    expect(await app.exited, app.output()).toEqual({ code: 0, signal: null });
+    // The detached Temporal dev server and PostgreSQL are gone with it.
+    expect(await until(() => processesMentioning(dataDir).length === 0, 10_000), app.output()).toBe(true);
+    expect(app.output()).toContain('SIGTERM: shutting down');
+    expect(app.output()).not.toContain('API ready at');
+    expect(app.output()).not.toMatch(/"level":(50|60)/);
+  });
+});
+
+describe('a signal once started', () => {
+  it('runs the whole graceful shutdown, to exit code 0, and leaves nothing running', { timeout: 300_000 }, async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-shutdown-'));
+    chmodSync(dataDir, 0o755);
+    const app = await startAllInOne(dataDir);
+    expect(await until(() => app.output().includes('API ready at') || app.child.exitCode !== null, 240_000, 250), app.output()).toBe(true);
+    expect(app.output()).toContain('API ready at');
+    process.kill(app.child.pid as number, 'SIGTERM');
+    // Exit code 0 comes only after every stop step ran: embedded PostgreSQL's own signal handler
+    // (which exited at once, 143) no longer cuts the shutdown short.
+    expect(await app.exited, app.output()).toEqual({ code: 0, signal: null });
+    expect(await until(() => processesMentioning(dataDir).length === 0, 10_000), app.output()).toBe(true);
+    expect(app.output()).not.toMatch(/"level":(50|60)/);
+  });
+});
