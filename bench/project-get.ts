@@ -115,6 +115,8 @@ try {
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: temporalServer.address,
     JWT_SECRET: randomBytes(32).toString('hex'),
+    // Required in production; never reached: no worker runs here to deliver the sign-up mail.
+    SMTP_URL: 'smtp://127.0.0.1:25',
     LOG_LEVEL: 'warn',
   });
   const orm = await initORM(config.databaseUrl as string);
