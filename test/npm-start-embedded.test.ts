@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../server/infra/ports.ts';
+import { embeddedDefaultsEnv, groupAlive, processesMentioning, projectRoot as root } from './support/processes.ts';
 
 /**
  * `npm start` as the README runs it: no DATABASE_URL and no TEMPORAL_ADDRESS, so it brings up
@@ -12,7 +12,6 @@ import { freePort } from '../server/infra/ports.ts';
  * on SIGTERM stop everything it started: no PostgreSQL or Temporal left running.
  */
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const START_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 60_000;
 
@@ -26,47 +25,8 @@ afterAll(async () => {
   }
 }, STOP_TIMEOUT_MS);
 
-function groupAlive(pid: number) {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Processes whose command line names `text` (PostgreSQL's -D, Temporal's database file). */
-function processesMentioning(text: string) {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
 async function npmStart(dataDir: string, port: number) {
-  const [pgPort, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PATH: `${path.join(root, 'node_modules/.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
-    npm_config_update_notifier: 'false',
-    NODE_ENV: 'development',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    EMBEDDED_POSTGRES_PORT: String(pgPort),
-    TEMPORAL_DEV_PORT: String(temporalPort),
-    TEMPORAL_UI_PORT: String(uiPort),
-    BROWSER_WARM_POOL: '0',
-    LOG_LEVEL: 'info',
-  };
-  // The embedded defaults are the point: nothing from the test run's environment may point elsewhere.
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];
+  const env = await embeddedDefaultsEnv(dataDir, port);
   const child = spawn('npm', ['start', '--silent'], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   started.push({ child, dataDir });
   let output = '';

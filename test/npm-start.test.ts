@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +11,7 @@ import { freePort } from '../server/infra/ports.ts';
 import { PASSWORD } from './support/accounts.ts';
 import { type Credentials, HttpClient } from './support/http.ts';
 import { startTestSite } from './support/pages.ts';
+import { groupAlive, projectRoot as root } from './support/processes.ts';
 import { startSmtpSink, tokenFromMail } from './support/smtp.ts';
 import { testDatabaseBase } from './support/stack.ts';
 
@@ -22,7 +22,6 @@ import { testDatabaseBase } from './support/stack.ts';
  * other test files use too, and cheaper on a small machine than a second PostgreSQL and Temporal.
  */
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 /** Start-up bundles the workflow code and runs every migration: slow on a busy 2-core machine. */
 const START_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -35,16 +34,6 @@ let dataDir: string;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
 let site: Awaited<ReturnType<typeof startTestSite>>;
-
-/** The process group npm and its children run in: one signal reaches them all. */
-function groupAlive(pid: number) {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function stopGroup(pid: number) {
   const gone = () => !groupAlive(pid);

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../server/infra/ports.ts';
 import { createProject, registerUser } from './support/accounts.ts';
+import { embeddedDefaultsEnv, processesMentioning, projectRoot as root } from './support/processes.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -13,7 +12,6 @@ import { startTestStack, type TestStack } from './support/stack.ts';
  * stops what start-up had already started.
  */
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -67,36 +65,9 @@ describe('closing the api', () => {
   });
 });
 
-/** Processes whose command line names `text` (PostgreSQL's -D, the Temporal dev server's database file). */
-function processesMentioning(text: string) {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
 /** `node server/main/start.ts` on embedded defaults (no DATABASE_URL, no TEMPORAL_ADDRESS) under `dataDir`. */
 async function startAllInOne(dataDir: string) {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PATH: `${path.join(root, 'node_modules/.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
-    NODE_ENV: 'development',
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    EMBEDDED_POSTGRES_PORT: String(await freePort()),
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    BROWSER_WARM_POOL: '0',
-    LOG_LEVEL: 'info',
-  };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];
+  const env = await embeddedDefaultsEnv(dataDir);
   // Its own process group: a terminal's Ctrl-C would reach PostgreSQL too; SIGTERM to the node
   // process alone is the harder case, where only start.ts can stop its children.
   const child: ChildProcess = spawn(process.execPath, ['server/main/start.ts'], {
