@@ -324,6 +324,15 @@ describe('compile errors', () => {
     ]);
   });
 
+  it('invalid_value: a secret parameter with a default (every reader of the source would see it)', () => {
+    const errors = errorsOf({
+      parameters: { password: { refType: 'string', secret: true, default: 'hunter22' }, user: { refType: 'string', default: 'ada' } },
+      nodes: { t: { type: 'text.template', inputs: { template: '{{u}} {{p}}', u: { $param: 'user' }, p: { $param: 'password' } } } },
+    });
+    expect(errors).toEqual([{ node: null, code: 'invalid_value', message: expect.stringContaining('`password`') }]);
+    expect(errors[0]?.message).not.toContain('hunter22');
+  });
+
   it('unknown_reference: no such node, or one hidden inside another node’s sub-graph', () => {
     const errors = errorsOf({
       nodes: {

@@ -226,6 +226,15 @@ class Compilation {
       if (fallback !== undefined && !valueFits(fallback, refType)) {
         this.error(null, 'type_mismatch', `parameter \`${name}\`: its default is not a ${refType}`);
       }
+      // A source is shown to everyone who may read the pipeline (the public, for a public
+      // project): a secret written into it would be no secret.
+      if (secret && fallback !== undefined) {
+        this.error(
+          null,
+          'invalid_value',
+          `parameter \`${name}\`: a secret parameter cannot have a default (the source is readable by the pipeline's readers); pass its value with each run`,
+        );
+      }
       this.parameters.set(name, {
         refType,
         secret: secret ?? false,
