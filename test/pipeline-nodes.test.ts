@@ -575,6 +575,17 @@ describe('GET /{project}/api/pipelines/nodes', () => {
       as: { token },
     });
     expect(plainJson.body.nodes).toBeTruthy();
+    // Quality values decide between the two.
+    for (const [accept, answers] of [
+      ['application/schema+json;q=0, application/json', 'catalog'],
+      ['application/json, application/schema+json;q=0.2', 'catalog'],
+      ['application/json;q=0.5, application/schema+json', 'schema'],
+      ['*/*;q=0.1, application/schema+json;q=0.9', 'schema'],
+    ] as const) {
+      const answer = await stack.http.request('GET', `/${slug}/api/pipelines/nodes`, { headers: { accept }, as: { token } });
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.nodes ? 'catalog' : 'schema', accept).toBe(answers);
+    }
   });
 
   it('is for whoever can read the project', async () => {

@@ -33,13 +33,23 @@ const catalogView = z
 
 const jsonSchemaView = z.record(z.string(), z.unknown()).describe('The JSON Schema (draft 2020-12) of a pipeline source');
 
-/** Whether the caller asked for the schema: `?format=schema`, or Accept naming the schema media type first-class. */
+/**
+ * Whether the caller asked for the schema: `?format=schema`, or an Accept header that prefers the
+ * schema media type (its q above 0 and at least that of JSON or a wildcard).
+ */
 function wantsSchema(format: 'catalog' | 'schema' | undefined, accept: string | undefined) {
   if (format) return format === 'schema';
-  return (accept ?? '')
-    .split(',')
-    .map((part) => part.split(';')[0]?.trim().toLowerCase())
-    .includes(SCHEMA_MEDIA_TYPE);
+  let schemaQ = 0;
+  let otherQ = 0;
+  for (const part of (accept ?? '').split(',')) {
+    const [type, ...params] = part.split(';').map((piece) => piece.trim().toLowerCase());
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    if (!Number.isFinite(q)) continue;
+    if (type === SCHEMA_MEDIA_TYPE) schemaQ = Math.max(schemaQ, q);
+    else if (type === 'application/json' || type === 'application/*' || type === '*/*') otherQ = Math.max(otherQ, q);
+  }
+  return schemaQ > 0 && schemaQ >= otherQ;
 }
 
 export const pipelineNodesRouter = router({
