@@ -90,7 +90,12 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
 
   async function update(
     runId: string,
-    patch: Partial<RunStatus> & { result?: Record<string, unknown>; error?: PipelineRun['error'] },
+    patch: Partial<RunStatus> & {
+      result?: Record<string, unknown>;
+      error?: PipelineRun['error'];
+      /** Outputs of nodes the workflow ran itself, by path; added to those the activities stored. */
+      nodeOutputs?: Record<string, unknown>;
+    },
     message: string,
   ) {
     const em = orm.em.fork();
@@ -103,6 +108,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     if (patch.status === 'running') run.startedAt ??= new Date();
     if (patch.result !== undefined) run.result = patch.result;
     if (patch.error !== undefined) run.error = patch.error;
+    if (patch.nodeOutputs && Object.keys(patch.nodeOutputs).length) run.nodeOutputs = { ...run.nodeOutputs, ...patch.nodeOutputs };
     if (patch.status && patch.status !== 'running' && patch.status !== 'queued') run.finishedAt ??= new Date();
     await em.flush();
     const severity = patch.status === 'failed' ? 'error' : patch.status === 'cancelled' ? 'warn' : 'info';
@@ -118,19 +124,27 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
 
     async finishRun(
       runId: string,
-      patch: RunStatus & { result?: Record<string, unknown>; error?: { node: string | null; code: string; message: string } },
+      patch: RunStatus & {
+        result?: Record<string, unknown>;
+        error?: { node: string | null; code: string; message: string };
+        flowOutputs?: Record<string, Record<string, unknown>>;
+      },
     ) {
       const em = orm.em.fork();
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets', 'session'] });
       const secrets = openRunSecrets(serviceSecret, run?.sealedSecrets, storedCookieValues(run?.session?.cookies));
       // The result holds sealed values where it holds secrets: opened, then redacted for storing.
       const result = patch.result ? (secrets.redactor.object(secrets.reveal(patch.result)) as Record<string, unknown>) : undefined;
+      const nodeOutputs = patch.flowOutputs
+        ? (secrets.redactor.object(secrets.reveal(patch.flowOutputs)) as Record<string, unknown>)
+        : undefined;
       const error = patch.error ? { ...patch.error, message: secrets.redactor.text(patch.error.message) } : undefined;
       const message =
         patch.status === 'failed' && error
           ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${run ? withheldMessage(run, error.message) : error.message}`
           : `run ${patch.status}`;
-      await update(runId, { ...patch, result, error }, message);
+      const { flowOutputs: _flow, ...status } = patch;
+      await update(runId, { ...status, result, error, nodeOutputs }, message);
     },
 
     async runPureNode(call: NodeCall) {

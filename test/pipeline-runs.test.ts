@@ -274,6 +274,9 @@ describe('a pipeline run', () => {
       lines: ['item 0: one', 'item 1: two', 'item 2: three'],
       verdict: 'many',
     });
+    // The flow nodes' own outputs are stored beside those of the nodes inside them.
+    expect(run.nodeOutputs.each).toMatchObject({ line: ['item 0: one', 'item 1: two', 'item 2: three'] });
+    expect(run.nodeOutputs.check).toMatchObject({ verdict: 'many' });
   });
 
   it('fails with the node named when a selector matches nothing', async () => {

@@ -52,18 +52,27 @@ class NodeFailed extends Error {
 /**
  * Executes one pipeline run (workflow id `run-<runId>`): the plan's nodes in order, browser nodes
  * on the host that holds the browser, pure nodes on the control queue; every node's outputs and
- * log lines are stored by the activity that ran it. Cancelling the workflow stops the run.
+ * log lines are stored by the activity that ran it, flow nodes' outputs with the run's end.
+ * Cancelling the workflow stops the run.
  */
 export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
   const hostQueue = `browsers.${input.hostId}`;
+  // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
+  // (flow.forEach, flow.condition) have theirs stored with the run's end.
+  const activityNodes = new Set<string>();
+  const flowOutputs: Record<string, Record<string, unknown>> = {};
   try {
     // Inside the try, so a stop that arrives this early still records the end and releases the
     // browser; not cancellable, so the mark cannot land after that end (the first node sees the stop).
     await CancellationScope.nonCancellable(() => control.markRun(runId, { status: 'running', evaluation: 'running' }));
     const { result } = await runPlan(input.plan, {
       args: input.args,
+      onNodeDone: ({ key, outputs }) => {
+        if (!activityNodes.has(key)) flowOutputs[key] = outputs;
+      },
       runNode: async (call) => {
         const path = [...call.path, call.node].join('.');
+        activityNodes.add(path);
         const options = {
           // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed.
           startToCloseTimeout: (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS,
@@ -101,24 +110,33 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       },
     });
     // A stop that arrives while the success is recorded must not turn it into a cancellation.
-    await CancellationScope.nonCancellable(() => control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result }));
+    await CancellationScope.nonCancellable(() =>
+      control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result, flowOutputs }),
+    );
   } catch (error) {
     await CancellationScope.nonCancellable(async () => {
       if (isCancellation(error)) {
         await control.finishRun(runId, {
           status: 'cancelled',
           evaluation: 'stopped',
+          flowOutputs,
           error: { node: null, code: 'stopped', message: 'the run was stopped' },
         });
       } else if (error instanceof NodeFailed || error instanceof PipelineRunError) {
         await control.finishRun(runId, {
           status: 'failed',
           evaluation: 'failed',
+          flowOutputs,
           error: { node: error.node, code: error.code, message: error.message },
         });
       } else {
         const message = error instanceof Error ? error.message : String(error);
-        await control.finishRun(runId, { status: 'failed', evaluation: 'failed', error: { node: null, code: 'run_failed', message } });
+        await control.finishRun(runId, {
+          status: 'failed',
+          evaluation: 'failed',
+          flowOutputs,
+          error: { node: null, code: 'run_failed', message },
+        });
       }
     });
   } finally {
