@@ -79,7 +79,7 @@ describe('external providers', () => {
     const cookies = response.headers.getSetCookie();
     const state = cookies.find((cookie) => cookie.startsWith('oidc_state='));
     expect(state).toContain(`oidc_state=${location.searchParams.get('state')}`);
-    for (const name of ['oidc_state', 'oidc_nonce', 'oidc_verifier']) {
+    for (const name of ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_intent']) {
       const cookie = cookies.find((candidate) => candidate.startsWith(`${name}=`));
       expect(cookie).toMatch(/HttpOnly/i);
       expect(cookie).toContain(`Path=/api/auth/external/${PROVIDER}/redirect`);
@@ -243,6 +243,82 @@ describe('external providers', () => {
     const second = await signInWithProvider(browserWith(carol.token), 'carol-2');
     expect(second.response.status).toBe(409);
     expect(second.response.text).toContain('provider_already_linked');
+  });
+
+  it('never links a flow started signed out, even when the browser is signed in by the time it comes back', async () => {
+    // Login CSRF at the provider: the victim's browser finishes a flow with the attacker's identity.
+    const victim = await registerUser(stack);
+    idp.accounts.set('mallory-sub', { email: 'mallory@idp.test', email_verified: true, given_name: 'Mallory', family_name: 'M' });
+    const browser = browserWith();
+    const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'mallory-sub' });
+    browser.setCookie('token', victim.token, '127.0.0.1', '/');
+    const completed = await completeAtApp(browser, appUrl, callback);
+    // Treated as the sign-in it was started as: an unknown identity goes to registration.
+    registrationToken(completed.landedOn);
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: victim.token })).body.linked).toBe(false);
+    const rows = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from external_identities where subject = 'mallory-sub'`);
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('refuses (400) a link flow completed by another session or signed out, and links nothing', async () => {
+    const alice = await registerUser(stack);
+    const bob = await registerUser(stack);
+    idp.accounts.set('switch-sub', { email: 'switch@idp.test', email_verified: true });
+    const isLinked = async (token: string) => (await stack.http.get(`/api/auth/external/${PROVIDER}`, { token })).body.linked;
+
+    // Started by Alice, completed with Bob's cookie.
+    const browser = browserWith(alice.token);
+    const callback = await authorizeAtProvider(browser, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'switch-sub' });
+    browser.setCookie('token', bob.token, '127.0.0.1', '/');
+    const switched = await completeAtApp(browser, appUrl, callback);
+    expect(switched.response.status).toBe(400);
+    expect(JSON.parse(switched.response.text)).toMatchObject({ status: 'error', code: 'external_flow_mismatch' });
+    expect(await isLinked(alice.token)).toBe(false);
+    expect(await isLinked(bob.token)).toBe(false);
+    // One try per flow: the refusal used it up, so going back to Alice's cookie does not help.
+    browser.setCookie('token', alice.token, '127.0.0.1', '/');
+    const retried = await completeAtApp(browser, appUrl, callback);
+    expect(retried.response.status).toBe(400);
+    expect(retried.response.text).toContain('no_external_sign_in');
+    expect(await isLinked(alice.token)).toBe(false);
+
+    // Started by Alice, completed by another session of Alice: the binding is to the session.
+    const secondSession = await stack.http.post('/api/auth/login', { email: alice.email, password: PASSWORD });
+    expect(secondSession.status, secondSession.text).toBe(200);
+    const other = browserWith(alice.token);
+    const otherCallback = await authorizeAtProvider(other, { appUrl, issuer: idp.issuer, provider: PROVIDER, accountId: 'switch-sub' });
+    other.setCookie('token', secondSession.body.token, '127.0.0.1', '/');
+    const otherSession = await completeAtApp(other, appUrl, otherCallback);
+    expect(otherSession.response.status).toBe(400);
+    expect(otherSession.response.text).toContain('external_flow_mismatch');
+
+    // Started by Alice, completed signed out: refused too, neither signed in nor sent to registration.
+    const signedOut = browserWith(alice.token);
+    const signedOutCallback = await authorizeAtProvider(signedOut, {
+      appUrl,
+      issuer: idp.issuer,
+      provider: PROVIDER,
+      accountId: 'switch-sub',
+    });
+    signedOut.cookies = signedOut.cookies.filter((cookie) => cookie.name !== 'token');
+    const anonymous = await completeAtApp(signedOut, appUrl, signedOutCallback);
+    expect(anonymous.response.status).toBe(400);
+    expect(anonymous.response.text).toContain('external_flow_mismatch');
+    expect(signedOut.cookie('token')).toBeUndefined();
+
+    const rows = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from external_identities where subject = 'switch-sub'`);
+    expect(rows[0]?.n).toBe(0);
+
+    // The same flow completed by the session that started it links.
+    const linking = await signInWithProvider(browserWith(alice.token), 'switch-sub', 'returnUrl=/settings');
+    expect(linking.landedOn?.href).toBe(`${appUrl}/settings`);
+    expect(await isLinked(alice.token)).toBe(true);
   });
 
   it('links one identity for one user only when several link it at once: 409s, never a 500', async () => {

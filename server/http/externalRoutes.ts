@@ -1,3 +1,4 @@
+import { createHmac, hkdfSync } from 'node:crypto';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -20,13 +21,14 @@ import type { AppDeps } from '../trpc/context.ts';
  * they are plain Fastify routes beside the procedures (their OpenAPI entries are in openapi.ts).
  *
  * /init keeps state, nonce and the PKCE verifier in HttpOnly cookies scoped to the provider's
- * /redirect path, for ten minutes. /redirect clears them first (one try per flow), then links
- * the identity to the signed-in user, signs in the account linked to it, or sends the browser
- * to /auth/external-register/<token>.
+ * /redirect path, for ten minutes, with the flow's intent: `link` bound to the session that
+ * started it, or `login`. /redirect clears them first (one try per flow), then links the identity
+ * to that same session's user, signs in the account linked to it, or sends the browser to
+ * /auth/external-register/<token>.
  */
 
 const FLOW_SECONDS = 10 * 60;
-const flowCookies = ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_return', 'oidc_remember'] as const;
+const flowCookies = ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_intent', 'oidc_return', 'oidc_remember'] as const;
 
 type ProviderParams = { Params: { provider: string } };
 
@@ -48,10 +50,14 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
     const returnTo = returnPath(deps.config.publicUrl, query(req).get('returnUrl'));
     const remember = ['', 'true', '1'].includes(query(req).get('remember') ?? 'false');
     const { url, state, nonce, verifier } = await oidc.authorizationRequest(provider);
+    // Only a full session started here may link; a pending 2FA session or a stale cookie signs in.
+    const subject = await resolveSubject(deps.orm.em.fork(), deps.jwt, { cookieToken: req.cookies.token });
+    const intent = subject.kind === 'session' ? `link.${linkBinding(deps.serviceSecret, state, subject.session.id)}` : 'login';
     const options = { ...cookieOptions(provider.name), maxAge: FLOW_SECONDS };
     reply.setCookie('oidc_state', state, options);
     reply.setCookie('oidc_nonce', nonce, options);
     reply.setCookie('oidc_verifier', verifier, options);
+    reply.setCookie('oidc_intent', intent, options);
     reply.setCookie('oidc_return', returnTo, options);
     reply.setCookie('oidc_remember', remember ? '1' : '0', options);
     return reply.header('cache-control', 'no-store').redirect(url.href, 302);
@@ -62,12 +68,30 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
     const flow = Object.fromEntries(flowCookies.map((name) => [name, req.cookies[name]]));
     for (const name of flowCookies) reply.clearCookie(name, cookieOptions(provider.name));
     reply.header('cache-control', 'no-store');
-    if (!flow.oidc_state || !flow.oidc_nonce || !flow.oidc_verifier) {
+    // A flow begun before the intent cookie existed has none: it is started again, never guessed.
+    if (!flow.oidc_state || !flow.oidc_nonce || !flow.oidc_verifier || !flow.oidc_intent) {
       throw new BadRequest('no_external_sign_in', 'No sign-in with this provider is in progress in this browser; start again');
     }
     const callbackQuery = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
     if (!safeEqual(new URLSearchParams(callbackQuery).get('state') ?? '', flow.oidc_state)) {
       throw new BadRequest('invalid_state', 'The sign-in state does not match this browser; start again');
+    }
+    const em = deps.orm.em.fork();
+    // A browser navigation: only the cookie says who is signed in.
+    const subject = await resolveSubject(em, deps.jwt, { cookieToken: req.cookies.token });
+    // Whether to link is decided by /init, not by whoever holds the cookie now: a flow started
+    // signed out (perhaps forced on the browser, with someone else's provider account) must not
+    // attach that identity to a session that appeared meanwhile. Checked before the code is
+    // redeemed, so a refused flow never reaches the provider's token endpoint.
+    const link = flow.oidc_intent !== 'login';
+    if (link) {
+      const expected = subject.kind === 'session' ? `link.${linkBinding(deps.serviceSecret, flow.oidc_state, subject.session.id)}` : '';
+      if (!safeEqual(flow.oidc_intent, expected)) {
+        throw new BadRequest(
+          'external_flow_mismatch',
+          'This provider link was started by another session than the one signed in now; start again',
+        );
+      }
     }
     const profile = await oidc.completeAuthorization(provider, callbackQuery, {
       state: flow.oidc_state,
@@ -75,12 +99,9 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
       verifier: flow.oidc_verifier,
     });
     const returnTo = returnPath(deps.config.publicUrl, flow.oidc_return);
-    const em = deps.orm.em.fork();
-    // A browser navigation: only the cookie says who is signed in.
-    const subject = await resolveSubject(em, deps.jwt, { cookieToken: req.cookies.token });
     const target = { em, deps, reply };
 
-    if (subject.kind === 'session') {
+    if (link && subject.kind === 'session') {
       await linkIdentity(em, subject.user, profile);
       return redirectTo(reply, deps, returnTo);
     }
@@ -95,6 +116,16 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
     const token = await startExternalRegistration(em, profile);
     return redirectTo(reply, deps, `/auth/external-register/${token}`);
   });
+}
+
+/**
+ * Binds a link flow to the auth session that started it, and to that flow's state: an HMAC under
+ * a key derived from the service secret, so the cookie neither shows the session id nor can be
+ * made for another session or flow without the secret.
+ */
+function linkBinding(serviceSecret: string, state: string, sessionId: string) {
+  const key = Buffer.from(hkdfSync('sha256', serviceSecret, 'browserflow-oidc-flow', 'link-session', 32));
+  return createHmac('sha256', key).update(`${state}\n${sessionId}`).digest('base64url');
 }
 
 function query(req: FastifyRequest) {

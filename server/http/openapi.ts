@@ -44,7 +44,7 @@ export const rawRoutePaths: Record<string, PathItem> = {
     get: {
       summary: 'The provider sends the browser back here',
       description:
-        'Checks state, nonce and the PKCE verifier and exchanges the code. Then: signed in → links the identity and redirects to returnUrl (409 if the identity is linked to another user, or the account has another identity of this provider); identity linked to an account → signs it in (cookie) and redirects to returnUrl, or to /auth/2fa?returnUrl=… when the account has two-factor sign-in; unknown identity → redirects to /auth/external-register/<token> (see POST /api/auth/external/register).',
+        'Checks state, nonce and the PKCE verifier and exchanges the code. Then: a flow /init started signed in → links the identity, only when the same session completes it (400 `external_flow_mismatch` otherwise, nothing linked), and redirects to returnUrl (409 if the identity is linked to another user, or the account has another identity of this provider); a flow started signed out never links, whoever is signed in by then: identity linked to an account → signs it in (cookie) and redirects to returnUrl, or to /auth/2fa?returnUrl=… when the account has two-factor sign-in; unknown identity → redirects to /auth/external-register/<token> (see POST /api/auth/external/register).',
       tags: ['auth'],
       parameters: [
         { name: 'provider', in: 'path', required: true, schema: { type: 'string' } },
@@ -53,7 +53,10 @@ export const rawRoutePaths: Record<string, PathItem> = {
       ],
       responses: {
         '302': { description: 'To returnUrl, /auth/2fa or /auth/external-register/<token>' },
-        '400': { description: 'No flow in progress, state mismatch, or the provider refused the code or the verifier' },
+        '400': {
+          description:
+            'No flow in progress, state mismatch, a link flow completed by another session than the one that started it, or the provider refused the code or the verifier',
+        },
         '409': { description: 'The identity is linked to another account' },
       },
     },
