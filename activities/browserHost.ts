@@ -1,8 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
 import type { Page } from 'playwright-core';
 import { SessionResource } from '../db/entities/index.ts';
+import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import { type BrowserPool, CapacityReached, type LaunchSpec, WarmBrowserGone } from '../server/browsers/host/browserPool.ts';
+import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { parseLaunchArgs } from '../server/browsers/sessionRules.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
@@ -12,14 +15,21 @@ import { createRunNodeContext, type NodeCall } from './pipelineRuns.ts';
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
  * proxy password and cookies, are read here from the database, so they never enter workflow
- * history.
+ * history; the proxy password is opened here, and only here.
  */
-export function createBrowserHostActivities({ pool, orm, config }: { pool: BrowserPool; orm: MikroORM; config: Config }) {
+export function createBrowserHostActivities({ pool, orm, config, log }: { pool: BrowserPool; orm: MikroORM; config: Config; log: Logger }) {
+  const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext({ orm, config });
   /** Pages of each run on this host, by handle id (the path of the node that opened it). */
   const runPages = new Map<string, Map<string, Page>>();
   /** Per run on this host: releases the run's secrets from its browser's log redactor. */
   const runRedactions = new Map<string, () => Promise<void>>();
+  /**
+   * Per run on this host: browser calls still under way. A stopped node's Playwright call runs on
+   * to its own timeout (Playwright cannot abort it); until it settles the run keeps its tabs, so
+   * no other run is handed a page something still drives, and keeps its secrets hidden.
+   */
+  const runCalls = new Map<string, Set<Promise<unknown>>>();
   /**
    * When a run last marked its browser as used (ms, by resource). Nodes count as activity, so a
    * long run does not lose its browser to the idle timeout; written at most this often per browser,
@@ -60,6 +70,14 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
     const proxy = stored
       ? { protocol: stored.protocol, hostname: stored.hostname, port: stored.port, username: stored.username, password: stored.password }
       : session.proxy;
+    const password = openProxyPassword(serviceSecret, proxy?.password);
+    if (password === undefined) {
+      // Sealed under another service secret: launching with the ciphertext would send it to the proxy.
+      throw ApplicationFailure.nonRetryable(
+        'the proxy password cannot be read (JWT_SECRET changed since it was saved): set it again',
+        'ProxyPasswordUnreadable',
+      );
+    }
     const spec: LaunchSpec = {
       resourceId,
       projectId: resource.project.id,
@@ -71,7 +89,7 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
         ? {
             server: `${proxy.protocol}://${proxy.hostname}:${proxy.port}`,
             ...(proxy.username ? { username: proxy.username } : {}),
-            ...(proxy.password ? { password: proxy.password } : {}),
+            ...(password ? { password } : {}),
           }
         : null,
     };
@@ -113,6 +131,7 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
       runPages.set(call.runId, pages);
       const activity = Context.current();
       touch(call.resourceId);
+      let stopped: (() => void) | undefined;
       const beat = setInterval(() => {
         activity.heartbeat();
         touch(call.resourceId);
@@ -122,32 +141,42 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
           // The browser's own log (console, navigations, failed requests) hides the run's secrets
           // while the run lasts: a URL made from one would otherwise show there in clear.
           if (!runRedactions.has(call.runId)) runRedactions.set(call.runId, pool.hideInLogs(call.resourceId, hidden));
+          const work = executeNode(call.type, inputs, {
+            timeoutMs: call.timeoutMs,
+            log,
+            openPage: async ({ newTab }) => {
+              const page = (!newTab && freeTab(context.pages(), call.runId)) || (await context.newPage());
+              pages.set(call.path, page); // held from now on, before the node navigates it
+              return page;
+            },
+            newPageHandle: (page) => {
+              pages.set(call.path, page);
+              return { pageId: call.path };
+            },
+            getPage: async (handle) => {
+              const page = pages.get(handle.pageId);
+              if (!page) throw new Error(`unknown page ${handle.pageId}`);
+              return page;
+            },
+          });
+          const calls = runCalls.get(call.runId) ?? new Set<Promise<unknown>>();
+          runCalls.set(call.runId, calls);
+          calls.add(work);
+          work.then(
+            () => calls.delete(work),
+            () => calls.delete(work),
+          );
           return Promise.race([
-            executeNode(call.type, inputs, {
-              timeoutMs: call.timeoutMs,
-              log,
-              openPage: async ({ newTab }) => {
-                const page = (!newTab && freeTab(context.pages(), call.runId)) || (await context.newPage());
-                pages.set(call.path, page); // held from now on, before the node navigates it
-                return page;
-              },
-              newPageHandle: (page) => {
-                pages.set(call.path, page);
-                return { pageId: call.path };
-              },
-              getPage: async (handle) => {
-                const page = pages.get(handle.pageId);
-                if (!page) throw new Error(`unknown page ${handle.pageId}`);
-                return page;
-              },
-            }),
+            work,
             new Promise<never>((_, reject) => {
-              activity.cancellationSignal.addEventListener('abort', () => reject(new CancelledFailure('the run was stopped')));
+              stopped = () => reject(new CancelledFailure('the run was stopped'));
+              activity.cancellationSignal.addEventListener('abort', stopped, { once: true });
             }),
           ]);
         });
       } finally {
         clearInterval(beat);
+        if (stopped) activity.cancellationSignal.removeEventListener('abort', stopped);
       }
     },
 
@@ -156,10 +185,19 @@ export function createBrowserHostActivities({ pool, orm, config }: { pool: Brows
      * to the browser), and stops hiding the run's secrets in the browser's log.
      */
     async releaseRunPages(runId: string) {
-      runPages.delete(runId);
-      const release = runRedactions.get(runId);
-      runRedactions.delete(runId);
-      await release?.();
+      const forget = async () => {
+        runPages.delete(runId);
+        runCalls.delete(runId);
+        const release = runRedactions.get(runId);
+        runRedactions.delete(runId);
+        await release?.();
+      };
+      const pending = [...(runCalls.get(runId) ?? [])];
+      if (pending.length === 0) return forget();
+      // Not awaited: the calls end within their node's timeout, past this activity's own.
+      void Promise.allSettled(pending)
+        .then(forget)
+        .catch((error) => log.warn({ err: error, runId }, 'releasing a stopped run’s pages failed'));
     },
 
     async launchBrowser(resourceId: string) {

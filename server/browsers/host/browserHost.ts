@@ -95,7 +95,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     connection,
     namespace: config.temporal.namespace,
     taskQueue: browserHostQueue(config.browsers.hostId),
-    activities: createBrowserHostActivities({ pool, orm, config }),
+    activities: createBrowserHostActivities({ pool, orm, config, log }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
   });
   const running = worker.run();
