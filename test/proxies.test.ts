@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, StoredProxy } from '../db/entities/index.ts';
+import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { configProxyProvider, noDynamicProxies, parseProxyList, proxyProviderFor } from '../server/browsers/proxyProviders.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
@@ -85,7 +86,9 @@ describe('stored proxies', () => {
       source: 'db',
     });
     const row = await stack.orm.em.fork().findOneOrFail(StoredProxy, { id: created.body.id });
-    expect(row.password).toBe(SECRET);
+    // Kept for the launch, sealed: the row does not hold it in clear.
+    expect(row.password).not.toContain(SECRET);
+    expect(openProxyPassword(stack.serviceSecret, row.password)).toBe(SECRET);
     expect(row.hostname).toBe('proxy.example.test');
   });
 
@@ -252,7 +255,8 @@ describe('listing stored and dynamic proxies', () => {
       proxy: { protocol: 'http', hostname: 'pool1.example.test', port: 8000, username: 'pool', hasPassword: true },
     });
     const row = await stack.orm.em.fork().findOneOrFail(BrowserSession, { id: created.body.id });
-    expect(row.proxy?.password).toBe(DYNAMIC_SECRET);
+    expect(row.proxy?.password).not.toContain(DYNAMIC_SECRET);
+    expect(openProxyPassword(stack.serviceSecret, row.proxy?.password)).toBe(DYNAMIC_SECRET);
   });
 
   it('the config provider validates PROXY_LIST and scopes entries to projects', async () => {

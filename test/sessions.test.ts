@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, Project, SessionResource, StoredProxy } from '../db/entities/index.ts';
 import { buildApp } from '../server/app.ts';
 import { JwtSigner } from '../server/auth/jwt.ts';
+import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
 import { parseLaunchArgs } from '../server/browsers/sessionRules.ts';
 import { BadRequest } from '../server/errors.ts';
@@ -187,9 +188,17 @@ describe('creating, reading, changing and deleting sessions', () => {
       ],
       resources: [],
     });
-    // The password is kept for the launch.
+    // The password is kept for the launch, sealed: the row does not hold it in clear.
     const stored = await stack.orm.em.fork().findOneOrFail(BrowserSession, { id });
-    expect(stored.proxy).toEqual({ protocol: 'http', hostname: 'proxy.example.test', port: 8080, username: null, password: PROXY_SECRET });
+    expect(stored.proxy).toEqual({
+      protocol: 'http',
+      hostname: 'proxy.example.test',
+      port: 8080,
+      username: null,
+      password: expect.any(String),
+    });
+    expect(stored.proxy?.password).not.toContain(PROXY_SECRET);
+    expect(openProxyPassword(stack.serviceSecret, stored.proxy?.password)).toBe(PROXY_SECRET);
   });
 
   it('fields left out get defaults', async () => {

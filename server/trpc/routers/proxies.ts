@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { StoredProxy } from '../../../db/entities/index.ts';
+import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
 import { type DynamicProxy, proxyProviderFor } from '../../browsers/proxyProviders.ts';
 import {
   proxyHostnameSchema,
@@ -20,8 +21,8 @@ import { projectRef } from './projects.ts';
 
 /**
  * Proxies (spec 4.7): records of the project (`source: db`) and, in the list, the dynamic ones
- * a provider offers. A password is written, used at launch, and never answered or logged:
- * responses say `hasPassword` instead.
+ * a provider offers. A password is written (sealed, server/browsers/proxyPasswords.ts), opened
+ * only at launch, and never answered or logged: responses say `hasPassword` instead.
  */
 
 const projectParam = z.string().max(100);
@@ -152,7 +153,7 @@ export const proxiesRouter = router({
         port: input.port,
         protocol: input.protocol,
         username: input.username ?? null,
-        password: input.password ?? null,
+        password: sealProxyPassword(ctx.deps.serviceSecret, input.password ?? null),
         metadata: input.metadata ?? {},
       });
       await ctx.em.flush();
@@ -213,7 +214,7 @@ export const proxiesRouter = router({
       if (input.port !== undefined) proxy.port = input.port;
       if (input.protocol !== undefined) proxy.protocol = input.protocol;
       if (input.username !== undefined) proxy.username = input.username;
-      if (input.password !== undefined) proxy.password = input.password;
+      if (input.password !== undefined) proxy.password = sealProxyPassword(ctx.deps.serviceSecret, input.password);
       if (input.metadata !== undefined) proxy.metadata = input.metadata;
       await ctx.em.flush();
       return presentStored(proxy);

@@ -5,6 +5,7 @@ import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entiti
 import type { Subject } from '../../auth/subject.ts';
 import { activeResourceStatuses } from '../../browsers/browserSessions.ts';
 import { defaultBrowserImage } from '../../browsers/images.ts';
+import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
 import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import {
@@ -163,7 +164,9 @@ async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy |
     });
   }
   const choice: Partial<ProxyChoice> = {};
-  if (input.proxy !== undefined) choice.proxy = input.proxy;
+  // The password is stored sealed; the browser host opens it at launch.
+  const sealed = (proxy: SessionProxy): SessionProxy => ({ ...proxy, password: sealProxyPassword(ctx.deps.serviceSecret, proxy.password) });
+  if (input.proxy !== undefined) choice.proxy = input.proxy && sealed(input.proxy);
   if (input.proxyId === null) choice.storedProxy = null;
   if (input.proxy) choice.storedProxy = null;
   if (input.proxyId) {
@@ -185,7 +188,7 @@ async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy |
         });
       }
       const { protocol, hostname, port, username, password } = dynamic;
-      choice.proxy = { protocol, hostname, port, username, password };
+      choice.proxy = sealed({ protocol, hostname, port, username, password });
       choice.storedProxy = null;
     }
   }
