@@ -136,8 +136,9 @@ describe('a running browser', () => {
     expect(stopped.body).toMatchObject({ status: 'stopped', remoteUrl: null, vncUrl: null, stopReason: 'stopped on request' });
 
     // The workflow is closed and no Chromium of this resource is left.
-    const described = await stack.temporal.workflow.getHandle(`browser-${resource.id}`).describe();
-    expect(described.status.name).toBe('COMPLETED');
+    // Stop is answered once the browser is stopped; the workflow completes just after.
+    const workflow = stack.temporal.workflow.getHandle(`browser-${resource.id}`);
+    await expect.poll(async () => (await workflow.describe()).status.name, { timeout: 10_000, interval: 200 }).toBe('COMPLETED');
     expect(findProcessesMentioning(`${stack.config.dataDir}/browsers/`)).toEqual([]);
     // The URLs stop working with the browser.
     await expect(chromium.connectOverCDP(resource.remoteUrl, { timeout: 5000 })).rejects.toThrow();
