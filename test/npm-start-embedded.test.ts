@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../server/infra/ports.ts';
-import { embeddedDefaultsEnv, groupAlive, processesMentioning, projectRoot as root } from './support/processes.ts';
+import { embeddedDefaultsEnv, groupAlive, processesMentioning, spawnService } from './support/processes.ts';
 
 /**
  * `npm start` as the README runs it: no DATABASE_URL and no TEMPORAL_ADDRESS, so it brings up
@@ -27,18 +27,9 @@ afterAll(async () => {
 
 async function npmStart(dataDir: string, port: number) {
   const env = await embeddedDefaultsEnv(dataDir, port);
-  const child = spawn('npm', ['start', '--silent'], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-  started.push({ child, dataDir });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-200_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, exited, output: () => output };
+  const app = spawnService('npm', ['start', '--silent'], env);
+  started.push({ child: app.child, dataDir });
+  return app;
 }
 
 describe('npm start on embedded defaults', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion, Project } from '../db/entities/index.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline as createPipelineIn, settledRun } from './support/pipelines.ts';
+import { createPipeline as createPipelineIn, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -70,19 +70,8 @@ describe('the run sweeper', () => {
   });
 
   it('settles a run whose workflow was terminated, and stops the browser it started', async () => {
-    const pipelineId = await createPipeline({
-      nodes: {
-        page: { type: 'browser.page' },
-        wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms: 50_000 } },
-      },
-    });
-    const started = await stack.http.post(
-      `/${project.slug}/api/pipelines/${pipelineId}/start`,
-      { session: sessionId },
-      { token: owner.token },
-    );
-    expect(started.status, started.text).toBe(200);
-    const runId = started.body.id as string;
+    const pipelineId = await createPipeline(longWaitSource(50_000));
+    const { runId } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
     await expect
       .poll(async () => (await stack.http.get(runUrl(pipelineId, runId), { token: owner.token })).body.nodeOutputs.page, {
         timeout: 30_000,

@@ -3,7 +3,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline as createPipelineIn, settledRun } from './support/pipelines.ts';
+import { createPipeline as createPipelineIn, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -294,19 +294,8 @@ describe('a pipeline run', () => {
   });
 
   it('stops mid-run when asked, and the browser it started is stopped with it', async () => {
-    const pipelineId = await createPipeline({
-      nodes: {
-        page: { type: 'browser.page' },
-        wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms: 30_000 } },
-      },
-    });
-    const started = await stack.http.post(
-      `/${project.slug}/api/pipelines/${pipelineId}/start`,
-      { session: sessionId },
-      { token: owner.token },
-    );
-    expect(started.status, started.text).toBe(200);
-    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+    const pipelineId = await createPipeline(longWaitSource(30_000));
+    const { runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
     await expect
       .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000 })
       .toBeTruthy();
@@ -659,19 +648,8 @@ describe('who may start a run and see what it read', () => {
 
 describe('bookkeeping a run cannot skip', () => {
   it('a stop right after the start ends the run cancelled and stops the browser it started', async () => {
-    const pipelineId = await createPipeline({
-      nodes: {
-        page: { type: 'browser.page' },
-        wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms: 30_000 } },
-      },
-    });
-    const started = await stack.http.post(
-      `/${project.slug}/api/pipelines/${pipelineId}/start`,
-      { session: sessionId },
-      { token: owner.token },
-    );
-    expect(started.status, started.text).toBe(200);
-    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
+    const pipelineId = await createPipeline(longWaitSource(30_000));
+    const { runId, runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
     const stopped = await stack.http.post(`${runUrl}/stop`, undefined, { token: owner.token });
     expect(stopped.status, stopped.text).toBe(200);
     expect(stopped.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
@@ -685,7 +663,7 @@ describe('bookkeeping a run cannot skip', () => {
       )
       .toBe('stopped');
     // The workflow closed, and nothing it did late (a `running` mark) undid the end.
-    await stack.temporal.workflow.getHandle(`run-${started.body.id}`).result();
+    await stack.temporal.workflow.getHandle(`run-${runId}`).result();
     const after = await stack.http.get(runUrl, { token: owner.token });
     expect(after.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
     expect(after.body.error).toMatchObject({ code: 'stopped' });

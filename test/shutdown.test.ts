@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProject, registerUser } from './support/accounts.ts';
-import { embeddedDefaultsEnv, processesMentioning, projectRoot as root } from './support/processes.ts';
+import { embeddedDefaultsEnv, processesMentioning, spawnService } from './support/processes.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -70,12 +69,8 @@ async function startAllInOne(dataDir: string) {
   const env = await embeddedDefaultsEnv(dataDir);
   // Its own process group: a terminal's Ctrl-C would reach PostgreSQL too; SIGTERM to the node
   // process alone is the harder case, where only start.ts can stop its children.
-  const child: ChildProcess = spawn(process.execPath, ['server/main/start.ts'], {
-    cwd: root,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
+  const app = spawnService(process.execPath, ['server/main/start.ts'], env);
+  const { child } = app;
   cleanups.push(() => {
     try {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -85,16 +80,7 @@ async function startAllInOne(dataDir: string) {
     for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-200_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, exited, output: () => output };
+  return app;
 }
 
 async function until(condition: () => boolean, timeoutMs: number, intervalMs = 50) {

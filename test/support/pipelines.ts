@@ -16,3 +16,19 @@ export async function settledRun(stack: TestStack, runUrl: string, as: Credentia
     .toMatch(/succeeded|failed|cancelled/);
   return (await stack.http.get(runUrl, as)).body;
 }
+
+/** A run that holds its browser for `ms` (a page, then a wait): what stop and crash tests need under way. */
+export const longWaitSource = (ms: number) => ({
+  nodes: {
+    page: { type: 'browser.page' },
+    wait: { type: 'page.wait', timeoutMs: 60_000, inputs: { page: { $ref: 'page.page' }, ms } },
+  },
+});
+
+/** Starts a run of `pipelineId` on `session`; answers its id and URL. */
+export async function startRun(stack: TestStack, projectSlug: string, as: Credentials, pipelineId: string, session: string) {
+  const started = await stack.http.post(`/${projectSlug}/api/pipelines/${pipelineId}/start`, { session }, as);
+  expect(started.status, started.text).toBe(200);
+  const runId = started.body.id as string;
+  return { runId, runUrl: `/${projectSlug}/api/pipelines/${pipelineId}/${runId}` };
+}

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../server/infra/ports.ts';
@@ -40,4 +41,22 @@ export async function embeddedDefaultsEnv(dataDir: string, port?: number): Promi
   };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];
   return env;
+}
+
+/**
+ * `command` in its own process group (one signal reaches all it starts) from the project root,
+ * its output kept (the last 200 kB) for the test to read and to show on failure.
+ */
+export function spawnService(command: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { cwd: projectRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-200_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, exited, output: () => output };
 }
