@@ -7,6 +7,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
+import type { AppDeps } from './appDeps.ts';
 import { BadRequest, Conflict, DomainError, RateLimited } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
@@ -16,7 +17,7 @@ import { registerExternalRoutes } from './http/externalRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
 import { toTRPCError } from './trpc/base.ts';
-import { type AppDeps, createContext } from './trpc/context.ts';
+import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
 
 /**

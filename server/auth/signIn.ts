@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyReply } from 'fastify';
 import type { User } from '../../db/entities/index.ts';
-import type { AppDeps } from '../trpc/context.ts';
+import type { AppDeps } from '../appDeps.ts';
 import { setSessionCookie, startSession } from './sessions.ts';
 
 export type SignInTarget = { em: EntityManager; deps: AppDeps; reply: FastifyReply };

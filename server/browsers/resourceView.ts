@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Project, SessionResource } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
 import type { Subject } from '../auth/subject.ts';
-import { browserUrlRights } from '../permissions/permissions.ts';
-import type { AppDeps } from '../trpc/context.ts';
+import { browserUrlRights, projectRef } from '../permissions/permissions.ts';
 
 export const resourceView = z.object({
   id: z.string(),
@@ -62,8 +62,7 @@ export async function presentResource(
   let vncUrl: string | null = null;
   let remoteUrl: string | null = null;
   if (options.withUrls && resource.status === 'running') {
-    const projectRef = { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
-    const rights = browserUrlRights(options.subject, projectRef, resource.session.id);
+    const rights = browserUrlRights(options.subject, projectRef(project), resource.session.id);
     const tokenExpiry = new Date(Math.min(expires.getTime(), Date.now() + RESOURCE_URL_TOKEN_SECONDS * 1000));
     const base = `${deps.config.publicUrl}/${project.slug}/api/sessions/${resource.session.id}/${resource.id}`;
     if (rights.remote) {

@@ -14,6 +14,7 @@ import {
   functionActions,
   pipelineActions,
   projectActions,
+  projectRef,
   sessionActions,
 } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/plan.ts';
@@ -103,19 +104,15 @@ export class FunctionTimedOut extends DomainError {
   }
 }
 
-function ref(project: Project) {
-  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
-}
-
 /**
  * The function with `slug` in `project`, when `subject` may read it; else 404 (a private
  * project the subject cannot read, too). Its current version is loaded.
  */
 export async function findReadableFunction(em: EntityManager, subject: Subject, project: Project, slug: string) {
-  const projectRef = ref(project);
-  if (!can(subject, projectRef, projectActions.read)) throw new NotFound('Project');
+  const ref = projectRef(project);
+  if (!can(subject, ref, projectActions.read)) throw new NotFound('Project');
   const fn = await em.findOne(PipelineFunction, { project: project.id, slug: slug.toLowerCase() });
-  if (!fn || !can(subject, projectRef, functionActions.read, fn.id)) throw new NotFound('Function');
+  if (!fn || !can(subject, ref, functionActions.read, fn.id)) throw new NotFound('Function');
   const version = fn.currentVersion ? await em.findOne(FunctionVersion, { id: fn.currentVersion.id }) : null;
   if (!version) throw new NotFound('Function version');
   return { fn, version };
@@ -169,8 +166,8 @@ export async function authorizeCookieReads(
     if (error instanceof BadRequest) return null;
     throw error;
   });
-  if (session) authorizeRunOnSession(subject, ref(project), session.id, { readsCookies: true });
-  else authorize(subject, ref(project), sessionActions.readCookies);
+  if (session) authorizeRunOnSession(subject, projectRef(project), session.id, { readsCookies: true });
+  else authorize(subject, projectRef(project), sessionActions.readCookies);
 }
 
 /** Each declared output from the run: `nodeOutputs[node][output]`, or `result[name]` without a source. */
@@ -202,11 +199,11 @@ export async function executeFunction(
   } = {},
 ): Promise<FunctionExecution> {
   const { fn, version } = await findReadableFunction(em, subject, project, slug);
-  const projectRef = ref(project);
+  const ref = projectRef(project);
   // Execute on what it runs: the pipeline version it was imported from, else the function itself.
   const pipelineVersionId = version.sourcePipelineVersion?.id;
-  if (pipelineVersionId) authorize(subject, projectRef, pipelineActions.execute, pipelineVersionId);
-  else authorize(subject, projectRef, functionActions.execute, fn.id);
+  if (pipelineVersionId) authorize(subject, ref, pipelineActions.execute, pipelineVersionId);
+  else authorize(subject, ref, functionActions.execute, fn.id);
 
   if (version.errors.length > 0) {
     throw new BadRequest(
@@ -269,7 +266,7 @@ export async function executeFunction(
   }
   if (timedOut) throw new FunctionTimedOut(ended.id, timeoutMs);
   if (cancelled && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
-  const showOutputs = canSeeRunOutputs(subject, projectRef, { sessionId: session.id, readsCookies: ended.readsCookies });
+  const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: session.id, readsCookies: ended.readsCookies });
   const result = payload(ended, showOutputs);
   if (ended.status !== 'succeeded') throw new FunctionFailed(ended.id, result);
   return { identifier: ended.id, outputs: collectOutputs(version, ended), result };

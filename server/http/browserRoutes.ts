@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
 import { CdpClient } from '../browsers/cdpClient.ts';
 import { guardCdpMessage } from '../browsers/cdpGuard.ts';
 import { liveViewHtml } from '../browsers/liveViewPage.ts';
@@ -21,7 +22,6 @@ import { serveLogs, wantsEventStream } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
 import { pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
-import type { AppDeps } from '../trpc/context.ts';
 import { rawRoutePaths } from './openapi.ts';
 import { projectRequest } from './projectRequest.ts';
 

@@ -8,13 +8,13 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { AppDeps } from '../appDeps.ts';
 import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/externalAccounts.ts';
 import { OidcClients } from '../auth/oidc.ts';
 import { safeEqual } from '../auth/secrets.ts';
 import { signIn } from '../auth/signIn.ts';
 import { resolveSubject } from '../auth/subject.ts';
 import { BadRequest } from '../errors.ts';
-import type { AppDeps } from '../trpc/context.ts';
 
 /**
  * The two browser legs of an OpenID Connect sign-in. They answer redirects and set cookies, so

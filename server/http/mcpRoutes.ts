@@ -15,13 +15,13 @@ import type {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
 import { resolveSubject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
-import { authorize, projectActions } from '../permissions/permissions.ts';
+import { authorize, projectActions, projectRef } from '../permissions/permissions.ts';
 import { findProject, isUuid } from '../projects/projectRepository.ts';
-import type { AppDeps } from '../trpc/context.ts';
 import { errorBody } from './errorBody.ts';
 import { rawRoutePaths } from './openapi.ts';
 
@@ -181,11 +181,7 @@ export async function registerMcpRoutes(
       throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
     const project = await findProject(em, req.params.project);
     if (!project) throw new NotFound('Project');
-    authorize(
-      subject,
-      { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id },
-      projectActions.read,
-    );
+    authorize(subject, projectRef(project), projectActions.read);
     const serverId = req.params.serverId.toLowerCase();
     const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
     if (!server) throw new NotFound('MCP server');

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
+import type { AppDeps } from '../appDeps.ts';
 import { resolveSubject } from '../auth/subject.ts';
 import { NotFound } from '../errors.ts';
-import { authorize, projectActions } from '../permissions/permissions.ts';
+import { authorize, projectActions, projectRef } from '../permissions/permissions.ts';
 import { findProject } from '../projects/projectRepository.ts';
-import type { AppDeps } from '../trpc/context.ts';
 
 /**
  * For raw routes (streams, WebSockets) what projectProcedure does for procedures: resolve the
@@ -19,7 +19,7 @@ export async function projectRequest(deps: AppDeps, req: FastifyRequest, project
   });
   const project = await findProject(em, projectParam);
   if (!project) throw new NotFound('Project');
-  const ref = { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+  const ref = projectRef(project);
   authorize(subject, ref, projectActions.read);
   return { em, subject, project, authorize: (action: string, id?: string) => authorize(subject, ref, action, id) };
 }

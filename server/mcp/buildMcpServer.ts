@@ -4,14 +4,14 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { FunctionVersion, McpServer, type PipelineFunction, Project } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
 import type { Subject } from '../auth/subject.ts';
 import { DomainError } from '../errors.ts';
 import { executeFunction } from '../functions/execute.ts';
 import { optionalParameters } from '../functions/functionVersions.ts';
 import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
-import { can, functionActions } from '../permissions/permissions.ts';
+import { can, functionActions, projectRef } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/plan.ts';
-import type { AppDeps } from '../trpc/context.ts';
 
 /**
  * One MCP server per client session (spec 4.8): each function assigned to the stored MCP server
@@ -107,10 +107,6 @@ function describeTool({ fn, version }: AssignedFunction): Tool {
   };
 }
 
-function projectRefOf(project: Project) {
-  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
-}
-
 function failure(message: string, extra: Record<string, unknown> = {}): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: 'error', message, ...extra }) }] };
 }
@@ -132,7 +128,7 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
     const auth = readAuth(extra.authInfo);
     const em = deps.orm.em.fork();
     const project = await em.findOneOrFail(Project, { id: auth.projectId });
-    const ref = projectRefOf(project);
+    const ref = projectRef(project);
     // Only what the key may read: the permission module decides per function.
     const tools = (await assignedFunctions(em, server.id)).filter(({ fn }) => can(auth.subject, ref, functionActions.read, fn.id));
     return { tools: tools.map(describeTool) };

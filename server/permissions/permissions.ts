@@ -15,6 +15,11 @@ import { NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 
 export type ProjectRef = { id: string; slug: string; visibility: 'public' | 'private'; ownerId: string };
 
+/** What the rules need of a project row: the one way a loaded project becomes a ProjectRef. */
+export function projectRef(project: { id: string; slug: string; visibility: 'public' | 'private'; owner: { id: string } }): ProjectRef {
+  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+}
+
 /** Actions on a project. Areas added by later capabilities follow the same shape. */
 export const projectActions = {
   read: 'projects.read',

@@ -4,7 +4,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ZodError } from 'zod';
 import { BadRequest, Conflict, DomainError, EmailNotVerified, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
-import { authorize, projectActions } from '../permissions/permissions.ts';
+import { authorize, projectActions, projectRef } from '../permissions/permissions.ts';
 import { findProject, isUuid } from '../projects/projectRepository.ts';
 import type { Context } from './context.ts';
 
@@ -138,7 +138,7 @@ export const projectProcedure = publicProcedure.use(async ({ ctx, next, getRawIn
   const raw = (await getRawInput()) as { project?: unknown } | undefined;
   const project = typeof raw?.project === 'string' ? await findProject(ctx.em, raw.project) : null;
   if (!project) throw new NotFound('Project');
-  const ref = { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
+  const ref = projectRef(project);
   authorize(ctx.subject, ref, projectActions.read);
   return next({
     ctx: {

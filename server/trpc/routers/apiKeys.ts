@@ -5,7 +5,7 @@ import { generateApiKey } from '../../auth/apiKeys.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { BadRequest, NotFound, PermissionDenied } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { canScopeApiKeyTo, isValidPermission } from '../../permissions/permissions.ts';
+import { canScopeApiKeyTo, isValidPermission, projectRef } from '../../permissions/permissions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
 import { authedProcedure, router } from '../base.ts';
 
@@ -64,10 +64,7 @@ async function resolveProjects(em: EntityManager, subject: Subject, refs: string
   const projects: Project[] = [];
   for (const ref of new Set(refs)) {
     const project = await findProject(em, ref);
-    if (
-      !project ||
-      !canScopeApiKeyTo(subject, { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id })
-    ) {
+    if (!project || !canScopeApiKeyTo(subject, projectRef(project))) {
       throw new BadRequest('unknown_project', `Project ${ref} does not exist or is not yours`, {
         issues: [{ path: ['projectIds'], message: `unknown project ${ref}` }],
       });

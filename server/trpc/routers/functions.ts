@@ -15,10 +15,9 @@ import {
 } from '../../functions/functionVersions.ts';
 import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
-import { can, functionActions, pipelineActions } from '../../permissions/permissions.ts';
+import { can, functionActions, pipelineActions, projectRef } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * Functions (spec 4.6): a pipeline source published behind a slug with a typed interface

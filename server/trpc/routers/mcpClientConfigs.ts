@@ -4,10 +4,9 @@ import { ApiKey, McpClientConfig, McpServer } from '../../../db/entities/index.t
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
-import { can, canUseApiKeyOf, mcpActions } from '../../permissions/permissions.ts';
+import { can, canUseApiKeyOf, mcpActions, projectRef } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * MCP client configs (spec 4.8, 5.11): each links one API key to one MCP server of the project;

@@ -4,11 +4,10 @@ import { McpServer, PipelineFunction } from '../../../db/entities/index.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
-import { can, functionActions, mcpActions } from '../../permissions/permissions.ts';
+import { can, functionActions, mcpActions, projectRef } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * MCP servers (spec 4.8): a named set of the project's functions, offered as tools at

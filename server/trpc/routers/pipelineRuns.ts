@@ -3,11 +3,17 @@ import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../..
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { NotFound } from '../../errors.ts';
 import { iso } from '../../http/shapes.ts';
-import { authorizeRunOnSession, can, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import {
+  authorizeRunOnSession,
+  can,
+  canSeeRunOutputs,
+  pipelineActions,
+  projectRef,
+  sessionActions,
+} from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 const tags = ['pipelines'];
 

@@ -3,11 +3,10 @@ import { Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/ind
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
-import { authorize, can, pipelineActions, projectActions } from '../../permissions/permissions.ts';
+import { authorize, can, pipelineActions, projectActions, projectRef } from '../../permissions/permissions.ts';
 import { createPipeline, createVersion, makeCurrent } from '../../pipelines/versions.ts';
 import { findProject, isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * Pipelines CRUD and versions (spec 4.5, without runs, the node catalog and the model jobs).

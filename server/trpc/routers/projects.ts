@@ -1,14 +1,21 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Project } from '../../../db/entities/index.ts';
+import type { AppDeps } from '../../appDeps.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { Conflict, EmailNotVerified, PermissionDenied, Unauthenticated } from '../../errors.ts';
 import { iso, pagination, queryFlag, statusOk } from '../../http/shapes.ts';
-import { can, canCreateProjects, projectActions, type ReadableProjects, readableProjects } from '../../permissions/permissions.ts';
+import {
+  can,
+  canCreateProjects,
+  projectActions,
+  projectRef,
+  type ReadableProjects,
+  readableProjects,
+} from '../../permissions/permissions.ts';
 import { provisionDefaultSession } from '../../projects/defaultSession.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { authedProcedure, projectProcedure, publicProcedure, router } from '../base.ts';
-import type { AppDeps } from '../context.ts';
 
 const projectView = z.object({
   id: z.string(),
@@ -38,10 +45,6 @@ export function presentProject(subject: Subject, project: Project) {
     slug: project.slug,
     ...(signedIn(subject) ? { owner: project.owner.id, created: iso(project.created), updated: iso(project.updated) } : {}),
   };
-}
-
-export function projectRef(project: Project) {
-  return { id: project.id, slug: project.slug, visibility: project.visibility, ownerId: project.owner.id };
 }
 
 async function slugFree(deps: { em: import('@mikro-orm/postgresql').EntityManager }, slug: string, exceptId?: string) {

@@ -14,10 +14,9 @@ import {
 } from '../../browsers/sessionRules.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { can, proxyActions } from '../../permissions/permissions.ts';
+import { can, projectRef, proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * Proxies (spec 4.7): records of the project (`source: db`) and, in the list, the dynamic ones

@@ -22,10 +22,9 @@ import {
 } from '../../browsers/sessionRules.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { can, proxyActions, sessionActions } from '../../permissions/permissions.ts';
+import { can, projectRef, proxyActions, sessionActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
-import { projectRef } from './projects.ts';
 
 /**
  * Sessions CRUD (spec 4.4). A session is a browser definition; starting it (the browser half,

@@ -1,0 +1,21 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { JwtSigner } from './auth/jwt.ts';
+import type { ResourceTokens } from './browsers/resourceTokens.ts';
+import type { Config } from './config.ts';
+
+/** What the api process is built from; the app factory receives it, nothing here is global. */
+export type AppDeps = {
+  config: Config;
+  orm: MikroORM;
+  jwt: JwtSigner;
+  /** JWT_SECRET (or the generated one of `npm start`), resolved once: the root of the sealing keys. */
+  serviceSecret: string;
+  /** Signs the tokens inside remoteUrl and vncUrl. */
+  resourceTokens: ResourceTokens;
+  temporal: TemporalClient;
+  log: Logger;
+  /** Hooks run after a project is created (the browser-sessions work provisions "Default session"). */
+  onProjectCreated?: ((projectId: string, deps: AppDeps) => Promise<void>)[];
+};
