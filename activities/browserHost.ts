@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Page } from 'playwright-core';
 import { SessionResource } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
-import { type BrowserPool, CapacityReached, type LaunchSpec, WarmBrowserGone } from '../server/browsers/host/browserPool.ts';
+import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
+import { LaunchError } from '../server/browsers/host/launchErrors.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { parseLaunchArgs } from '../server/browsers/sessionRules.ts';
 import type { Config } from '../server/config.ts';
@@ -106,8 +107,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       try {
         await pool.adoptWarm(warmId, spec);
       } catch (error) {
-        if (error instanceof WarmBrowserGone) throw ApplicationFailure.nonRetryable(error.message, 'WarmBrowserGone');
-        throw error;
+        throw launchFailure(error);
       }
       await appendLogs(orm.em.fork(), resource.project.id, logStreams.resource(resourceId), [
         {
@@ -206,8 +206,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       try {
         launched = await pool.launch(spec);
       } catch (error) {
-        if (error instanceof CapacityReached) throw ApplicationFailure.nonRetryable(error.message, 'CapacityReached');
-        throw error;
+        throw launchFailure(error);
       }
       // Recorded here rather than by a further activity: one round trip less before the api answers.
       const now = new Date();
@@ -240,6 +239,13 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       return pool.check(resourceId);
     },
   };
+}
+
+/** A launch error as Temporal sees it: its name is the failure type the workflow's retry policy names. */
+function launchFailure(error: unknown) {
+  if (!(error instanceof LaunchError)) return error;
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  return ApplicationFailure.create({ message: error.message, type: error.name, nonRetryable: !error.retryable, cause });
 }
 
 export type BrowserHostActivities = ReturnType<typeof createBrowserHostActivities>;

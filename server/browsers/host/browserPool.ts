@@ -10,6 +10,7 @@ import { CdpClient } from '../cdpClient.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
 import { defaultLaunchSettings, defaultLaunchSignature, type LaunchSettings, launchSignature } from '../launchSignature.ts';
 import { cdpCookieParams } from '../sessionRules.ts';
+import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
@@ -102,14 +103,6 @@ export type PoolOptions = {
   /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
   orphanGraceMs?: number;
 };
-
-export class CapacityReached extends Error {
-  override name = 'CapacityReached';
-}
-
-export class WarmBrowserGone extends Error {
-  override name = 'WarmBrowserGone';
-}
 
 /**
  * The Chromium processes of one browser host. The workflow decides when a browser lives and
