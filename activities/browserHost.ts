@@ -6,8 +6,8 @@ import { SessionResource } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
+import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
-import { parseLaunchArgs } from '../server/browsers/sessionRules.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
@@ -82,9 +82,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     const spec: LaunchSpec = {
       resourceId,
       projectId: resource.project.id,
-      image: session.image,
-      screen: session.screen,
-      args: parseLaunchArgs(session.args),
+      ...launchSettingsOf(session),
       cookies: session.cookies,
       proxy: proxy
         ? {

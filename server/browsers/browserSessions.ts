@@ -5,7 +5,6 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { SessionCookie } from '../../db/entities/BrowserSession.ts';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
 import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/messages.ts';
@@ -13,9 +12,9 @@ import { workflowIds } from '../../workflows/names.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { appendLogs, logStreams } from '../logs/logWriter.ts';
-import { CdpClient } from './cdpClient.ts';
+import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
-import { cdpCookieParams, parseLaunchArgs } from './sessionRules.ts';
+import { setSessionCookies } from './sessionCookies.ts';
 
 /** Resources in these states hold (or are about to hold) a browser. */
 export const activeResourceStatuses = ['starting', 'running', 'stopping'] as const;
@@ -118,7 +117,7 @@ export async function startBrowser(
     };
     if (session.cookies.length) {
       try {
-        await setCookies(warm.cdpEndpoint, session.cookies);
+        await setSessionCookies(warm.cdpEndpoint, session.cookies);
       } catch (error) {
         const reason = `its cookies could not be set (${summarizeLaunchFailure(error instanceof Error ? error.message : String(error))})`;
         throw await fail(`could not start: ${reason}`, new BrowserStartFailed(reason, { cause: error }));
@@ -169,11 +168,11 @@ export async function startBrowser(
 /**
  * The launch signature of the warm browser that would serve `session`, or null when none can: a
  * proxy is set at launch and warm browsers have none, so a session with one always starts cold.
- * The flags are parsed as the host parses them, so both compute the same signature.
+ * The settings are read as the host reads them, so both compute the same signature.
  */
 function warmSignatureOf(session: BrowserSession) {
   if (session.proxy || session.storedProxy) return null;
-  return launchSignature({ image: session.image, screen: session.screen, args: parseLaunchArgs(session.args) });
+  return launchSignature(launchSettingsOf(session));
 }
 
 /**
@@ -193,15 +192,6 @@ async function claimWarmBrowser(em: EntityManager, hostIds: string[], signature:
   );
   const row = rows[0];
   return row ? { id: row.id, hostId: row.host_id, cdpEndpoint: row.cdp_endpoint, pid: row.pid } : null;
-}
-
-async function setCookies(cdpEndpoint: string, cookies: SessionCookie[]) {
-  const cdp = await CdpClient.connect(cdpEndpoint);
-  try {
-    await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(cookies) });
-  } finally {
-    cdp.close();
-  }
 }
 
 /** A host that has not heartbeaten for this long is taken as gone. */

@@ -1,10 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Screen } from '../../db/entities/BrowserSession.ts';
 import { defaultBrowserImage } from './images.ts';
-import { defaultScreen } from './sessionRules.ts';
-
-/** What a browser is launched with and cannot change afterwards: a warm browser fits a start only if these match. */
-export type LaunchSettings = { image: string; screen: Screen; args: readonly string[] };
+import { defaultScreen, type LaunchSettings } from './launchSettings.ts';
 
 /**
  * The key warm browsers are offered and claimed by (`warm_browsers.launch_signature`). Only what

@@ -8,7 +8,7 @@ import {
   proxyProtocolSchema,
   proxyUsernameSchema,
   refineSocks5Credentials,
-} from './sessionRules.ts';
+} from './sessionProxies.ts';
 
 /**
  * Proxies that are not rows of the project (spec 4.7: GET …/proxies without `source=db`): an

@@ -6,10 +6,10 @@ import type { Logger } from 'pino';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { NewLogEntry } from '../../logs/logWriter.ts';
-import { CdpClient } from '../cdpClient.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
-import { defaultLaunchSettings, defaultLaunchSignature, type LaunchSettings, launchSignature } from '../launchSignature.ts';
-import { cdpCookieParams } from '../sessionRules.ts';
+import type { LaunchSettings } from '../launchSettings.ts';
+import { defaultLaunchSettings, defaultLaunchSignature, launchSignature } from '../launchSignature.ts';
+import { setSessionCookies } from '../sessionCookies.ts';
 import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 
@@ -35,13 +35,10 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
   return minimal;
 }
 
-export type LaunchSpec = {
+/** `image` changes nothing on this host (it has one browser build), but is part of the launch signature. */
+export type LaunchSpec = LaunchSettings & {
   resourceId: string;
   projectId: string;
-  /** Not chosen by (the host has one browser build), but part of the launch signature. */
-  image: string;
-  screen: { width: number; height: number };
-  args: string[];
   cookies: SessionCookie[];
   proxy: { server: string; username?: string; password?: string } | null;
 };
@@ -349,16 +346,8 @@ export class BrowserPool {
       warm,
     };
     try {
-      // Over CDP rather than Playwright's addCookies, which drops priority, source port and
-      // partition: the same call a warm start makes, so a session's cookies apply alike.
-      if (spec.cookies.length) {
-        const cdp = await CdpClient.connect(instance.cdpEndpoint);
-        try {
-          await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(spec.cookies) });
-        } finally {
-          cdp.close();
-        }
-      }
+      // The same call a warm start makes in the api, so a session's cookies apply alike.
+      if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
       this.#watch(instance);
     } catch (error) {
       await this.#destroy(instance);

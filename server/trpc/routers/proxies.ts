@@ -11,7 +11,7 @@ import {
   refineSocks5Credentials,
   socks5CredentialsField,
   socks5CredentialsMessage,
-} from '../../browsers/sessionRules.ts';
+} from '../../browsers/sessionProxies.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { can, projectRef, proxyActions } from '../../permissions/permissions.ts';

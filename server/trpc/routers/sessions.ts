@@ -5,21 +5,12 @@ import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entiti
 import type { Subject } from '../../auth/subject.ts';
 import { activeResourceStatuses } from '../../browsers/browserSessions.ts';
 import { defaultBrowserImage } from '../../browsers/images.ts';
+import { checkImage, defaultScreen, maxLaunchArgsLength, parseLaunchArgs, screenSchema } from '../../browsers/launchSettings.ts';
 import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
 import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
-import {
-  checkImage,
-  cookiesSchema,
-  cookieView,
-  defaultScreen,
-  maxLaunchArgsLength,
-  parseLaunchArgs,
-  presentProxyEndpoint,
-  proxyEndpointView,
-  screenSchema,
-  sessionProxySchema,
-} from '../../browsers/sessionRules.ts';
+import { cookiesSchema, cookieView } from '../../browsers/sessionCookies.ts';
+import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/sessionProxies.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { can, projectRef, proxyActions, sessionActions } from '../../permissions/permissions.ts';
