@@ -3,15 +3,16 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
-import type { NewLogEntry } from '../../logs/logWriter.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
-import { defaultLaunchSettings, defaultLaunchSignature, launchSignature } from '../launchSignature.ts';
+import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
+import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
+import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
 const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
@@ -60,30 +61,22 @@ type Instance = {
   /** Set on warm browsers once their offer is written to `warm_browsers`. */
   offered?: boolean;
   networkBytes: number;
-  secrets: string[];
-  logBuffer: NewLogEntry[];
-  flushTimer?: NodeJS.Timeout;
+  log: BrowserLog;
   warm: boolean;
   /** First found unwanted by `reconcile` at this time (ms). */
   unwantedSince?: number;
 };
 
-type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'secrets' | 'logBuffer' | 'warm' | 'offered'> & { warmId?: string };
+type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'log' | 'warm' | 'offered'> & { warmId?: string };
 
-export type PoolOptions = {
+export type PoolOptions = WarmPolicyOptions & {
   chromiumPath: string;
   /** Every browser's user-data-dir lives below this, which is how orphans are found after a crash. */
   browsersDir: string;
-  /** Browsers of the default launch settings kept warm (BROWSER_WARM_POOL). */
-  warmSize: number;
-  /** Other launch settings kept warm, one browser each, after a start of them here (BROWSER_WARM_RECENT). */
-  recentSize: number;
-  /** How long after their last start here such settings stay warm (ms). */
-  recentMs: number;
   capacity: number;
   log: Logger;
   /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
-  onLog: (resourceId: string, projectId: string, entries: NewLogEntry[], secrets: string[]) => Promise<void>;
+  onLog: BrowserLogSink;
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
   onWarmReady?: (warm: { warmId: string; signature: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
   /** Withdraws a warm browser's offer; false when it was no longer there (the api claimed it). */
@@ -103,7 +96,8 @@ export type PoolOptions = {
 
 /**
  * The Chromium processes of one browser host. The workflow decides when a browser lives and
- * dies; this only carries out launch and stop, keeps a warm pool, and reports usage.
+ * dies; this only carries out launch and stop, keeps the warm browsers `WarmPolicy` asks for,
+ * captures each browser's log (`BrowserLog`), and reports usage.
  */
 export class BrowserPool {
   readonly #options: PoolOptions;
@@ -113,17 +107,14 @@ export class BrowserPool {
   readonly #warm: Instance[] = [];
   /** Warm launches in flight, by launch signature. */
   readonly #warming = new Map<string, number>();
-  /**
-   * Launch settings other than the default started here within `recentMs`, by signature, least
-   * recently started first (an entry is moved to the end on each start); at most `recentSize`.
-   */
-  readonly #recent = new Map<string, { settings: LaunchSettings; lastStart: number }>();
+  readonly #warmPolicy: WarmPolicy;
   #closed = false;
   #reconciling = false;
   #trimming = false;
 
   constructor(options: PoolOptions) {
     this.#options = options;
+    this.#warmPolicy = new WarmPolicy(options);
   }
 
   /** Pre-launched browsers ready to hand out. */
@@ -166,7 +157,7 @@ export class BrowserPool {
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy never takes a warm browser, so warming for it would be waste.)
       if (!spec.proxy) {
-        this.#startedWith(instance.settings, instance.signature);
+        this.#warmPolicy.startedWith(instance.settings, instance.signature);
         this.#refillWarm();
         this.#trimLogged();
       }
@@ -239,7 +230,7 @@ export class BrowserPool {
           'destroying browsers whose resource is no longer active (their workflow is gone)',
         );
         for (const instance of runningOrphans) {
-          instance.logBuffer.push({
+          instance.log.push({
             context: 'browser',
             severity: 'warn',
             message: 'the browser host destroyed the browser: its resource is no longer active',
@@ -266,20 +257,8 @@ export class BrowserPool {
    */
   hideInLogs(resourceId: string, values: readonly string[]): () => Promise<void> {
     const instance = this.#running.get(resourceId);
-    const added = values.filter((value) => value.length > 0);
-    if (!instance || !added.length) return async () => {};
-    instance.secrets.push(...added);
-    let released = false;
-    return async () => {
-      if (released) return;
-      released = true;
-      clearTimeout(instance.flushTimer);
-      await this.#flush(instance);
-      for (const value of added) {
-        const index = instance.secrets.lastIndexOf(value);
-        if (index >= 0) instance.secrets.splice(index, 1);
-      }
-    };
+    if (!instance) return async () => {};
+    return instance.log.hide(values);
   }
 
   check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
@@ -321,11 +300,11 @@ export class BrowserPool {
     if (!instance) throw new WarmBrowserGone(`warm browser ${warmId} is not on this host`);
     instance.resourceId = spec.resourceId;
     instance.projectId = spec.projectId;
-    instance.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
+    instance.log.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
     this.#running.set(spec.resourceId, instance);
     // What the client did before this adoption (it may already have navigated) is logged now.
-    await this.#flush(instance);
-    this.#startedWith(instance.settings, instance.signature);
+    await instance.log.flush();
+    this.#warmPolicy.startedWith(instance.settings, instance.signature);
     this.#refillWarm();
     this.#trimLogged();
     return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
@@ -341,10 +320,10 @@ export class BrowserPool {
       ...base,
       resourceId: spec.resourceId,
       projectId: spec.projectId,
-      secrets: [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4),
-      logBuffer: [],
+      log: this.#browserLog(() => instance),
       warm,
     };
+    instance.log.secrets = [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4);
     try {
       // The same call a warm start makes in the api, so a session's cookies apply alike.
       if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
@@ -356,41 +335,27 @@ export class BrowserPool {
     return instance;
   }
 
-  /**
-   * Notes a start of `settings` here (cold, or a warm browser of them adopted), so that one browser
-   * of them stays warm for `recentMs`. At most `recentSize` settings are kept: the least recently
-   * started gives way (`trimWarm` then retires its browser). The default settings have their own pool.
-   */
-  #startedWith(settings: LaunchSettings, signature: string) {
-    if (signature === defaultLaunchSignature || this.#options.recentSize === 0) return;
-    this.#recent.delete(signature); // re-inserted at the end: the map's order is least recently started first
-    this.#recent.set(signature, { settings, lastStart: Date.now() });
-    for (const oldest of this.#recent.keys()) {
-      if (this.#recent.size <= this.#options.recentSize) break;
-      this.#recent.delete(oldest);
-    }
-  }
-
-  /** How many browsers of `signature` should wait warm. */
-  #warmTarget(signature: string) {
-    return (signature === defaultLaunchSignature ? this.#options.warmSize : 0) + (this.#recent.has(signature) ? 1 : 0);
-  }
-
   #refillWarm() {
     if (this.#closed) return;
-    this.#topUp(defaultLaunchSettings, defaultLaunchSignature);
-    for (const [signature, { settings }] of this.#recent) this.#topUp(settings, signature);
+    for (const [signature, settings] of this.#warmPolicy.wanted()) this.#topUp(settings, signature);
   }
 
   #topUp(settings: LaunchSettings, signature: string) {
     const have = this.#warm.filter((instance) => instance.signature === signature).length + (this.#warming.get(signature) ?? 0);
-    for (let i = have; i < this.#warmTarget(signature); i++) {
+    for (let i = have; i < this.#warmPolicy.target(signature); i++) {
       this.#warming.set(signature, (this.#warming.get(signature) ?? 0) + 1);
       this.#launchChromium(settings, null)
         .then(async (browser) => {
           if (this.#closed) return this.#destroy(browser);
           const warmId = randomUUID();
-          const instance: Instance = { ...browser, warmId, resourceId: '', projectId: '', secrets: [], logBuffer: [], warm: true };
+          const instance: Instance = {
+            ...browser,
+            warmId,
+            resourceId: '',
+            projectId: '',
+            log: this.#browserLog(() => instance),
+            warm: true,
+          };
           this.#watch(instance);
           this.#warm.push(instance);
           await this.#options.onWarmReady?.({ warmId, signature, cdpEndpoint: browser.cdpEndpoint, pid: browser.pid });
@@ -416,17 +381,8 @@ export class BrowserPool {
     if (this.#trimming || this.#closed) return;
     this.#trimming = true;
     try {
-      const now = Date.now();
-      for (const [signature, { lastStart }] of this.#recent) {
-        if (now - lastStart >= this.#options.recentMs) this.#recent.delete(signature);
-      }
-      const kept = new Map<string, number>();
-      const surplus = this.#warm.filter((instance) => {
-        const count = (kept.get(instance.signature) ?? 0) + 1;
-        kept.set(instance.signature, count);
-        return count > this.#warmTarget(instance.signature);
-      });
-      for (const instance of surplus) {
+      this.#warmPolicy.expire();
+      for (const instance of this.#warmPolicy.surplus(this.#warm)) {
         if (!instance.offered || !instance.warmId) continue;
         if (this.#options.withdrawWarm && !(await this.#options.withdrawWarm(instance.warmId))) continue;
         const index = this.#warm.indexOf(instance);
@@ -466,41 +422,13 @@ export class BrowserPool {
     return { context, userDataDir, cdpEndpoint, pid, settings, signature: launchSignature(settings), networkBytes: 0 };
   }
 
+  #browserLog(owner: () => Instance) {
+    return new BrowserLog(owner, this.#options.onLog, this.#options.log);
+  }
+
   /** Browser logs and network bytes of a resource, from every page it opens. */
   #watch(instance: Instance) {
-    const push = (entry: NewLogEntry) => {
-      instance.logBuffer.push(entry);
-      instance.flushTimer ??= setTimeout(() => this.#flush(instance), 250);
-    };
-    const watchPage = (page: Page) => {
-      // A page another CDP client opened may have navigated before this client saw it (the
-      // 'page' event races the client's goto), so its first navigation would go unlogged.
-      const seenAt = page.url();
-      if (seenAt && seenAt !== 'about:blank') {
-        push({ context: seenAt, severity: 'info', message: `navigated to ${seenAt}`, area: 'navigation' });
-      }
-      page.on('console', (message) => {
-        const type = message.type();
-        const severity = type === 'error' ? 'error' : type === 'warning' ? 'warn' : type === 'debug' ? 'debug' : 'info';
-        push({ context: page.url() || 'about:blank', severity, message: message.text(), area: 'console' });
-      });
-      page.on('framenavigated', (frame) => {
-        if (frame === page.mainFrame())
-          push({ context: frame.url(), severity: 'info', message: `navigated to ${frame.url()}`, area: 'navigation' });
-      });
-      page.on('pageerror', (error) => push({ context: page.url(), severity: 'error', message: error.message, area: 'page' }));
-      page.on('crash', () => push({ context: page.url(), severity: 'error', message: 'the page crashed', area: 'page' }));
-      page.on('requestfailed', (request) =>
-        push({
-          context: page.url(),
-          severity: 'warn',
-          message: `${request.method()} ${request.url()} failed: ${request.failure()?.errorText}`,
-          area: 'network',
-        }),
-      );
-    };
-    instance.context.pages().forEach(watchPage);
-    instance.context.on('page', watchPage);
+    capturePageLogs(instance.context, (entry) => instance.log.push(entry));
     instance.context.on('requestfinished', (request) => {
       request.sizes().then(
         (sizes) => {
@@ -511,27 +439,13 @@ export class BrowserPool {
     });
     instance.context.on('close', () => {
       if (this.#running.get(instance.resourceId) === instance) {
-        push({ context: 'browser', severity: 'warn', message: 'the browser closed', area: 'lifecycle' });
+        instance.log.push({ context: 'browser', severity: 'warn', message: 'the browser closed', area: 'lifecycle' });
       }
     });
   }
 
-  #flush(instance: Instance) {
-    instance.flushTimer = undefined;
-    if (!instance.resourceId) return Promise.resolve(); // a warm browser nobody adopted yet
-
-    const entries = instance.logBuffer.splice(0);
-    if (!entries.length) return Promise.resolve();
-    return this.#options.onLog(instance.resourceId, instance.projectId, entries, instance.secrets).catch((error) => {
-      this.#options.log.warn({ err: error, resourceId: instance.resourceId }, 'could not write browser logs');
-    });
-  }
-
   async #destroy(instance: WarmBrowser | Instance) {
-    if ('logBuffer' in instance) {
-      clearTimeout(instance.flushTimer);
-      await this.#flush(instance);
-    }
+    if ('log' in instance) await instance.log.flushNow();
     await Promise.race([instance.context.close().catch(() => {}), sleep(5000)]);
     if (instance.pid && isAlive(instance.pid)) {
       try {
