@@ -11,9 +11,10 @@ import type { AppDeps } from './appDeps.ts';
 import { BadRequest, Conflict, DomainError, RateLimited } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
-import { registerBrowserRoutes } from './http/browserRoutes.ts';
+import { registerBrowserRoutes } from './http/browsers/index.ts';
 import { errorBody, fastifyErrorBody, reshapeRestError } from './http/errorBody.ts';
 import { registerExternalRoutes } from './http/externalRoutes.ts';
+import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
 import { toTRPCError } from './trpc/base.ts';
@@ -151,8 +152,8 @@ export async function buildApp(deps: AppDeps) {
   registerExternalRoutes(app, deps);
   registerAuthPages(app);
   await registerBrowserRoutes(app, deps);
+  registerLogRoutes(app, deps);
   await registerMcpRoutes(app, deps);
-  // Built after the raw routes are registered: they add their own entries to the document.
   const document = buildOpenApiDocument(deps.config.publicUrl);
   const docsHtml = renderDocsHtml(document);
   app.get('/api/openapi.json', async () => document);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
 import { escapeHtml } from './html.ts';
-import { rawRoutePaths } from './openapi.ts';
+import type { RawRoutePaths } from './openapi.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
@@ -122,12 +122,14 @@ const pageHeaders = {
   'x-frame-options': 'DENY',
 };
 
-const htmlPage = (summary: string, parameters: object[] = []) => ({
+type Parameter = NonNullable<NonNullable<RawRoutePaths[string]['get']>['parameters']>[number];
+
+const htmlPage = (summary: string, parameters: Parameter[] = []) => ({
   get: { summary, tags: ['auth pages'], parameters, responses: { '200': { description: 'HTML' } } },
 });
-const tokenQuery = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
+const tokenQuery: Parameter = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
 
-Object.assign(rawRoutePaths, {
+export const authPagePaths: RawRoutePaths = {
   '/auth/verify': htmlPage('Page behind the verification mail: confirms the address with a button', [tokenQuery]),
   '/auth/reset': htmlPage('Page behind the password-reset mail: sets a new password', [tokenQuery]),
   '/auth/external-register/{token}': htmlPage('Page an unknown OpenID Connect identity lands on: creates the account', [
@@ -136,7 +138,7 @@ Object.assign(rawRoutePaths, {
   '/auth/2fa': htmlPage('Page a sign-in with two-factor on lands on: takes the code, then follows returnUrl (same origin)', [
     { name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } },
   ]),
-});
+};
 
 export function registerAuthPages(app: AppInstance) {
   const serve = (path: string, page: Page) => {

@@ -23,7 +23,7 @@ import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '.
 import { authorize, projectActions, projectRef } from '../permissions/permissions.ts';
 import { findProject, isUuid } from '../projects/projectRepository.ts';
 import { errorBody } from './errorBody.ts';
-import { rawRoutePaths } from './openapi.ts';
+import type { RawRoutePaths } from './openapi.ts';
 
 /**
  * The MCP endpoint of a stored MCP server (spec 4.8, 5.10), on both transports:
@@ -60,7 +60,7 @@ const pathParams = ['project', 'serverId'].map((name) => ({
   schema: { type: 'string' as const },
 }));
 const authNote = 'API key in `x-api-key` or `Authorization: Bearer`; the key must be linked to the server by an MCP client config.';
-Object.assign(rawRoutePaths, {
+export const mcpRoutePaths: RawRoutePaths = {
   [docPath]: {
     get: {
       summary: `MCP endpoint. Without \`mcp-session-id\` (Accept: text/event-stream): the SSE transport's stream, whose \`endpoint\` event names the POST URL for messages. With \`mcp-session-id\`: the Streamable HTTP session's stream. ${authNote}`,
@@ -89,7 +89,7 @@ Object.assign(rawRoutePaths, {
       responses: { '200': { description: 'session ended' } },
     },
   },
-});
+};
 
 type Transport = SSEServerTransport | StreamableHTTPServerTransport;
 type Session = {

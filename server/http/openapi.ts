@@ -1,15 +1,17 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../trpc/router.ts';
 import { API_VERSION } from '../trpc/routers/root.ts';
+import { authPagePaths } from './authPages.ts';
+import { browserRoutePaths } from './browsers/index.ts';
 import { escapeHtml } from './html.ts';
+import { logRoutePaths } from './logRoutes.ts';
+import { mcpRoutePaths } from './mcpRoutes.ts';
 
-type PathItem = NonNullable<OpenAPIObject['paths']>[string];
+/** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
+export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[string]>;
 
-/**
- * Routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs)
- * register their OpenAPI description here, so the document lists every endpoint.
- */
-export const rawRoutePaths: Record<string, PathItem> = {
+/** These docs and the external sign-in redirects (externalRoutes.ts). */
+const servedHerePaths: RawRoutePaths = {
   '/api/openapi.json': {
     get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: { '200': { description: 'The document' } } },
   },
@@ -62,6 +64,12 @@ export const rawRoutePaths: Record<string, PathItem> = {
     },
   },
 };
+
+/**
+ * Every raw route module exports its entries beside its routes; they are listed here, after the
+ * procedures, so the document names every endpoint.
+ */
+const rawRoutePaths: RawRoutePaths = { ...servedHerePaths, ...authPagePaths, ...logRoutePaths, ...browserRoutePaths, ...mcpRoutePaths };
 
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {

@@ -1,0 +1,98 @@
+import WebSocket from 'ws';
+import type { AppDeps } from '../../appDeps.ts';
+import { guardCdpMessage } from '../../browsers/cdpGuard.ts';
+import { BadRequest } from '../../errors.ts';
+import type { RawRoutePaths } from '../openapi.ts';
+import type { BrowserApp } from './index.ts';
+import {
+  type ActivityTouch,
+  type ResourceParams,
+  resourceByToken,
+  resourceDocPath,
+  resourcePath,
+  resourcePathParams,
+  tokenParam,
+} from './resources.ts';
+
+export const cdpProxyPaths: RawRoutePaths = {
+  [`${resourceDocPath}/cdp`]: {
+    get: {
+      summary: 'Chrome DevTools Protocol WebSocket (remoteUrl), for Playwright connectOverCDP and Puppeteer connect',
+      tags: ['sessions'],
+      parameters: [...resourcePathParams, tokenParam],
+      responses: { '101': { description: 'WebSocket upgrade' } },
+    },
+  },
+};
+
+/** The CDP endpoint of a running browser (remoteUrl), behind its token. */
+export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
+  app.route<{ Params: ResourceParams }>({
+    method: 'GET',
+    url: `${resourcePath}/cdp`,
+    handler: async () => {
+      throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket (the Chrome DevTools Protocol)');
+    },
+    wsHandler: (client, req) => {
+      // A CDP client speaks as soon as the socket opens (Playwright sends Browser.getVersion at
+      // once): hold its messages from the first moment, while the token is still being checked.
+      const early: { data: WebSocket.RawData; isBinary: boolean }[] = [];
+      const hold = (data: WebSocket.RawData, isBinary: boolean) => early.push({ data, isBinary });
+      client.on('message', hold);
+      resourceByToken(deps, req.params, req.query, 'cdp').then(
+        ({ resource, cdpEndpoint }) => {
+          client.off('message', hold);
+          // The client may have left while the token was checked: open nothing for it.
+          if (client.readyState !== WebSocket.OPEN) return;
+          proxyCdp(client, cdpEndpoint, (force) => touch(resource.id, force), early);
+        },
+        (error: Error) => client.close(4001, error.message.slice(0, 120)),
+      );
+    },
+  });
+}
+
+/**
+ * Pipes a client WebSocket to the browser's CDP endpoint. Client messages pass `guardCdpMessage`
+ * (a refused one is answered here and never reaches the browser) and wait in order until the
+ * browser side is open; either side closing closes the other.
+ */
+function proxyCdp(
+  client: WebSocket,
+  endpoint: string,
+  touch: (force?: boolean) => void,
+  queued: { data: WebSocket.RawData; isBinary: boolean }[],
+) {
+  const upstream = new WebSocket(endpoint, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+  const toBrowser = (data: WebSocket.RawData) => {
+    const verdict = guardCdpMessage(String(data));
+    if ('refuse' in verdict) {
+      if (client.readyState === WebSocket.OPEN) client.send(verdict.reply);
+    } else {
+      upstream.send(verdict.forward);
+    }
+  };
+  touch();
+  client.on('message', (data, isBinary) => {
+    touch();
+    if (upstream.readyState === WebSocket.OPEN) toBrowser(data);
+    else queued.push({ data, isBinary });
+  });
+  upstream.on('open', () => {
+    for (const { data } of queued.splice(0)) toBrowser(data);
+  });
+  upstream.on('message', (data, isBinary) => {
+    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+  });
+  let closed = false;
+  const closeBoth = () => {
+    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) client.close();
+    if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
+    if (!closed) touch(true);
+    closed = true;
+  };
+  client.on('close', closeBoth);
+  client.on('error', closeBoth);
+  upstream.on('close', closeBoth);
+  upstream.on('error', closeBoth);
+}

@@ -1,0 +1,107 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SessionResource } from '../../../db/entities/index.ts';
+import type { AppDeps } from '../../appDeps.ts';
+import { CdpClient } from '../../browsers/cdpClient.ts';
+import { Conflict, ServiceUnavailable } from '../../errors.ts';
+import { wantsEventStream } from '../../logs/logResponses.ts';
+import { sessionActions } from '../../permissions/permissions.ts';
+import type { RawRoutePaths } from '../openapi.ts';
+import type { BrowserApp } from './index.ts';
+import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './resources.ts';
+
+export const cookieCapturePaths: RawRoutePaths = {
+  [`${resourceDocPath}/capture`]: {
+    get: {
+      summary: "The running browser's cookies: a JSON snapshot, or SSE (event `cookies` on every change); needs cookies.read",
+      tags: ['sessions'],
+      parameters: resourcePathParams,
+      responses: { '200': { description: '{cookies: [...]} or text/event-stream' } },
+    },
+  },
+};
+
+/** Capture's own CDP connection: a browser that does not answer in this long is reported, not waited on. */
+const CAPTURE_CONNECT_MS = 5_000;
+
+/** A running browser's cookies, for callers with cookies.read: a snapshot, or a stream of changes until `closing`. */
+export function registerCookieCapture(app: BrowserApp, deps: AppDeps, closing: AbortSignal) {
+  /** Why a running browser's CDP endpoint failed us: it stopped meanwhile (409), or it is unwell (503). */
+  async function browserFailure(resourceId: string, error: unknown) {
+    const current = await deps.orm.em
+      .fork()
+      .findOne(SessionResource, { id: resourceId }, { fields: ['status'] })
+      .catch(() => null);
+    if (current && current.status !== 'running') return new Conflict('browser_not_running', 'The browser is not running');
+    return new ServiceUnavailable('The browser did not answer', error);
+  }
+
+  app.get<{ Params: ResourceParams }>(`${resourcePath}/capture`, async (req, reply) => {
+    const { resource } = await resourceForCaller(deps, req, req.params, [sessionActions.read, sessionActions.readCookies]);
+    if (resource.status !== 'running' || !resource.cdpEndpoint) throw new Conflict('browser_not_running', 'The browser is not running');
+    // The browser may die between the status read and these calls: a stopped one is a 409, never a 500.
+    const cdp = await CdpClient.connect(resource.cdpEndpoint, CAPTURE_CONNECT_MS).catch(async (error) => {
+      throw await browserFailure(resource.id, error);
+    });
+    const readCookies = async () => (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
+    if (!wantsEventStream(req)) {
+      try {
+        const cookies = await readCookies().catch(async (error) => {
+          throw await browserFailure(resource.id, error);
+        });
+        return reply.send({ cookies });
+      } finally {
+        cdp.close();
+      }
+    }
+    return streamCookies(req, reply, cdp, readCookies, closing);
+  });
+}
+
+/**
+ * SSE of the browser's cookies: the whole jar now, then again whenever it changes. `closing`
+ * (the server shutting down) ends it without the `end` event: the browser did not stop.
+ */
+function streamCookies(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cdp: CdpClient,
+  readCookies: () => Promise<unknown[]>,
+  closing: AbortSignal,
+) {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+  });
+  let last = '';
+  let seq = 0;
+  let closed = false;
+  const close = (ended = true) => {
+    if (closed) return;
+    closed = true;
+    clearInterval(timer);
+    closing.removeEventListener('abort', shutDown);
+    cdp.close();
+    if (ended) raw.write('event: end\ndata: {}\n\n');
+    raw.end();
+  };
+  const shutDown = () => close(false);
+  const poll = async () => {
+    const cookies = await readCookies();
+    const serialized = JSON.stringify(cookies);
+    if (serialized !== last && !closed) {
+      last = serialized;
+      raw.write(`id: ${++seq}\nevent: cookies\ndata: ${JSON.stringify({ cookies })}\n\n`);
+    }
+  };
+  const timer = setInterval(() => {
+    poll().catch(() => close());
+  }, 1_000);
+  cdp.on('close', () => close());
+  req.raw.on('close', () => close());
+  if (closing.aborted) return shutDown();
+  closing.addEventListener('abort', shutDown, { once: true });
+  poll().catch(() => close());
+}

@@ -1,0 +1,119 @@
+import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { Logger } from 'pino';
+import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
+import { NotFound } from '../errors.ts';
+import { LogNotifications } from '../logs/logNotifications.ts';
+import { serveLogs } from '../logs/logResponses.ts';
+import { logStreams } from '../logs/logWriter.ts';
+import { pipelineActions, sessionActions } from '../permissions/permissions.ts';
+import { isUuid } from '../projects/projectRepository.ts';
+import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './browsers/resources.ts';
+import type { RawRoutePaths } from './openapi.ts';
+import { projectRequest } from './projectRequest.ts';
+
+/** What both log routes take besides their path: paging for JSON, Accept and Last-Event-ID for SSE. */
+const logParams = [
+  { name: 'offset', in: 'query' as const, schema: { type: 'integer' as const, minimum: 0 } },
+  { name: 'limit', in: 'query' as const, schema: { type: 'integer' as const, minimum: 1, maximum: 200 } },
+  {
+    name: 'Accept',
+    in: 'header' as const,
+    schema: { type: 'string' as const, enum: ['application/json', 'text/event-stream'] },
+    description: 'text/event-stream for a live stream instead of a page of JSON',
+  },
+  {
+    name: 'Last-Event-ID',
+    in: 'header' as const,
+    schema: { type: 'string' as const },
+    description: 'SSE: resume after this entry',
+  },
+];
+
+export const logRoutePaths: RawRoutePaths = {
+  [`${resourceDocPath}/logs`]: {
+    get: {
+      summary:
+        'Browser logs (console, navigations, lifecycle, errors): paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)',
+      tags: ['sessions'],
+      parameters: [...resourcePathParams, ...logParams],
+      responses: { '200': { description: 'JSON array of {seq, context, severity, message, area, object, created}, or text/event-stream' } },
+    },
+  },
+  '/{project}/api/pipelines/{pipelineId}/{runId}/logs': {
+    get: {
+      summary: 'Run logs with secrets redacted: paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)',
+      tags: ['pipelines'],
+      parameters: [
+        ...['project', 'pipelineId', 'runId'].map((name) => ({
+          name,
+          in: 'path' as const,
+          required: true,
+          schema: { type: 'string' as const },
+        })),
+        ...logParams,
+      ],
+      responses: { '200': { description: 'JSON array of log entries, or text/event-stream' } },
+    },
+  },
+};
+
+/**
+ * The log streams: a browser's (under its session resource) and a pipeline run's, both over
+ * the one LISTEN connection of this process.
+ */
+export function registerLogRoutes(
+  app: FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>,
+  deps: AppDeps,
+) {
+  const notifications = new LogNotifications(deps.orm.config.get('clientUrl') as string, deps.log);
+  // Open SSE streams end in preClose: the server's close waits for every open connection, and a
+  // stream of a running browser would hold it until the browser stopped. Their clients reconnect
+  // (to another replica) with Last-Event-ID.
+  const closing = new AbortController();
+  app.addHook('preClose', (done) => {
+    closing.abort();
+    done();
+  });
+  app.addHook('onClose', () => notifications.close());
+
+  app.get<{ Params: ResourceParams }>(`${resourcePath}/logs`, async (req, reply) => {
+    const { em, resource } = await resourceForCaller(deps, req, req.params, [sessionActions.read]);
+    return serveLogs(req, reply, {
+      em,
+      notifications,
+      closing: closing.signal,
+      stream: logStreams.resource(resource.id),
+      isFinished: async () => {
+        const current = await deps.orm.em.fork().findOne(SessionResource, { id: resource.id }, { fields: ['status'] });
+        return !current || current.status === 'stopped' || current.status === 'failed';
+      },
+    });
+  });
+
+  app.get<{ Params: { project: string; pipelineId: string; runId: string } }>(
+    '/:project/api/pipelines/:pipelineId/:runId/logs',
+    async (req, reply) => {
+      const ctx = await projectRequest(deps, req, req.params.project);
+      const { pipelineId, runId } = req.params;
+      if (!isUuid(pipelineId) || !isUuid(runId)) throw new NotFound('Run');
+      ctx.authorize(pipelineActions.read, pipelineId.toLowerCase());
+      const run = await ctx.em.findOne(PipelineRun, {
+        id: runId.toLowerCase(),
+        pipeline: pipelineId.toLowerCase(),
+        project: ctx.project.id,
+      });
+      if (!run) throw new NotFound('Run');
+      return serveLogs(req, reply, {
+        em: ctx.em,
+        notifications,
+        closing: closing.signal,
+        stream: logStreams.run(run.id),
+        isFinished: async () => {
+          const current = await deps.orm.em.fork().findOne(PipelineRun, { id: run.id }, { fields: ['status'] });
+          return !current || !['queued', 'running'].includes(current.status);
+        },
+      });
+    },
+  );
+}
