@@ -171,7 +171,7 @@ function tokenize(args: string) {
 
 /**
  * The session's `args` string as a list of Chromium flags. Throws BadRequest naming the first flag
- * that is not a `--flag[=value]` or that the deny-list refuses. The host calls it again at launch.
+ * that is not a `--flag[=value]` or that the deny-list refuses. Stored args are parsed again by `launchSettingsOf`.
  */
 export function parseLaunchArgs(args: string): string[] {
   if (args.length > maxLaunchArgsLength) throw badArg(`args is longer than ${maxLaunchArgsLength} characters`);
