@@ -3,21 +3,18 @@ import { STATUS_CODES } from 'node:http';
 import querystring from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
-import { BadRequest, Conflict, DomainError, RateLimited } from './errors.ts';
+import { asDomainError, BadRequest, errorBody, httpAnswer, RateLimited, reshapeRestError, toTRPCError } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
-import { errorBody, fastifyErrorBody, reshapeRestError } from './http/errorBody.ts';
 import { registerExternalRoutes } from './http/externalRoutes.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
-import { toTRPCError } from './trpc/base.ts';
 import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
 
@@ -106,19 +103,10 @@ export async function buildApp(deps: AppDeps) {
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
-    // A unique violation is a race lost to another request (two links of one identity): a 409,
-    // as the procedures answer it.
-    const domain =
-      error instanceof UniqueConstraintViolationException
-        ? new Conflict('conflict', 'A record with the same unique name or slug exists', { cause: error })
-        : error;
-    if (domain instanceof DomainError) {
-      // A 503 names no internals to the client; the cause (Temporal, SMTP) goes to the log.
-      if (domain.status >= 500) req.log.warn({ err: domain }, 'request failed: a dependency is unavailable');
-      return reply.status(domain.status).send(errorBody(domain.code, domain.message, domain.issues));
-    }
-    const { status, body } = fastifyErrorBody(error);
-    if (status >= 500) req.log.error({ err: error }, 'request failed');
+    const { status, body, domain } = httpAnswer(error);
+    // A 503 names no internals to the client; the cause (Temporal, SMTP) goes to the log.
+    if (domain && status >= 500) req.log.warn({ err: domain }, 'request failed: a dependency is unavailable');
+    else if (status >= 500) req.log.error({ err: error }, 'request failed');
     return reply.status(status).send(body);
   });
 
@@ -132,8 +120,8 @@ export async function buildApp(deps: AppDeps) {
     try {
       return await createContext(deps, req, res);
     } catch (error) {
-      if (error instanceof DomainError) throw toTRPCError(error);
-      throw error;
+      const domain = asDomainError(error);
+      throw domain ? toTRPCError(domain) : error;
     }
   };
 

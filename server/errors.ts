@@ -1,6 +1,15 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import type { FastifyError } from 'fastify';
+import { ZodError } from 'zod';
+
 /**
- * Domain errors. Code inside the service throws these; the edges translate them
- * (HTTP and tRPC in server/http/errorBody.ts, Temporal in activities, MCP later).
+ * The errors module: the domain errors, and how each edge answers them. Code inside the service
+ * throws the domain classes; the edges translate them with the functions at the end of this file
+ * (REST and raw routes: `httpAnswer`; tRPC: `toTRPCError` and the error formatter in
+ * server/trpc/base.ts; MCP: the error body in a tool result). Temporal failures are translated in
+ * the activities, by the error types their workflow contracts name.
  */
 
 export type ErrorIssue = { path: (string | number)[]; message: string; code?: string };
@@ -93,4 +102,131 @@ export class ServiceUnavailable extends DomainError {
 export class LimitReached extends DomainError {
   override name = 'LimitReached';
   readonly status = 429;
+}
+
+// ---- At the edges ------------------------------------------------------------------------------
+// Code inside the service throws the classes above; these turn an error into what each edge
+// answers: the API's error body (REST, raw routes, MCP), a tRPC error, the REST adapter's reshape.
+
+/**
+ * The domain error an error stands for, if any. A unique violation is a race lost to another
+ * request (two creates of one slug, two links of one identity): a 409, wherever it surfaces.
+ */
+export function asDomainError(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return error;
+  if (error instanceof UniqueConstraintViolationException) {
+    return new Conflict('conflict', 'A record with the same unique name or slug exists', { cause: error });
+  }
+  return undefined;
+}
+
+/** The one error body of the API (ARCHITECTURE.md): `{status: "error", code, message, issues?}`. */
+export type ErrorBody = { status: 'error'; code: string; message: string; issues?: ErrorIssue[] };
+
+export function errorBody(code: string, message: string, issues?: ErrorIssue[]): ErrorBody {
+  return issues?.length ? { status: 'error', code, message, issues } : { status: 'error', code, message };
+}
+
+/** "Invalid input: name: expected string; Unrecognized key: "foo"" — every problem, named. */
+export function describeIssues(issues: ErrorIssue[]) {
+  const parts = issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+  return `Invalid input: ${parts.join('; ')}`;
+}
+
+type ZodIssue = ZodError['issues'][number];
+
+/** Unknown keys come as one issue at the object; split them so each names its field in `path`. */
+export function describeZodIssues(issues: ZodIssue[]) {
+  return issues.flatMap((issue): { path: PropertyKey[]; message: string; code: string }[] =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `Unrecognized key: "${key}"`, code: issue.code }))
+      : [{ path: issue.path, message: issue.message, code: issue.code }],
+  );
+}
+
+const trpcCodes: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** The tRPC error a domain error becomes (the error formatter reads the domain code back from its cause). */
+export function toTRPCError(error: DomainError) {
+  return new TRPCError({ code: trpcCodes[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
+}
+
+/**
+ * The shape of every tRPC error: internals never named, the domain code and issues carried in
+ * `data` (the REST reshape below and the SDK's `data.domainCode` read them there).
+ */
+export function formatTRPCError<Shape extends { message: string; data: { code: string; httpStatus: number; path?: string } }>({
+  shape,
+  error,
+}: {
+  shape: Shape;
+  error: TRPCError;
+}) {
+  const domain = error.cause instanceof DomainError ? error.cause : undefined;
+  const zod = error.cause instanceof ZodError ? error.cause : undefined;
+  return {
+    ...shape,
+    message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal server error' : shape.message,
+    data: {
+      code: shape.data.code,
+      httpStatus: shape.data.httpStatus,
+      path: shape.data.path,
+      domainCode: domain?.code ?? (zod ? 'invalid_input' : undefined),
+      issues: domain?.issues ?? (zod ? describeZodIssues(zod.issues) : undefined),
+    },
+  };
+}
+
+type TrpcRestError = {
+  message?: string;
+  code?: string;
+  issues?: { path: (string | number)[]; message: string; code?: string }[];
+  data?: { domainCode?: string; issues?: ErrorIssue[] };
+};
+
+/**
+ * trpc-to-openapi writes `{...shape, message, code: <TRPC code>, issues}`; this rewrites it into
+ * the API's error body, keeping the domain code the error formatter put in `data`.
+ */
+export function reshapeRestError(raw: TrpcRestError): ErrorBody {
+  const issues = raw.data?.issues ?? raw.issues?.map(({ path, message, code }) => ({ path, message, code }));
+  const code = raw.data?.domainCode ?? (raw.issues ? 'invalid_input' : (raw.code ?? 'error').toLowerCase());
+  const message = code === 'invalid_input' && issues?.length ? describeIssues(issues) : (raw.message ?? 'Error');
+  return errorBody(code, message, issues);
+}
+
+const fastifyCodes: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_content_length',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+};
+
+/** Fastify's own errors (bad JSON, body too large, 415 …) in the API's shape. */
+export function fastifyErrorBody(error: FastifyError): { status: number; body: ErrorBody } {
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) return { status, body: errorBody('internal_error', 'Internal server error') };
+  const code =
+    fastifyCodes[error.code] ??
+    (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid_json' : 'bad_request');
+  const message = code === 'invalid_json' ? `The body is not valid JSON: ${error.message}` : error.message;
+  return { status, body: errorBody(code, message) };
+}
+
+/**
+ * What an HTTP route answers for any error it throws: a domain error as itself, Fastify's own in
+ * the API's shape, anything else a 500 that names no internals. `domain` says which it was.
+ */
+export function httpAnswer(error: unknown): { status: number; body: ErrorBody; domain?: DomainError } {
+  const domain = asDomainError(error);
+  if (domain) return { status: domain.status, body: errorBody(domain.code, domain.message, domain.issues), domain };
+  return fastifyErrorBody(error as FastifyError);
 }

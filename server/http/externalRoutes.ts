@@ -13,8 +13,8 @@ import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/e
 import { OidcClients } from '../auth/oidc.ts';
 import { safeEqual } from '../auth/secrets.ts';
 import { signIn } from '../auth/signIn.ts';
-import { resolveSubject } from '../auth/subject.ts';
 import { BadRequest } from '../errors.ts';
+import { resolveCaller } from '../requestEdge.ts';
 
 /**
  * The two browser legs of an OpenID Connect sign-in. They answer redirects and set cookies, so
@@ -51,7 +51,7 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
     const remember = ['', 'true', '1'].includes(query(req).get('remember') ?? 'false');
     const { url, state, nonce, verifier } = await oidc.authorizationRequest(provider);
     // Only a full session started here may link; a pending 2FA session or a stale cookie signs in.
-    const subject = await resolveSubject(deps.orm.em.fork(), deps.jwt, { cookieToken: req.cookies.token });
+    const subject = await resolveCaller(deps, deps.orm.em.fork(), req, 'cookie');
     const intent = subject.kind === 'session' ? `link.${linkBinding(deps.serviceSecret, state, subject.session.id)}` : 'login';
     const options = { ...cookieOptions(provider.name), maxAge: FLOW_SECONDS };
     reply.setCookie('oidc_state', state, options);
@@ -78,7 +78,7 @@ export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
     }
     const em = deps.orm.em.fork();
     // A browser navigation: only the cookie says who is signed in.
-    const subject = await resolveSubject(em, deps.jwt, { cookieToken: req.cookies.token });
+    const subject = await resolveCaller(deps, em, req, 'cookie');
     // Whether to link is decided by /init, not by whoever holds the cookie now: a flow started
     // signed out (perhaps forced on the browser, with someone else's provider account) must not
     // attach that identity to a session that appeared meanwhile. Checked before the code is

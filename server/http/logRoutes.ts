@@ -8,9 +8,9 @@ import { serveLogs } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
 import { pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
+import { projectRequest } from '../requestEdge.ts';
 import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './browsers/resources.ts';
 import type { RawRoutePaths } from './openapi.ts';
-import { projectRequest } from './projectRequest.ts';
 
 /** What both log routes take besides their path: paging for JSON, Accept and Last-Event-ID for SSE. */
 const logParams = [

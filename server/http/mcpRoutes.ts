@@ -16,13 +16,11 @@ import type {
 import type { Logger } from 'pino';
 import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
-import { resolveSubject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
-import { BadRequest, DomainError, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
+import { BadRequest, errorBody, httpAnswer, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
-import { authorize, projectActions, projectRef } from '../permissions/permissions.ts';
-import { findProject, isUuid } from '../projects/projectRepository.ts';
-import { errorBody } from './errorBody.ts';
+import { isUuid } from '../projects/projectRepository.ts';
+import { enterProject, resolveCaller } from '../requestEdge.ts';
 import type { RawRoutePaths } from './openapi.ts';
 
 /**
@@ -173,15 +171,10 @@ export async function registerMcpRoutes(
       throw new PermissionDenied('Host or Origin not allowed (see MCP_ALLOWED_HOSTS)', 'host_not_allowed');
     }
     const em = deps.orm.em.fork();
-    const subject = await resolveSubject(em, deps.jwt, {
-      authorization: header(req, 'authorization'),
-      apiKeyHeader: header(req, 'x-api-key'),
-    });
+    const subject = await resolveCaller(deps, em, req, 'headers');
     if (subject.kind !== 'apiKey')
       throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
-    const project = await findProject(em, req.params.project);
-    if (!project) throw new NotFound('Project');
-    authorize(subject, projectRef(project), projectActions.read);
+    const { project } = await enterProject(em, subject, req.params.project);
     const serverId = req.params.serverId.toLowerCase();
     const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
     if (!server) throw new NotFound('MCP server');
@@ -220,9 +213,9 @@ export async function registerMcpRoutes(
       deps.log.error({ err: error }, 'MCP request failed');
       const res = reply.raw;
       if (!res.headersSent) {
-        const status = error instanceof DomainError ? error.status : 500;
+        const { status, body } = httpAnswer(error);
         res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(errorBody(error instanceof DomainError ? error.code : 'internal_error', 'MCP request failed')));
+        res.end(JSON.stringify(errorBody(body.code, 'MCP request failed')));
       } else if (!res.writableEnded) res.end();
     }
   }

@@ -6,7 +6,7 @@ import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, typ
 import { FunctionVersion, McpServer, type PipelineFunction, Project } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
 import type { Subject } from '../auth/subject.ts';
-import { DomainError } from '../errors.ts';
+import { asDomainError, type ErrorIssue, errorBody } from '../errors.ts';
 import { executeFunction } from '../functions/execute.ts';
 import { optionalParameters } from '../functions/functionVersions.ts';
 import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
@@ -107,8 +107,9 @@ function describeTool({ fn, version }: AssignedFunction): Tool {
   };
 }
 
-function failure(message: string, extra: Record<string, unknown> = {}): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ status: 'error', message, ...extra }) }] };
+/** A domain miss is a tool result the model can read (the API's error body as text), not a protocol error. */
+function failure(code: string, message: string, issues?: ErrorIssue[]): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message, issues)) }] };
 }
 
 function readAuth(authInfo: AuthInfo | undefined): McpAuth {
@@ -142,7 +143,7 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
     // The function rows only: executeFunction loads the one version it runs.
     const stored = await em.findOne(McpServer, { id: server.id }, { populate: ['functions'] });
     const fn = stored?.functions.getItems().find((candidate) => candidate.slug === name);
-    if (!fn) return failure(`Unknown tool \`${name}\``, { code: 'unknown_tool' });
+    if (!fn) return failure('unknown_tool', `Unknown tool \`${name}\``);
     const progressToken = request.params._meta?.progressToken;
     // Progress keeps a client that passes `resetTimeoutOnProgress` from timing out a long call.
     const onProgress =
@@ -170,11 +171,10 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
         _meta: { identifier: execution.identifier },
       };
     } catch (error) {
-      if (error instanceof DomainError) {
-        return failure(error.message, { code: error.code, ...(error.issues?.length ? { issues: error.issues } : {}) });
-      }
+      const domain = asDomainError(error);
+      if (domain) return failure(domain.code, domain.message, domain.issues);
       deps.log.error({ err: error, tool: name, mcpServer: server.id }, 'MCP tool call failed');
-      return failure('Internal error while running the function', { code: 'internal_error' });
+      return failure('internal_error', 'Internal error while running the function');
     }
   });
 

@@ -1,15 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../appDeps.ts';
-import { resolveSubject } from '../auth/subject.ts';
+import { resolveCaller } from '../requestEdge.ts';
 
 export async function createContext(deps: AppDeps, req: FastifyRequest, reply: FastifyReply) {
   const em = deps.orm.em.fork();
-  const apiKeyHeader = req.headers['x-api-key'];
-  const subject = await resolveSubject(em, deps.jwt, {
-    cookieToken: req.cookies.token,
-    authorization: req.headers.authorization,
-    apiKeyHeader: Array.isArray(apiKeyHeader) ? apiKeyHeader[0] : apiKeyHeader,
-  });
+  const subject = await resolveCaller(deps, em, req);
   return { deps, em, subject, req, reply, log: req.log };
 }
 

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../appDeps.ts';
 import type { ResourceTokenUse } from '../../browsers/resourceTokens.ts';
 import { NotFound, Unauthenticated } from '../../errors.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
-import { projectRequest } from '../projectRequest.ts';
+import { projectRequest } from '../../requestEdge.ts';
 
 /** What the raw routes of a running browser share: their path, its OpenAPI parameters, and how a request finds its resource. */
 

@@ -15,9 +15,10 @@ import {
 } from '../../functions/functionVersions.ts';
 import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
-import { can, functionActions, pipelineActions, projectRef } from '../../permissions/permissions.ts';
+import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Functions (spec 4.6): a pipeline source published behind a slug with a typed interface
@@ -105,10 +106,6 @@ const executionView = z.object({
 
 const versionsShown = 100;
 
-function permits(ctx: ProjectContext, action: string, resourceId?: string) {
-  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
-}
-
 type VersionFields = Pick<
   FunctionVersion,
   'id' | 'metadata' | 'parameters' | 'outputs' | 'outputType' | 'sourcePipelineId' | 'sourcePipelineVersion' | 'created'
@@ -132,14 +129,8 @@ function presentFunction(fn: PipelineFunction, version: VersionFields | null) {
   };
 }
 
-/** Authorises first (so a missing id and a forbidden one look alike), then loads. */
-async function findFunction(ctx: ProjectContext, functionId: string, action: string) {
-  if (!isUuid(functionId)) throw new NotFound('Function');
-  const id = functionId.toLowerCase();
-  ctx.authorize(action, id);
-  const fn = await ctx.em.findOne(PipelineFunction, { id, project: ctx.project.id });
-  if (!fn) throw new NotFound('Function');
-  return fn;
+function findFunction(ctx: ProjectContext, functionId: string, action: string) {
+  return findInProject(ctx, PipelineFunction, functionId, action, 'Function');
 }
 
 async function currentVersion(ctx: ProjectContext, fn: PipelineFunction) {
@@ -244,18 +235,7 @@ export const functionsRouter = router({
     .input(z.strictObject({ project: projectParam, ...pagination }))
     .output(z.array(functionView))
     .query(async ({ ctx, input }) => {
-      const orderBy = { created: 'asc', id: 'asc' } as const;
-      let fns: PipelineFunction[];
-      if (permits(ctx, functionActions.read)) {
-        fns = await ctx.em.find(PipelineFunction, { project: ctx.project.id }, { orderBy, limit: input.limit, offset: input.offset });
-      } else {
-        const all = await ctx.em.find(PipelineFunction, { project: ctx.project.id }, { orderBy, fields: ['id'] });
-        const page = all
-          .map((fn) => fn.id)
-          .filter((id) => permits(ctx, functionActions.read, id))
-          .slice(input.offset, input.offset + input.limit);
-        fns = page.length ? await ctx.em.find(PipelineFunction, { id: { $in: page } }, { orderBy }) : [];
-      }
+      const fns = await listReadable(ctx, PipelineFunction, functionActions.read, { page: input });
       const versionIds = fns.map((fn) => fn.currentVersion?.id).filter((id): id is string => !!id);
       const versions = versionIds.length ? await ctx.em.find(FunctionVersion, { id: { $in: versionIds } }, { exclude: ['source'] }) : [];
       const byId = new Map(versions.map((v) => [v.id, v]));
@@ -399,7 +379,7 @@ export const functionsRouter = router({
       const fn = await findFunction(ctx, input.functionId, functionActions.write);
       const previous = await currentVersion(ctx, fn);
       const { pipelineId, pipelineVersionId } = importSource(input, previous);
-      if (!isUuid(pipelineId) || !permits(ctx, pipelineActions.read, pipelineId.toLowerCase())) throw new NotFound('Pipeline');
+      if (!isUuid(pipelineId) || !ctx.can(pipelineActions.read, pipelineId.toLowerCase())) throw new NotFound('Pipeline');
       const pipeline = await ctx.em.findOne(Pipeline, { id: pipelineId.toLowerCase(), project: ctx.project.id });
       if (!pipeline) throw new NotFound('Pipeline');
       const pipelineVersion = isUuid(pipelineVersionId)

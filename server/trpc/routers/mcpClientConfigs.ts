@@ -1,12 +1,13 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ApiKey, McpClientConfig, McpServer } from '../../../db/entities/index.ts';
-import { BadRequest, Conflict, NotFound } from '../../errors.ts';
+import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
-import { can, canUseApiKeyOf, mcpActions, projectRef } from '../../permissions/permissions.ts';
+import { canUseApiKeyOf, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * MCP client configs (spec 4.8, 5.11): each links one API key to one MCP server of the project;
@@ -64,20 +65,15 @@ function presentListed(config: McpClientConfig) {
   };
 }
 
-async function findConfig(ctx: ProjectContext, configId: string, action: string) {
-  if (!isUuid(configId)) throw new NotFound('MCP client config');
-  const id = configId.toLowerCase();
-  ctx.authorize(action, id);
-  const config = await ctx.em.findOne(McpClientConfig, { id, project: ctx.project.id });
-  if (!config) throw new NotFound('MCP client config');
-  return config;
+function findConfig(ctx: ProjectContext, configId: string, action: string) {
+  return findInProject(ctx, McpClientConfig, configId, action, 'MCP client config');
 }
 
 /** 5.11: a server of this project (that the caller may read). */
 async function serverFor(ctx: ProjectContext, serverId: string) {
   const id = serverId.toLowerCase();
   const server = isUuid(id) ? await ctx.em.findOne(McpServer, { id, project: ctx.project.id }) : null;
-  if (!server || !can(ctx.subject, projectRef(ctx.project), mcpActions.read, server.id)) {
+  if (!server || !ctx.can(mcpActions.read, server.id)) {
     throw new BadRequest('invalid_mcp_server', 'mcpServerId must name an MCP server of this project', {
       issues: [{ path: ['mcpServerId'], message: 'not an MCP server of this project', code: 'invalid_mcp_server' }],
     });
@@ -122,16 +118,11 @@ export const mcpClientConfigsRouter = router({
     .input(z.strictObject({ project: projectParam, ...pagination }))
     .output(z.array(configListView))
     .query(async ({ ctx, input }) => {
-      const configs = await ctx.em.find(
-        McpClientConfig,
-        { project: ctx.project.id },
-        { populate: ['mcpServer', 'apiKey'], orderBy: { created: 'asc', id: 'asc' } },
-      );
-      const ref = projectRef(ctx.project);
-      return configs
-        .filter((config) => can(ctx.subject, ref, mcpActions.readConfigs, config.id))
-        .slice(input.offset, input.offset + input.limit)
-        .map(presentListed);
+      const configs = await listReadable(ctx, McpClientConfig, mcpActions.readConfigs, {
+        page: input,
+        populate: ['mcpServer', 'apiKey'],
+      });
+      return configs.map(presentListed);
     }),
 
   create: projectProcedure

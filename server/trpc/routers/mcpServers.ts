@@ -1,13 +1,14 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { McpServer, PipelineFunction } from '../../../db/entities/index.ts';
-import { BadRequest, Conflict, NotFound } from '../../errors.ts';
+import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
-import { can, functionActions, mcpActions, projectRef } from '../../permissions/permissions.ts';
+import { functionActions, mcpActions, projectRef } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * MCP servers (spec 4.8): a named set of the project's functions, offered as tools at
@@ -45,7 +46,6 @@ const serverView = z.object({
  * its name or description here either (the MCP endpoint's tools/list filters the same way).
  */
 function present(ctx: ProjectContext, server: McpServer) {
-  const ref = projectRef(ctx.project);
   return {
     id: server.id,
     name: server.name,
@@ -53,7 +53,7 @@ function present(ctx: ProjectContext, server: McpServer) {
     description: server.description,
     functions: server.functions
       .getItems()
-      .filter((fn) => can(ctx.subject, ref, functionActions.read, fn.id))
+      .filter((fn) => ctx.can(functionActions.read, fn.id))
       .map((fn) => ({ id: fn.id, name: fn.name, slug: fn.slug, description: fn.description }))
       .sort((a, b) => a.slug.localeCompare(b.slug)),
     created: iso(server.created),
@@ -61,14 +61,8 @@ function present(ctx: ProjectContext, server: McpServer) {
   };
 }
 
-/** Authorises first (a missing id and a forbidden one look alike), then loads the project's server. */
-async function findServer(ctx: ProjectContext, serverId: string, action: string) {
-  if (!isUuid(serverId)) throw new NotFound('MCP server');
-  const id = serverId.toLowerCase();
-  ctx.authorize(action, id);
-  const server = await ctx.em.findOne(McpServer, { id, project: ctx.project.id }, { populate: ['functions'] });
-  if (!server) throw new NotFound('MCP server');
-  return server;
+function findServer(ctx: ProjectContext, serverId: string, action: string) {
+  return findInProject(ctx, McpServer, serverId, action, 'MCP server', { populate: ['functions'] });
 }
 
 /** The functions to assign: all of this project, and readable by the caller; else 400 naming each. */
@@ -76,8 +70,8 @@ async function functionsFor(ctx: ProjectContext, ids: string[]) {
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   const valid = unique.filter(isUuid);
   const found = valid.length ? await ctx.em.find(PipelineFunction, { id: { $in: valid }, project: ctx.project.id }) : [];
-  const ref = projectRef(ctx.project);
-  const usable = new Map(found.filter((fn) => can(ctx.subject, ref, functionActions.read, fn.id)).map((fn) => [fn.id, fn]));
+  const _ref = projectRef(ctx.project);
+  const usable = new Map(found.filter((fn) => ctx.can(functionActions.read, fn.id)).map((fn) => [fn.id, fn]));
   const missing = unique.filter((id) => !usable.has(id));
   if (missing.length) {
     throw new BadRequest('unknown_function', `No function of this project with id ${missing.join(', ')}`, {
@@ -116,16 +110,8 @@ export const mcpServersRouter = router({
     .input(z.strictObject({ project: projectParam, ...pagination }))
     .output(z.array(serverView))
     .query(async ({ ctx, input }) => {
-      const servers = await ctx.em.find(
-        McpServer,
-        { project: ctx.project.id },
-        { populate: ['functions'], orderBy: { created: 'asc', id: 'asc' } },
-      );
-      const ref = projectRef(ctx.project);
-      return servers
-        .filter((server) => can(ctx.subject, ref, mcpActions.read, server.id))
-        .slice(input.offset, input.offset + input.limit)
-        .map((server) => present(ctx, server));
+      const servers = await listReadable(ctx, McpServer, mcpActions.read, { page: input, populate: ['functions'] });
+      return servers.map((server) => present(ctx, server));
     }),
 
   create: projectProcedure

@@ -3,17 +3,11 @@ import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../..
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { NotFound } from '../../errors.ts';
 import { iso } from '../../http/shapes.ts';
-import {
-  authorizeRunOnSession,
-  can,
-  canSeeRunOutputs,
-  pipelineActions,
-  projectRef,
-  sessionActions,
-} from '../../permissions/permissions.ts';
+import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
-import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject } from '../projectRows.ts';
 
 const tags = ['pipelines'];
 
@@ -57,14 +51,13 @@ async function loadRun(ctx: ProjectContext, pipelineId: string, runId: string) {
 }
 
 async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun) {
-  const project = projectRef(ctx.project);
   const resources = [];
   // URLs and status of the browser only for callers who may read that session.
-  if (run.resource && run.session && can(ctx.subject, project, sessionActions.read, run.session.id)) {
+  if (run.resource && run.session && ctx.can(sessionActions.read, run.session.id)) {
     resources.push(await presentResource(ctx.deps, ctx.project, run.resource, { withUrls: true, subject: ctx.subject }));
   }
   const version = run.version as PipelineVersion;
-  const showOutputs = canSeeRunOutputs(ctx.subject, project, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
+  const showOutputs = canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
   return {
     id: run.id,
     status: { pipeline: run.status, 'pipeline-evaluation': run.evaluation },
@@ -120,7 +113,7 @@ export const pipelineRunsRouter = router({
         session,
         args: input.args ?? {},
         // Needs the plan, which startRun loads: whether it reads cookies decides what is required.
-        authorize: (run) => authorizeRunOnSession(ctx.subject, projectRef(ctx.project), session.id, run),
+        authorize: (run) => authorizeRunOnSession(ctx.subject, ctx.ref, session.id, run),
       });
       return { id: run.id };
     }),

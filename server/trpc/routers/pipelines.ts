@@ -6,7 +6,9 @@ import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/
 import { authorize, can, pipelineActions, projectActions, projectRef } from '../../permissions/permissions.ts';
 import { createPipeline, createVersion, makeCurrent } from '../../pipelines/versions.ts';
 import { findProject, isUuid } from '../../projects/projectRepository.ts';
-import { findInProject, type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
+import { enterProject } from '../../requestEdge.ts';
+import { type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
+import { findInProject, listReadable, readableIds } from '../projectRows.ts';
 
 /**
  * Pipelines CRUD and versions (spec 4.5, without runs, the node catalog and the model jobs).
@@ -83,10 +85,6 @@ const versionDetailView = versionView.omit({ errorCount: true }).extend({
   runCount: z.number().int(),
 });
 
-function permits(ctx: ProjectContext, action: string, resourceId?: string) {
-  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
-}
-
 function presentPipeline(pipeline: Pipeline) {
   return {
     id: pipeline.id,
@@ -124,17 +122,11 @@ function findPipeline(ctx: ProjectContext, pipelineId: string, action: string) {
 async function findVersion(ctx: ProjectContext, versionId: string) {
   if (!isUuid(versionId)) throw new NotFound('Pipeline version');
   const version = await ctx.em.findOne(PipelineVersion, { id: versionId.toLowerCase(), project: ctx.project.id });
-  if (!version || !permits(ctx, pipelineActions.read, version.pipeline.id)) throw new NotFound('Pipeline version');
+  if (!version || !ctx.can(pipelineActions.read, version.pipeline.id)) throw new NotFound('Pipeline version');
   return version;
 }
 
 /** `all` when the caller reads every pipeline of the project, else the ids its grants name. */
-async function readablePipelineIds(ctx: ProjectContext): Promise<'all' | string[]> {
-  if (permits(ctx, pipelineActions.read)) return 'all';
-  const pipelines = await ctx.em.find(Pipeline, { project: ctx.project.id }, { fields: ['id'] });
-  return pipelines.map((pipeline) => pipeline.id).filter((id) => permits(ctx, pipelineActions.read, id));
-}
-
 async function presentDetail(ctx: ProjectContext, pipeline: Pipeline) {
   const versionId = pipeline.currentVersion?.id;
   const [version, runs] = await Promise.all([
@@ -185,7 +177,7 @@ async function history(ctx: ProjectContext, start: PipelineVersion, depth: numbe
   const walked: ShallowVersion[] = [];
   for (const { id } of chain) {
     const version = byId.get(id);
-    if (!version || version.project.id !== ctx.project.id || !permits(ctx, pipelineActions.read, version.pipeline.id)) break;
+    if (!version || version.project.id !== ctx.project.id || !ctx.can(pipelineActions.read, version.pipeline.id)) break;
     walked.push(version);
   }
   return walked;
@@ -198,13 +190,7 @@ async function history(ctx: ProjectContext, start: PipelineVersion, depth: numbe
  */
 const sourceProjectProcedure = publicProcedure.use(async ({ ctx, next, getRawInput }) => {
   const raw = (await getRawInput()) as { sourceProject?: unknown } | undefined;
-  const project = typeof raw?.sourceProject === 'string' ? await findProject(ctx.em, raw.sourceProject) : null;
-  if (!project) throw new NotFound('Project');
-  const ref = projectRef(project);
-  authorize(ctx.subject, ref, projectActions.read);
-  return next({
-    ctx: { ...ctx, project, authorize: (action: string, resourceId?: string) => authorize(ctx.subject, ref, action, resourceId) },
-  });
+  return next({ ctx: { ...ctx, ...(await enterProject(ctx.em, ctx.subject, raw?.sourceProject)) } });
 });
 
 const tags = ['pipelines'];
@@ -232,7 +218,7 @@ const versionsRouter = router({
         const pipeline = await findPipeline(ctx, input.pipeline, pipelineActions.read);
         pipelines = [pipeline.id];
       } else {
-        pipelines = await readablePipelineIds(ctx);
+        pipelines = await readableIds(ctx, Pipeline, pipelineActions.read);
         if (pipelines.length === 0) return [];
       }
       const versions = await ctx.em.find(
@@ -360,16 +346,7 @@ export const pipelinesRouter = router({
     .input(z.strictObject({ project: projectParam, ...pagination }))
     .output(z.array(pipelineView))
     .query(async ({ ctx, input }) => {
-      const orderBy = { created: 'asc', id: 'asc' } as const;
-      const readable = await readablePipelineIds(ctx);
-      let pipelines: Pipeline[];
-      if (readable === 'all') {
-        pipelines = await ctx.em.find(Pipeline, { project: ctx.project.id }, { orderBy, limit: input.limit, offset: input.offset });
-      } else {
-        // Per-id grants: readablePipelineIds kept the project's order, so the page is cut from it.
-        const page = readable.slice(input.offset, input.offset + input.limit);
-        pipelines = page.length ? await ctx.em.find(Pipeline, { id: { $in: page } }, { orderBy }) : [];
-      }
+      const pipelines = await listReadable(ctx, Pipeline, pipelineActions.read, { page: input });
       return pipelines.map(presentPipeline);
     }),
 

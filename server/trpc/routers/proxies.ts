@@ -14,9 +14,10 @@ import {
 } from '../../browsers/sessionProxies.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { can, projectRef, proxyActions } from '../../permissions/permissions.ts';
+import { proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Proxies (spec 4.7): records of the project (`source: db`) and, in the list, the dynamic ones
@@ -85,23 +86,13 @@ function presentDynamic(proxy: DynamicProxy) {
   };
 }
 
-function permits(ctx: ProjectContext, action: string, resourceId?: string) {
-  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
-}
-
 function dynamicProxies(ctx: ProjectContext) {
   const userId = ctx.subject.kind === 'session' || ctx.subject.kind === 'apiKey' ? ctx.subject.user.id : null;
   return proxyProviderFor(ctx.deps.config).listDynamicProxies({ userId, projectId: ctx.project.id });
 }
 
-/** Authorises first (a missing id and a forbidden one look alike), then loads the project's record. */
-async function findStored(ctx: ProjectContext, proxyId: string, action: string) {
-  if (!isUuid(proxyId)) throw new NotFound('Proxy');
-  const id = proxyId.toLowerCase();
-  ctx.authorize(action, id);
-  const proxy = await ctx.em.findOne(StoredProxy, { id, project: ctx.project.id });
-  if (!proxy) throw new NotFound('Proxy');
-  return proxy;
+function findStored(ctx: ProjectContext, proxyId: string, action: string) {
+  return findInProject(ctx, StoredProxy, proxyId, action, 'Proxy');
 }
 
 const tags = ['proxies'];
@@ -119,11 +110,11 @@ export const proxiesRouter = router({
     .input(z.strictObject({ project: projectParam, source: z.enum(['db']).optional(), ...pagination }))
     .output(z.array(proxyView))
     .query(async ({ ctx, input }) => {
-      const stored = await ctx.em.find(StoredProxy, { project: ctx.project.id }, { orderBy: { created: 'asc', id: 'asc' } });
-      // The permission module decides per record, so grants for single proxies work too.
-      const visible = stored.filter((proxy) => permits(ctx, proxyActions.read, proxy.id)).map(presentStored);
-      const dynamic = input.source !== 'db' && permits(ctx, proxyActions.read) ? (await dynamicProxies(ctx)).map(presentDynamic) : [];
-      return [...visible, ...dynamic].slice(input.offset, input.offset + input.limit);
+      // The stored ones the caller may read (grants for single proxies work too), then the
+      // provider's: the page is cut from the two together.
+      const stored = (await listReadable(ctx, StoredProxy, proxyActions.read)).map(presentStored);
+      const dynamic = input.source !== 'db' && ctx.can(proxyActions.read) ? (await dynamicProxies(ctx)).map(presentDynamic) : [];
+      return [...stored, ...dynamic].slice(input.offset, input.offset + input.limit);
     }),
 
   create: projectProcedure
@@ -171,7 +162,7 @@ export const proxiesRouter = router({
         if (stored) return presentStored(stored);
       }
       // A dynamic proxy with an id can be looked up too; they come with the general read grant.
-      if (permits(ctx, proxyActions.read)) {
+      if (ctx.can(proxyActions.read)) {
         const dynamic = (await dynamicProxies(ctx)).find((proxy) => proxy.id === input.proxyId);
         if (dynamic) return presentDynamic(dynamic);
       }

@@ -5,7 +5,8 @@ import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { NotFound } from '../../errors.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
-import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject } from '../projectRows.ts';
 
 const tags = ['sessions'];
 const ids = { project: z.string().max(100), sessionId: z.string().max(100) };

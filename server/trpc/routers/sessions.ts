@@ -13,9 +13,10 @@ import { cookiesSchema, cookieView } from '../../browsers/sessionCookies.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/sessionProxies.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { can, projectRef, proxyActions, sessionActions } from '../../permissions/permissions.ts';
+import { proxyActions, sessionActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
-import { findInProject, type ProjectContext, projectProcedure, router } from '../base.ts';
+import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Sessions CRUD (spec 4.4). A session is a browser definition; starting it (the browser half,
@@ -106,10 +107,6 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
   };
 }
 
-function permits(ctx: ProjectContext, action: string, resourceId?: string) {
-  return can(ctx.subject, projectRef(ctx.project), action, resourceId);
-}
-
 /** Authorises first (so a missing id and a forbidden one look alike), then loads. */
 function findSession(ctx: ProjectContext, sessionId: string, action: string) {
   return findInProject(ctx, BrowserSession, sessionId, action, 'Session');
@@ -126,12 +123,12 @@ async function presentDetail(ctx: ProjectContext, session: BrowserSession) {
   ]);
   const detail: z.input<typeof sessionDetailView> = present(session, stats.get(session.id));
   // Reaching here took `sessions.read` on this id, which is what reading its resources needs.
-  if (permits(ctx, sessionActions.read, session.id)) {
+  if (ctx.can(sessionActions.read, session.id)) {
     detail.resources = await Promise.all(
       resources.map((resource) => presentResource(ctx.deps, ctx.project, resource, { withUrls: true, subject: ctx.subject })),
     );
   }
-  if (permits(ctx, sessionActions.readCookies, session.id)) detail.cookies = session.cookies;
+  if (ctx.can(sessionActions.readCookies, session.id)) detail.cookies = session.cookies;
   return detail;
 }
 
@@ -167,7 +164,7 @@ async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy |
       choice.storedProxy = stored;
       choice.proxy = null;
     } else {
-      const dynamic = permits(ctx, proxyActions.read)
+      const dynamic = ctx.can(proxyActions.read)
         ? (await proxyProviderFor(ctx.deps.config).listDynamicProxies({ userId: userIdOf(ctx.subject), projectId: ctx.project.id })).find(
             (candidate) => candidate.id === proxyId,
           )
@@ -197,20 +194,7 @@ export const sessionsRouter = router({
     .input(z.strictObject({ project: projectParam, ...pagination }))
     .output(z.array(sessionView))
     .query(async ({ ctx, input }) => {
-      const where = { project: ctx.project.id };
-      const orderBy = { created: 'asc', id: 'asc' } as const;
-      let sessions: BrowserSession[];
-      if (permits(ctx, sessionActions.read)) {
-        sessions = await ctx.em.find(BrowserSession, where, { orderBy, limit: input.limit, offset: input.offset });
-      } else {
-        // Grants per session id: the permission module decides for each, then the page is cut.
-        const ids = await ctx.em.find(BrowserSession, where, { orderBy, fields: ['id'] });
-        const visible = ids
-          .filter((session) => permits(ctx, sessionActions.read, session.id))
-          .slice(input.offset, input.offset + input.limit)
-          .map((session) => session.id);
-        sessions = visible.length ? await ctx.em.find(BrowserSession, { id: { $in: visible } }, { orderBy }) : [];
-      }
+      const sessions = await listReadable(ctx, BrowserSession, sessionActions.read, { page: input });
       const stats = await resourceStats(
         ctx.em,
         sessions.map((session) => session.id),

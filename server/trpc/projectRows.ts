@@ -1,0 +1,67 @@
+import type { EntityName, FilterQuery, QueryOrderMap } from '@mikro-orm/core';
+import { NotFound } from '../errors.ts';
+import { isUuid } from '../projects/projectRepository.ts';
+import type { ProjectContext } from './base.ts';
+
+/**
+ * How routers load rows of the project in scope: one row by id (`findInProject`), or the rows a
+ * caller may read (`readableIds`, `listReadable`). The permission module decides per row, so a
+ * key granted single ids sees exactly those; paging happens after that decision, never before.
+ */
+
+type ProjectRow = { id: string };
+
+/**
+ * A row of this project by id, after checking `action` on that id: a malformed, missing or
+ * foreign id answers 404, a forbidden one 403 (the check comes first, so both look the same
+ * whether or not the row exists). Every per-id route loads its row through this.
+ */
+export async function findInProject<T extends ProjectRow>(
+  ctx: ProjectContext,
+  entity: EntityName<T>,
+  id: string,
+  action: string,
+  what: string,
+  options: { populate?: readonly string[] } = {},
+): Promise<T> {
+  if (!isUuid(id)) throw new NotFound(what);
+  const lower = id.toLowerCase();
+  ctx.authorize(action, lower);
+  const row = await ctx.em.findOne(entity, { id: lower, project: ctx.project.id } as never, options as never);
+  if (!row) throw new NotFound(what);
+  return row as T;
+}
+
+/** Every row of the project may be read (`'all'`), or only these ids, in `orderBy` order. */
+export async function readableIds<T extends ProjectRow>(
+  ctx: ProjectContext,
+  entity: EntityName<T>,
+  action: string,
+  orderBy: QueryOrderMap<T> = { created: 'asc', id: 'asc' } as never,
+): Promise<'all' | string[]> {
+  if (ctx.can(action)) return 'all';
+  const rows = await ctx.em.find(entity, { project: ctx.project.id } as FilterQuery<T>, { orderBy, fields: ['id'] } as never);
+  return rows.map((row) => row.id).filter((id) => ctx.can(action, id));
+}
+
+/**
+ * The rows of the project the caller may read with `action`, in `orderBy` order (created, then
+ * id, unless told), one page of them when `page` is given. A caller who may read every row gets
+ * the page from SQL; one with grants per id gets it cut from the readable ids.
+ */
+export async function listReadable<T extends ProjectRow>(
+  ctx: ProjectContext,
+  entity: EntityName<T>,
+  action: string,
+  options: { page?: { limit: number; offset: number }; orderBy?: QueryOrderMap<T>; populate?: readonly string[] } = {},
+): Promise<T[]> {
+  const orderBy = options.orderBy ?? ({ created: 'asc', id: 'asc' } as QueryOrderMap<T>);
+  const { page, populate } = options;
+  const readable = await readableIds(ctx, entity, action, orderBy);
+  if (readable === 'all') {
+    return ctx.em.find(entity, { project: ctx.project.id } as FilterQuery<T>, { orderBy, populate, ...page } as never);
+  }
+  const ids = page ? readable.slice(page.offset, page.offset + page.limit) : readable;
+  if (!ids.length) return [];
+  return ctx.em.find(entity, { id: { $in: ids } } as never, { orderBy, populate } as never);
+}
