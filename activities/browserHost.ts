@@ -11,6 +11,8 @@ import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
+import { launchFailures } from '../workflows/contracts/browserSession.ts';
+import { nodeFailures } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './pipelineRuns.ts';
 
 /**
@@ -65,7 +67,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       { id: resourceId },
       { populate: ['session', 'session.cookies', 'session.proxy', 'session.storedProxy', 'session.storedProxy.password'] },
     );
-    if (!resource) throw ApplicationFailure.nonRetryable(`resource ${resourceId} does not exist`, 'ResourceMissing');
+    if (!resource) throw ApplicationFailure.nonRetryable(`resource ${resourceId} does not exist`, launchFailures.resourceMissing);
     const { session } = resource;
     const stored = session.storedProxy;
     const proxy = stored
@@ -76,7 +78,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       // Sealed under another service secret: launching with the ciphertext would send it to the proxy.
       throw ApplicationFailure.nonRetryable(
         'the proxy password cannot be read (JWT_SECRET changed since it was saved): set it again',
-        'ProxyPasswordUnreadable',
+        launchFailures.proxyPasswordUnreadable,
       );
     }
     const spec: LaunchSpec = {
@@ -124,7 +126,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      */
     async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
       const context = pool.contextOf(call.resourceId);
-      if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', 'no_page');
+      if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage);
       const pages = runPages.get(call.runId) ?? new Map<string, Page>();
       runPages.set(call.runId, pages);
       const activity = Context.current();

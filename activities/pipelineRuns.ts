@@ -9,7 +9,7 @@ import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWrit
 import { executeNode } from '../server/pipelines/executors.ts';
 import { NodeError } from '../server/pipelines/nodes/errors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
-import { stopBrowserSignal } from '../workflows/messages.ts';
+import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../workflows/names.ts';
 
 export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };

@@ -15,10 +15,12 @@ import {
   awaitReadyUpdate,
   type BrowserSessionInput,
   type BrowserSessionState,
+  browserHostQueue,
   browserStateQuery,
+  launchFailures,
   stopBrowserSignal,
   stopBrowserUpdate,
-} from './messages.ts';
+} from './contracts/browserSession.ts';
 
 /** How often the workflow asks the host whether the browser lives, and meters usage. */
 const CHECK_INTERVAL_MS = 5_000;
@@ -42,13 +44,13 @@ const metering = proxyActivities<ReturnType<typeof createActivities>>({
 });
 
 function hostActivities(hostId: string) {
-  const taskQueue = `browsers.${hostId}`;
+  const taskQueue = browserHostQueue(hostId);
   return {
     launch: proxyActivities<BrowserHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: LAUNCH_TIMEOUT,
-      retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['CapacityReached', 'ResourceMissing', 'WarmBrowserGone'] },
+      retry: { maximumAttempts: 2, nonRetryableErrorTypes: Object.values(launchFailures) },
     }),
     check: proxyActivities<BrowserHostActivities>({
       taskQueue,
@@ -105,11 +107,16 @@ export async function browserSessionWorkflow(
     await condition(() => state.phase !== 'starting');
     return state;
   });
-  setHandler(stopBrowserUpdate, async (reason: string) => {
-    stopReason ??= reason;
-    await condition(() => state.phase === 'stopped' || state.phase === 'failed');
-    return state;
-  });
+  setHandler(
+    stopBrowserUpdate,
+    async (reason: string) => {
+      stopReason ??= reason;
+      await condition(() => state.phase === 'stopped' || state.phase === 'failed');
+      return state;
+    },
+    // Rejected before it enters history: the reason is what the resource's row and log will say.
+    { validator: validStopReason },
+  );
 
   const hostId = input.hostId;
   state.hostId = hostId;
@@ -213,6 +220,10 @@ export async function browserSessionWorkflow(
   state.reason = stopReason;
   await condition(allHandlersFinished);
   return state;
+}
+
+function validStopReason(reason: unknown) {
+  if (typeof reason !== 'string' || reason.trim() === '') throw new Error('stop needs a reason (a non-empty string)');
 }
 
 function failureMessage(error: unknown): string {

@@ -9,8 +9,8 @@ import {
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
 import { PipelineRunError, runPlan } from '../server/pipelines/interpreter.ts';
-import type { Plan } from '../server/pipelines/plan.ts';
-import { stopBrowserSignal } from './messages.ts';
+import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
+import { nodeFailures, type PipelineRunInput } from './contracts/pipelineRun.ts';
 import { workflowIds } from './names.ts';
 
 /** A node without its own timeout gets this per attempt. */
@@ -26,16 +26,6 @@ const control = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
-
-export type PipelineRunInput = {
-  plan: Plan;
-  /** Arguments; secret parameters appear only as placeholders (server/pipelines/runSecrets.ts). */
-  args: Record<string, unknown>;
-  hostId: string;
-  resourceId: string;
-  /** The run started this browser and stops it when done. */
-  ownsResource: boolean;
-};
 
 /** A node failed: the run fails with its error and the node named. */
 class NodeFailed extends Error {
@@ -56,7 +46,7 @@ class NodeFailed extends Error {
  * Cancelling the workflow stops the run.
  */
 export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
-  const hostQueue = `browsers.${input.hostId}`;
+  const hostQueue = browserHostQueue(input.hostId);
   // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
   const activityNodes = new Set<string>();
@@ -79,7 +69,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
           retry: {
             maximumAttempts: 1 + (call.retries ?? 0),
             initialInterval: '500 milliseconds',
-            nonRetryableErrorTypes: ['invalid_input', 'unknown_type', 'no_page'],
+            nonRetryableErrorTypes: Object.values(nodeFailures),
           },
         };
         try {

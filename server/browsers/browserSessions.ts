@@ -7,7 +7,8 @@ import {
 } from '@temporalio/client';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
-import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/messages.ts';
+import { browserSessionWorkflow } from '../../workflows/browserSession.ts';
+import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
@@ -124,7 +125,7 @@ export async function startBrowser(
       }
     }
     try {
-      await deps.temporal.workflow.start('browserSessionWorkflow', {
+      await deps.temporal.workflow.start(browserSessionWorkflow, {
         taskQueue: deps.config.temporal.taskQueue,
         workflowId: workflowIds.browser(resource.id),
         args: [resource.id, { ...input, adoptWarmId: warm.id }],
@@ -141,7 +142,7 @@ export async function startBrowser(
   let state: BrowserSessionState;
   try {
     // Start and wait in one call: the update returns once the browser is usable.
-    const startWorkflowOperation = new WithStartWorkflowOperation('browserSessionWorkflow', {
+    const startWorkflowOperation = new WithStartWorkflowOperation(browserSessionWorkflow, {
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.browser(resource.id),
       workflowIdConflictPolicy: 'FAIL',
@@ -231,7 +232,7 @@ const START_GRACE_MS = 30_000;
  */
 export async function stopBrowser(deps: { temporal: TemporalClient }, em: EntityManager, resource: SessionResource, reason: string) {
   if (resource.status === 'stopped' || resource.status === 'failed') return resource;
-  const handle = deps.temporal.workflow.getHandle(workflowIds.browser(resource.id));
+  const handle = deps.temporal.workflow.getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id));
   try {
     await handle.executeUpdate(stopBrowserUpdate, { args: [reason] });
   } catch (error) {

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
 import { workflowIds } from '../../workflows/names.ts';
+import type { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
@@ -248,7 +249,7 @@ export async function executeFunction(
   const cancel = () => {
     cancelled = true;
     deps.temporal.workflow
-      .getHandle(workflowIds.run(run.id))
+      .getHandle<typeof pipelineRunWorkflow>(workflowIds.run(run.id))
       .cancel()
       .catch(() => {});
   };

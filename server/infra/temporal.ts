@@ -3,7 +3,10 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../../activities/index.ts';
+import { housekeepingWorkflow } from '../../workflows/housekeeping.ts';
 import { workflowIds } from '../../workflows/names.ts';
+import { resourceSweeperWorkflow } from '../../workflows/resourceSweeper.ts';
+import { runSweeperWorkflow } from '../../workflows/runSweeper.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
@@ -62,15 +65,11 @@ export async function createControlWorker(
   // served: every worker makes sure it runs, the first start wins. A client on the worker's own
   // connection (`worker.client` is typed optional for replay workers, and must not skip this).
   const client = new Client({ connection, namespace: options.namespace });
-  await client.workflow.start('resourceSweeperWorkflow', {
-    taskQueue: options.taskQueue,
-    workflowId: workflowIds.resourceSweeper(options.taskQueue),
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
   // Likewise the sweeper of pipeline runs nothing settled, and the deletion of expired rows.
   for (const [workflow, workflowId] of [
-    ['runSweeperWorkflow', workflowIds.runSweeper(options.taskQueue)],
-    ['housekeepingWorkflow', workflowIds.housekeeping(options.taskQueue)],
+    [resourceSweeperWorkflow, workflowIds.resourceSweeper(options.taskQueue)],
+    [runSweeperWorkflow, workflowIds.runSweeper(options.taskQueue)],
+    [housekeepingWorkflow, workflowIds.housekeeping(options.taskQueue)],
   ] as const) {
     await client.workflow.start(workflow, { taskQueue: options.taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
   }

@@ -9,8 +9,9 @@ import {
   type Project,
   SessionResource,
 } from '../../db/entities/index.ts';
+import type { PipelineRunInput } from '../../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../../workflows/names.ts';
-import type { PipelineRunInput } from '../../workflows/pipelineRun.ts';
+import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
@@ -113,7 +114,7 @@ export async function startRun(
   await em.flush();
   const input: PipelineRunInput = { plan, args: workflowArgs, hostId: resource.hostId as string, resourceId: resource.id, ownsResource };
   try {
-    await deps.temporal.workflow.start('pipelineRunWorkflow', {
+    await deps.temporal.workflow.start(pipelineRunWorkflow, {
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.run(run.id),
       args: [run.id, input],
@@ -130,21 +131,22 @@ export async function startRun(
   return run;
 }
 
-/** Cancels the run's workflow and waits (briefly) until it has recorded the end. */
+/** How long a stop waits for the run's workflow to record its end. */
+const STOP_WAIT_MS = 10_000;
+
+/** Cancels the run's workflow and waits (briefly) until it has closed, having recorded the end. */
 export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun) {
   if (run.status !== 'queued' && run.status !== 'running') return run;
+  const handle = runHandle(deps, run);
   try {
-    await deps.temporal.workflow.getHandle(workflowIds.run(run.id)).cancel();
+    await handle.cancel();
   } catch (error) {
     if (!(error instanceof Error && /not found|already completed/i.test(error.message))) {
       throw new ServiceUnavailable('The run could not be stopped: the workflow engine is unavailable', error);
     }
   }
-  for (let i = 0; i < 100; i++) {
-    await em.refresh(run);
-    if (run.status !== 'queued' && run.status !== 'running') break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await closed(handle, STOP_WAIT_MS);
+  await em.refresh(run);
   return run;
 }
 
@@ -153,17 +155,33 @@ export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, r
  * stored. A run still going at the deadline is stopped, and answered as it then is.
  */
 export async function waitForRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun, timeoutMs: number) {
-  const handle = deps.temporal.workflow.getHandle(workflowIds.run(run.id));
+  if (!(await closed(runHandle(deps, run), timeoutMs))) return { run: await stopRun(deps, em, run), timedOut: true };
+  await em.refresh(run);
+  return { run, timedOut: false };
+}
+
+function runHandle(deps: Pick<Deps, 'temporal'>, run: PipelineRun) {
+  return deps.temporal.workflow.getHandle<typeof pipelineRunWorkflow>(workflowIds.run(run.id));
+}
+
+/**
+ * Whether the workflow closed within `timeoutMs`. However it closed counts (a cancelled run's
+ * workflow records the end, then closes), and so does one that is gone: there is nothing to wait for.
+ */
+async function closed(handle: ReturnType<typeof runHandle>, timeoutMs: number) {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
   });
   try {
-    const outcome = await Promise.race([handle.result().then(() => 'done' as const), timedOut]);
-    if (outcome === 'timeout') return { run: await stopRun(deps, em, run), timedOut: true };
+    return await Promise.race([
+      handle.result().then(
+        () => true,
+        () => true,
+      ),
+      timedOut,
+    ]);
   } finally {
     clearTimeout(timer);
   }
-  await em.refresh(run);
-  return { run, timedOut: false };
 }

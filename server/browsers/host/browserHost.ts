@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost.ts';
 import { BrowserHost, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
+import { browserHostQueue } from '../../../workflows/contracts/browserSession.ts';
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
@@ -12,10 +13,6 @@ import { activeResourceStatuses } from '../browserSessions.ts';
 import { BrowserPool } from './browserPool.ts';
 
 const HEARTBEAT_MS = 5_000;
-
-export function browserHostQueue(hostId: string) {
-  return `browsers.${hostId}`;
-}
 
 /**
  * A browser host: a Temporal worker on `browsers.<hostId>` whose activities launch, check and

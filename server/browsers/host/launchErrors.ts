@@ -1,14 +1,11 @@
-/**
- * The `ApplicationFailure` types of launch errors. The host activities translate any
- * `LaunchError` into a failure of its name, so the workflow's retry policies can list these
- * without importing the host.
- */
-export const launchErrorTypes = {
-  capacityReached: 'CapacityReached',
-  warmBrowserGone: 'WarmBrowserGone',
-} as const;
+import { launchFailures } from '../../../workflows/contracts/browserSession.ts';
 
-export type LaunchErrorType = (typeof launchErrorTypes)[keyof typeof launchErrorTypes];
+/**
+ * A launch error's name is its `ApplicationFailure` type, from the workflow's contract: the host
+ * activities translate any `LaunchError` into a failure of that type, and the workflow's retry
+ * policy lists it.
+ */
+type LaunchErrorType = (typeof launchFailures)['capacityReached' | 'warmBrowserGone'];
 
 /** Why a browser host could not launch or adopt a browser; `cause` (ErrorOptions) keeps the underlying error. */
 export abstract class LaunchError extends Error {
@@ -19,12 +16,12 @@ export abstract class LaunchError extends Error {
 
 /** The host already runs its maximum of browsers: a retry here meets the same limit. */
 export class CapacityReached extends LaunchError {
-  override readonly name = launchErrorTypes.capacityReached;
+  override readonly name = launchFailures.capacityReached;
   readonly retryable = false;
 }
 
 /** The warm browser the api claimed is not on this host (it restarted since): it will not come back. */
 export class WarmBrowserGone extends LaunchError {
-  override readonly name = launchErrorTypes.warmBrowserGone;
+  override readonly name = launchFailures.warmBrowserGone;
   readonly retryable = false;
 }
