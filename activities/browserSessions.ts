@@ -1,20 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { SessionResource, UsageRecord } from '../db/entities/index.ts';
 import type { ResourceStatus } from '../db/entities/SessionResource.ts';
 import { activeResourceStatuses, summarizeLaunchFailure } from '../server/browsers/browserSessions.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
 import { workflowIds } from '../workflows/names.ts';
 import type { ActivityDeps } from './index.ts';
+import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
 type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
-
-/** Where a sweep goes on: after this resource, in (created, id) order. */
-export type SweepCursor = { created: string; id: string };
-
-/** Candidates one sweep examines (one `describe` each). */
-const SWEEP_PAGE = 500;
 
 /** Control-queue activities of the browserSession workflow: database only. */
 export function createBrowserSessionActivities({ orm, config, log: logger }: ActivityDeps) {
@@ -89,62 +82,40 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
     },
 
     /**
-     * Settles active resources whose workflow does not run: it never started (the api died
-     * between committing the row and starting it) or it closed without settling the row. Only
-     * rows untouched for the grace period are looked at — a live workflow writes usage every few
-     * seconds — and Temporal has the last word, so a slow but running start is left alone. A
-     * browser such a row held (warm or running) is destroyed by its host once the row no longer
-     * holds it. One page of candidates per call, after `after`; the answer's `after` is where the
-     * next call goes on (null: start over), so rows whose workflow runs for hours, however many,
-     * cannot keep a stuck row from being reached.
+     * Settles active resources whose `browser-<id>` workflow does not run (activities/sweeps.ts).
+     * Only rows untouched for the grace period are looked at: a live workflow writes usage every
+     * few seconds. A browser such a row held (warm or running) is destroyed by its host once the
+     * row no longer holds it.
      */
     async sweepStuckResources(after: SweepCursor | null = null) {
       const em = orm.em.fork();
-      const cutoff = new Date(Date.now() - config.browsers.sweepGraceSeconds * 1000);
-      const onward = after
-        ? { $or: [{ created: { $gt: new Date(after.created) } }, { created: new Date(after.created), id: { $gt: after.id } }] }
-        : {};
-      const candidates = await em.find(
-        SessionResource,
-        { status: { $in: [...activeResourceStatuses] }, created: { $lt: cutoff }, updated: { $lt: cutoff }, ...onward },
-        { orderBy: { created: 'asc', id: 'asc' }, limit: SWEEP_PAGE },
-      );
-      const temporal = Context.current().client;
-      let settled = 0;
-      for (const resource of candidates) {
-        let reason: string;
-        try {
-          const described = await temporal.workflow.getHandle(workflowIds.browser(resource.id)).describe();
-          if (described.status.name === 'RUNNING') continue;
-          reason = `its workflow ended (${described.status.name.toLowerCase()}) without settling it`;
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          reason = 'its workflow never started (the api stopped mid-start)';
-        }
-        // Conditional: a workflow that settles the row meanwhile keeps its own outcome.
-        const changed = await em.nativeUpdate(
-          SessionResource,
-          { id: resource.id, status: { $in: [...activeResourceStatuses] } },
-          { status: 'failed', stopReason: reason, stoppedAt: new Date(), cdpEndpoint: null },
-        );
-        if (!changed) continue;
-        settled++;
-        await log(em, resource, {
-          context: 'lifecycle',
-          severity: 'error',
-          message: `browser failed: ${reason}`,
-          area: 'lifecycle',
-          object: { status: 'failed', host: resource.hostId },
-        });
-      }
-      if (settled) logger.warn({ settled }, 'settled browser resources whose workflow was not running');
-      const last = candidates.length === SWEEP_PAGE ? candidates.at(-1) : undefined;
-      return {
-        settled,
-        after: last ? { created: last.created.toISOString(), id: last.id } : null,
-        // The next page at once; after the last one, wait for the interval.
-        nextSweepSeconds: last ? 0 : config.browsers.sweepIntervalSeconds,
-      };
+      const swept = await sweepStuck(em, {
+        entity: SessionResource,
+        activeStatuses: activeResourceStatuses,
+        after,
+        graceSeconds: config.browsers.sweepGraceSeconds,
+        intervalSeconds: config.browsers.sweepIntervalSeconds,
+        workflowId: (resource) => workflowIds.browser(resource.id),
+        leftUndone: 'settling it',
+        async settle(resource, reason) {
+          const changed = await em.nativeUpdate(
+            SessionResource,
+            { id: resource.id, status: { $in: [...activeResourceStatuses] } },
+            { status: 'failed', stopReason: reason, stoppedAt: new Date(), cdpEndpoint: null },
+          );
+          if (!changed) return false;
+          await log(em, resource, {
+            context: 'lifecycle',
+            severity: 'error',
+            message: `browser failed: ${reason}`,
+            area: 'lifecycle',
+            object: { status: 'failed', host: resource.hostId },
+          });
+          return true;
+        },
+      });
+      if (swept.settled) logger.warn({ settled: swept.settled }, 'settled browser resources whose workflow was not running');
+      return swept;
     },
   };
 }

@@ -1,6 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { PipelineRun } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
@@ -9,16 +8,13 @@ import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWrit
 import { executeNode } from '../server/pipelines/executors.ts';
 import { NodeError } from '../server/pipelines/nodes/errors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
+import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../workflows/names.ts';
+import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
 export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
-
-/** Where a run sweep goes on: after this run, in (created, id) order. */
-export type RunSweepCursor = { created: string; id: string };
-/** Candidates one run sweep examines (one `describe` each). */
-const RUN_SWEEP_PAGE = 500;
 
 /**
  * A run that read cookies shows its error message only to callers who may read the session's
@@ -156,68 +152,51 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
      * started (the api stopped between writing the row and starting it; the workflow was
      * terminated, or its last bookkeeping failed), so no run stays "running" for ever; a browser
      * such a run started is stopped. Rows younger than the grace period are left alone (their
-     * workflow may be starting). One page per call, the cursor carried like the resource sweep's.
+     * workflow may be starting). One page per call, (activities/sweeps.ts).
      */
-    async sweepStuckRuns(after: RunSweepCursor | null = null) {
+    async sweepStuckRuns(after: SweepCursor | null = null) {
       const em = orm.em.fork();
-      const cutoff = new Date(Date.now() - config.browsers.sweepGraceSeconds * 1000);
-      const onward = after
-        ? { $or: [{ created: { $gt: new Date(after.created) } }, { created: new Date(after.created), id: { $gt: after.id } }] }
-        : {};
-      const candidates = await em.find(
-        PipelineRun,
-        { status: { $in: ['queued', 'running'] }, created: { $lt: cutoff }, updated: { $lt: cutoff }, ...onward },
-        { orderBy: { created: 'asc', id: 'asc' }, limit: RUN_SWEEP_PAGE },
-      );
       const temporal = Context.current().client;
-      let settled = 0;
-      for (const run of candidates) {
-        let reason: string;
-        try {
-          const described = await temporal.workflow.getHandle(workflowIds.run(run.id)).describe();
-          if (described.status.name === 'RUNNING') continue;
-          reason = `its workflow ended (${described.status.name.toLowerCase()}) without recording the end`;
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          reason = 'its workflow never started (the api stopped mid-start)';
-        }
-        // Conditional: a workflow that records the end meanwhile keeps its own outcome.
-        const changed = await em.nativeUpdate(
-          PipelineRun,
-          { id: run.id, status: { $in: ['queued', 'running'] } },
-          {
-            status: 'failed',
-            evaluation: 'failed',
-            error: { node: null, code: 'run_lost', message: `the run was lost: ${reason}` },
-            finishedAt: new Date(),
-          },
-        );
-        if (!changed) continue;
-        settled++;
-        await appendLogs(em, run.project.id, logStreams.run(run.id), [
-          {
-            context: 'run',
-            severity: 'error',
-            message: `run failed: ${reason}`,
-            area: 'run',
-            object: { status: 'failed', evaluation: 'failed' },
-          },
-        ]);
-        if (run.ownsResource && run.resource) {
-          await temporal.workflow
-            .getHandle(workflowIds.browser(run.resource.id))
-            .signal(stopBrowserSignal, 'the pipeline run that started it was lost')
-            .catch(() => undefined);
-        }
-      }
-      if (settled) deps.log?.warn({ settled }, 'settled pipeline runs whose workflow was not running');
-      const last = candidates.length === RUN_SWEEP_PAGE ? candidates.at(-1) : undefined;
-      return {
-        settled,
-        after: last ? { created: last.created.toISOString(), id: last.id } : null,
-        // The next page at once; after the last one, wait for the interval.
-        nextSweepSeconds: last ? 0 : config.browsers.sweepIntervalSeconds,
-      };
+      const swept = await sweepStuck(em, {
+        entity: PipelineRun,
+        activeStatuses: ['queued', 'running'],
+        after,
+        graceSeconds: config.browsers.sweepGraceSeconds,
+        intervalSeconds: config.browsers.sweepIntervalSeconds,
+        workflowId: (run) => workflowIds.run(run.id),
+        leftUndone: 'recording the end',
+        async settle(run, reason) {
+          const changed = await em.nativeUpdate(
+            PipelineRun,
+            { id: run.id, status: { $in: ['queued', 'running'] } },
+            {
+              status: 'failed',
+              evaluation: 'failed',
+              error: { node: null, code: 'run_lost', message: `the run was lost: ${reason}` },
+              finishedAt: new Date(),
+            },
+          );
+          if (!changed) return false;
+          await appendLogs(em, run.project.id, logStreams.run(run.id), [
+            {
+              context: 'run',
+              severity: 'error',
+              message: `run failed: ${reason}`,
+              area: 'run',
+              object: { status: 'failed', evaluation: 'failed' },
+            },
+          ]);
+          if (run.ownsResource && run.resource) {
+            await temporal.workflow
+              .getHandle<typeof browserSessionWorkflow>(workflowIds.browser(run.resource.id))
+              .signal(stopBrowserSignal, 'the pipeline run that started it was lost')
+              .catch(() => undefined);
+          }
+          return true;
+        },
+      });
+      if (swept.settled) deps.log?.warn({ settled: swept.settled }, 'settled pipeline runs whose workflow was not running');
+      return swept;
     },
   };
 }

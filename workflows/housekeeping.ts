@@ -1,7 +1,8 @@
-import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
+import { repeatPasses } from './periodic.ts';
 
-const INTERVAL = '1 hour';
+const INTERVAL_SECONDS = 60 * 60;
 /** A pass that fails (the database is down) is retried until it goes through. */
 const PASS_TIMEOUT = '5 minutes';
 const PASS_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' };
@@ -18,9 +19,13 @@ const { deleteExpiredRows } = proxyActivities<ReturnType<typeof createActivities
  * workflow id `housekeeping-<taskQueue>`, started by every control worker (the first start wins).
  */
 export async function housekeepingWorkflow(): Promise<never> {
-  for (let pass = 0; pass < PASSES_PER_RUN && !workflowInfo().continueAsNewSuggested; pass++) {
-    await deleteExpiredRows();
-    await sleep(INTERVAL);
-  }
+  await repeatPasses(
+    async () => {
+      await deleteExpiredRows();
+      return { after: null, nextSweepSeconds: INTERVAL_SECONDS };
+    },
+    null,
+    PASSES_PER_RUN,
+  );
   return continueAsNew<typeof housekeepingWorkflow>();
 }

@@ -1,6 +1,7 @@
-import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
-import type { SweepCursor } from '../activities/browserSessions.ts';
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
+import type { SweepCursor } from '../activities/sweeps.ts';
+import { repeatPasses } from './periodic.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
 const SWEEP_TIMEOUT = '2 minutes';
@@ -23,11 +24,5 @@ const { sweepStuckResources } = proxyActivities<ReturnType<typeof createActiviti
  * sweeps and continue-as-new, so every candidate is reached however many there are.
  */
 export async function resourceSweeperWorkflow(after: SweepCursor | null = null): Promise<never> {
-  let cursor = after;
-  for (let sweep = 0; sweep < SWEEPS_PER_RUN && !workflowInfo().continueAsNewSuggested; sweep++) {
-    const swept = await sweepStuckResources(cursor);
-    cursor = swept.after;
-    if (swept.nextSweepSeconds > 0) await sleep(swept.nextSweepSeconds * 1000);
-  }
-  return continueAsNew<typeof resourceSweeperWorkflow>(cursor);
+  return continueAsNew<typeof resourceSweeperWorkflow>(await repeatPasses(sweepStuckResources, after, SWEEPS_PER_RUN));
 }

@@ -1,6 +1,7 @@
-import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.ts';
-import type { RunSweepCursor } from '../activities/pipelineRuns.ts';
+import type { SweepCursor } from '../activities/sweeps.ts';
+import { repeatPasses } from './periodic.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
 const SWEEP_TIMEOUT = '2 minutes';
@@ -20,12 +21,6 @@ const { sweepStuckRuns } = proxyActivities<ReturnType<typeof createActivities>>(
  * by every control worker (the first start wins), the interval and grace from the worker's config,
  * the cursor carried across sweeps and continue-as-new.
  */
-export async function runSweeperWorkflow(after: RunSweepCursor | null = null): Promise<never> {
-  let cursor = after;
-  for (let sweep = 0; sweep < SWEEPS_PER_RUN && !workflowInfo().continueAsNewSuggested; sweep++) {
-    const swept = await sweepStuckRuns(cursor);
-    cursor = swept.after;
-    if (swept.nextSweepSeconds > 0) await sleep(swept.nextSweepSeconds * 1000);
-  }
-  return continueAsNew<typeof runSweeperWorkflow>(cursor);
+export async function runSweeperWorkflow(after: SweepCursor | null = null): Promise<never> {
+  return continueAsNew<typeof runSweeperWorkflow>(await repeatPasses(sweepStuckRuns, after, SWEEPS_PER_RUN));
 }
