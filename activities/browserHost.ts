@@ -8,8 +8,8 @@ import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPoo
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
+import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
 import type { Config } from '../server/config.ts';
-import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeNode } from '../server/pipelines/executors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
 import { nodeFailures } from '../workflows/contracts/pipelineRun.ts';
@@ -109,15 +109,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       } catch (error) {
         throw launchFailure(error);
       }
-      await appendLogs(orm.em.fork(), resource.project.id, logStreams.resource(resourceId), [
-        {
-          context: 'lifecycle',
-          severity: 'info',
-          message: `browser running on host ${resource.hostId} (from the warm pool)`,
-          area: 'lifecycle',
-          object: { status: 'running', host: resource.hostId },
-        },
-      ]);
+      await recordAdopted(orm.em.fork(), resource);
     },
 
     /**
@@ -209,25 +201,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
         throw launchFailure(error);
       }
       // Recorded here rather than by a further activity: one round trip less before the api answers.
-      const now = new Date();
-      resource.status = 'running';
-      resource.cdpEndpoint = launched.cdpEndpoint;
-      resource.pid = launched.pid;
-      resource.warm = launched.warm;
-      resource.startedAt ??= now;
-      resource.lastActivity ??= now;
-      await Promise.all([
-        em.flush(),
-        appendLogs(orm.em.fork(), resource.project.id, logStreams.resource(resourceId), [
-          {
-            context: 'lifecycle',
-            severity: 'info',
-            message: `browser running on host ${resource.hostId}`,
-            area: 'lifecycle',
-            object: { status: 'running', host: resource.hostId },
-          },
-        ]),
-      ]);
+      await recordLaunched(em, resource, launched);
       return launched;
     },
 

@@ -12,13 +12,10 @@ import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '.
 import { workflowIds } from '../../workflows/names.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
-import { appendLogs, logStreams } from '../logs/logWriter.ts';
 import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
+import { activeResourceStatuses, settleUnmanaged, summarizeLaunchFailure } from './resourceStatus.ts';
 import { setSessionCookies } from './sessionCookies.ts';
-
-/** Resources in these states hold (or are about to hold) a browser. */
-export const activeResourceStatuses = ['starting', 'running', 'stopping'] as const;
 
 /**
  * 503: the browser did not start. The message is short and safe to show (see
@@ -30,28 +27,6 @@ export class BrowserStartFailed extends DomainError {
   constructor(reason: string, options: { cause?: unknown; retryable?: boolean } = {}) {
     super('browser_start_failed', `The browser could not be started: ${reason}`, { retryable: true, ...options });
   }
-}
-
-const maxSummaryLength = 200;
-
-/**
- * A launch failure as callers may see it. Playwright's text goes on with the browser's output,
- * a call log, the command line with every flag and the host's paths: only the first line is
- * kept, without Playwright's method prefix (`browserType.launchPersistentContext: `), absolute
- * paths or flags. Pure, so the activities (which store stop reasons) use it too.
- */
-export function summarizeLaunchFailure(reason: string) {
-  const firstLine = reason.split(/\r?\n|\s+Call log:/)[0] ?? '';
-  const summary = firstLine
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes in Playwright's text
-    .replace(/\u001b\[[0-9;]*m/g, '')
-    .replace(/(^|: )(?:browserType|browserContext|browser|page|frame|cdpSession)\.\w+: /, '$1')
-    .replace(/(^|[\s'"(=,])\/[^\s'"),;]*/g, '$1…')
-    .replace(/(^|\s)--[a-z][\w-]*(?:=\S*)?/gi, '$1')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (!summary) return 'the browser failed to launch';
-  return summary.length > maxSummaryLength ? `${summary.slice(0, maxSummaryLength - 1)}…` : summary;
 }
 
 /**
@@ -109,11 +84,7 @@ export async function startBrowser(
     // the workflow (which has the host adopt it) and answer without waiting for that. A failure
     // leaves the claimed browser to its host, which destroys what no resource holds.
     const fail = async (stopReason: string, error: BrowserStartFailed | ServiceUnavailable) => {
-      await em.nativeUpdate(
-        SessionResource,
-        { id: resource.id },
-        { status: 'failed', stopReason, stoppedAt: new Date(), cdpEndpoint: null },
-      );
+      await settleUnmanaged(em, resource, { status: 'failed', reason: stopReason, severity: null });
       return error;
     };
     if (session.cookies.length) {
@@ -150,11 +121,7 @@ export async function startBrowser(
     });
     state = await deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation });
   } catch (error) {
-    await em.nativeUpdate(
-      SessionResource,
-      { id: resource.id, status: 'starting' },
-      { status: 'failed', stopReason: 'the workflow could not start', stoppedAt: new Date() },
-    );
+    await settleUnmanaged(em, resource, { status: 'failed', reason: 'the workflow could not start', from: ['starting'], severity: null });
     throw new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error);
   }
   await em.refresh(resource);
@@ -248,11 +215,12 @@ export async function stopBrowser(deps: { temporal: TemporalClient }, em: Entity
     if (ended === 'not found' && Date.now() - resource.created.getTime() < START_GRACE_MS) {
       throw new Conflict('browser_starting', 'The browser is still being started; stop it again in a moment');
     }
-    await settleWithoutWorkflow(
-      em,
-      resource,
-      `${reason} (${ended === 'not found' ? 'no workflow managed it' : `its workflow had already ended: ${ended}`})`,
-    );
+    // Whatever settled the row meanwhile (the sweeper, a late workflow step) keeps its outcome.
+    await settleUnmanaged(em, resource, {
+      status: 'stopped',
+      reason: `${reason} (${ended === 'not found' ? 'no workflow managed it' : `its workflow had already ended: ${ended}`})`,
+      severity: 'warn',
+    });
   }
   await em.refresh(resource);
   return resource;
@@ -267,23 +235,4 @@ async function workflowEnd(handle: ReturnType<TemporalClient['workflow']['getHan
     if (error instanceof WorkflowNotFoundError) return 'not found';
     throw new ServiceUnavailable('The browser could not be stopped: the workflow engine is unavailable', error);
   }
-}
-
-async function settleWithoutWorkflow(em: EntityManager, resource: SessionResource, stopReason: string) {
-  // Conditional: whatever settled the row meanwhile (the sweeper, a late workflow step) keeps its outcome.
-  const changed = await em.nativeUpdate(
-    SessionResource,
-    { id: resource.id, status: { $in: [...activeResourceStatuses] } },
-    { status: 'stopped', stopReason, stoppedAt: new Date(), cdpEndpoint: null },
-  );
-  if (!changed) return;
-  await appendLogs(em, resource.project.id, logStreams.resource(resource.id), [
-    {
-      context: 'lifecycle',
-      severity: 'warn',
-      message: `browser stopped: ${stopReason}`,
-      area: 'lifecycle',
-      object: { status: 'stopped', host: resource.hostId },
-    },
-  ]);
 }

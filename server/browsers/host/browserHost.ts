@@ -9,7 +9,7 @@ import { browserHostQueue } from '../../../workflows/contracts/browserSession.ts
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
-import { activeResourceStatuses } from '../browserSessions.ts';
+import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 
 const HEARTBEAT_MS = 5_000;
