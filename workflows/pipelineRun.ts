@@ -8,8 +8,8 @@ import {
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
-import { PipelineRunError, runPlan } from '../server/pipelines/interpreter.ts';
-import type { Plan } from '../server/pipelines/plan.ts';
+import { PipelineRunError, runPlan } from '../server/pipelines/engine/interpreter.ts';
+import type { Plan } from '../server/pipelines/engine/plan.ts';
 import { stopBrowserSignal } from './messages.ts';
 import { workflowIds } from './names.ts';
 

@@ -9,6 +9,10 @@
  * block makes the enclosing flow node depend on the referenced node, so the plan runs it first.
  */
 import type { CompileError } from '../../db/entities/PipelineVersion.ts';
+import { compilePattern } from './engine/dataNodes.ts';
+import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './engine/plan.ts';
+import { isAssignable, literalRefType, type RefType, valueFits } from './engine/refTypes.ts';
+import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './engine/registry.ts';
 import {
   BLOCK_KEYS,
   inputValueSchema,
@@ -20,10 +24,6 @@ import {
   REF_PATTERN,
   sourceSchema,
 } from './language.ts';
-import { compilePattern } from './nodes/data.ts';
-import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './plan.ts';
-import { isAssignable, literalRefType, type RefType, valueFits } from './refTypes.ts';
-import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './registry.ts';
 
 export type { CompileError } from '../../db/entities/PipelineVersion.ts';
 

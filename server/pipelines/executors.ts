@@ -20,18 +20,18 @@
  * Browser nodes answer the same handle as their `page` output: the tab is the same, the handle
  * only orders the side effects.
  *
- * Errors are NodeError (server/pipelines/nodes/errors.ts): `code`, `retryable`, a message that
+ * Errors are NodeError (server/pipelines/engine/nodeErrors.ts): `code`, `retryable`, a message that
  * quotes no input value; NodeInputError (name `NodeInputError`) is never worth a retry.
  */
 import type { Page } from 'playwright-core';
 import type { NewLogEntry } from '../logs/logWriter.ts';
+import { isPureNodeType, runPureNode } from './engine/dataNodes.ts';
+import { NodeError, NodeInputError } from './engine/nodeErrors.ts';
+import { valueFits } from './engine/refTypes.ts';
+import { nodeRegistry } from './engine/registry.ts';
 import { browserNodes } from './nodes/browser.ts';
-import { isPureNodeType, runPureNode } from './nodes/data.ts';
-import { NodeError, NodeInputError } from './nodes/errors.ts';
-import { valueFits } from './refTypes.ts';
-import { nodeRegistry } from './registry.ts';
 
-export { NodeError, NodeInputError } from './nodes/errors.ts';
+export { NodeError, NodeInputError } from './engine/nodeErrors.ts';
 
 export type PageHandle = { pageId: string };
 
@@ -82,7 +82,7 @@ function withoutNul(value: unknown): unknown {
 /**
  * A browser node's outputs as they may be kept: page text loses its NUL characters, which
  * PostgreSQL refuses in jsonb and text (and which mark the run's placeholders and sealed values,
- * server/pipelines/sealedValues.ts, so a page must not be able to write one), and outputs too
+ * server/pipelines/engine/sealedValues.ts, so a page must not be able to write one), and outputs too
  * large for workflow history fail the node with `output_too_large` instead of the run's workflow.
  */
 function keepable(type: string, outputs: Record<string, unknown>) {

@@ -8,7 +8,7 @@
  */
 import type { Locator, Page } from 'playwright-core';
 import type { NewLogEntry } from '../../logs/logWriter.ts';
-import { NodeError, NodeInputError } from './errors.ts';
+import { NodeError, NodeInputError } from '../engine/nodeErrors.ts';
 import { type CellType, convertText, uniqueKeys } from './values.ts';
 
 /** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
