@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { inferValue, toNumber, uniqueKeys } from '../server/browsers/host/nodes/cellValues.ts';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
 import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/engine/dataNodes.ts';
 import { MAX_RUN_STEPS, type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/engine/interpreter.ts';
@@ -9,7 +10,6 @@ import type { Plan, PlanStep } from '../server/pipelines/engine/plan.ts';
 import type { RefType } from '../server/pipelines/engine/refTypes.ts';
 import { type InputSpec, nodeCatalog, nodeRegistry, renderNodeReference } from '../server/pipelines/engine/registry.ts';
 import { pipelineJsonSchema } from '../server/pipelines/language.ts';
-import { inferValue, toNumber, uniqueKeys } from '../server/pipelines/nodes/values.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
