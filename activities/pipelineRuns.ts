@@ -1,82 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { PipelineRun } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
-import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
-import { executeNode } from '../server/pipelines/executors.ts';
-import { NodeError } from '../server/pipelines/nodes/errors.ts';
+import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
+import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
 import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../workflows/names.ts';
+import { createRunNodeContext, type NodeCall, withheldMessage } from './runNode.ts';
 import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
-export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
-
-/**
- * A run that read cookies shows its error message only to callers who may read the session's
- * cookies (server/trpc/routers/pipelineRuns.ts); its log, open to pipelines.read, leaves it out.
- */
-const withheldMessage = (run: { readsCookies: boolean }, message: string) =>
-  run.readsCookies ? 'the message is in the run’s error (shown to who may read the session’s cookies)' : message;
-
-/**
- * What every node activity does around the node itself, on whichever worker runs it: reveal
- * the run's secrets in the inputs, log start and end, store the outputs redacted, hand them back
- * to the workflow with the values that hold a secret sealed (so the next node gets the real
- * value and history only ciphertext), and turn a failure into one that names the node without
- * leaking a secret.
- */
-export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: Config }) {
-  const serviceSecret = resolveJwtSecret(config);
-  return async function withRunNode(
-    call: NodeCall,
-    execute: (
-      inputs: Record<string, unknown>,
-      log: (entry: NewLogEntry) => void,
-      /** Every string the run hides (its secrets, the session's stored cookie values). */
-      hidden: readonly string[],
-    ) => Promise<Record<string, unknown>>,
-  ) {
-    const em = orm.em.fork();
-    const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets', 'session'] });
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
-    // One redactor for everything this node writes: its outputs, log lines and error.
-    const secrets = openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies));
-    const hide = secrets.redactor;
-    const stream = logStreams.run(run.id);
-    const pending: NewLogEntry[] = [];
-    const log = (entry: NewLogEntry) => pending.push(entry);
-    const flush = () => appendLogs(orm.em.fork(), run.project.id, stream, pending.splice(0), hide);
-    const started = Date.now();
-    log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
-    try {
-      const outputs = await execute(secrets.reveal(call.inputs), log, secrets.hidden);
-      const stored = hide.object(outputs);
-      await em
-        .getConnection()
-        .execute(
-          `update pipeline_runs set node_outputs = jsonb_set(node_outputs, ?::text[], ?::jsonb, true), updated = now() where id = ?`,
-          [`{${JSON.stringify(call.path)}}`, JSON.stringify(stored), run.id],
-        );
-      log({ context: call.path, severity: 'info', message: `${call.type} done in ${Date.now() - started} ms`, area: 'node' });
-      await flush();
-      return secrets.seal(outputs);
-    } catch (error) {
-      // Without NUL, which PostgreSQL refuses in text and jsonb (a page script may throw one).
-      const message = hide.text(error instanceof Error ? error.message : String(error)).replaceAll('\u0000', '');
-      log({ context: call.path, severity: 'error', message: `${call.type} failed: ${withheldMessage(run, message)}`, area: 'node' });
-      await flush().catch(() => {});
-      // A node's own errors carry a code and whether another attempt could help.
-      if (error instanceof NodeError) throw ApplicationFailure.create({ message, type: error.code, nonRetryable: !error.retryable });
-      const type = (error instanceof ApplicationFailure ? error.type : undefined) ?? 'node_failed';
-      throw ApplicationFailure.create({ message, type, nonRetryable: error instanceof ApplicationFailure && Boolean(error.nonRetryable) });
-    }
-  };
-}
 
 /** Control-queue activities of the pipelineRun workflow, and the sweep of runs nothing settles. */
 export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config; log?: Logger }) {
@@ -144,7 +81,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     },
 
     async runPureNode(call: NodeCall) {
-      return withRunNode(call, (inputs, log) => executeNode(call.type, inputs, { log }));
+      return withRunNode(call, async (inputs) => executeDataNode(call.type, inputs));
     },
 
     /**

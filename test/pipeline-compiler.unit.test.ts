@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { inferValue, toNumber, uniqueKeys } from '../server/browsers/host/nodes/cellValues.ts';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
-import { MAX_RUN_STEPS, type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/interpreter.ts';
+import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/engine/dataNodes.ts';
+import { MAX_RUN_STEPS, type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/engine/interpreter.ts';
+import type { Plan, PlanStep } from '../server/pipelines/engine/plan.ts';
+import type { RefType } from '../server/pipelines/engine/refTypes.ts';
+import { type InputSpec, nodeCatalog, nodeRegistry, renderNodeReference } from '../server/pipelines/engine/registry.ts';
 import { pipelineJsonSchema } from '../server/pipelines/language.ts';
-import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/nodes/data.ts';
-import { inferValue, toNumber, uniqueKeys } from '../server/pipelines/nodes/values.ts';
-import type { Plan, PlanStep } from '../server/pipelines/plan.ts';
-import type { RefType } from '../server/pipelines/refTypes.ts';
-import { type InputSpec, nodeCatalog, nodeRegistry, renderNodeReference } from '../server/pipelines/registry.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -158,8 +158,8 @@ describe('the registry', () => {
   });
 
   it('registry, plan and interpreter stay workflow-safe: no Node built-ins, playwright, clock or randomness', () => {
-    for (const file of ['registry.ts', 'refTypes.ts', 'plan.ts', 'interpreter.ts', 'sealedValues.ts', 'nodes/data.ts']) {
-      const text = readFileSync(path.join(root, 'server/pipelines', file), 'utf8')
+    for (const file of ['registry.ts', 'refTypes.ts', 'plan.ts', 'interpreter.ts', 'sealedValues.ts', 'dataNodes.ts', 'nodeErrors.ts']) {
+      const text = readFileSync(path.join(root, 'server/pipelines/engine', file), 'utf8')
         .replace(/\/\*[\s\S]*?\*\//g, '')
         .replace(/^\s*\/\/.*$/gm, '');
       const imports = [...text.matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);

@@ -1,11 +1,11 @@
 import type http from 'node:http';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executeNode, type NodeContext, NodeError, type PageHandle } from '../server/browsers/host/nodes/executeNode.ts';
 import type { NewLogEntry } from '../server/logs/logWriter.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
-import { executeNode, type NodeContext, NodeError, type PageHandle } from '../server/pipelines/executors.ts';
-import { type RunNode, runPlan } from '../server/pipelines/interpreter.ts';
-import type { Plan } from '../server/pipelines/plan.ts';
+import { type RunNode, runPlan } from '../server/pipelines/engine/interpreter.ts';
+import type { Plan } from '../server/pipelines/engine/plan.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { redact, redactObject } from '../server/logs/redact.ts';
+import { isSealed } from '../server/pipelines/engine/sealedValues.ts';
 import { encryptSecrets, openRunSecrets, secretPlaceholder } from '../server/pipelines/runSecrets.ts';
-import { isSealed } from '../server/pipelines/sealedValues.ts';
 
 /** Redaction and sealing are pure: plain values, no database. */
 

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
-import { PipelineRunError, runPlan } from '../server/pipelines/interpreter.ts';
+import { PipelineRunError, runPlan } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
 import { nodeFailures, type PipelineRunInput } from './contracts/pipelineRun.ts';
 import { workflowIds } from './names.ts';

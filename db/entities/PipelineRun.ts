@@ -26,7 +26,7 @@ export const PipelineRun = defineEntity({
     resource: () => p.manyToOne(SessionResource).nullable().deleteRule('set null'),
     ownsResource: p.boolean().default(false),
     /**
-     * Whether the version's plan has a node that reads cookies (server/pipelines/registry.ts),
+     * Whether the version's plan has a node that reads cookies (server/pipelines/engine/registry.ts),
      * fixed when the run starts: its outputs are then shown only to callers with cookies.read.
      */
     readsCookies: p.boolean().default(false),

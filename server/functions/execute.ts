@@ -18,8 +18,8 @@ import {
   projectRef,
   sessionActions,
 } from '../permissions/permissions.ts';
-import type { Plan } from '../pipelines/plan.ts';
-import { planReadsCookies } from '../pipelines/registry.ts';
+import type { Plan } from '../pipelines/engine/plan.ts';
+import { planReadsCookies } from '../pipelines/engine/registry.ts';
 import { startRun, waitForRun } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
 import { isUuid } from '../projects/projectRepository.ts';

@@ -5,8 +5,8 @@ import { FunctionVersion, PipelineFunction, type PipelineVersion, type Project }
 import type { CompileError } from '../../db/entities/PipelineVersion.ts';
 import { BadRequest, Conflict } from '../errors.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
-import type { Plan } from '../pipelines/plan.ts';
-import { isAssignable, type RefType } from '../pipelines/refTypes.ts';
+import type { Plan } from '../pipelines/engine/plan.ts';
+import { isAssignable, type RefType } from '../pipelines/engine/refTypes.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import type { FunctionOutput, FunctionParameter } from './schemas.ts';
 

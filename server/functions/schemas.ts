@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import type { FunctionOutput, FunctionParameter } from '../../db/entities/FunctionVersion.ts';
 import type { ErrorIssue } from '../errors.ts';
+import { parameterRefTypes, type RefType, refTypes, valueFits } from '../pipelines/engine/refTypes.ts';
 import { NAME_PATTERN } from '../pipelines/language.ts';
-import { parameterRefTypes, type RefType, refTypes, valueFits } from '../pipelines/refTypes.ts';
 
 /**
  * The typed interface of a function: its declared parameters and outputs (spec 2, Function), as
  * zod input schemas for the API, as JSON Schema (draft 2020-12, the object schemas MCP tools
  * take as `inputSchema` / `outputSchema`), and the check of call arguments against them.
  *
- * Types come from the pipeline language (server/pipelines/refTypes.ts). A parameter cannot be a
+ * Types come from the pipeline language (server/pipelines/engine/refTypes.ts). A parameter cannot be a
  * `page`; neither can an output (a page handle means nothing outside its run).
  */
 

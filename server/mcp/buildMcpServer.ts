@@ -11,7 +11,7 @@ import { executeFunction } from '../functions/execute.ts';
 import { optionalParameters } from '../functions/functionVersions.ts';
 import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
 import { can, functionActions, projectRef } from '../permissions/permissions.ts';
-import type { Plan } from '../pipelines/plan.ts';
+import type { Plan } from '../pipelines/engine/plan.ts';
 
 /**
  * One MCP server per client session (spec 4.8): each function assigned to the stored MCP server

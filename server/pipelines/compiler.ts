@@ -9,6 +9,11 @@
  * block makes the enclosing flow node depend on the referenced node, so the plan runs it first.
  */
 import type { CompileError } from '../../db/entities/PipelineVersion.ts';
+import { compilePattern } from './engine/dataNodes.ts';
+import { checkInputValue } from './engine/nodeInputs.ts';
+import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './engine/plan.ts';
+import { isAssignable, literalRefType, type RefType, valueFits } from './engine/refTypes.ts';
+import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './engine/registry.ts';
 import {
   BLOCK_KEYS,
   inputValueSchema,
@@ -20,10 +25,6 @@ import {
   REF_PATTERN,
   sourceSchema,
 } from './language.ts';
-import { compilePattern } from './nodes/data.ts';
-import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './plan.ts';
-import { isAssignable, literalRefType, type RefType, valueFits } from './refTypes.ts';
-import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './registry.ts';
 
 export type { CompileError } from '../../db/entities/PipelineVersion.ts';
 
@@ -80,39 +81,6 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 const list = (names: Iterable<string>) => {
   const all = [...names].map((name) => `\`${name}\``);
   return all.length ? all.join(', ') : 'none';
-};
-
-/** Literal checks beyond the refType, for inputs whose literal has a shape. */
-const literalChecks: Record<string, (value: unknown) => string | null> = {
-  'extract.list.fields': (value) => {
-    if (!isPlainObject(value) || Object.keys(value).length === 0) return 'fields is a non-empty record of field name → selector';
-    for (const [field, spec] of Object.entries(value)) {
-      if (typeof spec === 'string') continue;
-      const ok =
-        isPlainObject(spec) &&
-        typeof spec.selector === 'string' &&
-        Object.keys(spec).every((key) => ['selector', 'attribute', 'type'].includes(key)) &&
-        (spec.attribute === undefined || typeof spec.attribute === 'string') &&
-        (spec.type === undefined || ['string', 'number', 'boolean', 'html'].includes(spec.type as string));
-      if (!ok) return `field \`${field}\` must be a selector or {selector, attribute?, type?: string|number|boolean|html}`;
-    }
-    return null;
-  },
-  'extract.table.types': (value) => {
-    if (!isPlainObject(value)) return 'types is a record of column → string, number or boolean';
-    const bad = Object.entries(value).find(([, type]) => !['string', 'number', 'boolean'].includes(type as string));
-    return bad ? `column \`${bad[0]}\`: the type must be string, number or boolean` : null;
-  },
-  'extract.table.headers': (value) =>
-    Array.isArray(value) && value.every((item) => typeof item === 'string') ? null : 'headers is a list of strings',
-  'page.cookies.urls': (value) =>
-    Array.isArray(value) && value.every((item) => typeof item === 'string') ? null : 'urls is a list of strings',
-  'page.select.value': (value) =>
-    typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string'))
-      ? null
-      : 'value is an option’s value or label, or a list of them',
-  'page.goto.url': (value) =>
-    /^(https?:\/\/|about:blank$)/i.test(String(value)) ? null : 'url must be an absolute http(s) URL (or about:blank)',
 };
 
 /** How deep the JSON of a source may nest: sub-graphs 8 deep take about 40 levels, literals the rest. */
@@ -388,16 +356,9 @@ class Compilation {
 
   checkLiteral(decl: Decl, spec: NodeTypeSpec, name: string, input: InputSpec, value: unknown) {
     const invalid = (message: string) => this.error(decl.name, 'invalid_value', message, name);
-    if (input.enum && typeof value === 'string' && !input.enum.includes(value)) {
-      return invalid(`\`${name}\` must be one of ${list(input.enum)}, not "${value}"`);
-    }
-    if (typeof value === 'number') {
-      if (input.min !== undefined && value < input.min) return invalid(`\`${name}\` must be at least ${input.min}`);
-      if (input.max !== undefined && value > input.max) return invalid(`\`${name}\` must be at most ${input.max}`);
-    }
-    const check = literalChecks[`${spec.type}.${name}`];
-    const problem = check?.(value);
-    if (problem) return invalid(problem);
+    const problem = checkInputValue(name, input, value);
+    // A literal is in the source for every reader to see: unlike a run's value, it may be quoted.
+    if (problem) return invalid(problem.rule === 'enum' ? `${problem.message}, not "${value}"` : problem.message);
     if (spec.type === 'flow.condition' && name === 'operand' && decl.inputs.operator === 'matches') {
       if (typeof value !== 'string') return invalid('with `matches`, the operand is a regular expression (a string)');
       try {

@@ -1,6 +1,6 @@
 import { openString, sealString } from '../auth/secrets.ts';
 import { mapLeaves, redactor } from '../logs/redact.ts';
-import { PLACEHOLDER_PREFIX, SEALED_PREFIX } from './sealedValues.ts';
+import { PLACEHOLDER_PREFIX, SEALED_PREFIX } from './engine/sealedValues.ts';
 
 /**
  * Values of secret parameters never enter workflow history, logs or API answers. The run row
@@ -15,7 +15,7 @@ import { PLACEHOLDER_PREFIX, SEALED_PREFIX } from './sealedValues.ts';
  * loop limit on them must see the value itself (a secret should be a string; one equal to a
  * number output is still redacted where outputs and logs are stored). The workflow cannot
  * compare ciphertext, so the interpreter refuses a condition on a sealed value
- * (server/pipelines/sealedValues.ts).
+ * (server/pipelines/engine/sealedValues.ts).
  */
 
 export function secretPlaceholder(name: string) {

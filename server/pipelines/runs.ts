@@ -15,9 +15,9 @@ import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
-import { prepareArgs } from './interpreter.ts';
-import type { Plan } from './plan.ts';
-import { planReadsCookies } from './registry.ts';
+import { prepareArgs } from './engine/interpreter.ts';
+import type { Plan } from './engine/plan.ts';
+import { planReadsCookies } from './engine/registry.ts';
 import { encryptSecrets, secretPlaceholder } from './runSecrets.ts';
 
 const holdsNul = (value: unknown): boolean =>

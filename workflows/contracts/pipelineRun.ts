@@ -1,4 +1,4 @@
-import type { Plan } from '../../server/pipelines/plan.ts';
+import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
  * The contract of `pipelineRunWorkflow` (workflows/pipelineRun.ts): what a run is started with,

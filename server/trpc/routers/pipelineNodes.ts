@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { refTypes } from '../../pipelines/engine/refTypes.ts';
+import { nodeCatalog } from '../../pipelines/engine/registry.ts';
 import { pipelineJsonSchema } from '../../pipelines/language.ts';
-import { refTypes } from '../../pipelines/refTypes.ts';
-import { nodeCatalog } from '../../pipelines/registry.ts';
 import { projectProcedure, router } from '../base.ts';
 
 export const SCHEMA_MEDIA_TYPE = 'application/schema+json';

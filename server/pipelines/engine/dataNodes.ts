@@ -5,6 +5,9 @@
  * `runPureNode` instead of scheduling an activity for them.
  */
 import { RE2JS } from 're2js';
+import { NodeError, NodeInputError } from './nodeErrors.ts';
+import { checkNodeInputs } from './nodeInputs.ts';
+import { nodeRegistry } from './registry.ts';
 
 /** The longest `matches` pattern, and the longest text it tests (a condition runs inside the workflow). */
 export const MAX_PATTERN_LENGTH = 1_000;
@@ -135,18 +138,15 @@ export function renderTemplate(template: string, variables: Record<string, unkno
 export const pureNodes: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>> = {
   'text.template': (inputs) => {
     const { template, ...variables } = inputs;
-    if (typeof template !== 'string') throw new TypeError('template must be a string');
-    return { text: renderTemplate(template, variables) };
+    return { text: renderTemplate(template as string, variables) };
   },
   'json.pick': (inputs) => {
-    if (typeof inputs.path !== 'string') throw new TypeError('path must be a string');
-    const found = pick(inputs.value, inputs.path);
+    const found = pick(inputs.value, inputs.path as string);
     return found.found ? { value: found.value, found: true } : { value: inputs.default ?? null, found: false };
   },
   'json.object': (inputs) => ({ record: { ...inputs } }),
   'list.flatten': (inputs) => {
-    if (!Array.isArray(inputs.list)) throw new TypeError('list must be a list');
-    const list = inputs.list.flatMap((item: unknown) => (Array.isArray(item) ? item : [item]));
+    const list = (inputs.list as unknown[]).flatMap((item: unknown) => (Array.isArray(item) ? item : [item]));
     return { list, count: list.length };
   },
 };
@@ -155,9 +155,23 @@ export function isPureNodeType(type: string) {
   return Object.hasOwn(pureNodes, type);
 }
 
-/** Runs a pure node; deterministic, so a workflow may call it directly. */
+/** Runs a pure node on inputs `checkNodeInputs` answered; deterministic, so a workflow may call it directly. */
 export function runPureNode(type: string, inputs: Record<string, unknown>): Record<string, unknown> {
   const run = pureNodes[type];
   if (!run) throw new Error(`\`${type}\` is not a pure node`);
   return run(inputs);
+}
+
+/**
+ * A pure node as the control queue's activity runs it: an unknown type, or a flow node (the
+ * interpreter runs those), is refused; its inputs are checked against its spec; a failure is the
+ * node's input error, never worth a retry.
+ */
+export function executeDataNode(type: string, rawInputs: Record<string, unknown>): Record<string, unknown> {
+  const spec = nodeRegistry.get(type);
+  if (!spec) throw new NodeError('unknown_type', `unknown node type \`${type}\``, { retryable: false });
+  if (!isPureNodeType(type)) throw new NodeError('unknown_type', `${type} is run by the interpreter, not as a node`, { retryable: false });
+  const { values, problem } = checkNodeInputs(spec, rawInputs);
+  if (problem) throw new NodeInputError(`${type}: ${problem.message}`);
+  return runPureNode(type, values);
 }

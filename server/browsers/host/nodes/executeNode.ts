@@ -1,6 +1,7 @@
 /**
- * Runs one node: `executeNode(type, inputs, ctx)` → its outputs. Activities call it — the host
- * activity for browser nodes (`spec.browser`), the control activity for pure nodes. Flow nodes
+ * Runs one node: `executeNode(type, inputs, ctx)` → its outputs. The host activity calls it for
+ * browser nodes (`spec.browser`); a pure node goes to `executeDataNode` of the engine
+ * (server/pipelines/engine/dataNodes.ts), which the control activity calls directly. Flow nodes
  * never come here: the interpreter runs them.
  *
  * Page handles. A `page` value is `{pageId: string}`, an opaque, JSON handle that travels
@@ -10,9 +11,8 @@
  *   - `openPage({newTab})` — `browser.page` asks for a tab of the run's browser: its current tab
  *     (`context.pages()[0]`, or a new one if it has none) or, with `newTab`, a new one.
  *   - `newPageHandle(page)` — registers a Page for the run and answers its handle; `browser.page`
- *     returns it as its `page` output. Suggested: a Map per run on the host, keyed by an id the
- *     host makes (e.g. the path of the node that opened it, which is stable across retries), and
- *     dropped when the run ends.
+ *     returns it as its `page` output. RunPages (./runPages.ts) keys it by the path of the node that
+ *     opened it (stable across retries) and drops it when the run ends.
  *   - `getPage(handle)` — every other browser node's `page` input is resolved through it
  *     (unless the caller passes `page` itself). An unknown handle should throw (e.g. the host
  *     restarted and the browser with it).
@@ -20,18 +20,18 @@
  * Browser nodes answer the same handle as their `page` output: the tab is the same, the handle
  * only orders the side effects.
  *
- * Errors are NodeError (server/pipelines/nodes/errors.ts): `code`, `retryable`, a message that
+ * Errors are NodeError (server/pipelines/engine/nodeErrors.ts): `code`, `retryable`, a message that
  * quotes no input value; NodeInputError (name `NodeInputError`) is never worth a retry.
  */
 import type { Page } from 'playwright-core';
-import type { NewLogEntry } from '../logs/logWriter.ts';
-import { browserNodes } from './nodes/browser.ts';
-import { isPureNodeType, runPureNode } from './nodes/data.ts';
-import { NodeError, NodeInputError } from './nodes/errors.ts';
-import { valueFits } from './refTypes.ts';
-import { nodeRegistry } from './registry.ts';
+import type { NewLogEntry } from '../../../logs/logWriter.ts';
+import { executeDataNode } from '../../../pipelines/engine/dataNodes.ts';
+import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
+import { checkNodeInputs } from '../../../pipelines/engine/nodeInputs.ts';
+import { nodeRegistry } from '../../../pipelines/engine/registry.ts';
+import { browserNodes } from './browserNodes.ts';
 
-export { NodeError, NodeInputError } from './nodes/errors.ts';
+export { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
 
 export type PageHandle = { pageId: string };
 
@@ -82,7 +82,7 @@ function withoutNul(value: unknown): unknown {
 /**
  * A browser node's outputs as they may be kept: page text loses its NUL characters, which
  * PostgreSQL refuses in jsonb and text (and which mark the run's placeholders and sealed values,
- * server/pipelines/sealedValues.ts, so a page must not be able to write one), and outputs too
+ * server/pipelines/engine/sealedValues.ts, so a page must not be able to write one), and outputs too
  * large for workflow history fail the node with `output_too_large` instead of the run's workflow.
  */
 function keepable(type: string, outputs: Record<string, unknown>) {
@@ -98,35 +98,11 @@ function keepable(type: string, outputs: Record<string, unknown>) {
   return clean;
 }
 
-export function isPageHandle(value: unknown): value is PageHandle {
-  return valueFits(value, 'page');
-}
-
-/** Inputs with the registry's defaults filled in, for callers that pass only what they set. */
-function withDefaults(type: string, inputs: Record<string, unknown>) {
-  const spec = nodeRegistry.get(type);
-  const filled = { ...inputs };
-  for (const [name, input] of Object.entries(spec?.inputs ?? {})) {
-    if (filled[name] === undefined && input.default !== undefined) filled[name] = input.default;
-  }
-  return filled;
-}
-
 export async function executeNode(type: string, rawInputs: Record<string, unknown>, ctx: NodeContext): Promise<Record<string, unknown>> {
   const spec = nodeRegistry.get(type);
-  if (!spec) throw new NodeError('unknown_type', `unknown node type \`${type}\``, { retryable: false });
-  const inputs = withDefaults(type, rawInputs);
-
-  if (!spec.browser) {
-    if (!isPureNodeType(type))
-      throw new NodeError('unknown_type', `${type} is run by the interpreter, not as a node`, { retryable: false });
-    try {
-      return runPureNode(type, inputs);
-    } catch (error) {
-      throw new NodeInputError(`${type}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
+  if (!spec?.browser) return executeDataNode(type, rawInputs);
+  const { values: inputs, problem } = checkNodeInputs(spec, rawInputs);
+  if (problem) throw new NodeInputError(problem.message);
   const timeoutMs = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   if (type === 'browser.page') {
@@ -142,8 +118,7 @@ export async function executeNode(type: string, rawInputs: Record<string, unknow
     return { page: ctx.newPageHandle(page) };
   }
 
-  const handle = inputs.page;
-  if (!isPageHandle(handle)) throw new NodeInputError('`page` must be a page handle from browser.page or another browser node');
+  const handle = inputs.page as PageHandle;
   let page = ctx.page;
   if (!page) {
     if (!ctx.getPage) throw new NodeError('no_page', 'no page resolver was given', { retryable: false });

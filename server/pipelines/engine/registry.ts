@@ -1,7 +1,7 @@
 /**
  * The node registry: the one description of every node type. It feeds the compiler (inputs,
  * outputs, refTypes), the JSON Schema of a source, the catalog (`GET …/pipelines/nodes`), the
- * executor (server/pipelines/executors.ts maps each type to its implementation) and the
+ * executor (server/browsers/host/nodes/executeNode.ts maps each type to its implementation) and the
  * generation model's instructions, and docs/pipeline-language.md is rendered from it.
  *
  * Pure data and pure functions: workflows import it, so no Node built-ins and no playwright.
@@ -19,6 +19,13 @@ export type InputSpec = {
   /** For number inputs: bounds of a literal (and of the value at run time). */
   min?: number;
   max?: number;
+  /**
+   * When the node runs, an empty string counts as not given (a required selector, URL, key or
+   * script cannot be ""). Not checked on literals: the compiler accepts "" as it always has.
+   */
+  nonEmpty?: boolean;
+  /** A rule beyond the refType, enum and bounds: the problem with a value, or null. Checked on literals and at run time. */
+  check?: (value: unknown) => string | null;
   description: string;
 };
 
@@ -62,6 +69,17 @@ export type NodeTypeSpec = {
   example: Record<string, unknown>;
 };
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const isStringList = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** http(s) pages only (and about:blank): never file:, chrome: or javascript: on a shared host. */
+const ALLOWED_URL = /^(https?:\/\/|about:blank$)/i;
+
+/** The load states a browser node's `waitFor` may wait for after its action. */
+export const NAVIGATION_STATES = ['none', 'load', 'domcontentloaded', 'networkidle'] as const;
+
 const BROWSER_TIMEOUT_MS = 30_000;
 const DATA_TIMEOUT_MS = 10_000;
 
@@ -74,13 +92,14 @@ const pageOut: OutputSpec = { refType: 'page', description: 'The same page, afte
 const selectorIn = (what: string): InputSpec => ({
   refType: 'string',
   required: true,
+  nonEmpty: true,
   description: `CSS selector (or any Playwright selector, e.g. \`text=Sign in\`) of ${what}.`,
 });
 const waitForIn: InputSpec = {
   refType: 'string',
   required: false,
   default: 'none',
-  enum: ['none', 'load', 'domcontentloaded', 'networkidle'],
+  enum: NAVIGATION_STATES,
   description:
     '`none`: do not wait for a navigation. `load`, `domcontentloaded`, `networkidle`: the action starts a navigation; wait until the new document reaches that state.',
 };
@@ -134,7 +153,13 @@ const specs: NodeTypeSpec[] = [
     browser: true,
     inputs: {
       page: pageIn,
-      url: { refType: 'string', required: true, description: 'Absolute URL (http or https).' },
+      url: {
+        refType: 'string',
+        required: true,
+        nonEmpty: true,
+        check: (value) => (ALLOWED_URL.test(String(value)) ? null : 'url must be an absolute http(s) URL (or about:blank)'),
+        description: 'Absolute URL (http or https).',
+      },
       waitUntil: {
         refType: 'string',
         required: false,
@@ -207,7 +232,12 @@ const specs: NodeTypeSpec[] = [
     browser: true,
     inputs: {
       page: pageIn,
-      key: { refType: 'string', required: true, description: 'A key name as Playwright names them, e.g. `Enter` or `Shift+Tab`.' },
+      key: {
+        refType: 'string',
+        required: true,
+        nonEmpty: true,
+        description: 'A key name as Playwright names them, e.g. `Enter` or `Shift+Tab`.',
+      },
       selector: {
         refType: 'string',
         required: false,
@@ -233,7 +263,13 @@ const specs: NodeTypeSpec[] = [
     inputs: {
       page: pageIn,
       selector: selectorIn('the `<select>`'),
-      value: { refType: 'json', required: true, description: 'An option’s value or label, or a list of them.' },
+      value: {
+        refType: 'json',
+        required: true,
+        check: (value) =>
+          typeof value === 'string' || isStringList(value) ? null : 'value is an option’s value or label, or a list of them',
+        description: 'An option’s value or label, or a list of them.',
+      },
     },
     outputs: { page: pageOut, selected: { refType: 'list', description: 'The values of the options now selected.' } },
     defaultTimeoutMs: BROWSER_TIMEOUT_MS,
@@ -293,7 +329,12 @@ const specs: NodeTypeSpec[] = [
         enum: ['bottom', 'top'],
         description: 'Where to scroll the window when `by` is not given.',
       },
-      by: { refType: 'number', required: false, description: 'Scroll the window by this many pixels (negative: up).' },
+      by: {
+        refType: 'number',
+        required: false,
+        check: (value) => (Math.abs(value as number) <= 1_000_000 ? null : '`by` must be a number from -1000000 to 1000000'),
+        description: 'Scroll the window by this many pixels (negative: up).',
+      },
       times: { refType: 'number', required: false, default: 1, min: 1, max: 100, description: 'How often to scroll (1 to 100).' },
       delayMs: {
         refType: 'number',
@@ -345,7 +386,7 @@ const specs: NodeTypeSpec[] = [
     inputs: {
       page: pageIn,
       selector: selectorIn('the elements'),
-      attribute: { refType: 'string', required: true, description: 'Attribute name, e.g. `href`.' },
+      attribute: { refType: 'string', required: true, nonEmpty: true, description: 'Attribute name, e.g. `href`.' },
       resolveUrl: { refType: 'boolean', required: false, default: false, description: 'Resolve the values against the page’s URL.' },
       optional: optionalIn,
     },
@@ -394,6 +435,20 @@ const specs: NodeTypeSpec[] = [
       fields: {
         refType: 'record',
         required: true,
+        check: (value) => {
+          if (!isPlainObject(value) || Object.keys(value).length === 0) return 'fields is a non-empty record of field name → selector';
+          for (const [field, spec] of Object.entries(value)) {
+            if (typeof spec === 'string') continue;
+            const ok =
+              isPlainObject(spec) &&
+              typeof spec.selector === 'string' &&
+              Object.keys(spec).every((key) => ['selector', 'attribute', 'type'].includes(key)) &&
+              (spec.attribute === undefined || typeof spec.attribute === 'string') &&
+              (spec.type === undefined || ['string', 'number', 'boolean', 'html'].includes(spec.type as string));
+            if (!ok) return `field \`${field}\` must be a selector or {selector, attribute?, type?: string|number|boolean|html}`;
+          }
+          return null;
+        },
         description: 'Field name → selector, or → `{selector, attribute?, type?}`. A field whose selector matches nothing is null.',
       },
       limit: { refType: 'number', required: false, min: 0, description: 'At most this many records.' },
@@ -427,8 +482,22 @@ const specs: NodeTypeSpec[] = [
     inputs: {
       page: pageIn,
       selector: selectorIn('the table'),
-      headers: { refType: 'list', required: false, description: 'Record keys to use instead of the header cells, in column order.' },
-      types: { refType: 'record', required: false, description: 'Column key → `string`, `number` or `boolean`; others are inferred.' },
+      headers: {
+        refType: 'list',
+        required: false,
+        check: (value) => (isStringList(value) ? null : 'headers is a list of strings'),
+        description: 'Record keys to use instead of the header cells, in column order.',
+      },
+      types: {
+        refType: 'record',
+        required: false,
+        check: (value) => {
+          if (!isPlainObject(value)) return 'types is a record of column → string, number or boolean';
+          const bad = Object.entries(value).find(([, type]) => !['string', 'number', 'boolean'].includes(type as string));
+          return bad ? `column \`${bad[0]}\`: the type must be string, number or boolean` : null;
+        },
+        description: 'Column key → `string`, `number` or `boolean`; others are inferred.',
+      },
       inferTypes: {
         refType: 'boolean',
         required: false,
@@ -493,6 +562,7 @@ const specs: NodeTypeSpec[] = [
       urls: {
         refType: 'list',
         required: false,
+        check: (value) => (isStringList(value) ? null : 'urls is a list of strings'),
         description: 'Cookies for these URLs instead of the page’s; an empty list means all cookies.',
       },
       name: { refType: 'string', required: false, description: 'Only cookies with this name.' },
@@ -519,7 +589,7 @@ const specs: NodeTypeSpec[] = [
     readsCookies: true,
     inputs: {
       page: pageIn,
-      script: { refType: 'string', required: true, description: 'A function body, e.g. `return document.title`.' },
+      script: { refType: 'string', required: true, nonEmpty: true, description: 'A function body, e.g. `return document.title`.' },
       arg: { refType: 'json', required: false, description: 'A JSON value the script sees as `arg`.' },
     },
     outputs: { page: pageOut, result: { refType: 'json', description: 'The returned value.' } },
@@ -761,7 +831,9 @@ export function nodeCatalog() {
       description: spec.description,
       category: spec.category,
       browser: spec.browser,
-      inputs: Object.fromEntries(Object.entries(spec.inputs).map(([name, input]) => [name, { ...input }])),
+      inputs: Object.fromEntries(
+        Object.entries(spec.inputs).map(([name, { check: _check, nonEmpty: _nonEmpty, ...input }]) => [name, input]),
+      ),
       outputs: Object.fromEntries(Object.entries(spec.outputs).map(([name, output]) => [name, { ...output }])),
       ...(spec.oneOf ? { oneOf: [...spec.oneOf] } : {}),
       ...(spec.extraInputs ? { extraInputs: { ...spec.extraInputs } } : {}),

@@ -7,9 +7,10 @@
  * with its own error ("no element matches …") before the activity's timeout cuts it off.
  */
 import type { Locator, Page } from 'playwright-core';
-import type { NewLogEntry } from '../../logs/logWriter.ts';
-import { NodeError, NodeInputError } from './errors.ts';
-import { type CellType, convertText, uniqueKeys } from './values.ts';
+import type { NewLogEntry } from '../../../logs/logWriter.ts';
+import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
+import type { NAVIGATION_STATES } from '../../../pipelines/engine/registry.ts';
+import { type CellType, convertText, uniqueKeys } from './cellValues.ts';
 
 /** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
 const MAX_IMAGE_BASE64 = 1_500_000;
@@ -24,44 +25,16 @@ type Inputs = Record<string, unknown>;
 type BrowserNode = (page: Page, inputs: Inputs, ctx: BrowserNodeContext) => Promise<Record<string, unknown>>;
 
 // ---- inputs ---------------------------------------------------------------------------------
+//
+// executeNode hands every node its inputs as checkNodeInputs (server/pipelines/engine/nodeInputs.ts)
+// answers them: types, enums, bounds and shapes checked against the registry, defaults filled in,
+// an optional input not given absent. The readers below only name the type.
 
-function string(inputs: Inputs, name: string): string {
-  const value = inputs[name];
-  if (typeof value !== 'string' || value === '') throw new NodeInputError(`\`${name}\` must be a non-empty string`);
-  return value;
-}
-
-function optionalString(inputs: Inputs, name: string): string | undefined {
-  const value = inputs[name];
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new NodeInputError(`\`${name}\` must be a string`);
-  return value;
-}
-
-function optionalNumber(inputs: Inputs, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const value = inputs[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw new NodeInputError(`\`${name}\` must be a number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
-  }
-  return value;
-}
-
-function flag(inputs: Inputs, name: string): boolean {
-  const value = inputs[name];
-  if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw new NodeInputError(`\`${name}\` must be a boolean`);
-  return value;
-}
-
-function oneOf<T extends string>(inputs: Inputs, name: string, allowed: readonly T[], fallback: T): T {
-  const value = inputs[name] ?? fallback;
-  if (!allowed.includes(value as T)) throw new NodeInputError(`\`${name}\` must be one of ${allowed.join(', ')}`);
-  return value as T;
-}
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const text = (inputs: Inputs, name: string) => inputs[name] as string;
+const optionalText = (inputs: Inputs, name: string) => inputs[name] as string | undefined;
+const count = (inputs: Inputs, name: string) => inputs[name] as number;
+const optionalCount = (inputs: Inputs, name: string) => inputs[name] as number | undefined;
+const flag = (inputs: Inputs, name: string) => inputs[name] === true;
 
 // ---- time and errors ------------------------------------------------------------------------
 
@@ -101,16 +74,14 @@ async function waitForMatch(locator: Locator, selector: string, timeout: number)
   }
 }
 
-const NAVIGATION_STATES = ['none', 'load', 'domcontentloaded', 'networkidle'] as const;
-
 /**
  * Runs an action that may navigate. With a load state, waits for the navigation the action
  * starts (registered before the action, so a fast navigation is not missed); then, with
  * `waitForSelector`, for that element to be visible.
  */
 async function actAndWait(page: Page, inputs: Inputs, left: () => number, what: string, action: () => Promise<unknown>) {
-  const waitFor = oneOf(inputs, 'waitFor', NAVIGATION_STATES, 'none');
-  const waitForSelector = optionalString(inputs, 'waitForSelector');
+  const waitFor = inputs.waitFor as (typeof NAVIGATION_STATES)[number];
+  const waitForSelector = optionalText(inputs, 'waitForSelector');
   if (waitFor === 'none') {
     await attempt(what, action, 'not_found');
   } else {
@@ -137,8 +108,8 @@ const log = (ctx: BrowserNodeContext, page: Page, message: string, severity: New
 
 // ---- the nodes ------------------------------------------------------------------------------
 
-/** http(s) pages only (and about:blank): never file:, chrome: or javascript: on a shared host. */
-const ALLOWED_URL = /^(https?:\/\/|about:blank$)/i;
+/** The page's own URL scopes its cookies only when it is a web page. */
+const WEB_URL = /^https?:\/\//i;
 
 /** The PNG's size from its IHDR chunk. */
 function pngSize(png: Buffer) {
@@ -159,9 +130,8 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 
 export const browserNodes: Record<string, BrowserNode> = {
   async 'page.goto'(page, inputs, ctx) {
-    const url = string(inputs, 'url');
-    if (!ALLOWED_URL.test(url)) throw new NodeInputError('`url` must be an absolute http(s) URL');
-    const waitUntil = oneOf(inputs, 'waitUntil', ['load', 'domcontentloaded', 'networkidle', 'commit'] as const, 'load');
+    const url = text(inputs, 'url');
+    const waitUntil = inputs.waitUntil as 'load' | 'domcontentloaded' | 'networkidle' | 'commit';
     const response = await attempt(`opening ${url}`, () => page.goto(url, { waitUntil, timeout: ctx.timeoutMs }));
     const status = response?.status() ?? 0;
     log(ctx, page, `opened ${page.url()} (${status || 'no response'})`);
@@ -170,8 +140,8 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.click'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
-    const index = optionalNumber(inputs, 'index', 0) ?? 0;
+    const selector = text(inputs, 'selector');
+    const index = count(inputs, 'index');
     const locator = page.locator(selector).nth(index);
     await actAndWait(page, inputs, left, `clicking \`${selector}\``, () => locator.click({ timeout: left() }));
     log(ctx, page, `clicked ${selector}`);
@@ -180,10 +150,9 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.fill'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
-    const value = inputs.value;
-    if (typeof value !== 'string') throw new NodeInputError('`value` must be a string');
-    const index = optionalNumber(inputs, 'index', 0) ?? 0;
+    const selector = text(inputs, 'selector');
+    const value = text(inputs, 'value');
+    const index = count(inputs, 'index');
     await attempt(`filling \`${selector}\``, () => page.locator(selector).nth(index).fill(value, { timeout: left() }), 'not_found');
     // Never the value: it may be a secret.
     log(ctx, page, `filled ${selector}`);
@@ -192,8 +161,8 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.press'(page, inputs, ctx) {
     const left = budget(ctx);
-    const key = string(inputs, 'key');
-    const selector = optionalString(inputs, 'selector');
+    const key = text(inputs, 'key');
+    const selector = optionalText(inputs, 'selector');
     const what = `pressing ${key}${selector ? ` in \`${selector}\`` : ''}`;
     await actAndWait(page, inputs, left, what, () =>
       selector ? page.locator(selector).first().press(key, { timeout: left() }) : page.keyboard.press(key),
@@ -204,19 +173,12 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.select'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
+    const selector = text(inputs, 'selector');
     const { value } = inputs;
-    const values = typeof value === 'string' ? [value] : value;
-    if (!Array.isArray(values) || !values.every((item) => typeof item === 'string')) {
-      throw new NodeInputError('`value` must be a string or a list of strings');
-    }
+    const values = typeof value === 'string' ? [value] : (value as string[]);
     const selected = await attempt(
       `choosing in \`${selector}\``,
-      () =>
-        page
-          .locator(selector)
-          .first()
-          .selectOption(values as string[], { timeout: left() }),
+      () => page.locator(selector).first().selectOption(values, { timeout: left() }),
       'not_found',
     );
     log(ctx, page, `selected ${selected.length} option(s) in ${selector}`);
@@ -225,14 +187,12 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.wait'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalString(inputs, 'selector');
-    const loadState =
-      inputs.loadState === undefined ? undefined : oneOf(inputs, 'loadState', ['load', 'domcontentloaded', 'networkidle'] as const, 'load');
-    const url = optionalString(inputs, 'url');
-    const ms = optionalNumber(inputs, 'ms', 0, 60_000);
-    if (!selector && !loadState && !url && ms === undefined) throw new NodeInputError('give at least one of selector, loadState, url, ms');
+    const selector = optionalText(inputs, 'selector');
+    const loadState = inputs.loadState as 'load' | 'domcontentloaded' | 'networkidle' | undefined;
+    const url = optionalText(inputs, 'url');
+    const ms = optionalCount(inputs, 'ms');
     if (selector) {
-      const state = oneOf(inputs, 'state', ['visible', 'attached', 'hidden', 'detached'] as const, 'visible');
+      const state = inputs.state as 'visible' | 'attached' | 'hidden' | 'detached';
       await attempt(
         `waiting for \`${selector}\` to be ${state}`,
         () => page.locator(selector).first().waitFor({ state, timeout: left() }),
@@ -250,7 +210,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.scroll'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalString(inputs, 'selector');
+    const selector = optionalText(inputs, 'selector');
     if (selector) {
       await attempt(
         `scrolling to \`${selector}\``,
@@ -258,10 +218,10 @@ export const browserNodes: Record<string, BrowserNode> = {
         'not_found',
       );
     } else {
-      const to = oneOf(inputs, 'to', ['bottom', 'top'] as const, 'bottom');
-      const by = optionalNumber(inputs, 'by', -1_000_000, 1_000_000);
-      const times = optionalNumber(inputs, 'times', 1, 100) ?? 1;
-      const delayMs = optionalNumber(inputs, 'delayMs', 0, 10_000) ?? 0;
+      const to = inputs.to as 'bottom' | 'top';
+      const by = optionalCount(inputs, 'by');
+      const times = count(inputs, 'times');
+      const delayMs = count(inputs, 'delayMs');
       for (let i = 0; i < times; i++) {
         await attempt('scrolling', () =>
           page.evaluate(
@@ -283,7 +243,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.text'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
+    const selector = text(inputs, 'selector');
     const locator = page.locator(selector);
     if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
     const texts = await attempt(`reading \`${selector}\``, () =>
@@ -298,8 +258,8 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.attribute'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
-    const attribute = string(inputs, 'attribute');
+    const selector = text(inputs, 'selector');
+    const attribute = text(inputs, 'attribute');
     const resolveUrl = flag(inputs, 'resolveUrl');
     const locator = page.locator(selector);
     if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
@@ -324,8 +284,8 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.html'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalString(inputs, 'selector');
-    const outer = inputs.outer === undefined ? true : flag(inputs, 'outer');
+    const selector = optionalText(inputs, 'selector');
+    const outer = flag(inputs, 'outer');
     if (!selector) return { html: await attempt('reading the document', () => page.content()) };
     const locator = page.locator(selector);
     if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
@@ -337,20 +297,13 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.list'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
-    const fields = inputs.fields;
-    if (!isPlainObject(fields) || Object.keys(fields).length === 0)
-      throw new NodeInputError('`fields` must be a record of field name → selector');
+    const selector = text(inputs, 'selector');
+    const fields = inputs.fields as Record<string, string | { selector: string; attribute?: string; type?: CellType }>;
     const specs = Object.entries(fields).map(([name, spec]) => {
       const field = typeof spec === 'string' ? { selector: spec } : spec;
-      if (!isPlainObject(field) || typeof field.selector !== 'string')
-        throw new NodeInputError(`field \`${name}\` must be a selector or {selector, attribute?, type?}`);
-      const type = field.type as CellType | undefined;
-      if (type !== undefined && !['string', 'number', 'boolean', 'html'].includes(type))
-        throw new NodeInputError(`field \`${name}\`: unknown type`);
-      return { name, selector: field.selector, attribute: typeof field.attribute === 'string' ? field.attribute : null, type };
+      return { name, selector: field.selector, attribute: field.attribute ?? null, type: field.type };
     });
-    const limit = optionalNumber(inputs, 'limit', 0);
+    const limit = optionalCount(inputs, 'limit');
     const locator = page.locator(selector);
     if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
     const rows = await attempt(`reading \`${selector}\``, () =>
@@ -386,14 +339,10 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.table'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = string(inputs, 'selector');
-    const infer = inputs.inferTypes === undefined ? true : flag(inputs, 'inferTypes');
-    const headersOverride = inputs.headers;
-    if (headersOverride !== undefined && (!Array.isArray(headersOverride) || !headersOverride.every((h) => typeof h === 'string'))) {
-      throw new NodeInputError('`headers` must be a list of strings');
-    }
-    const types = inputs.types ?? {};
-    if (!isPlainObject(types)) throw new NodeInputError('`types` must be a record of column → type');
+    const selector = text(inputs, 'selector');
+    const infer = flag(inputs, 'inferTypes');
+    const headersOverride = inputs.headers as string[] | undefined;
+    const types = (inputs.types ?? {}) as Record<string, CellType>;
     const locator = page.locator(selector).first();
     if (!flag(inputs, 'optional')) await waitForMatch(page.locator(selector), selector, left());
     else if ((await page.locator(selector).count()) === 0) return { records: [], headers: [], count: 0 };
@@ -418,9 +367,9 @@ export const browserNodes: Record<string, BrowserNode> = {
     );
     if (!table) throw new NodeInputError(`\`${selector}\` is not a <table>`);
     const width = Math.max(table.headers.length, ...table.rows.map((row) => row.length));
-    const keys = uniqueKeys((headersOverride as string[] | undefined) ?? table.headers, width);
+    const keys = uniqueKeys(headersOverride ?? table.headers, width);
     const records = table.rows.map((row) =>
-      Object.fromEntries(keys.map((key, index) => [key, convertText(row[index] ?? null, types[key] as CellType | undefined, infer)])),
+      Object.fromEntries(keys.map((key, index) => [key, convertText(row[index] ?? null, types[key], infer)])),
     );
     log(ctx, page, `extracted ${records.length} row(s) from the table ${selector}`);
     return { records, headers: keys, count: records.length };
@@ -428,7 +377,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.screenshot'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalString(inputs, 'selector');
+    const selector = optionalText(inputs, 'selector');
     const png = selector
       ? await attempt(
           `capturing \`${selector}\``,
@@ -451,12 +400,10 @@ export const browserNodes: Record<string, BrowserNode> = {
   },
 
   async 'page.cookies'(page, inputs, ctx) {
-    const urls = inputs.urls;
-    if (urls !== undefined && (!Array.isArray(urls) || !urls.every((url) => typeof url === 'string')))
-      throw new NodeInputError('`urls` must be a list of strings');
-    const name = optionalString(inputs, 'name');
+    const urls = inputs.urls as string[] | undefined;
+    const name = optionalText(inputs, 'name');
     const pageUrl = page.url();
-    const scope = (urls as string[] | undefined) ?? (ALLOWED_URL.test(pageUrl) && pageUrl !== 'about:blank' ? [pageUrl] : []);
+    const scope = urls ?? (WEB_URL.test(pageUrl) ? [pageUrl] : []);
     const all = await attempt('reading cookies', () => (scope.length ? page.context().cookies(scope) : page.context().cookies()));
     const cookies = all
       .filter((cookie) => name === undefined || cookie.name === name)
@@ -476,7 +423,7 @@ export const browserNodes: Record<string, BrowserNode> = {
   },
 
   async 'page.evaluate'(page, inputs, ctx) {
-    const script = string(inputs, 'script');
+    const script = text(inputs, 'script');
     const arg = inputs.arg === undefined ? null : inputs.arg;
     // A function body with `arg` in scope. Evaluated through CDP, so a page's CSP does not block it.
     const expression = `(async (arg) => {\n${script}\n})(${JSON.stringify(arg)})`;

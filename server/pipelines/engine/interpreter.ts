@@ -6,13 +6,13 @@
  * It runs inside the `pipelineRun` workflow, so it is deterministic: no I/O, no Node built-ins,
  * no clock, no randomness, no timers. Everything with a side effect happens in `runNode`, which
  * the workflow implements with activities (browser nodes on the browser's host, pure nodes on the
- * control queue, or pure nodes inline through `runPureNode` of nodes/data.ts).
+ * control queue, or pure nodes inline through `runPureNode` of engine/dataNodes.ts).
  *
  * Output keys: a node's outputs are recorded under its path, `name` at the top level,
  * `loop.<index>.name` inside an iteration of `loop`, `check.then.name` inside a branch; node names
  * contain no dots, so the keys are unambiguous.
  */
-import { evaluateCondition } from './nodes/data.ts';
+import { evaluateCondition } from './dataNodes.ts';
 import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanStep, type PlanValue } from './plan.ts';
 import { type RefType, valueFits } from './refTypes.ts';
 import { holdsSealed } from './sealedValues.ts';
@@ -121,7 +121,7 @@ const FLOW_OUTPUTS = new Set(['matched', 'branch', 'page', 'results', 'count']);
 
 /**
  * The interpreter decides a condition and a loop's limit itself, but a value that holds a secret
- * reaches it only as a placeholder or ciphertext (server/pipelines/sealedValues.ts): any answer
+ * reaches it only as a placeholder or ciphertext (server/pipelines/engine/sealedValues.ts): any answer
  * would be wrong, so the run fails instead.
  */
 function refuseSecrets(step: PlanStep, what: string, values: unknown[]) {
