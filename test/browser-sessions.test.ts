@@ -1,10 +1,13 @@
 /// <reference lib="dom" />
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.ts';
 import { startBrowserHost } from '../server/browsers/host/browserHost.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createLogger } from '../server/logger.ts';
+import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
+import { browserStateQuery, stopBrowserUpdate } from '../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../workflows/names.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
@@ -147,6 +150,21 @@ describe('a running browser', () => {
       until: (events) => events.some((event) => event.event === 'end'),
     });
     expect(sseEnd.at(-1)?.event).toBe('end');
+  });
+
+  it('keeps running when its workflow is asked to stop without a reason (the update validator refuses it)', async () => {
+    const sessionId = await createSession();
+    const resource = await start(sessionId);
+    const handle = stack.temporal.workflow.getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id));
+    await expect(handle.executeUpdate(stopBrowserUpdate, { args: [' '] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((await handle.query(browserStateQuery)).phase).toBe('running');
+    const shown = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}`, { token: owner.token });
+    expect(shown.body.status).toBe('running');
+
+    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, {
+      token: owner.token,
+    });
+    expect(stopped.body).toMatchObject({ status: 'stopped', stopReason: 'stopped on request' });
   });
 
   it('is refused its cookies without cookies.read, and hidden from other users', async () => {
