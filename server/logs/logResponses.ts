@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { LogEntry } from '../../db/entities/index.ts';
 import { BadRequest } from '../errors.ts';
+import { openEventStream, wantsEventStream } from '../http/eventStream.ts';
 import { pagination } from '../http/shapes.ts';
 import type { LogNotifications } from './logNotifications.ts';
 
@@ -29,10 +30,6 @@ function present(entry: LogEntry) {
 }
 
 const query = z.strictObject({ ...pagination, lastEventId: z.coerce.number().int().min(0).optional() });
-
-export function wantsEventStream(req: FastifyRequest) {
-  return String(req.headers.accept ?? '').includes('text/event-stream');
-}
 
 /**
  * Serves one log stream, as paged JSON (`offset`, `limit`) or, with `Accept: text/event-stream`,
@@ -74,14 +71,7 @@ export async function serveLogs(
   let lastSeq = Number(Array.isArray(header) ? header[0] : (header ?? parsed.data.lastEventId ?? parsed.data.offset));
   if (!Number.isFinite(lastSeq) || lastSeq < 0) lastSeq = 0;
 
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  const raw = openEventStream(reply);
   raw.write('retry: 2000\n\n');
 
   let closed = false;

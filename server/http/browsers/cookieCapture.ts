@@ -3,8 +3,8 @@ import { SessionResource } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
 import { Conflict, ServiceUnavailable } from '../../errors.ts';
-import { wantsEventStream } from '../../logs/logResponses.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
+import { openEventStream, wantsEventStream } from '../eventStream.ts';
 import type { RawRoutePaths } from '../openapi.ts';
 import type { BrowserApp } from './index.ts';
 import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './resources.ts';
@@ -68,13 +68,7 @@ function streamCookies(
   readCookies: () => Promise<unknown[]>,
   closing: AbortSignal,
 ) {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-  });
+  const raw = openEventStream(reply);
   let last = '';
   let seq = 0;
   let closed = false;
