@@ -2,7 +2,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { SessionResource } from '../db/entities/index.ts';
+import type { ToolCallRequest } from '../server/agents/conversation.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
+import { AgentTabs } from '../server/browsers/host/agentTools.ts';
 import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
 import { executeNode } from '../server/browsers/host/nodes/executeNode.ts';
@@ -24,6 +26,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext({ orm, config });
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
+  const agentTabs = new AgentTabs({ orm, config });
 
   /** The resource and its launch settings (cookies, proxy with its password) from the database. */
   async function loadLaunch(resourceId: string) {
@@ -118,6 +121,25 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      */
     async releaseRunPages(runId: string) {
       return runs.release(runId);
+    },
+
+    /** An analysis turn's tool calls, in the job's own tab of the browser (server/browsers/host/agentTools.ts). */
+    async runAgentTools(call: { jobId: string; resourceId: string; calls: ToolCallRequest[]; step: number }) {
+      const context = pool.contextOf(call.resourceId);
+      if (!context) throw ApplicationFailure.nonRetryable('the job’s browser is no longer running on this host', nodeFailures.noPage);
+      runs.touch(call.resourceId);
+      const activity = Context.current();
+      const beat = setInterval(() => activity.heartbeat(), 1000);
+      try {
+        await agentTabs.run(call.jobId, context, call.calls, call.step);
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** Closes an analysis job's tab. */
+    async releaseAgentTab(jobId: string) {
+      await agentTabs.release(jobId);
     },
 
     async launchBrowser(resourceId: string) {

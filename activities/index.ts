@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../server/config.ts';
+import { createAgentJobActivities } from './agentJobs.ts';
 import { createBrowserSessionActivities } from './browserSessions.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createMailActivities } from './mail.ts';
@@ -15,5 +16,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createBrowserSessionActivities(deps),
     ...createPipelineRunActivities(deps),
     ...createHousekeepingActivities(deps),
+    ...createAgentJobActivities(deps),
   };
 }

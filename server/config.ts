@@ -23,6 +23,30 @@ const oidcProvider = z.object({
   clientSecret: z.string().min(1),
 });
 
+/**
+ * One model the analysis and generation jobs may use (`MODELS`). `builtin`, the rule-based
+ * proposer, is always there and needs no entry. Keys are read from the variable `apiKeyEnv` names.
+ */
+const modelEntry = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'model ids are letters, digits, . _ : - (at most 64)')
+    .refine((id) => id !== 'builtin', 'the id "builtin" is the rule-based proposer, always present'),
+  provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
+  model: z.string().min(1),
+  baseUrl: z.url().optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
+    .optional(),
+  roles: z.array(z.enum(['analysis', 'generation'])).min(1),
+  vision: z.boolean().optional(),
+  /** Prices per million tokens, in the default currency's minor units (decimal strings allowed). */
+  inputPricePerMTok: z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d+)?$/)]).optional(),
+  outputPricePerMTok: z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d+)?$/)]).optional(),
+});
+export type ModelEntry = z.infer<typeof modelEntry>;
+
 /** The auth routes that are rate limited; each has a limit per client IP and per account. */
 export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor'] as const;
 export type RateLimitedAction = (typeof rateLimitedActions)[number];
@@ -75,6 +99,12 @@ const environment = z.object({
   SMTP_URL: optionalString,
   MAIL_FROM: z.string().default('Browserflow <no-reply@localhost>'),
   OIDC_PROVIDERS: optionalString,
+  /** JSON list of models for analysis and generation (see `modelEntry`); `builtin` is always there. */
+  MODELS: optionalString,
+  /** Bounds of one analysis or generation job: model steps, tokens (input + output), seconds. */
+  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(200).default(24),
+  AGENT_MAX_TOKENS: z.coerce.number().int().min(1000).default(400_000),
+  AGENT_MAX_SECONDS: z.coerce.number().int().min(10).max(7200).default(600),
   /** Lets openid-client talk to an http:// issuer. For tests and local development only. */
   OIDC_ALLOW_INSECURE_REQUESTS: flag,
   /** `off`, or JSON overriding the defaults per action: `{"login": {"perIp": 20, "windowSeconds": 600}}`. */
@@ -164,6 +194,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     }
     oidcProviders = providers.data;
   }
+  const models = parseModels(e.MODELS, env);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     env: e.NODE_ENV,
@@ -208,6 +239,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
+    /** Models besides `builtin`, and the bounds of one agent job. */
+    agents: { models, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
     mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS), sessionIdleSeconds: e.MCP_SESSION_IDLE_SECONDS },
     adminEmails: (e.ADMIN_EMAILS ?? '')
@@ -234,6 +267,34 @@ function parseRateLimits(value: string | undefined): Record<RateLimitedAction, R
   const limits = { ...defaultRateLimits };
   for (const action of rateLimitedActions) limits[action] = { ...defaultRateLimits[action], ...parsed.data[action] };
   return limits;
+}
+
+function parseModels(value: string | undefined, env: Record<string, string | undefined>): (ModelEntry & { apiKey?: string })[] {
+  if (!value) return [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  MODELS: not valid JSON');
+  }
+  const parsed = z.array(modelEntry).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`Invalid configuration:\n  MODELS: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const seen = new Set<string>();
+  for (const model of parsed.data) {
+    if (seen.has(model.id)) throw new ConfigError(`Invalid configuration:\n  MODELS: the id "${model.id}" appears twice`);
+    seen.add(model.id);
+    if (model.provider === 'openai-compatible' && !model.baseUrl) {
+      throw new ConfigError(`Invalid configuration:\n  MODELS: "${model.id}": an openai-compatible model needs a baseUrl`);
+    }
+    if (model.apiKeyEnv && !env[model.apiKeyEnv]) {
+      throw new ConfigError(`Invalid configuration:\n  MODELS: "${model.id}": the variable ${model.apiKeyEnv} (its key) is not set`);
+    }
+  }
+  // The key itself, read here like every other variable; it is only ever handed to the provider.
+  return parsed.data.map((model) => (model.apiKeyEnv ? { ...model, apiKey: env[model.apiKeyEnv] } : model));
 }
 
 function parseHostList(value: string | undefined): string[] | null {

@@ -35,7 +35,7 @@ const specEndpoints = [
   'DELETE /{project}/api',
 ];
 
-/** Spec 4.4 (sessions), 4.5 (pipelines, without analysis and generation jobs), 4.6, 4.7 and 4.8. */
+/** Spec 4.4 (sessions), 4.5 (pipelines, with analysis and generation jobs), 4.6, 4.7 and 4.8. */
 const browserAndPipelineEndpoints = [
   'GET /{project}/api/sessions',
   'PUT /{project}/api/sessions',
@@ -63,6 +63,24 @@ const browserAndPipelineEndpoints = [
   'GET /{project}/api/pipelines/{pipelineId}/{runId}/logs',
   'POST /{project}/api/pipelines/{pipelineId}/{runId}/stop',
   'GET /{project}/api/pipelines/nodes',
+  // 4.5 Analysis and generation jobs
+  'GET /{project}/api/pipelines/analysis/models',
+  'GET /{project}/api/pipelines/generation/models',
+  'GET /{project}/api/pipelines/{pipelineId}/analysis',
+  'PUT /{project}/api/pipelines/{pipelineId}/analysis',
+  'GET /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}',
+  'GET /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}/logs',
+  'POST /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}/accept',
+  'POST /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}/reject',
+  'POST /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}/stop',
+  'DELETE /{project}/api/pipelines/{pipelineId}/analysis/{analysisId}',
+  'GET /{project}/api/pipelines/{pipelineId}/generation',
+  'GET /{project}/api/pipelines/{pipelineId}/generation/{generationId}',
+  'GET /{project}/api/pipelines/{pipelineId}/generation/{generationId}/logs',
+  'POST /{project}/api/pipelines/{pipelineId}/generation/{generationId}/accept',
+  'POST /{project}/api/pipelines/{pipelineId}/generation/{generationId}/reject',
+  'POST /{project}/api/pipelines/{pipelineId}/generation/{generationId}/stop',
+  'DELETE /{project}/api/pipelines/{pipelineId}/generation/{generationId}',
   'GET /{project}/api/proxies',
   'POST /{project}/api/proxies',
   'GET /{project}/api/proxies/{proxyId}',

@@ -1,6 +1,7 @@
 // Every workflow the control worker runs. Workflow code is deterministic: no I/O, no clock, no
 // Node built-ins (enforced by the linter); side effects live in activities/.
 
+export { analysisJobWorkflow, generationJobWorkflow } from './agentJobs.ts';
 export { browserSessionWorkflow } from './browserSession.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
 export { deliverMailWorkflow } from './mail.ts';

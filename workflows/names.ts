@@ -3,6 +3,8 @@ export const workflowIds = {
   mail: (mailId: string) => `mail-${mailId}`,
   browser: (resourceId: string) => `browser-${resourceId}`,
   run: (runId: string) => `run-${runId}`,
+  analysis: (jobId: string) => `analysis-${jobId}`,
+  generation: (jobId: string) => `generation-${jobId}`,
   /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
   resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
   runSweeper: (taskQueue: string) => `run-sweeper-${taskQueue}`,

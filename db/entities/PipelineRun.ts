@@ -2,6 +2,7 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { BrowserSession } from './BrowserSession.ts';
 import { created, id, updated } from './common.ts';
 import { FunctionVersion } from './FunctionVersion.ts';
+import { GenerationJob } from './GenerationJob.ts';
 import { Pipeline } from './Pipeline.ts';
 import { PipelineVersion } from './PipelineVersion.ts';
 import { Project } from './Project.ts';
@@ -21,6 +22,8 @@ export const PipelineRun = defineEntity({
     pipeline: () => p.manyToOne(Pipeline).nullable().deleteRule('cascade').index(),
     version: () => p.manyToOne(PipelineVersion).nullable().deleteRule('cascade').index(),
     functionVersion: () => p.manyToOne(FunctionVersion).nullable().deleteRule('cascade').index(),
+    /** A generation job's dry run of its candidate (no pipeline version yet: `plan` holds it). */
+    generation: () => p.manyToOne(GenerationJob).nullable().deleteRule('cascade').index(),
     session: () => p.manyToOne(BrowserSession).nullable().deleteRule('set null'),
     /** The browser it ran on, and whether the run started that browser itself. */
     resource: () => p.manyToOne(SessionResource).nullable().deleteRule('set null'),

@@ -1,3 +1,4 @@
+import { AnalysisJob } from './AnalysisJob.ts';
 import { ApiKey, apiKeyAccessTypes } from './ApiKey.ts';
 import { AuthSession } from './AuthSession.ts';
 import { BrowserHost } from './BrowserHost.ts';
@@ -5,6 +6,7 @@ import { BrowserSession } from './BrowserSession.ts';
 import { ExternalIdentity } from './ExternalIdentity.ts';
 import { ExternalRegistration } from './ExternalRegistration.ts';
 import { FunctionVersion } from './FunctionVersion.ts';
+import { GenerationJob } from './GenerationJob.ts';
 import { LogEntry } from './LogEntry.ts';
 import { LogStream } from './LogStream.ts';
 import { Mail } from './Mail.ts';
@@ -25,6 +27,7 @@ import { User } from './User.ts';
 import { WarmBrowser } from './WarmBrowser.ts';
 
 export {
+  AnalysisJob,
   ApiKey,
   AuthSession,
   apiKeyAccessTypes,
@@ -33,6 +36,7 @@ export {
   ExternalIdentity,
   ExternalRegistration,
   FunctionVersion,
+  GenerationJob,
   LogEntry,
   LogStream,
   Mail,
@@ -74,6 +78,8 @@ export const entities = [
   ExternalRegistration,
   Pipeline,
   PipelineVersion,
+  AnalysisJob,
+  GenerationJob,
   PipelineRun,
   PipelineFunction,
   FunctionVersion,

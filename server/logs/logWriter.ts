@@ -16,6 +16,8 @@ export const LOG_NOTIFY_CHANNEL = 'log_entries';
 export const logStreams = {
   resource: (resourceId: string) => `resource:${resourceId}`,
   run: (runId: string) => `run:${runId}`,
+  analysis: (jobId: string) => `analysis:${jobId}`,
+  generation: (jobId: string) => `generation:${jobId}`,
 };
 
 /**

@@ -159,6 +159,27 @@ export function authorizeRunOnSession(subject: Subject, project: ProjectRef, ses
 }
 
 /**
+ * Analysis and generation jobs (server/agents/, docs/analysis-generation.md). Starting an analysis,
+ * or accepting one (which starts a generation that dry-runs on the session), changes the pipeline
+ * and drives the session's browser: pipelines.write on the pipeline and sessions.write on the
+ * session. Stopping, rejecting, deleting, and accepting a generation (a new version) need
+ * pipelines.write. Reading a job shows what the session's pages showed: pipelines.read and
+ * sessions.read on its session, so a public project's readers never see them.
+ */
+export const agentJobRights = {
+  start(subject: Subject, project: ProjectRef, pipelineId: string, sessionId: string) {
+    authorize(subject, project, pipelineActions.write, pipelineId);
+    authorize(subject, project, sessionActions.write, sessionId);
+  },
+  review(subject: Subject, project: ProjectRef, pipelineId: string) {
+    authorize(subject, project, pipelineActions.write, pipelineId);
+  },
+  read(subject: Subject, project: ProjectRef, pipelineId: string, sessionId: string | null) {
+    return can(subject, project, pipelineActions.read, pipelineId) && can(subject, project, sessionActions.read, sessionId ?? undefined);
+  },
+};
+
+/**
  * What a running browser's URLs may give a caller who may read its session. `remoteUrl` is CDP:
  * whoever holds it can drive the browser and read every cookie (Storage.getCookies), so it needs
  * `sessions.write` and `cookies.read` on the session. The live view shows the screen to readers;

@@ -39,6 +39,11 @@ export function encryptSecrets(serviceSecret: string, values: Record<string, unk
   return encrypt(serviceSecret, values);
 }
 
+/** Sealed values opened as they were given (an analysis prompt's secret values). */
+export function openSecretValues(serviceSecret: string, sealedSecrets: string | null | undefined): Record<string, string> {
+  return sealedSecrets ? (decrypt(serviceSecret, sealedSecrets) as Record<string, string>) : {};
+}
+
 /** The strings to redact from logs and errors: every secret value (stringified when not a string). */
 function secretStrings(secrets: Record<string, unknown>) {
   return Object.values(secrets)

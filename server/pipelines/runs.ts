@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client as TemporalClient } from '@temporalio/client';
+import { type Client as TemporalClient, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   type BrowserSession,
   type FunctionVersion,
@@ -88,16 +88,7 @@ export async function startRun(
   );
   const shownArgs = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value]));
 
-  // A browser another run started is that run's: it stops it when it ends, so it is not shared.
-  const running = await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
-  const ownedByRuns = new Set(
-    (await em.find(PipelineRun, { resource: { $in: running.map((r) => r.id) }, ownsResource: true }, { fields: ['resource'] })).map(
-      (r) => r.resource?.id,
-    ),
-  );
-  let resource = target.freshBrowser ? null : (running.find((candidate) => !ownedByRuns.has(candidate.id)) ?? null);
-  const ownsResource = !resource;
-  resource ??= await startBrowser(deps, em, project, session);
+  const { resource, ownsResource } = await sessionBrowser(deps, em, project, session, { fresh: target.freshBrowser });
 
   const run = em.create(PipelineRun, {
     project,
@@ -129,6 +120,31 @@ export async function startRun(
     throw new ServiceUnavailable('The run could not be started: the workflow engine is unavailable', error);
   }
   return run;
+}
+
+/**
+ * The browser a run or an agent job uses: the session's running browser, or one started for it
+ * (`ownsResource`: a run stops it when done; a job leaves it with the session). A browser another
+ * run started is that run's: it stops it when it ends, so it is not shared.
+ */
+export async function sessionBrowser(
+  deps: Deps,
+  em: EntityManager,
+  project: Project,
+  session: BrowserSession,
+  options: { fresh?: boolean } = {},
+) {
+  const running = options.fresh
+    ? []
+    : await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
+  const owned = new Set(
+    (await em.find(PipelineRun, { resource: { $in: running.map((r) => r.id) }, ownsResource: true }, { fields: ['resource'] })).map(
+      (r) => r.resource?.id,
+    ),
+  );
+  const existing = running.find((candidate) => !owned.has(candidate.id)) ?? null;
+  if (existing) return { resource: existing, ownsResource: false };
+  return { resource: await startBrowser(deps, em, project, session), ownsResource: true };
 }
 
 /** How long a stop waits for the run's workflow to record its end. */
@@ -167,6 +183,7 @@ function runHandle(deps: Pick<Deps, 'temporal'>, run: PipelineRun) {
 /**
  * Whether the workflow closed within `timeoutMs`. However it closed counts (a cancelled run's
  * workflow records the end, then closes), and so does one that is gone: there is nothing to wait for.
+ * An engine that does not answer is a 503, not a closed run.
  */
 async function closed(handle: ReturnType<typeof runHandle>, timeoutMs: number) {
   let timer: NodeJS.Timeout | undefined;
@@ -177,7 +194,12 @@ async function closed(handle: ReturnType<typeof runHandle>, timeoutMs: number) {
     return await Promise.race([
       handle.result().then(
         () => true,
-        () => true,
+        (error: unknown) => {
+          // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
+          // the engine not answering, and says nothing about the run.
+          if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
+          throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
+        },
       ),
       timedOut,
     ]);

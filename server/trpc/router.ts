@@ -1,4 +1,5 @@
 import { router } from './base.ts';
+import { agentJobsRouter } from './routers/agentJobs.ts';
 import { apiKeysRouter } from './routers/apiKeys.ts';
 import { authRouter } from './routers/auth.ts';
 import { externalAuthRouter } from './routers/external.ts';
@@ -37,6 +38,8 @@ export const appRouter = router({
   // After the node catalog (GET …/pipelines/nodes, a static segment) and before the runs router
   // (…/pipelines/{pipelineId}/{runId}), which would otherwise take …/pipelines/versions/{versionId}.
   pipelines: pipelinesRouter,
+  // Before the runs router too: …/pipelines/{pipelineId}/{runId} would take …/{pipelineId}/analysis.
+  agentJobs: agentJobsRouter,
   pipelineRuns: pipelineRunsRouter,
   functions: functionsRouter,
   mcpServers: mcpServersRouter,

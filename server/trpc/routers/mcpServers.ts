@@ -4,7 +4,7 @@ import { McpServer, PipelineFunction } from '../../../db/entities/index.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
-import { functionActions, mcpActions, projectRef } from '../../permissions/permissions.ts';
+import { functionActions, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -70,7 +70,6 @@ async function functionsFor(ctx: ProjectContext, ids: string[]) {
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
   const valid = unique.filter(isUuid);
   const found = valid.length ? await ctx.em.find(PipelineFunction, { id: { $in: valid }, project: ctx.project.id }) : [];
-  const _ref = projectRef(ctx.project);
   const usable = new Map(found.filter((fn) => ctx.can(functionActions.read, fn.id)).map((fn) => [fn.id, fn]));
   const missing = unique.filter((id) => !usable.has(id));
   if (missing.length) {

@@ -1,0 +1,91 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
+import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
+import { resolveJwtSecret } from '../server/auth/jwt.ts';
+import type { Config } from '../server/config.ts';
+import { compilePipeline } from '../server/pipelines/compiler.ts';
+import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
+import { planReadsCookies } from '../server/pipelines/engine/registry.ts';
+import { encryptSecrets, openSecretValues, secretPlaceholder } from '../server/pipelines/runSecrets.ts';
+import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
+
+type Kind = 'analysis' | 'generation';
+
+/**
+ * Control-queue activities of the analysis and generation workflows: the model turns
+ * (server/agents/conversation.ts), the job's end, and the dry run of a generation's candidate.
+ */
+export function createAgentJobActivities({ orm, config }: { orm: MikroORM; config: Config }) {
+  const serviceSecret = resolveJwtSecret(config);
+  const deps = { orm, config };
+  const entity = (kind: Kind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
+
+  return {
+    analysisTurn: (jobId: string, step: number) => analysisTurn(deps, jobId, step),
+    generationTurn: (jobId: string, step: number) => generationTurn(deps, jobId, step),
+    reportDryRunFailure: (jobId: string, step: number, failure: string) => reportDryRunFailure(deps, jobId, step, failure),
+
+    /** The agent is done (finished, failed, or stopped): it keeps what it has. */
+    async finishAgentJob(kind: Kind, jobId: string, error: { code: string; message: string } | null) {
+      const em = orm.em.fork();
+      const job = await em.findOne(entity(kind) as typeof AnalysisJob, { id: jobId });
+      if (!job || job.agent === 'stopped') return;
+      job.agent = 'stopped';
+      if (error && !job.error) job.error = error;
+      await em.flush();
+    },
+
+    /**
+     * A run of the generation's candidate on the job's browser, in a fresh tab: its row (linked to
+     * the job, with the analysis's secret values sealed as run secrets) and the workflow's input.
+     */
+    async prepareDryRun(jobId: string, resourceId: string, hostId: string): Promise<{ runId: string; input: PipelineRunInput }> {
+      const em = orm.em.fork();
+      const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
+      const { plan } = compilePipeline(job.source);
+      if (!plan) throw new Error('the candidate does not compile');
+      for (const step of plan.steps) {
+        if (step.type === 'browser.page') step.inputs.newTab = { kind: 'literal', value: true };
+      }
+      const analysis = job.analysis as AnalysisJob;
+      const secretValues = openSecretValues(serviceSecret, analysis.sealedSecrets);
+      const given = { ...analysis.values, ...secretValues };
+      const args = Object.fromEntries(Object.entries(given).filter(([name]) => name in plan.parameters));
+      const { values, problems } = prepareArgs(plan, args);
+      if (problems.length)
+        throw new Error(`the candidate's parameters cannot be given: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`);
+      const secretNames = new Set(plan.secrets);
+      const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
+      const resource = await em.findOneOrFail(SessionResource, { id: resourceId });
+      const run = em.create(PipelineRun, {
+        project: job.project,
+        pipeline: null,
+        version: null,
+        generation: job,
+        session: resource.session,
+        resource,
+        ownsResource: false,
+        readsCookies: planReadsCookies(plan),
+        args: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value])),
+        sealedSecrets: Object.keys(secrets).length ? encryptSecrets(serviceSecret, secrets) : null,
+      });
+      await em.flush();
+      const workflowArgs = Object.fromEntries(
+        Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? secretPlaceholder(name) : value]),
+      );
+      return { runId: run.id, input: { plan, args: workflowArgs, hostId, resourceId, ownsResource: false } };
+    },
+
+    /** Stores how the dry run went; answers the failure to feed back, or null when it ran green. */
+    async recordDryRun(jobId: string, runId: string): Promise<string | null> {
+      const em = orm.em.fork();
+      const job = await em.findOneOrFail(GenerationJob, { id: jobId });
+      const run = await em.findOneOrFail(PipelineRun, { id: runId });
+      const status = run.status === 'succeeded' ? 'succeeded' : run.status === 'cancelled' ? 'cancelled' : 'failed';
+      job.dryRun = { status, runId, result: run.result ?? null, error: run.error ?? null };
+      await em.flush();
+      if (status === 'succeeded') return null;
+      return run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${run.error.message}` : `the run ended ${run.status}`;
+    },
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * `builtin`: the rule-based proposer. It is not a language model, and says so in the catalog; it
+ * speaks the AI SDK's model interface so it runs on the same code path as every model (tool calls,
+ * structured output, messages, logs). It works offline and always answers the same way for the
+ * same pages and prompt, which is what makes the chain testable.
+ *
+ * Analysis: read the page model; when the prompt gives values for a login or search form there, fill
+ * it in and submit it (secret values only as `{{name}}`, which the browser host fills in); when the
+ * prompt quotes the text of a link there, follow it; then propose the steps taken and the extraction
+ * of the table or list that best fits the prompt, across every page when the listing is paged.
+ * Generation: `sourceFromProposal` of the analysis.
+ */
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type { PageForm, PageList, PageModel, PageTable } from './pageModel.ts';
+import { readPromptValues } from './promptValues.ts';
+import type { Proposal, ProposalStep } from './proposal.ts';
+import { sourceFromProposal } from './proposal.ts';
+
+type ToolEvent = { name: string; input: Record<string, unknown>; output: unknown };
+
+const usage = (input: number, output: number) => ({
+  inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: output, text: output, reasoning: 0 },
+});
+/** A rough size in tokens (4 characters each), so usage and limits mean something for builtin too. */
+const tokens = (text: string) => Math.ceil(text.length / 4);
+
+/** The AI SDK model of `builtin`, for analysis or for generation. */
+export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
+  let calls = 0;
+  return {
+    specificationVersion: 'v4',
+    provider: 'builtin',
+    modelId: `builtin-${role}`,
+    supportedUrls: {},
+    async doGenerate(options: LanguageModelV4CallOptions) {
+      const promptText = JSON.stringify(options.prompt);
+      const content: LanguageModelV4Content[] =
+        role === 'analysis' ? analysisTurn(options.prompt, () => `builtin-${++calls}`) : generationTurn(options.prompt);
+      const answer = JSON.stringify(content);
+      const toolCalls = content.some((part) => part.type === 'tool-call');
+      return {
+        content,
+        finishReason: { unified: toolCalls ? 'tool-calls' : 'stop', raw: undefined },
+        usage: usage(tokens(promptText), tokens(answer)),
+        warnings: [],
+      };
+    },
+    async doStream() {
+      throw new Error('builtin does not stream');
+    },
+  };
+}
+
+/** The user's words: the text of the last user message. */
+function userText(prompt: LanguageModelV4Prompt) {
+  const users = prompt.filter((message) => message.role === 'user');
+  const last = users[users.length - 1];
+  if (last?.role !== 'user') return '';
+  return last.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+}
+
+/** The tool calls made so far with their results, in order. */
+function toolEvents(prompt: LanguageModelV4Prompt): ToolEvent[] {
+  const inputs = new Map<string, { name: string; input: Record<string, unknown> }>();
+  const events: ToolEvent[] = [];
+  for (const message of prompt) {
+    if (message.role === 'assistant') {
+      for (const part of message.content) {
+        if (part.type === 'tool-call') {
+          inputs.set(part.toolCallId, {
+            name: part.toolName,
+            input: (typeof part.input === 'string' ? JSON.parse(part.input) : part.input) as Record<string, unknown>,
+          });
+        }
+      }
+    }
+    if (message.role === 'tool') {
+      for (const part of message.content) {
+        if (part.type !== 'tool-result') continue;
+        const call = inputs.get(part.toolCallId);
+        const output = part.output.type === 'json' ? part.output.value : part.output.type === 'text' ? part.output.value : null;
+        events.push({ name: call?.name ?? part.toolName, input: call?.input ?? {}, output });
+      }
+    }
+  }
+  return events;
+}
+
+function call(id: () => string, toolName: string, input: Record<string, unknown>): LanguageModelV4Content {
+  return { type: 'tool-call', toolCallId: id(), toolName, input: JSON.stringify(input) };
+}
+
+const words = (text: string) => new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+const overlap = (a: Set<string>, text: string) =>
+  [...words(text)].filter((word) => a.has(word) || a.has(`${word}s`) || a.has(word.replace(/s$/, ''))).length;
+
+function analysisTurn(prompt: LanguageModelV4Prompt, id: () => string): LanguageModelV4Content[] {
+  const request = userText(prompt);
+  const { values } = readPromptValues(request);
+  const events = toolEvents(prompt);
+  const models = events.filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object');
+  const current = models[models.length - 1]?.output as PageModel | undefined;
+  if (!current) return [call(id, 'page_model', {})];
+  const steps: ProposalStep[] = [];
+  for (const event of events) {
+    const input = event.input as { selector?: string; value?: string; key?: string; url?: string; waitForLoad?: boolean };
+    const failed = Boolean(event.output && typeof event.output === 'object' && 'error' in (event.output as object));
+    if (failed) continue;
+    if (event.name === 'fill')
+      steps.push({ action: 'fill', selector: input.selector, value: input.value, evidence: 'a form field the prompt gave a value for' });
+    if (event.name === 'click')
+      steps.push({
+        action: 'click',
+        selector: input.selector,
+        waitForLoad: input.waitForLoad,
+        evidence: 'the control the prompt leads through',
+      });
+    if (event.name === 'press')
+      steps.push({
+        action: 'press',
+        selector: input.selector,
+        key: input.key,
+        waitForLoad: input.waitForLoad,
+        evidence: 'submits the form',
+      });
+  }
+  const acted = new Set(
+    events.filter((event) => ['fill', 'click', 'press'].includes(event.name)).map((event) => String(event.input.selector)),
+  );
+  const byName = new Map(values.map((value) => [value.name, value]));
+  const placeholder = (name: string) => `{{${name}}}`;
+
+  // A login or search form the prompt gave values for, not yet used.
+  for (const form of current.forms) {
+    if (form.inputs.some((input) => acted.has(input.selector))) continue;
+    const fills = fillsFor(form, byName);
+    if (!fills.length) continue;
+    const submit = form.submit[0];
+    const turn = fills.map((fill) => call(id, 'fill', { selector: fill.selector, value: placeholder(fill.name) }));
+    if (submit) turn.push(call(id, 'click', { selector: submit.selector, waitForLoad: true }));
+    else turn.push(call(id, 'press', { selector: fills[fills.length - 1]?.selector, key: 'Enter', waitForLoad: true }));
+    turn.push(call(id, 'page_model', {}));
+    return turn;
+  }
+  // A link whose text the prompt quotes.
+  const quoted = values.filter((value) => !value.secret).map((value) => value.value.toLowerCase());
+  const links = [...current.links, ...current.navigation.flatMap((nav) => nav.links)];
+  const link = links.find((candidate) => quoted.includes(candidate.text.toLowerCase()) && !acted.has(candidate.selector));
+  if (link) return [call(id, 'click', { selector: link.selector, waitForLoad: true }), call(id, 'page_model', {})];
+
+  return [{ type: 'text', text: JSON.stringify(proposeExtraction(request, current, models[0]?.output as PageModel, steps, values)) }];
+}
+
+/** The inputs of a form the prompt's values fit, by purpose and by name. */
+function fillsFor(form: PageForm, values: Map<string, { name: string; secret: boolean }>) {
+  const fills: { selector: string; name: string }[] = [];
+  for (const input of form.inputs) {
+    const hint = `${input.name ?? ''} ${input.label} ${input.type}`.toLowerCase();
+    let name: string | undefined;
+    if (input.type === 'password') name = values.has('password') ? 'password' : [...values.values()].find((value) => value.secret)?.name;
+    else if (/e-?mail/.test(hint) && values.has('email')) name = 'email';
+    else if (/user|login|account/.test(hint)) name = values.has('username') ? 'username' : values.has('email') ? 'email' : undefined;
+    else if (form.purpose === 'login' && input.type === 'email') name = values.has('email') ? 'email' : undefined;
+    else if (form.purpose === 'search' || input.type === 'search') name = values.has('query') ? 'query' : undefined;
+    if (name) fills.push({ selector: input.selector, name });
+  }
+  // A login form needs its password; a search form its query.
+  if (form.purpose === 'login' && !fills.some((fill) => fill.name === 'password' || values.get(fill.name)?.secret)) return [];
+  return fills;
+}
+
+function proposeExtraction(
+  request: string,
+  page: PageModel,
+  first: PageModel,
+  steps: ProposalStep[],
+  values: { name: string; secret: boolean }[],
+): Proposal {
+  const asked = words(request);
+  const wantsTable = /\btable|rows?\b/i.test(request);
+  const score = (text: string, size: number) => overlap(asked, text) * 1000 + size;
+  const tables = page.tables.map((table: PageTable) => ({
+    table,
+    score: score(`${table.caption ?? ''} ${table.headers.join(' ')} ${table.selector}`, table.rowCount) + (wantsTable ? 500 : 0),
+  }));
+  const lists = page.lists.map((list: PageList) => ({
+    list,
+    score: score(`${list.selector} ${list.fields.map((f) => f.name).join(' ')}`, list.count),
+  }));
+  const bestTable = tables.sort((a, b) => b.score - a.score)[0];
+  const bestList = lists.sort((a, b) => b.score - a.score)[0];
+  const heading = page.headings[0];
+  const outputName = (() => {
+    const noun = request
+      .toLowerCase()
+      .match(/\b(?:extract|list|get|collect|read|scrape|return)\s+(?:(?:all|every|the|each)\s+)*(?:of\s+)?(?:the\s+)?([a-z]+)/);
+    const candidate = noun?.[1] && !['from', 'on', 'in', 'items', 'data'].includes(noun[1]) ? noun[1] : 'records';
+    return candidate.replace(/[^a-z0-9_]/g, '') || 'records';
+  })();
+  const paged = page.pagination && page.pagination.pages.length > 1 ? page.pagination.linkSelector : undefined;
+  const risks: string[] = [];
+  const all = [...steps];
+  if (bestTable && (!bestList || bestTable.score >= bestList.score)) {
+    all.push({
+      action: 'extract_table',
+      selector: bestTable.table.selector,
+      ...(paged ? { pagesSelector: paged } : {}),
+      output: outputName,
+      evidence: `a table with columns ${bestTable.table.headers.join(', ')} and ${bestTable.table.rowCount} rows${paged ? `, paged over ${page.pagination?.pages.length} pages` : ''}`,
+    });
+  } else if (bestList) {
+    all.push({
+      action: 'extract_list',
+      selector: bestList.list.itemSelector,
+      fields: bestList.list.fields.map((field) => ({
+        name: field.name,
+        selector: field.selector,
+        ...(field.attribute ? { attribute: field.attribute } : {}),
+      })),
+      ...(paged ? { pagesSelector: paged } : {}),
+      output: outputName,
+      evidence: `${bestList.list.count} repeated items with ${bestList.list.fields.map((field) => field.name).join(', ')}`,
+    });
+  } else if (heading) {
+    all.push({ action: 'extract_text', selector: heading.selector, output: 'heading', evidence: 'the page’s main heading' });
+    risks.push('no table or repeated list was found; only the heading is extracted');
+  }
+  if (page.tables.length + page.lists.length > 1)
+    risks.push('the page has several tables or lists; the one whose words best match the prompt was chosen');
+  if (paged) risks.push('pages are found from the pagination links of the first page; a listing that grows past them is cut off');
+  const used = new Set(all.flatMap((step) => [...(step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)].map((match) => match[1])));
+  return {
+    goal: request.replace(/"\{\{[^}]+\}\}"/g, (match) => match).slice(0, 500) || 'extract the page’s data',
+    startUrl: first.url,
+    steps: [{ action: 'goto', url: first.url, evidence: 'the page the session showed' }, ...all],
+    parameters: values
+      .filter((value) => used.has(value.name))
+      .map((value) => ({ name: value.name, description: `the ${value.name} the prompt gave`, secret: value.secret })),
+    outputs: all.filter((step) => step.output).map((step) => ({ name: step.output as string, description: step.evidence })),
+    risks,
+  };
+}
+
+function generationTurn(prompt: LanguageModelV4Prompt): LanguageModelV4Content[] {
+  // The generation prompt carries the proposal and the defaults as one JSON block.
+  const text = userText(prompt);
+  const block = /<proposal>([\s\S]*?)<\/proposal>/.exec(text)?.[1];
+  const { proposal, defaults } = JSON.parse(block ?? '{}') as { proposal: Proposal; defaults: Record<string, string> };
+  return [{ type: 'text', text: JSON.stringify(sourceFromProposal(proposal, defaults)) }];
+}

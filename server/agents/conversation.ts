@@ -1,0 +1,366 @@
+/**
+ * The model side of analysis and generation jobs, one turn per activity: load the stored
+ * conversation, call the model (AI SDK `generateText`, tools without `execute`, structured output),
+ * store its answer, usage and log lines, and tell the workflow what comes next. Everything a model
+ * receives has passed the job's redactor; secrets reach it only as `{{name}}`.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { generateText, jsonSchema, type ModelMessage, Output } from 'ai';
+import { z } from 'zod';
+import type { AgentMessage } from '../../db/entities/AnalysisJob.ts';
+import { AnalysisJob, BrowserSession, GenerationJob, PipelineRun, UsageRecord } from '../../db/entities/index.ts';
+import { resolveJwtSecret } from '../auth/jwt.ts';
+import type { Config } from '../config.ts';
+import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
+import { redactor } from '../logs/redact.ts';
+import { compilePipeline } from '../pipelines/compiler.ts';
+import { nodeCatalog } from '../pipelines/engine/registry.ts';
+import { pipelineJsonSchema, sourceSchema } from '../pipelines/language.ts';
+import { openSecretValues, storedCookieValues } from '../pipelines/runSecrets.ts';
+import { languageModel } from './models.ts';
+import type { PageModel } from './pageModel.ts';
+import { pageModelSelectors } from './pageModel.ts';
+import { checkProposal, type Proposal, proposalSchema } from './proposal.ts';
+import { analysisTools } from './tools.ts';
+
+export type ToolCallRequest = { toolCallId: string; toolName: string; input: Record<string, unknown> };
+export type TurnResult = { calls: ToolCallRequest[]; done: boolean; error?: { code: string; message: string } };
+
+type Deps = { orm: MikroORM; config: Config };
+type Job = AnalysisJob | GenerationJob;
+
+const MODEL_CALL_TIMEOUT_MS = 120_000;
+
+const ANALYSIS_SYSTEM = `You study a live web page to propose the steps of a browser automation pipeline.
+Use the tools: page_model first; act in your own tab with fill, click and press to reach the data; call page_model again after each page change.
+Every selector you use must come from page_model or aria_snapshot. Never guess a selector.
+Values in the user's request written as {{name}} are secret parameters: pass them on as {{name}}, never ask for them.
+When you know the steps, answer with the JSON proposal: goal, startUrl, steps (each with evidence from the page), parameters (secret flags), outputs, risks.`;
+
+const GENERATION_SYSTEM = `You write a pipeline source (JSON, the pipeline language) that carries out an analysis's proposal.
+Answer with the source only. Use only the node types of the catalog and only the selectors the proposal names.
+A draft made by rules is given; keep it unless it is wrong. When told of compiler or run errors, fix them.`;
+
+/** The strings a job hides: its prompt's secrets, the session's stored cookies, earlier runs' secrets there. */
+export async function jobHidden(em: EntityManager, config: Config, job: AnalysisJob) {
+  const serviceSecret = resolveJwtSecret(config);
+  const secrets = openSecretValues(serviceSecret, job.sealedSecrets);
+  const hidden = [...Object.values(secrets)];
+  if (job.session) {
+    const session = await em.findOne(BrowserSession, { id: job.session.id }, { populate: ['cookies'] });
+    hidden.push(...storedCookieValues(session?.cookies));
+    const runs = await em.find(
+      PipelineRun,
+      { session: job.session.id, sealedSecrets: { $ne: null } },
+      { fields: ['sealedSecrets'], populate: ['sealedSecrets'], limit: 50, orderBy: { created: 'desc' } },
+    );
+    for (const run of runs) {
+      try {
+        hidden.push(...Object.values(openSecretValues(serviceSecret, run.sealedSecrets)).filter((value) => typeof value === 'string'));
+      } catch {
+        // Sealed under another service secret: nothing of it can be shown anyway.
+      }
+    }
+  }
+  return { secrets, hidden: hidden.filter((value) => typeof value === 'string' && value.length >= 3) };
+}
+
+/** Appends messages to a job and its log stream, redacted; tokens per call ride on the assistant messages. */
+export async function recordMessages(
+  em: EntityManager,
+  job: Job,
+  kind: 'analysis' | 'generation',
+  messages: Omit<AgentMessage, 'created'>[],
+  hidden: readonly string[],
+) {
+  const hide = redactor(hidden);
+  const stored: AgentMessage[] = messages.map((message) => ({
+    ...message,
+    content: hide.object(message.content),
+    created: new Date().toISOString(),
+  }));
+  await em
+    .getConnection()
+    .execute(
+      `update ${kind === 'analysis' ? 'analysis_jobs' : 'generation_jobs'} set messages = messages || ?::jsonb, updated = now() where id = ?`,
+      [JSON.stringify(stored), job.id],
+    );
+  const entries: NewLogEntry[] = stored.map((message) => ({
+    context: `step ${message.step}`,
+    severity: 'info',
+    message: describe(message),
+    area: message.role,
+    object: message.content as Record<string, unknown>,
+  }));
+  await appendLogs(
+    em.fork(),
+    job.project.id,
+    kind === 'analysis' ? logStreams.analysis(job.id) : logStreams.generation(job.id),
+    entries,
+    hide,
+  );
+}
+
+function describe(message: Omit<AgentMessage, 'created'>): string {
+  const parts = Array.isArray(message.content) ? (message.content as { type: string; toolName?: string; text?: string }[]) : [];
+  if (message.role === 'tool') return `tool results: ${parts.map((part) => part.toolName).join(', ')}`;
+  const calls = parts.filter((part) => part.type === 'tool-call').map((part) => part.toolName);
+  if (calls.length) return `${message.role} calls ${calls.join(', ')}`;
+  const text = typeof message.content === 'string' ? message.content : parts.map((part) => part.text ?? '').join(' ');
+  return `${message.role}: ${text.slice(0, 300)}`;
+}
+
+/** Adds a call's usage to the job and to the metered usage (unit `tokens`, by the job's id). */
+async function recordUsage(
+  em: EntityManager,
+  job: Job,
+  kind: 'analysis' | 'generation',
+  usage: { inputTokens?: number; outputTokens?: number },
+) {
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  await em
+    .getConnection()
+    .execute(
+      `update ${kind === 'analysis' ? 'analysis_jobs' : 'generation_jobs'} set usage = jsonb_build_object('inputTokens', (usage->>'inputTokens')::bigint + ?, 'outputTokens', (usage->>'outputTokens')::bigint + ?, 'calls', (usage->>'calls')::int + 1) where id = ?`,
+      [input, output, job.id],
+    );
+  if (input + output > 0) {
+    em.create(UsageRecord, { project: job.project, resourceId: job.id, unit: 'tokens', amount: String(input + output) });
+    await em.flush();
+  }
+}
+
+const toModelMessages = (messages: AgentMessage[]) => messages.map(({ role, content }) => ({ role, content }) as ModelMessage);
+
+/** The page models an analysis was shown, from its tool results. */
+function pageModelsSeen(messages: AgentMessage[]): PageModel[] {
+  const models: PageModel[] = [];
+  for (const message of messages) {
+    if (message.role !== 'tool' || !Array.isArray(message.content)) continue;
+    for (const part of message.content as { toolName: string; output: { type: string; value: unknown } }[]) {
+      if (part.toolName === 'page_model' && part.output?.type === 'json' && part.output.value && typeof part.output.value === 'object') {
+        models.push(part.output.value as PageModel);
+      }
+    }
+  }
+  return models;
+}
+
+function limitReached(config: Config, job: Job, step: number): TurnResult | null {
+  if (job.usage.inputTokens + job.usage.outputTokens >= config.agents.maxTokens) {
+    return { calls: [], done: true, error: { code: 'token_limit', message: `the job used its ${config.agents.maxTokens} tokens` } };
+  }
+  if (step > config.agents.maxSteps) {
+    return { calls: [], done: true, error: { code: 'step_limit', message: `the job took its ${config.agents.maxSteps} steps` } };
+  }
+  return null;
+}
+
+/** One model turn of an analysis. */
+export async function analysisTurn(deps: Deps, jobId: string, step: number): Promise<TurnResult> {
+  const em = deps.orm.em.fork();
+  const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['messages', 'sealedSecrets'] });
+  const limit = limitReached(deps.config, job, step);
+  if (limit) return limit;
+  const { hidden } = await jobHidden(em, deps.config, job);
+  if (job.messages.length === 0) {
+    const first = { role: 'user' as const, step, content: [{ type: 'text', text: job.prompt }] };
+    await recordMessages(em, job, 'analysis', [first], hidden);
+    job.messages = [{ ...first, created: new Date().toISOString() }];
+  }
+  const entry = deps.config.agents.models.find((model) => model.id === job.model);
+  const result = await generateText({
+    model: languageModel(deps.config, 'analysis', job.model),
+    system: ANALYSIS_SYSTEM,
+    messages: toModelMessages(job.messages),
+    tools: analysisTools({ vision: Boolean(entry?.vision) }),
+    output: Output.object({ schema: jsonSchema(z.toJSONSchema(proposalSchema) as Parameters<typeof jsonSchema>[0]) }),
+    abortSignal: AbortSignal.timeout(MODEL_CALL_TIMEOUT_MS),
+    maxRetries: 1,
+  });
+  const usage = { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
+  await recordUsage(em, job, 'analysis', usage);
+  const answer = result.response.messages.map((message) => ({
+    role: message.role as AgentMessage['role'],
+    step,
+    content: message.content,
+    usage,
+  }));
+  await recordMessages(em, job, 'analysis', answer, hidden);
+  if (result.toolCalls.length) {
+    return {
+      done: false,
+      calls: result.toolCalls.map((call) => ({
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: (call.input ?? {}) as Record<string, unknown>,
+      })),
+    };
+  }
+  // The answer: a proposal whose selectors all come from the pages the job saw.
+  const problems: string[] = [];
+  let proposal: Proposal | null = null;
+  try {
+    const parsed = proposalSchema.safeParse(JSON.parse(result.text));
+    if (parsed.success) proposal = parsed.data;
+    else problems.push(...parsed.error.issues.map((issue) => `${issue.path.join('.') || 'answer'}: ${issue.message}`));
+  } catch {
+    problems.push('the answer is not JSON: answer with the proposal as JSON');
+  }
+  await em.refresh(job, { populate: ['messages'] });
+  const seen = pageModelsSeen(job.messages);
+  const selectors = new Set(seen.flatMap((model) => [...pageModelSelectors(model)]));
+  if (proposal) problems.push(...checkProposal(proposal, selectors));
+  if (problems.length || !proposal) {
+    await recordMessages(
+      em,
+      job,
+      'analysis',
+      [{ role: 'user', step, content: [{ type: 'text', text: `Your proposal was refused:\n- ${problems.join('\n- ')}\nAnswer again.` }] }],
+      hidden,
+    );
+    return { calls: [], done: false };
+  }
+  job.output = redactor(hidden).object({
+    ...proposal,
+    pageModel: seen[seen.length - 1] ?? null,
+    pageModels: seen.length,
+    selectors: [...selectors],
+  }) as Record<string, unknown>;
+  await em.flush();
+  return { calls: [], done: true };
+}
+
+/** One model turn of a generation: a candidate source, compiled; errors go back as the next message. */
+export async function generationTurn(
+  deps: Deps,
+  jobId: string,
+  step: number,
+): Promise<{ compiled: boolean; done: boolean; error?: TurnResult['error'] }> {
+  const em = deps.orm.em.fork();
+  const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['messages', 'analysis', 'analysis.sealedSecrets'] });
+  const analysis = job.analysis as AnalysisJob | null;
+  if (!analysis?.output)
+    return { compiled: false, done: true, error: { code: 'no_analysis', message: 'the analysis this generation came from is gone' } };
+  const limit = limitReached(deps.config, job, step);
+  if (limit) return { compiled: false, done: true, error: limit.error };
+  const { hidden } = await jobHidden(em, deps.config, analysis);
+  if (job.messages.length === 0) {
+    const { pageModel: _pageModel, selectors: _selectors, pageModels: _count, ...proposal } = analysis.output as Record<string, unknown>;
+    const catalog = nodeCatalog().nodes.map((node) => ({
+      type: node.type,
+      description: node.description,
+      inputs: node.inputs,
+      outputs: node.outputs,
+    }));
+    const text = [
+      'Write the pipeline source for this proposal.',
+      `<proposal>${JSON.stringify({ proposal, defaults: analysis.values })}</proposal>`,
+      `<catalog>${JSON.stringify(catalog)}</catalog>`,
+    ].join('\n');
+    const first = { role: 'user' as const, step, content: [{ type: 'text', text }] };
+    await recordMessages(em, job, 'generation', [first], hidden);
+    job.messages = [{ ...first, created: new Date().toISOString() }];
+  }
+  const result = await generateText({
+    model: languageModel(deps.config, 'generation', job.model),
+    system: GENERATION_SYSTEM,
+    messages: toModelMessages(job.messages),
+    output: Output.object({ schema: jsonSchema(pipelineJsonSchema() as Parameters<typeof jsonSchema>[0]) }),
+    abortSignal: AbortSignal.timeout(MODEL_CALL_TIMEOUT_MS),
+    maxRetries: 1,
+  });
+  const usage = { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
+  await recordUsage(em, job, 'generation', usage);
+  await recordMessages(
+    em,
+    job,
+    'generation',
+    result.response.messages.map((message) => ({ role: message.role as AgentMessage['role'], step, content: message.content, usage })),
+    hidden,
+  );
+  job.attempts += 1;
+  let source: Record<string, unknown> | null = null;
+  const problems: string[] = [];
+  try {
+    const parsed = sourceSchema.safeParse(JSON.parse(result.text));
+    if (parsed.success) source = parsed.data as Record<string, unknown>;
+    else problems.push(...parsed.error.issues.map((issue) => `${issue.path.join('.') || 'source'}: ${issue.message}`));
+  } catch {
+    problems.push('the answer is not JSON: answer with the pipeline source as JSON');
+  }
+  if (source) {
+    const { errors } = compilePipeline(source);
+    job.source = source;
+    job.errors = errors;
+    problems.push(
+      ...errors.map((error) => `${error.node ?? 'source'}${error.input ? `.${error.input}` : ''}: ${error.code}: ${error.message}`),
+    );
+    const known = new Set(((analysis.output as { selectors?: string[] }).selectors ?? []) as string[]);
+    for (const selector of sourceSelectors(source)) {
+      if (!known.has(selector))
+        problems.push(`the selector ${JSON.stringify(selector)} is not one the analysis found on the page; use the proposal's selectors`);
+    }
+  }
+  await em.flush();
+  if (problems.length) {
+    await recordMessages(
+      em,
+      job,
+      'generation',
+      [
+        {
+          role: 'user',
+          step,
+          content: [{ type: 'text', text: `The source does not compile:\n- ${problems.join('\n- ')}\nAnswer with a corrected source.` }],
+        },
+      ],
+      hidden,
+    );
+    return { compiled: false, done: false };
+  }
+  return { compiled: true, done: false };
+}
+
+/** Tells a generation model its candidate failed when run, for the next attempt. */
+export async function reportDryRunFailure(deps: Deps, jobId: string, step: number, failure: string) {
+  const em = deps.orm.em.fork();
+  const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
+  const { hidden } = await jobHidden(em, deps.config, job.analysis as AnalysisJob);
+  await recordMessages(
+    em,
+    job,
+    'generation',
+    [
+      {
+        role: 'user',
+        step,
+        content: [
+          { type: 'text', text: `The source compiled, but its dry run on the page failed: ${failure}\nAnswer with a corrected source.` },
+        ],
+      },
+    ],
+    hidden,
+  );
+}
+
+/** Every selector input in a source, sub-graphs included. */
+export function sourceSelectors(source: Record<string, unknown>): string[] {
+  const selectors: string[] = [];
+  const walk = (nodes: unknown) => {
+    if (!nodes || typeof nodes !== 'object') return;
+    for (const node of Object.values(
+      nodes as Record<
+        string,
+        { inputs?: Record<string, unknown>; body?: { nodes: unknown }; then?: { nodes: unknown }; else?: { nodes: unknown } }
+      >,
+    )) {
+      const selector = node?.inputs?.selector;
+      if (typeof selector === 'string') selectors.push(selector);
+      for (const block of [node?.body, node?.then, node?.else]) if (block) walk(block.nodes);
+    }
+  };
+  walk(source.nodes);
+  return selectors;
+}

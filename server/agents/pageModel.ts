@@ -1,0 +1,363 @@
+/**
+ * The page model: a deterministic, compact description of a live page that every model gets as a
+ * tool and that the `builtin` proposer works from. It lists what a pipeline can act on (forms and
+ * their inputs, buttons, links, navigation and pagination) and what it can extract (tables,
+ * repeated lists, headings), each with a stable selector: a test id, an id, a name, a role with its
+ * name, then text. Input values are never read: only whether an input holds one.
+ *
+ * `readPageModel` runs `collect` inside the page (Playwright serialises the function, so it uses
+ * nothing from this module's scope).
+ */
+import type { Page } from 'playwright-core';
+
+export type ElementRef = { selector: string; text: string };
+export type FormInput = {
+  selector: string;
+  label: string;
+  type: string;
+  name: string | null;
+  required: boolean;
+  /** Whether it holds a value now; the value itself is never read. */
+  filled: boolean;
+};
+export type PageForm = { selector: string; purpose: 'login' | 'search' | 'other'; inputs: FormInput[]; submit: ElementRef[] };
+export type PageLink = ElementRef & { href: string };
+export type PageTable = { selector: string; caption: string | null; headers: string[]; rowCount: number };
+export type ListField = { name: string; selector: string; attribute?: string; sample: string };
+export type PageList = { selector: string; itemSelector: string; count: number; fields: ListField[] };
+export type PageModel = {
+  url: string;
+  title: string;
+  headings: (ElementRef & { level: number })[];
+  forms: PageForm[];
+  buttons: ElementRef[];
+  links: PageLink[];
+  navigation: { selector: string; label: string; links: PageLink[] }[];
+  /** Links to the pages of a paged listing (current page included), and the "next" link. */
+  pagination: { selector: string; linkSelector: string; pages: PageLink[]; next: PageLink | null } | null;
+  tables: PageTable[];
+  lists: PageList[];
+};
+
+const MAX_LINKS = 60;
+const MAX_TEXT = 80;
+
+/** Reads the page model of `page` (at most a few hundred elements of each kind). */
+export async function readPageModel(page: Page): Promise<PageModel> {
+  return page.evaluate(collect, { maxLinks: MAX_LINKS, maxText: MAX_TEXT });
+}
+
+/** Every selector a page model names: what a proposal may use. */
+export function pageModelSelectors(model: PageModel): Set<string> {
+  const selectors = new Set<string>();
+  const add = (selector: string | undefined) => selector && selectors.add(selector);
+  for (const heading of model.headings) add(heading.selector);
+  for (const form of model.forms) {
+    add(form.selector);
+    for (const input of form.inputs) add(input.selector);
+    for (const submit of form.submit) add(submit.selector);
+  }
+  for (const element of [...model.buttons, ...model.links, ...model.navigation.flatMap((nav) => nav.links)]) add(element.selector);
+  for (const nav of model.navigation) add(nav.selector);
+  if (model.pagination) {
+    add(model.pagination.selector);
+    add(model.pagination.linkSelector);
+    for (const link of model.pagination.pages) add(link.selector);
+    add(model.pagination.next?.selector);
+  }
+  for (const table of model.tables) add(table.selector);
+  for (const list of model.lists) {
+    add(list.selector);
+    add(list.itemSelector);
+  }
+  return selectors;
+}
+
+/** Runs in the page: keep it self-contained. */
+function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): PageModel {
+  const clean = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, maxText);
+  const cssId = (value: string) => (/^[A-Za-z][A-Za-z0-9_-]*$/.test(value) ? `#${value}` : `[id="${value.replace(/"/g, '\\"')}"]`);
+  const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const unique = (selector: string, element: Element) => {
+    try {
+      const found = document.querySelectorAll(selector);
+      return found.length === 1 && found[0] === element;
+    } catch {
+      return false;
+    }
+  };
+  const visible = (element: Element) => {
+    const box = (element as HTMLElement).getBoundingClientRect?.();
+    const style = getComputedStyle(element);
+    return Boolean(box && box.width > 0 && box.height > 0 && style.visibility !== 'hidden' && style.display !== 'none');
+  };
+  const labelOf = (element: Element): string => {
+    const aria = element.getAttribute('aria-label');
+    if (aria) return clean(aria);
+    const labelledBy = element.getAttribute('aria-labelledby');
+    if (labelledBy)
+      return clean(
+        labelledBy
+          .split(/\s+/)
+          .map((id) => document.getElementById(id)?.textContent ?? '')
+          .join(' '),
+      );
+    const id = element.getAttribute('id');
+    if (id) {
+      const label = document.querySelector(`label[for=${quote(id)}]`);
+      if (label) return clean(label.textContent);
+    }
+    const wrapping = element.closest('label');
+    if (wrapping) return clean(wrapping.textContent);
+    return clean(element.getAttribute('placeholder') ?? element.getAttribute('title') ?? '');
+  };
+  const roleOf = (element: Element) => {
+    const explicit = element.getAttribute('role');
+    if (explicit) return explicit;
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'a') return 'link';
+    if (tag === 'button') return 'button';
+    if (tag === 'input') {
+      const type = (element.getAttribute('type') ?? 'text').toLowerCase();
+      if (['submit', 'button', 'reset'].includes(type)) return 'button';
+      if (type === 'checkbox') return 'checkbox';
+      if (type === 'search') return 'searchbox';
+      return 'textbox';
+    }
+    if (tag === 'textarea') return 'textbox';
+    if (tag === 'select') return 'combobox';
+    if (tag === 'table') return 'table';
+    return null;
+  };
+  const nameOf = (element: Element) => {
+    const tag = element.tagName.toLowerCase();
+    if (tag === 'input' || tag === 'textarea' || tag === 'select') {
+      const type = (element.getAttribute('type') ?? '').toLowerCase();
+      if (['submit', 'button'].includes(type)) return clean((element as HTMLInputElement).value || labelOf(element));
+      return labelOf(element);
+    }
+    return clean(element.getAttribute('aria-label') ?? element.textContent);
+  };
+  /** The most stable selector that picks out `element` alone. */
+  const selectorOf = (element: Element): string => {
+    const testId = element.getAttribute('data-testid') ?? element.getAttribute('data-test-id') ?? element.getAttribute('data-test');
+    if (testId) {
+      const attribute = element.hasAttribute('data-testid')
+        ? 'data-testid'
+        : element.hasAttribute('data-test-id')
+          ? 'data-test-id'
+          : 'data-test';
+      const selector = `[${attribute}=${quote(testId)}]`;
+      if (unique(selector, element)) return selector;
+    }
+    const id = element.getAttribute('id');
+    if (id && !/\d{4,}|^[0-9]|:/.test(id)) {
+      const selector = cssId(id);
+      if (unique(selector, element)) return selector;
+    }
+    const tag = element.tagName.toLowerCase();
+    const name = element.getAttribute('name');
+    if (name && ['input', 'select', 'textarea', 'button', 'form'].includes(tag)) {
+      const selector = `${tag}[name=${quote(name)}]`;
+      if (unique(selector, element)) return selector;
+    }
+    const role = roleOf(element);
+    const accessible = nameOf(element);
+    if (role && accessible) {
+      const selector = `role=${role}[name=${quote(accessible)}]`;
+      // The role engine matches substrings unless the name is exact; exact keeps it to this element.
+      const exact = `role=${role}[name=${quote(accessible)}s]`;
+      const sameName = [...document.querySelectorAll(tag)].filter((other) => roleOf(other) === role && nameOf(other) === accessible);
+      if (sameName.length === 1) return accessible.length < maxText ? exact : selector;
+    }
+    // A structural path of tags from the nearest ancestor with an id or test id.
+    const parts: string[] = [];
+    let node: Element | null = element;
+    while (node && node !== document.body) {
+      const parent: Element | null = node.parentElement;
+      const anchorId = node.getAttribute('id');
+      const anchorTest = node.getAttribute('data-testid');
+      if (node !== element && anchorTest) {
+        parts.unshift(`[data-testid=${quote(anchorTest)}]`);
+        break;
+      }
+      if (node !== element && anchorId && !/\d{4,}|^[0-9]|:/.test(anchorId)) {
+        parts.unshift(cssId(anchorId));
+        break;
+      }
+      const nodeTag = node.tagName.toLowerCase();
+      const current: Element = node;
+      const siblings = parent ? [...parent.children].filter((child) => child.tagName === current.tagName) : [];
+      parts.unshift(siblings.length > 1 ? `${nodeTag}:nth-of-type(${siblings.indexOf(current) + 1})` : nodeTag);
+      node = parent;
+    }
+    return parts.join(' > ');
+  };
+
+  const headings = [...document.querySelectorAll('h1, h2, h3')]
+    .filter(visible)
+    .slice(0, 30)
+    .map((element) => ({ level: Number(element.tagName[1]), text: clean(element.textContent), selector: selectorOf(element) }));
+
+  const forms: PageForm[] = [];
+  const formElements = [...document.querySelectorAll('form')];
+  for (const form of formElements) {
+    const inputs = [...form.querySelectorAll('input, select, textarea')]
+      .filter((input) => !['hidden', 'submit', 'button', 'reset', 'image'].includes((input.getAttribute('type') ?? '').toLowerCase()))
+      .filter(visible)
+      .map((input) => ({
+        selector: selectorOf(input),
+        label: labelOf(input),
+        type: input.tagName.toLowerCase() === 'input' ? (input.getAttribute('type') ?? 'text').toLowerCase() : input.tagName.toLowerCase(),
+        name: input.getAttribute('name'),
+        required: input.hasAttribute('required') || input.getAttribute('aria-required') === 'true',
+        filled: Boolean((input as HTMLInputElement).value),
+      }));
+    const submit = [...form.querySelectorAll('button, input[type=submit], input[type=image]')]
+      .filter((button) => (button.getAttribute('type') ?? 'submit').toLowerCase() === 'submit')
+      .filter(visible)
+      .map((button) => ({ selector: selectorOf(button), text: nameOf(button) }));
+    const types = inputs.map((input) => input.type);
+    const words = `${form.getAttribute('role') ?? ''} ${form.getAttribute('action') ?? ''} ${inputs.map((input) => `${input.name} ${input.label}`).join(' ')}`;
+    const purpose = types.includes('password')
+      ? 'login'
+      : types.includes('search') || /search|query|\bq\b|find/i.test(words)
+        ? 'search'
+        : 'other';
+    forms.push({ selector: selectorOf(form), purpose, inputs, submit });
+  }
+
+  const inForm = (element: Element) => Boolean(element.closest('form'));
+  const buttons = [...document.querySelectorAll('button, [role=button], input[type=button]')]
+    .filter((button) => visible(button) && !inForm(button))
+    .slice(0, 30)
+    .map((button) => ({ selector: selectorOf(button), text: nameOf(button) }));
+
+  const linkOf = (anchor: HTMLAnchorElement): PageLink => ({ selector: selectorOf(anchor), text: nameOf(anchor), href: anchor.href });
+  const anchors = [...document.querySelectorAll<HTMLAnchorElement>('a[href]')].filter(
+    (anchor) => visible(anchor) && !anchor.href.startsWith('javascript:'),
+  );
+
+  // Pagination: a container whose links are mostly page numbers or next/previous.
+  const pagerWords = /^(\d+|next|previous|prev|›|»|«|‹|next page|previous page)$/i;
+  let pagination: PageModel['pagination'] = null;
+  const pagerCandidates = [...document.querySelectorAll('nav, [class*=pag], [aria-label*=pag i], [data-testid*=pag i], ul, div')].filter(
+    (container) => {
+      const links = [...container.querySelectorAll('a[href]')];
+      const numbered = links.filter((link) => /^\d+$/.test(clean(link.textContent)));
+      return numbered.length >= 2 && links.every((link) => pagerWords.test(clean(link.textContent)));
+    },
+  );
+  // The innermost such container.
+  const pager = pagerCandidates.find((candidate) => !pagerCandidates.some((other) => other !== candidate && candidate.contains(other)));
+  if (pager) {
+    const pagerSelector = selectorOf(pager);
+    const numbered = [...pager.querySelectorAll<HTMLAnchorElement>('a[href]')].filter((link) => /^\d+$/.test(clean(link.textContent)));
+    const nextLink = [...pager.querySelectorAll<HTMLAnchorElement>('a[href]')].find((link) => /next|›|»/i.test(clean(link.textContent)));
+    const allLinks = pager.querySelectorAll('a[href]').length;
+    pagination = {
+      selector: pagerSelector,
+      // The numbered links only: by their text where next/previous links sit beside them.
+      linkSelector: allLinks === numbered.length ? `${pagerSelector} a` : `${pagerSelector} a:text-matches("^\\\\d+$")`,
+      pages: numbered.map(linkOf),
+      next: nextLink ? linkOf(nextLink) : null,
+    };
+  }
+
+  const navigation = [...document.querySelectorAll('nav, [role=navigation]')]
+    .filter((nav) => visible(nav) && nav !== pager && !nav.contains(pager ?? null))
+    .slice(0, 5)
+    .map((nav) => ({
+      selector: selectorOf(nav),
+      label: clean(nav.getAttribute('aria-label') ?? ''),
+      links: [...nav.querySelectorAll<HTMLAnchorElement>('a[href]')].filter(visible).slice(0, 20).map(linkOf),
+    }));
+  const navAnchors = new Set(navigation.flatMap((nav) => nav.links.map((link) => link.href + link.text)));
+  const links = anchors
+    .filter((anchor) => !pager?.contains(anchor))
+    .map(linkOf)
+    .filter((link) => link.text && !navAnchors.has(link.href + link.text))
+    .slice(0, maxLinks);
+
+  const tables = [...document.querySelectorAll('table')].filter(visible).map((table) => {
+    const headerCells = table.tHead
+      ? [...table.tHead.querySelectorAll('th, td')]
+      : [...(table.rows[0]?.cells ?? [])].filter((cell) => cell.tagName === 'TH');
+    const bodyRows = table.tBodies.length
+      ? [...table.tBodies].flatMap((body) => [...body.rows])
+      : [...table.rows].slice(headerCells.length ? 1 : 0);
+    return {
+      selector: selectorOf(table),
+      caption: table.caption ? clean(table.caption.textContent) : null,
+      headers: headerCells.map((cell) => clean(cell.textContent)),
+      rowCount: bodyRows.filter((row) => row.querySelector('td')).length,
+    };
+  });
+
+  // Repeated lists or cards: a container with 3+ children of the same tag holding text.
+  const lists: PageList[] = [];
+  const seen = new Set<Element>();
+  for (const container of document.querySelectorAll('ul, ol, main, section, div, [role=list]')) {
+    if (!visible(container) || container.closest('nav, form, table') || container === pager || pager?.contains(container)) continue;
+    const children = [...container.children].filter(visible);
+    if (children.length < 3) continue;
+    const first = children[0] as Element;
+    const tag = first.tagName;
+    if (!children.every((child) => child.tagName === tag)) continue;
+    if (/^H[1-6]$|^P$|^SPAN$|^A$|^BR$/.test(tag)) continue;
+    if (children.some((child) => seen.has(child))) continue;
+    // Items with some structure: a heading, a link or several text parts.
+    const structured = children.filter((child) => child.children.length >= 1 && clean(child.textContent).length > 0);
+    if (structured.length < children.length * 0.8) continue;
+    for (const child of children) seen.add(child);
+    const containerSelector = selectorOf(container);
+    const itemTag = tag.toLowerCase();
+    const itemSelector = `${containerSelector} > ${itemTag}`;
+    // Fields: the parts of the first item that every item has, by a selector inside the item.
+    const fields: ListField[] = [];
+    const used = new Set<string>();
+    const fieldSelector = (element: Element) => {
+      const testId = element.getAttribute('data-testid');
+      if (testId) return `[data-testid=${quote(testId)}]`;
+      const itemprop = element.getAttribute('itemprop');
+      if (itemprop) return `[itemprop=${quote(itemprop)}]`;
+      const elementTag = element.tagName.toLowerCase();
+      if (first.querySelectorAll(elementTag).length === 1) return elementTag;
+      const className = [...element.classList][0];
+      if (className && first.querySelectorAll(`.${CSS.escape(className)}`).length === 1) return `.${CSS.escape(className)}`;
+      return null;
+    };
+    const fieldName = (element: Element, fallback: string) => {
+      const hint =
+        element.getAttribute('data-testid') ??
+        element.getAttribute('itemprop') ??
+        [...element.classList][0] ??
+        (/^H[1-6]$/.test(element.tagName) ? 'title' : element.tagName === 'A' ? 'link' : fallback);
+      return (
+        hint
+          .replace(/[^A-Za-z0-9_]/g, '_')
+          .replace(/^([0-9])/, '_$1')
+          .slice(0, 40) || fallback
+      );
+    };
+    for (const element of first.querySelectorAll('*')) {
+      if (fields.length >= 8) break;
+      const text = clean(element.textContent);
+      const ownText = [...element.childNodes].some((node) => node.nodeType === 3 && clean(node.textContent));
+      if (!ownText && element.tagName !== 'A') continue;
+      const selector = fieldSelector(element);
+      if (!selector || used.has(selector)) continue;
+      if (!children.every((child) => child.querySelector(selector))) continue;
+      used.add(selector);
+      let name = fieldName(element, `field${fields.length + 1}`);
+      while (fields.some((field) => field.name === name)) name = `${name}_${fields.length + 1}`;
+      fields.push({ name, selector, sample: text });
+      if (element.tagName === 'A')
+        fields.push({ name: `${name}_url`, selector, attribute: 'href', sample: (element as HTMLAnchorElement).href });
+    }
+    if (fields.length) lists.push({ selector: containerSelector, itemSelector, count: children.length, fields });
+    if (lists.length >= 8) break;
+  }
+
+  return { url: location.href, title: clean(document.title), headings, forms, buttons, links, navigation, pagination, tables, lists };
+}

@@ -1,0 +1,226 @@
+/**
+ * What an analysis proposes, and the one deterministic way a proposal becomes a pipeline source.
+ *
+ * A model answers an analysis with `proposalSchema` (validated; steps name selectors that the page
+ * models it was shown contain). `sourceFromProposal` turns it into a source: the `builtin`
+ * generator's whole answer, and the draft every other generation model starts from.
+ */
+import { z } from 'zod';
+import { NAME_PATTERN } from '../pipelines/language.ts';
+
+export const stepActions = ['goto', 'fill', 'click', 'press', 'select', 'extract_table', 'extract_list', 'extract_text'] as const;
+
+const stepSchema = z.strictObject({
+  action: z.enum(stepActions).describe('What the step does.'),
+  selector: z.string().min(1).max(500).optional().describe('The element, as the page model names it (not for goto).'),
+  url: z.string().max(2000).optional().describe('goto: the address.'),
+  value: z.string().max(2000).optional().describe('fill/select: the value; "{{name}}" for a parameter.'),
+  key: z.string().max(40).optional().describe('press: the key, e.g. Enter.'),
+  waitForLoad: z.boolean().optional().describe('click/press: the action loads a new page.'),
+  fields: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(NAME_PATTERN),
+        selector: z.string().min(1).max(300),
+        attribute: z.string().max(60).optional(),
+      }),
+    )
+    .max(20)
+    .optional()
+    .describe('extract_list: the fields of each item, by a selector inside the item.'),
+  pagesSelector: z
+    .string()
+    .max(500)
+    .optional()
+    .describe('extract_table/extract_list: the links to every page of a paged listing; each page is read and the records joined.'),
+  output: z.string().regex(NAME_PATTERN).optional().describe('extract_*: the name of the pipeline output it feeds.'),
+  evidence: z.string().max(500).describe('What on the page shows this step is right.'),
+});
+
+export const proposalSchema = z.strictObject({
+  goal: z.string().min(1).max(500),
+  startUrl: z.string().min(1).max(2000),
+  steps: z.array(stepSchema).min(1).max(40),
+  parameters: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(NAME_PATTERN),
+        description: z.string().max(300),
+        secret: z.boolean(),
+      }),
+    )
+    .max(20),
+  outputs: z.array(z.strictObject({ name: z.string().regex(NAME_PATTERN), description: z.string().max(300) })).max(20),
+  risks: z.array(z.string().max(300)).max(20),
+});
+
+export type Proposal = z.infer<typeof proposalSchema>;
+export type ProposalStep = Proposal['steps'][number];
+
+/** The selectors a proposal uses: each must come from a page model the job saw. */
+export function proposalSelectors(proposal: Proposal): string[] {
+  const selectors: string[] = [];
+  for (const step of proposal.steps) {
+    if (step.selector) selectors.push(step.selector);
+    if (step.pagesSelector) selectors.push(step.pagesSelector);
+  }
+  return selectors;
+}
+
+/** Proposal problems beyond the schema: each a sentence a model can act on. */
+export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const parameters = new Set(proposal.parameters.map((parameter) => parameter.name));
+  for (const [index, step] of proposal.steps.entries()) {
+    const where = `step ${index + 1} (${step.action})`;
+    if (step.action !== 'goto' && !step.selector) problems.push(`${where} needs a selector`);
+    if (step.action === 'goto' && !step.url) problems.push(`${where} needs a url`);
+    if ((step.action === 'fill' || step.action === 'select') && step.value === undefined) problems.push(`${where} needs a value`);
+    if (step.action === 'extract_list' && !step.fields?.length) problems.push(`${where} needs fields`);
+    for (const selector of [step.selector, step.pagesSelector]) {
+      if (selector && !knownSelectors.has(selector)) {
+        problems.push(
+          `${where}: the selector ${JSON.stringify(selector)} is not in any page model you were shown; use one from page_model`,
+        );
+      }
+    }
+    for (const [, name] of (step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)) {
+      if (!parameters.has(name as string)) problems.push(`${where} uses {{${name}}}, which is not among the parameters`);
+    }
+  }
+  if (!proposal.steps.some((step) => step.action.startsWith('extract_'))) problems.push('no step extracts anything');
+  return problems;
+}
+
+type Node = { type: string; inputs?: Record<string, unknown>; body?: { nodes: Record<string, Node>; outputs?: Record<string, unknown> } };
+
+/**
+ * The pipeline source for a proposal: a page, a goto, then one node per step, each taking the page
+ * the previous one handed on. A value `{{name}}` becomes the parameter `name`; non-secret
+ * parameters default to the value the prompt gave.
+ */
+export function sourceFromProposal(proposal: Proposal, defaults: Record<string, string> = {}): Record<string, unknown> {
+  const nodes: Record<string, Node> = { browser: { type: 'browser.page' } };
+  let page = 'browser.page';
+  const outputs: Record<string, { $ref: string }> = {};
+  const used = new Set<string>();
+  const name = (base: string) => {
+    let candidate = base;
+    for (let n = 2; nodes[candidate]; n++) candidate = `${base}${n}`;
+    return candidate;
+  };
+  const value = (text: string) => {
+    const whole = /^\{\{([A-Za-z_][A-Za-z0-9_-]{0,63})\}\}$/.exec(text);
+    if (whole) {
+      used.add(whole[1] as string);
+      return { $param: whole[1] };
+    }
+    return text;
+  };
+  const steps =
+    proposal.steps[0]?.action === 'goto'
+      ? proposal.steps
+      : [{ action: 'goto' as const, url: proposal.startUrl, evidence: '' }, ...proposal.steps];
+  for (const [index, step] of steps.entries()) {
+    const ref = { $ref: page };
+    const waitFor = step.waitForLoad ? { waitFor: 'load' } : {};
+    const outputName = step.output ?? `result${index}`;
+    switch (step.action) {
+      case 'goto': {
+        const key = name('open');
+        nodes[key] = { type: 'page.goto', inputs: { page: ref, url: value(step.url ?? proposal.startUrl) } };
+        page = `${key}.page`;
+        break;
+      }
+      case 'fill':
+      case 'select': {
+        const key = name(step.action);
+        nodes[key] = { type: `page.${step.action}`, inputs: { page: ref, selector: step.selector, value: value(step.value ?? '') } };
+        page = `${key}.page`;
+        break;
+      }
+      case 'click': {
+        const key = name('click');
+        nodes[key] = { type: 'page.click', inputs: { page: ref, selector: step.selector, ...waitFor } };
+        page = `${key}.page`;
+        break;
+      }
+      case 'press': {
+        const key = name('press');
+        nodes[key] = { type: 'page.press', inputs: { page: ref, selector: step.selector, key: step.key ?? 'Enter', ...waitFor } };
+        page = `${key}.page`;
+        break;
+      }
+      case 'extract_text': {
+        const key = name(outputName);
+        nodes[key] = { type: 'extract.text', inputs: { page: ref, selector: step.selector } };
+        outputs[outputName] = { $ref: `${key}.text` };
+        page = `${key}.page`;
+        break;
+      }
+      case 'extract_table':
+      case 'extract_list': {
+        const read = (pageRef: { $ref: string }): Node =>
+          step.action === 'extract_table'
+            ? { type: 'extract.table', inputs: { page: pageRef, selector: step.selector } }
+            : {
+                type: 'extract.list',
+                inputs: {
+                  page: pageRef,
+                  selector: step.selector,
+                  fields: Object.fromEntries(
+                    (step.fields ?? []).map((field) => [
+                      field.name,
+                      field.attribute ? { selector: field.selector, attribute: field.attribute } : field.selector,
+                    ]),
+                  ),
+                },
+              };
+        if (!step.pagesSelector) {
+          const key = name(outputName);
+          nodes[key] = read(ref);
+          outputs[outputName] = { $ref: `${key}.records` };
+          page = `${key}.page`;
+          break;
+        }
+        // Every page of the listing: read the page links, visit each, join the records.
+        const pages = name(`${outputName}_pages`);
+        const each = name(`${outputName}_each`);
+        const all = name(outputName);
+        nodes[pages] = {
+          type: 'extract.attribute',
+          inputs: { page: ref, selector: step.pagesSelector, attribute: 'href', resolveUrl: true },
+        };
+        nodes[each] = {
+          type: 'flow.forEach',
+          inputs: { items: { $ref: `${pages}.values` }, page: { $ref: `${pages}.page` } },
+          body: {
+            nodes: {
+              visit: { type: 'page.goto', inputs: { page: { $ref: `${each}.page` }, url: { $ref: `${each}.item` } } },
+              read: read({ $ref: 'visit.page' }),
+            },
+            outputs: { records: { $ref: 'read.records' } },
+          },
+        };
+        nodes[all] = { type: 'list.flatten', inputs: { list: { $ref: `${each}.records` } } };
+        outputs[outputName] = { $ref: `${all}.list` };
+        page = `${each}.page`;
+        break;
+      }
+    }
+  }
+  const parameters = Object.fromEntries(
+    proposal.parameters
+      .filter((parameter) => used.has(parameter.name))
+      .map((parameter) => [
+        parameter.name,
+        {
+          refType: 'string',
+          description: parameter.description,
+          ...(parameter.secret ? { secret: true } : {}),
+          ...(!parameter.secret && defaults[parameter.name] !== undefined ? { default: defaults[parameter.name] } : {}),
+        },
+      ]),
+  );
+  return { ...(Object.keys(parameters).length ? { parameters } : {}), nodes, outputs };
+}

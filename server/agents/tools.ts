@@ -1,0 +1,82 @@
+/**
+ * The tools an analysis model may call, described once: the model sees these descriptions and
+ * schemas, and the browser host (server/browsers/host/agentTools.ts) executes the calls in the
+ * job's own tab. Every result is redacted before the model or anyone else sees it.
+ */
+import { jsonSchema, type Tool, tool } from 'ai';
+
+type Schema = Parameters<typeof jsonSchema>[0];
+
+const selector = { type: 'string', description: 'A selector from page_model or aria_snapshot.' } as const;
+
+export const analysisToolSpecs = {
+  page_model: {
+    description:
+      'The page model of the current page: forms with inputs and submit controls, buttons, links, navigation, pagination, tables, repeated lists, headings, each with a stable selector. Use only selectors it or aria_snapshot give.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  aria_snapshot: {
+    description: 'Playwright’s aria snapshot of the page (roles and accessible names), as YAML.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  screenshot: {
+    description: 'A PNG screenshot of the viewport (password fields masked). Only for vision models.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    vision: true,
+  },
+  query_selector: {
+    description: 'How many elements a selector matches, and the text of the first few.',
+    inputSchema: { type: 'object', properties: { selector }, required: ['selector'], additionalProperties: false },
+  },
+  navigate: {
+    description: 'Loads a URL in the analysis tab.',
+    inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'], additionalProperties: false },
+  },
+  click: {
+    description: 'Clicks an element in the analysis tab; waitForLoad when it loads a new page.',
+    inputSchema: {
+      type: 'object',
+      properties: { selector, waitForLoad: { type: 'boolean' } },
+      required: ['selector'],
+      additionalProperties: false,
+    },
+  },
+  fill: {
+    description: 'Types a value into an input. Write a parameter as {{name}} (secret values are only known by name).',
+    inputSchema: {
+      type: 'object',
+      properties: { selector, value: { type: 'string' } },
+      required: ['selector', 'value'],
+      additionalProperties: false,
+    },
+  },
+  press: {
+    description: 'Presses a key (e.g. Enter) in an element; waitForLoad when it loads a new page.',
+    inputSchema: {
+      type: 'object',
+      properties: { selector, key: { type: 'string' }, waitForLoad: { type: 'boolean' } },
+      required: ['selector', 'key'],
+      additionalProperties: false,
+    },
+  },
+  pipeline_source: {
+    description: 'The pipeline’s current source (JSON), which the proposal will replace.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  node_catalog: {
+    description: 'The pipeline language’s node types with their inputs and outputs.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
+} satisfies Record<string, { description: string; inputSchema: Schema; vision?: boolean }>;
+
+export type AnalysisToolName = keyof typeof analysisToolSpecs;
+export const isAnalysisTool = (name: string): name is AnalysisToolName => Object.hasOwn(analysisToolSpecs, name);
+
+/** The tools as the AI SDK takes them, without `execute`: the workflow runs each call as an activity. */
+export function analysisTools({ vision }: { vision: boolean }): Record<string, Tool> {
+  return Object.fromEntries(
+    Object.entries(analysisToolSpecs)
+      .filter(([, spec]) => vision || !('vision' in spec && spec.vision))
+      .map(([name, spec]) => [name, tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as Schema) })]),
+  );
+}

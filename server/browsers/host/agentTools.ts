@@ -1,0 +1,151 @@
+/**
+ * The analysis tools, executed on the browser host in a tab of the job's own (the user's tab is
+ * never driven). `{{name}}` placeholders in typed values are filled in here, from the job's sealed
+ * values, and only here; every result is redacted before it is stored or shown to the model.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { BrowserContext, Page } from 'playwright-core';
+import { AnalysisJob, Pipeline, PipelineVersion } from '../../../db/entities/index.ts';
+import { jobHidden, recordMessages, type ToolCallRequest } from '../../agents/conversation.ts';
+import { readPageModel } from '../../agents/pageModel.ts';
+import { fillPlaceholders } from '../../agents/promptValues.ts';
+import { isAnalysisTool } from '../../agents/tools.ts';
+import type { Config } from '../../config.ts';
+import { nodeCatalog } from '../../pipelines/engine/registry.ts';
+
+const ACTION_TIMEOUT_MS = 10_000;
+const MAX_SNAPSHOT = 40_000;
+
+export class AgentTabs {
+  readonly #tabs = new Map<string, Page>();
+  readonly #orm: MikroORM;
+  readonly #config: Config;
+
+  constructor({ orm, config }: { orm: MikroORM; config: Config }) {
+    this.#orm = orm;
+    this.#config = config;
+  }
+
+  /** The job's tab: opened on first use at the address the prompt names, else the one the session's own tab shows. */
+  async #tab(jobId: string, context: BrowserContext, startUrl: string | null) {
+    const open = this.#tabs.get(jobId);
+    if (open && !open.isClosed()) return open;
+    const userTab = context.pages().find((page) => !page.isClosed() && ![...this.#tabs.values()].includes(page));
+    const page = await context.newPage();
+    this.#tabs.set(jobId, page);
+    const url = startUrl ?? (userTab && /^https?:/.test(userTab.url()) ? userTab.url() : null);
+    if (url) await page.goto(url, { timeout: ACTION_TIMEOUT_MS, waitUntil: 'load' }).catch(() => undefined);
+    return page;
+  }
+
+  /** Runs a turn's tool calls in order and stores their results as one tool message. */
+  async run(jobId: string, context: BrowserContext, calls: ToolCallRequest[], step: number) {
+    const em = this.#orm.em.fork();
+    const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['sealedSecrets', 'session'] });
+    const { secrets, hidden } = await jobHidden(em, this.#config, job);
+    // The first address the prompt names, without the punctuation that follows it in a sentence.
+    const startUrl = /https?:\/\/[^\s"'<>]+/.exec(job.prompt)?.[0]?.replace(/[.,;:!?)\]]+$/, '') ?? null;
+    const page = await this.#tab(jobId, context, startUrl);
+    const results = [];
+    for (const call of calls) {
+      let output: unknown;
+      try {
+        output = await this.#execute(em, job, page, call, secrets);
+      } catch (error) {
+        output = { error: (error instanceof Error ? error.message : String(error)).split('\n')[0] };
+      }
+      results.push({
+        type: 'tool-result',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: 'json', value: output ?? null },
+      });
+    }
+    await recordMessages(em, job, 'analysis', [{ role: 'tool', step, content: results }], hidden);
+  }
+
+  async #execute(
+    em: ReturnType<MikroORM['em']['fork']>,
+    job: AnalysisJob,
+    page: Page,
+    call: ToolCallRequest,
+    secrets: Record<string, string>,
+  ) {
+    if (!isAnalysisTool(call.toolName)) return { error: `there is no tool ${call.toolName}` };
+    const input = call.input as { selector?: string; url?: string; value?: string; key?: string; waitForLoad?: boolean };
+    const selector = () => {
+      if (typeof input.selector !== 'string' || !input.selector) throw new Error('selector is required');
+      return input.selector;
+    };
+    const settle = async (waitForLoad?: boolean) => {
+      if (waitForLoad) await page.waitForLoadState('load', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined);
+      return { url: page.url(), title: await page.title() };
+    };
+    switch (call.toolName) {
+      case 'page_model':
+        return readPageModel(page);
+      case 'aria_snapshot':
+        return (await page.locator('body').ariaSnapshot({ timeout: ACTION_TIMEOUT_MS })).slice(0, MAX_SNAPSHOT);
+      case 'screenshot': {
+        const image = await page.screenshot({ mask: [page.locator('input[type=password]')], timeout: ACTION_TIMEOUT_MS });
+        return { mediaType: 'image/png', base64: image.toString('base64') };
+      }
+      case 'query_selector': {
+        const locator = page.locator(selector());
+        const count = await locator.count();
+        const texts = await locator.evaluateAll((elements) =>
+          elements.slice(0, 5).map((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 120)),
+        );
+        return { count, texts };
+      }
+      case 'navigate': {
+        if (typeof input.url !== 'string' || !/^https?:\/\//.test(input.url)) throw new Error('url must be an http(s) address');
+        await page.goto(input.url, { timeout: ACTION_TIMEOUT_MS, waitUntil: 'load' });
+        return settle();
+      }
+      case 'click': {
+        const loaded = input.waitForLoad ? page.waitForEvent('load', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined) : null;
+        await page.locator(selector()).first().click({ timeout: ACTION_TIMEOUT_MS });
+        await loaded;
+        return settle(input.waitForLoad);
+      }
+      case 'fill': {
+        if (typeof input.value !== 'string') throw new Error('value is required');
+        // The model wrote {{password}}; the page gets the value, the model never does.
+        await page
+          .locator(selector())
+          .first()
+          .fill(fillPlaceholders(input.value, { ...job.values, ...secrets }), { timeout: ACTION_TIMEOUT_MS });
+        return { filled: selector() };
+      }
+      case 'press': {
+        const loaded = input.waitForLoad ? page.waitForEvent('load', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined) : null;
+        await page
+          .locator(selector())
+          .first()
+          .press(typeof input.key === 'string' ? input.key : 'Enter', { timeout: ACTION_TIMEOUT_MS });
+        await loaded;
+        return settle(input.waitForLoad);
+      }
+      case 'pipeline_source': {
+        const pipeline = await em.findOneOrFail(Pipeline, { id: job.pipeline.id });
+        const version = pipeline.currentVersion ? await em.findOne(PipelineVersion, { id: pipeline.currentVersion.id }) : null;
+        return version?.source ?? { nodes: {} };
+      }
+      case 'node_catalog':
+        return nodeCatalog().nodes.map((node) => ({
+          type: node.type,
+          description: node.description,
+          inputs: Object.keys(node.inputs ?? {}),
+          outputs: Object.keys(node.outputs ?? {}),
+        }));
+    }
+  }
+
+  /** Closes the job's tab. */
+  async release(jobId: string) {
+    const page = this.#tabs.get(jobId);
+    this.#tabs.delete(jobId);
+    await page?.close().catch(() => undefined);
+  }
+}

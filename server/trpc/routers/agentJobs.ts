@@ -1,0 +1,365 @@
+import { z } from 'zod';
+import { AnalysisJob, BrowserSession, GenerationJob, Pipeline } from '../../../db/entities/index.ts';
+import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
+import { allowedModels } from '../../agents/models.ts';
+import { NotFound } from '../../errors.ts';
+import { iso, pagination } from '../../http/shapes.ts';
+import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
+import { type ProjectContext, projectProcedure, router } from '../base.ts';
+import { findInProject } from '../projectRows.ts';
+
+const tags = ['analysis and generation'];
+const id = z.string().max(100);
+
+const modelView = z.object({
+  id: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  description: z.string(),
+  capabilities: z.object({ toolCalls: z.boolean(), structuredOutput: z.boolean(), vision: z.boolean(), languageModel: z.boolean() }),
+  pricing: z.object({ inputPerMTok: z.string(), outputPerMTok: z.string() }).nullable(),
+});
+const usageView = z.object({ inputTokens: z.number(), outputTokens: z.number(), calls: z.number() });
+const endingView = z.object({ code: z.string(), message: z.string() }).nullable();
+const messageView = z.object({ role: z.string(), step: z.number(), content: z.unknown(), created: z.string() });
+
+const analysisSummary = z.object({
+  id: z.string(),
+  version: z.string().nullable(),
+  session: z.string().nullable(),
+  prompt: z.string(),
+  status: z.enum(['pending', 'accepted', 'rejected']),
+  agent: z.enum(['running', 'stopped']),
+  model: z.string(),
+  error: endingView,
+  created: z.string(),
+  updated: z.string(),
+});
+const analysisDetail = analysisSummary.extend({
+  resources: z.array(z.string()),
+  generations: z.array(z.object({ id: z.string(), status: z.string(), agent: z.string() })),
+  messages: z.array(messageView),
+  output: z.record(z.string(), z.unknown()).nullable(),
+  usage: usageView,
+});
+const generationSummary = z.object({
+  id: z.string(),
+  version: z.string().nullable(),
+  analysis: z.string().nullable(),
+  status: z.enum(['pending', 'accepted', 'rejected']),
+  agent: z.enum(['running', 'stopped']),
+  model: z.string(),
+  error: endingView,
+  created: z.string(),
+  updated: z.string(),
+});
+const generationDetail = generationSummary.extend({
+  analysisPrompt: z.string().nullable(),
+  analysisOutput: z.record(z.string(), z.unknown()).nullable(),
+  messages: z.array(messageView),
+  output: z.record(z.string(), z.unknown()).nullable(),
+  errors: z.array(z.object({ node: z.string().nullable(), input: z.string().optional(), code: z.string(), message: z.string() })),
+  dryRun: z
+    .object({
+      status: z.string(),
+      runId: z.string().nullable(),
+      result: z.record(z.string(), z.unknown()).nullable(),
+      error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
+    })
+    .nullable(),
+  attempts: z.number(),
+  acceptedVersion: z.string().nullable(),
+  usage: usageView,
+});
+
+const analysisPath = '/{project}/api/pipelines/{pipelineId}/analysis/{analysisId}';
+const generationPath = '/{project}/api/pipelines/{pipelineId}/generation/{generationId}';
+const analysisInput = z.strictObject({ project: id, pipelineId: id, analysisId: id });
+const generationInput = z.strictObject({ project: id, pipelineId: id, generationId: id });
+
+function loadPipeline(ctx: ProjectContext, pipelineId: string) {
+  return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
+}
+
+/** A job of the pipeline the caller may read (its session too), else 404. */
+async function loadAnalysis(ctx: ProjectContext, pipelineId: string, analysisId: string, populate: 'messages'[] = []) {
+  const pipeline = await loadPipeline(ctx, pipelineId);
+  const job = isUuid(analysisId)
+    ? await ctx.em.findOne(AnalysisJob, { id: analysisId.toLowerCase(), pipeline: pipeline.id }, { populate })
+    : null;
+  if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null)) throw new NotFound('Analysis');
+  return { pipeline, job };
+}
+
+async function loadGeneration(ctx: ProjectContext, pipelineId: string, generationId: string, populate: ('messages' | 'analysis')[] = []) {
+  const pipeline = await loadPipeline(ctx, pipelineId);
+  const job = isUuid(generationId)
+    ? await ctx.em.findOne(GenerationJob, { id: generationId.toLowerCase(), pipeline: pipeline.id }, { populate })
+    : null;
+  const analysis = job?.analysis ? await ctx.em.findOne(AnalysisJob, { id: job.analysis.id }) : null;
+  if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, analysis?.session?.id ?? null)) throw new NotFound('Generation');
+  return { pipeline, job, analysis };
+}
+
+const analysisView = (job: AnalysisJob) => ({
+  id: job.id,
+  version: job.version?.id ?? null,
+  session: job.session?.id ?? null,
+  prompt: job.prompt,
+  status: job.status,
+  agent: job.agent,
+  model: job.model,
+  error: job.error ?? null,
+  created: iso(job.created),
+  updated: iso(job.updated),
+});
+
+const generationView = (job: GenerationJob) => ({
+  id: job.id,
+  version: job.version?.id ?? null,
+  analysis: job.analysis?.id ?? null,
+  status: job.status,
+  agent: job.agent,
+  model: job.model,
+  error: job.error ?? null,
+  created: iso(job.created),
+  updated: iso(job.updated),
+});
+
+export const agentJobsRouter = router({
+  analysisModels: projectProcedure
+    .meta({ openapi: { method: 'GET', path: '/{project}/api/pipelines/analysis/models', tags, summary: 'The models analysis may use' } })
+    .input(z.strictObject({ project: id }))
+    .output(z.array(modelView))
+    .query(({ ctx }) => allowedModels(ctx.deps.config, 'analysis')),
+
+  generationModels: projectProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/{project}/api/pipelines/generation/models', tags, summary: 'The models generation may use' },
+    })
+    .input(z.strictObject({ project: id }))
+    .output(z.array(modelView))
+    .query(({ ctx }) => allowedModels(ctx.deps.config, 'generation')),
+
+  listAnalyses: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/pipelines/{pipelineId}/analysis',
+        tags,
+        summary: 'The pipeline’s analyses, newest first',
+      },
+    })
+    .input(z.strictObject({ project: id, pipelineId: id, ...pagination }))
+    .output(z.array(analysisSummary))
+    .query(async ({ ctx, input }) => {
+      const pipeline = await loadPipeline(ctx, input.pipelineId);
+      const jobs = await ctx.em.find(AnalysisJob, { pipeline: pipeline.id }, { orderBy: { created: 'desc', id: 'desc' } });
+      return jobs
+        .filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null))
+        .slice(input.offset, input.offset + input.limit)
+        .map(analysisView);
+    }),
+
+  startAnalysis: projectProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/{project}/api/pipelines/{pipelineId}/analysis',
+        tags,
+        summary: 'Start an analysis of a live session: a model (or builtin) proposes the pipeline’s next version',
+        description:
+          'Quoted values in the prompt become parameters; values named like a secret (password, token …) are sealed and reach no model. Needs pipelines.write on the pipeline and sessions.write on the session.',
+      },
+    })
+    .input(
+      z.strictObject({ project: id, pipelineId: id, session: id, model: z.string().min(1).max(64), prompt: z.string().min(1).max(4000) }),
+    )
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const pipeline = await loadPipeline(ctx, input.pipelineId);
+      const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
+      agentJobRights.start(ctx.subject, ctx.ref, pipeline.id, session.id);
+      const job = await startAnalysis(ctx.deps, ctx.em, {
+        project: ctx.project,
+        pipeline,
+        session,
+        model: input.model,
+        prompt: input.prompt,
+      });
+      return { id: job.id };
+    }),
+
+  getAnalysis: projectProcedure
+    .meta({ openapi: { method: 'GET', path: analysisPath, tags, summary: 'An analysis: messages, output, resources, generations, usage' } })
+    .input(analysisInput)
+    .output(analysisDetail)
+    .query(async ({ ctx, input }) => {
+      const { job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId, ['messages']);
+      const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
+      return {
+        ...analysisView(job),
+        resources: job.resources,
+        generations: generations.map((generation) => ({ id: generation.id, status: generation.status, agent: generation.agent })),
+        messages: job.messages,
+        output: job.output ?? null,
+        usage: job.usage,
+      };
+    }),
+
+  acceptAnalysis: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${analysisPath}/accept`,
+        tags,
+        summary: 'Accept a finished analysis: starts a generation with the given model (answers its id)',
+      },
+    })
+    .input(analysisInput.extend({ model: z.string().min(1).max(64) }))
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
+      agentJobRights.start(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? '');
+      const generation = await acceptAnalysis(ctx.deps, ctx.em, job, input.model, ctx.project);
+      return { id: generation.id };
+    }),
+
+  rejectAnalysis: projectProcedure
+    .meta({ openapi: { method: 'POST', path: `${analysisPath}/reject`, tags, summary: 'Reject an analysis' } })
+    .input(analysisInput)
+    .output(analysisSummary)
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      job.status = 'rejected';
+      await ctx.em.flush();
+      return analysisView(job);
+    }),
+
+  stopAnalysis: projectProcedure
+    .meta({ openapi: { method: 'POST', path: `${analysisPath}/stop`, tags, summary: 'Stop an analysis’s agent; it keeps what it has' } })
+    .input(analysisInput)
+    .output(analysisSummary)
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      return analysisView((await stopJob(ctx.deps, ctx.em, 'analysis', job)) as AnalysisJob);
+    }),
+
+  deleteAnalysis: projectProcedure
+    .meta({ openapi: { method: 'DELETE', path: analysisPath, tags, summary: 'Delete an analysis (a running agent is stopped first)' } })
+    .input(analysisInput)
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      await stopJob(ctx.deps, ctx.em, 'analysis', job);
+      await ctx.em.remove(job).flush();
+      return { id: input.analysisId.toLowerCase() };
+    }),
+
+  listGenerations: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/pipelines/{pipelineId}/generation',
+        tags,
+        summary: 'The pipeline’s generations, newest first',
+      },
+    })
+    .input(z.strictObject({ project: id, pipelineId: id, ...pagination }))
+    .output(z.array(generationSummary))
+    .query(async ({ ctx, input }) => {
+      const pipeline = await loadPipeline(ctx, input.pipelineId);
+      const jobs = await ctx.em.find(
+        GenerationJob,
+        { pipeline: pipeline.id },
+        { orderBy: { created: 'desc', id: 'desc' }, populate: ['analysis'] },
+      );
+      return jobs
+        .filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, (job.analysis as AnalysisJob | null)?.session?.id ?? null))
+        .slice(input.offset, input.offset + input.limit)
+        .map(generationView);
+    }),
+
+  getGeneration: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: generationPath,
+        tags,
+        summary: 'A generation: the analysis’s prompt and output, messages, the final graph, compile and dry-run results',
+      },
+    })
+    .input(generationInput)
+    .output(generationDetail)
+    .query(async ({ ctx, input }) => {
+      const { job, analysis } = await loadGeneration(ctx, input.pipelineId, input.generationId, ['messages']);
+      return {
+        ...generationView(job),
+        analysisPrompt: analysis?.prompt ?? null,
+        analysisOutput: analysis?.output ?? null,
+        messages: job.messages,
+        output: job.source ?? null,
+        errors: job.errors,
+        dryRun: job.dryRun ?? null,
+        attempts: job.attempts,
+        acceptedVersion: job.acceptedVersion?.id ?? null,
+        usage: job.usage,
+      };
+    }),
+
+  acceptGeneration: projectProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: `${generationPath}/accept`,
+        tags,
+        summary: 'Accept a stopped generation whose source compiles: a new current version (answers its id)',
+      },
+    })
+    .input(generationInput)
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      const version = await acceptGeneration(ctx.em, job);
+      return { id: version.id };
+    }),
+
+  rejectGeneration: projectProcedure
+    .meta({ openapi: { method: 'POST', path: `${generationPath}/reject`, tags, summary: 'Reject a generation' } })
+    .input(generationInput)
+    .output(generationSummary)
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      job.status = 'rejected';
+      await ctx.em.flush();
+      return generationView(job);
+    }),
+
+  stopGeneration: projectProcedure
+    .meta({ openapi: { method: 'POST', path: `${generationPath}/stop`, tags, summary: 'Stop a generation’s agent; it keeps what it has' } })
+    .input(generationInput)
+    .output(generationSummary)
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      return generationView((await stopJob(ctx.deps, ctx.em, 'generation', job)) as GenerationJob);
+    }),
+
+  deleteGeneration: projectProcedure
+    .meta({ openapi: { method: 'DELETE', path: generationPath, tags, summary: 'Delete a generation (a running agent is stopped first)' } })
+    .input(generationInput)
+    .output(z.object({ id: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
+      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      await stopJob(ctx.deps, ctx.em, 'generation', job);
+      await ctx.em.remove(job).flush();
+      return { id: input.generationId.toLowerCase() };
+    }),
+});

@@ -1,0 +1,309 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageRecord } from '../db/entities/index.ts';
+import { createProject, registerUser } from './support/accounts.ts';
+import { createPipeline, settledRun } from './support/pipelines.ts';
+import { SHOP_EMAIL, SHOP_PASSWORD, shopOrders, startShopSite } from './support/shopSite.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+/**
+ * A local OpenAI-compatible server replaying a scripted conversation: the one stand-in allowed,
+ * since cloud models are out of reach here. It answers analysis calls (those with tools) and
+ * generation calls from two scripts, and keeps every request it received.
+ */
+async function startScriptedModel() {
+  const received: string[] = [];
+  const scripts: { analysis: unknown[]; generation: unknown[] } = { analysis: [], generation: [] };
+  let delayMs = 0;
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', async () => {
+      received.push(body);
+      const request = JSON.parse(body) as { tools?: unknown[] };
+      const queue = request.tools?.length ? scripts.analysis : scripts.generation;
+      const next = queue.shift() as { toolCalls?: { name: string; args: unknown }[]; content?: unknown } | undefined;
+      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const message = next?.toolCalls
+        ? {
+            role: 'assistant',
+            content: null,
+            tool_calls: next.toolCalls.map((call) => ({
+              id: `call_${++n}`,
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
+            })),
+          }
+        : { role: 'assistant', content: JSON.stringify(next?.content ?? {}) };
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: `cmpl_${n}`,
+          object: 'chat.completion',
+          created: 1,
+          model: 'scripted-1',
+          choices: [{ index: 0, message, finish_reason: next?.toolCalls ? 'tool_calls' : 'stop' }],
+          usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    received,
+    scripts,
+    setDelay: (ms: number) => {
+      delayMs = ms;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let stack: TestStack;
+let shop: Awaited<ReturnType<typeof startShopSite>>;
+let model: Awaited<ReturnType<typeof startScriptedModel>>;
+let token: string;
+let slug: string;
+let sessionId: string;
+
+beforeAll(async () => {
+  shop = await startShopSite();
+  model = await startScriptedModel();
+  stack = await startTestStack(
+    {
+      MODELS: JSON.stringify([
+        { id: 'scripted', provider: 'openai-compatible', model: 'scripted-1', baseUrl: model.url, roles: ['analysis', 'generation'] },
+      ]),
+    },
+    { browserHost: true },
+  );
+  const owner = await registerUser(stack);
+  token = owner.token;
+  slug = (await createProject(stack, token)).slug;
+  sessionId = (await stack.http.put(`/${slug}/api/sessions`, { name: 'shopper' }, { token })).body.id;
+}, 120_000);
+afterAll(async () => {
+  await stack?.close();
+  await shop?.close();
+  await model?.close();
+});
+
+const base = (pipelineId: string) => `/${slug}/api/pipelines/${pipelineId}`;
+
+async function settledJob(url: string, timeout = 90_000) {
+  await expect.poll(async () => (await stack.http.get(url, { token })).body.agent, { timeout, interval: 300 }).toBe('stopped');
+  return (await stack.http.get(url, { token })).body;
+}
+
+async function analyse(pipelineId: string, prompt: string, modelId = 'builtin') {
+  const started = await stack.http.put(`${base(pipelineId)}/analysis`, { session: sessionId, model: modelId, prompt }, { token });
+  expect(started.status, started.text).toBe(200);
+  return `${base(pipelineId)}/analysis/${started.body.id}`;
+}
+
+async function generate(analysisUrl: string, modelId = 'builtin') {
+  const accepted = await stack.http.post(`${analysisUrl}/accept`, { model: modelId }, { token });
+  expect(accepted.status, accepted.text).toBe(200);
+  return analysisUrl.replace(/analysis\/[^/]+$/, `generation/${accepted.body.id}`);
+}
+
+describe('analysis → generation with builtin', () => {
+  it('a login form leading to a paged orders table becomes a version that extracts every order', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const models = await stack.http.get(`/${slug}/api/pipelines/analysis/models`, { token });
+    expect(models.body.map((entry: { id: string }) => entry.id)).toEqual(['builtin', 'scripted']);
+    const analysisUrl = await analyse(
+      pipelineId,
+      `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}", and extract the orders from every page`,
+    );
+    const analysis = await settledJob(analysisUrl);
+    expect(analysis.error).toBeNull();
+    expect(analysis.prompt).not.toContain(SHOP_PASSWORD);
+    expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual([
+      'goto',
+      'fill',
+      'fill',
+      'click',
+      'extract_table',
+    ]);
+    expect(analysis.output.parameters).toContainEqual({ name: 'password', description: expect.any(String), secret: true });
+    expect(analysis.usage.calls).toBeGreaterThan(1);
+
+    const generationUrl = await generate(analysisUrl);
+    const generation = await settledJob(generationUrl);
+    expect(generation.error).toBeNull();
+    expect(generation.errors).toEqual([]);
+    expect(generation.dryRun.status).toBe('succeeded');
+    expect(generation.dryRun.result.orders).toEqual(shopOrders);
+
+    const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    expect(accepted.status, accepted.text).toBe(200);
+    const pipeline = await stack.http.get(base(pipelineId), { token });
+    expect(pipeline.body.version).toBe(accepted.body.id);
+    expect(pipeline.body.source.parameters.password).toMatchObject({ secret: true });
+    expect(JSON.stringify(pipeline.body.source)).not.toContain(SHOP_PASSWORD);
+
+    const run = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId, args: { password: SHOP_PASSWORD } }, { token });
+    expect(run.status, run.text).toBe(200);
+    const ended = await settledRun(stack, `${base(pipelineId)}/${run.body.id}`, { token });
+    expect(ended.status.pipeline).toBe('succeeded');
+    expect(ended.result.orders).toEqual(shopOrders);
+
+    // Nothing the jobs show or log holds the password.
+    for (const url of [analysisUrl, generationUrl, `${analysisUrl}/logs?limit=200`, `${generationUrl}/logs?limit=200`]) {
+      expect((await stack.http.get(url, { token })).text).not.toContain(SHOP_PASSWORD);
+    }
+    const list = await stack.http.get(`${base(pipelineId)}/generation`, { token });
+    expect(list.body[0]).toMatchObject({ id: generation.id, status: 'accepted', agent: 'stopped' });
+  }, 180_000);
+
+  it('a search form with a results list becomes a version that lists what the search found', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
+    const analysis = await settledJob(analysisUrl);
+    expect(analysis.error).toBeNull();
+    const generationUrl = await generate(analysisUrl);
+    const generation = await settledJob(generationUrl);
+    expect(generation.dryRun?.status, JSON.stringify(generation.dryRun)).toBe('succeeded');
+    const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    const run = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId }, { token });
+    const ended = await settledRun(stack, `${base(pipelineId)}/${run.body.id}`, { token });
+    expect(accepted.status).toBe(200);
+    expect(ended.status.pipeline, JSON.stringify(ended.error)).toBe('succeeded');
+    const [records] = Object.values(ended.result) as { title: string; price: string }[][];
+    expect(records?.map((record) => record.title)).toEqual(['Red kettle', 'Red mug', 'Red teapot']);
+  }, 180_000);
+});
+
+describe('state rules', () => {
+  it('refuses a model outside the allow-list, accepting after a stop without output, and accepting a rejected analysis', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const wrong = await stack.http.put(`${base(pipelineId)}/analysis`, { session: sessionId, model: 'gpt-nope', prompt: 'x' }, { token });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe('model_not_allowed');
+
+    // A slow scripted model: the analysis is still running when it is accepted, then stopped.
+    model.setDelay(4000);
+    model.scripts.analysis.push({ toolCalls: [{ name: 'page_model', args: {} }] }, { toolCalls: [{ name: 'page_model', args: {} }] });
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search and list the results`, 'scripted');
+    const early = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
+    expect(early.status).toBe(400);
+    expect(early.body.code).toBe('analysis_running');
+    const stopped = await stack.http.post(`${analysisUrl}/stop`, undefined, { token });
+    expect(stopped.body.agent).toBe('stopped');
+    const afterStop = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
+    expect(afterStop.status).toBe(400);
+    expect(afterStop.body.code).toBe('analysis_without_output');
+    model.setDelay(0);
+    model.scripts.analysis.length = 0;
+
+    const finished = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
+    await settledJob(finished);
+    expect((await stack.http.post(`${finished}/reject`, undefined, { token })).body.status).toBe('rejected');
+    const rejected = await stack.http.post(`${finished}/accept`, { model: 'builtin' }, { token });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.code).toBe('analysis_rejected');
+    expect((await stack.http.delete(finished, { token })).status).toBe(200);
+    expect((await stack.http.get(finished, { token })).status).toBe(404);
+  }, 120_000);
+});
+
+describe('a model through the AI SDK (scripted OpenAI-compatible stand-in)', () => {
+  it('drives the browser with tool calls, gets invalid answers and compile and run errors back, records usage, and never sees a secret', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    model.received.length = 0;
+    const proposal = (selector: string) => ({
+      goal: 'the orders',
+      startUrl: `${shop.url}/login`,
+      steps: [
+        { action: 'goto', url: `${shop.url}/login`, evidence: 'login page' },
+        { action: 'fill', selector: '#email', value: '{{email}}', evidence: 'e-mail field' },
+        { action: 'fill', selector: '#password', value: '{{password}}', evidence: 'password field' },
+        { action: 'click', selector: 'role=button[name="Sign in"s]', waitForLoad: true, evidence: 'sign-in button' },
+        { action: 'extract_table', selector, output: 'orders', evidence: 'the orders table' },
+      ],
+      parameters: [
+        { name: 'email', description: 'e-mail', secret: false },
+        { name: 'password', description: 'password', secret: true },
+      ],
+      outputs: [{ name: 'orders', description: 'orders of the first page' }],
+      risks: [],
+    });
+    model.scripts.analysis.push(
+      { toolCalls: [{ name: 'page_model', args: {} }] },
+      {
+        toolCalls: [
+          { name: 'fill', args: { selector: '#email', value: '{{email}}' } },
+          { name: 'fill', args: { selector: '#password', value: '{{password}}' } },
+          { name: 'click', args: { selector: 'role=button[name="Sign in"s]', waitForLoad: true } },
+          { name: 'page_model', args: {} },
+        ],
+      },
+      { content: proposal('table.guessed') },
+      { content: proposal('#orders') },
+    );
+    const analysisUrl = await analyse(
+      pipelineId,
+      `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}" and read the orders`,
+      'scripted',
+    );
+    const analysis = await settledJob(analysisUrl);
+    expect(analysis.error).toBeNull();
+    expect(analysis.output.pageModel.tables[0].selector).toBe('#orders');
+    // The tool calls reached the browser: the second page model is the signed-in orders page.
+    expect(analysis.output.pageModel.url).toContain('/orders');
+    expect(model.received.some((body) => body.includes('not in any page model you were shown'))).toBe(true);
+
+    const page = (nodes: Record<string, unknown>, outputs: Record<string, unknown>) => ({
+      parameters: { email: { refType: 'string', default: SHOP_EMAIL }, password: { refType: 'string', secret: true } },
+      nodes: {
+        browser: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'browser.page' }, url: `${shop.url}/login` } },
+        email: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#email', value: { $param: 'email' } } },
+        pass: { type: 'page.fill', inputs: { page: { $ref: 'email.page' }, selector: '#password', value: { $param: 'password' } } },
+        go: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'role=button[name="Sign in"s]', waitFor: 'load' } },
+        ...nodes,
+      },
+      outputs,
+    });
+    model.scripts.generation.push(
+      { content: page({ orders: { type: 'extract.tabel', inputs: {} } }, {}) },
+      {
+        content: page(
+          { orders: { type: 'extract.text', timeoutMs: 2000, inputs: { page: { $ref: 'go.page' }, selector: '#email' } } },
+          { orders: { $ref: 'orders.text' } },
+        ),
+      },
+      {
+        content: page(
+          { orders: { type: 'extract.table', inputs: { page: { $ref: 'go.page' }, selector: '#orders' } } },
+          { orders: { $ref: 'orders.records' } },
+        ),
+      },
+    );
+    const generationUrl = await generate(analysisUrl, 'scripted');
+    const generation = await settledJob(generationUrl);
+    expect(generation.error).toBeNull();
+    expect(generation.attempts).toBe(3);
+    expect(generation.dryRun.status).toBe('succeeded');
+    expect(generation.dryRun.result.orders).toEqual(shopOrders.slice(0, 3));
+    expect(model.received.some((body) => body.includes('does not compile') && body.includes('unknown_type'))).toBe(true);
+    expect(model.received.some((body) => body.includes('dry run on the page failed'))).toBe(true);
+    expect(generation.usage).toMatchObject({ inputTokens: 300, outputTokens: 60, calls: 3 });
+    expect(analysis.usage).toMatchObject({ inputTokens: 400, outputTokens: 80, calls: 4 });
+    const usage = await stack.orm.em.fork().find(UsageRecord, { resourceId: { $in: [analysis.id, generation.id] }, unit: 'tokens' });
+    expect(usage.reduce((sum, record) => sum + Number(record.amount), 0)).toBe(840);
+
+    // What the model received never held the password; its requests name it only as {{password}}.
+    expect(model.received.length).toBe(7);
+    for (const body of model.received) expect(body).not.toContain(SHOP_PASSWORD);
+    expect(model.received[0]).toContain('{{password}}');
+    expect((await stack.http.post(`${generationUrl}/accept`, undefined, { token })).status).toBe(200);
+  }, 180_000);
+});

@@ -1,0 +1,125 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BrowserHostActivities } from '../activities/browserHost.ts';
+import type { createActivities } from '../activities/index.ts';
+import { type AgentJobInput, GENERATION_ATTEMPTS } from './contracts/agentJobs.ts';
+import { browserHostQueue } from './contracts/browserSession.ts';
+import { workflowIds } from './names.ts';
+import { pipelineRunWorkflow } from './pipelineRun.ts';
+
+/** A model call may take this long (the activity's own timeout is shorter: server/agents/conversation.ts). */
+const MODEL_TURN_TIMEOUT = '150 seconds';
+const HOST_PICKUP_TIMEOUT = '15 seconds';
+
+const control = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
+});
+const models = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: MODEL_TURN_TIMEOUT,
+  retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 3 },
+});
+
+const hostActivities = (hostId: string) =>
+  proxyActivities<BrowserHostActivities>({
+    taskQueue: browserHostQueue(hostId),
+    scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+    startToCloseTimeout: '90 seconds',
+    heartbeatTimeout: '10 seconds',
+    retry: { maximumAttempts: 2 },
+  });
+
+type Ending = { code: string; message: string } | null;
+
+function failureOf(error: unknown): Ending {
+  const cause = error instanceof ActivityFailure ? (error.cause ?? error) : error;
+  const code = cause instanceof ApplicationFailure ? (cause.type ?? 'agent_failed') : 'agent_failed';
+  return { code, message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/**
+ * Ends a job whatever happened: the agent is marked stopped with what it has and its tab is closed
+ * (the browser stays with the session). Not cancellable, so a stop still records the end.
+ */
+async function finish(kind: 'analysis' | 'generation', jobId: string, input: AgentJobInput, ending: Ending) {
+  await CancellationScope.nonCancellable(async () => {
+    await control.finishAgentJob(kind, jobId, ending);
+    if (kind === 'analysis')
+      await hostActivities(input.hostId)
+        .releaseAgentTab(jobId)
+        .catch(() => undefined);
+  });
+}
+
+/**
+ * An analysis (workflow id `analysis-<jobId>`): model turns on the control queue, each turn's tool
+ * calls on the browser's host, until the model answers with a valid proposal or a bound is reached
+ * (steps and tokens, checked by each turn; time, by the workflow's clock). Cancelling stops it.
+ */
+export async function analysisJobWorkflow(jobId: string, input: AgentJobInput, maxSeconds: number): Promise<void> {
+  const deadline = workflowInfo().startTime.getTime() + maxSeconds * 1000;
+  let ending: Ending = null;
+  try {
+    for (let step = 1; ; step++) {
+      if (Date.now() > deadline) {
+        ending = { code: 'time_limit', message: `the job took its ${maxSeconds} seconds` };
+        break;
+      }
+      const turn = await models.analysisTurn(jobId, step);
+      if (turn.done) {
+        ending = turn.error ?? null;
+        break;
+      }
+      if (turn.calls.length)
+        await hostActivities(input.hostId).runAgentTools({ jobId, resourceId: input.resourceId, calls: turn.calls, step });
+    }
+  } catch (error) {
+    ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);
+  }
+  await finish('analysis', jobId, input, ending);
+}
+
+/**
+ * A generation (workflow id `generation-<jobId>`): a model writes a source, the compiler checks it,
+ * and a compiled candidate is dry-run on the session's browser in a fresh tab (a child run,
+ * `run-<runId>`); compile and run failures go back to the model, at most GENERATION_ATTEMPTS times.
+ */
+export async function generationJobWorkflow(jobId: string, input: AgentJobInput, maxSeconds: number): Promise<void> {
+  const deadline = workflowInfo().startTime.getTime() + maxSeconds * 1000;
+  let ending: Ending = { code: 'attempts_exhausted', message: `no candidate compiled and ran in ${GENERATION_ATTEMPTS} attempts` };
+  try {
+    for (let step = 1; step <= GENERATION_ATTEMPTS; step++) {
+      if (Date.now() > deadline) {
+        ending = { code: 'time_limit', message: `the job took its ${maxSeconds} seconds` };
+        break;
+      }
+      const turn = await models.generationTurn(jobId, step);
+      if (turn.done) {
+        ending = turn.error ?? null;
+        break;
+      }
+      if (!turn.compiled) continue;
+      const { runId, input: runInput } = await control.prepareDryRun(jobId, input.resourceId, input.hostId);
+      await executeChild(pipelineRunWorkflow, { workflowId: workflowIds.run(runId), args: [runId, runInput] }).catch((error) => {
+        if (isCancellation(error)) throw error;
+      });
+      const failure = await control.recordDryRun(jobId, runId);
+      if (failure === null) {
+        ending = null;
+        break;
+      }
+      await control.reportDryRunFailure(jobId, step, failure);
+      ending = { code: 'dry_run_failed', message: failure };
+    }
+  } catch (error) {
+    ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);
+  }
+  await finish('generation', jobId, input, ending);
+}
