@@ -27,7 +27,6 @@ const tokens = (text: string) => Math.ceil(text.length / 4);
 
 /** The AI SDK model of `builtin`, for analysis or for generation. */
 export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
-  let calls = 0;
   return {
     specificationVersion: 'v4',
     provider: 'builtin',
@@ -36,7 +35,7 @@ export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
     async doGenerate(options: LanguageModelV4CallOptions) {
       const promptText = JSON.stringify(options.prompt);
       const content: LanguageModelV4Content[] =
-        role === 'analysis' ? analysisTurn(options.prompt, () => `builtin-${++calls}`) : generationTurn(options.prompt);
+        role === 'analysis' ? analysisTurn(options.prompt, callIds(options.prompt)) : generationTurn(options.prompt);
       const answer = JSON.stringify(content);
       const toolCalls = content.some((part) => part.type === 'tool-call');
       return {
@@ -52,12 +51,19 @@ export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
   };
 }
 
-/** The user's words: the text of the last user message. */
+/** Tool call ids that continue the conversation's own count, so they are unique within it. */
+function callIds(prompt: LanguageModelV4Prompt) {
+  let count = prompt.flatMap((message) =>
+    message.role === 'assistant' ? message.content.filter((part) => part.type === 'tool-call') : [],
+  ).length;
+  return () => `builtin-${++count}`;
+}
+
+/** The user's request: the text of the first user message (later ones are the service's feedback). */
 function userText(prompt: LanguageModelV4Prompt) {
-  const users = prompt.filter((message) => message.role === 'user');
-  const last = users[users.length - 1];
-  if (last?.role !== 'user') return '';
-  return last.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  const first = prompt.find((message) => message.role === 'user');
+  if (first?.role !== 'user') return '';
+  return first.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
 }
 
 /** The tool calls made so far with their results, in order. */
@@ -148,8 +154,16 @@ function analysisTurn(prompt: LanguageModelV4Prompt, id: () => string): Language
   const links = [...current.links, ...current.navigation.flatMap((nav) => nav.links)];
   const link = links.find((candidate) => quoted.includes(candidate.text.toLowerCase()) && !acted.has(candidate.selector));
   if (link) return [call(id, 'click', { selector: link.selector, waitForLoad: true }), call(id, 'page_model', {})];
+  // Details of each item: look at the first item's page, to learn its fields.
+  if (wantsDetails(request) && !events.some((event) => event.name === 'navigate')) {
+    const list = listFor(request, current);
+    const href = list?.fields.find((field) => field.attribute === 'href')?.sample;
+    if (list?.linkSelector && href) return [call(id, 'navigate', { url: href }), call(id, 'page_model', {})];
+  }
 
-  return [{ type: 'text', text: JSON.stringify(proposeExtraction(request, current, models[0]?.output as PageModel, steps, values)) }];
+  const seen = models.map((event) => event.output as PageModel);
+  const visited = events.some((event) => event.name === 'navigate');
+  return [{ type: 'text', text: JSON.stringify(proposeExtraction(request, current, seen[0] as PageModel, steps, values, seen, visited)) }];
 }
 
 /** The inputs of a form the prompt's values fit, by purpose and by name. */
@@ -170,12 +184,27 @@ function fillsFor(form: PageForm, values: Map<string, { name: string; secret: bo
   return fills;
 }
 
+const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b/i.test(request);
+
+/** The repeated list whose words best match the request (then the longest). */
+function listFor(request: string, page: PageModel) {
+  const asked = words(request);
+  return [...page.lists].sort(
+    (a, b) =>
+      overlap(asked, `${b.selector} ${b.fields.map((f) => f.name).join(' ')}`) * 1000 +
+      b.count -
+      (overlap(asked, `${a.selector} ${a.fields.map((f) => f.name).join(' ')}`) * 1000 + a.count),
+  )[0];
+}
+
 function proposeExtraction(
   request: string,
   page: PageModel,
   first: PageModel,
   steps: ProposalStep[],
   values: { name: string; secret: boolean }[],
+  models: PageModel[],
+  detailsVisited: boolean,
 ): Proposal {
   const asked = words(request);
   const wantsTable = /\btable|rows?\b/i.test(request);
@@ -201,7 +230,25 @@ function proposeExtraction(
   const paged = page.pagination && page.pagination.pages.length > 1 ? page.pagination.linkSelector : undefined;
   const risks: string[] = [];
   const all = [...steps];
-  if (bestTable && (!bestList || bestTable.score >= bestList.score)) {
+  const listPage = models.length > 1 ? models[models.length - 2] : undefined;
+  const detailList = detailsVisited && listPage ? listFor(request, listPage) : undefined;
+  if (detailList?.linkSelector) {
+    // The page the list links to, read once per item: its main heading and its labelled values.
+    const heading = page.headings.find((candidate) => candidate.level === 1) ?? page.headings[0];
+    const fields = [
+      ...(heading ? [{ name: 'name', selector: heading.selector }] : []),
+      ...page.details.filter((detail) => detail.name !== 'name').map((detail) => ({ name: detail.name, selector: detail.selector })),
+    ];
+    all.push({
+      action: 'extract_fields',
+      selector: detailList.linkSelector,
+      pagesSelector: detailList.linkSelector,
+      fields,
+      output: outputName,
+      evidence: `each of the ${detailList.count} items links to a page with ${fields.map((field) => field.name).join(', ')}`,
+    });
+    risks.push('the fields are those of the first item’s page; pages that differ may miss some');
+  } else if (bestTable && (!bestList || bestTable.score >= bestList.score)) {
     all.push({
       action: 'extract_table',
       selector: bestTable.table.selector,

@@ -24,7 +24,10 @@ export type PageForm = { selector: string; purpose: 'login' | 'search' | 'other'
 export type PageLink = ElementRef & { href: string };
 export type PageTable = { selector: string; caption: string | null; headers: string[]; rowCount: number };
 export type ListField = { name: string; selector: string; attribute?: string; sample: string };
-export type PageList = { selector: string; itemSelector: string; count: number; fields: ListField[] };
+/** `linkSelector`: the link of each item (when items have one), e.g. to visit every item's page. */
+export type PageList = { selector: string; itemSelector: string; count: number; fields: ListField[]; linkSelector?: string };
+/** A labelled value of a detail page: a `<dl>` entry, or an element with a test id or `itemprop`. */
+export type PageDetail = { name: string; selector: string; sample: string };
 export type PageModel = {
   url: string;
   title: string;
@@ -37,6 +40,7 @@ export type PageModel = {
   pagination: { selector: string; linkSelector: string; pages: PageLink[]; next: PageLink | null } | null;
   tables: PageTable[];
   lists: PageList[];
+  details: PageDetail[];
 };
 
 const MAX_LINKS = 60;
@@ -69,7 +73,9 @@ export function pageModelSelectors(model: PageModel): Set<string> {
   for (const list of model.lists) {
     add(list.selector);
     add(list.itemSelector);
+    add(list.linkSelector);
   }
+  for (const detail of model.details) add(detail.selector);
   return selectors;
 }
 
@@ -78,6 +84,9 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
   const clean = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, maxText);
   const cssId = (value: string) => (/^[A-Za-z][A-Za-z0-9_-]*$/.test(value) ? `#${value}` : `[id="${value.replace(/"/g, '\\"')}"]`);
   const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  /** `child` inside `parent`: CSS descends with a space, Playwright's own engines chain with `>>`. */
+  const within = (parent: string, child: string) =>
+    /^(role|text|internal:)/.test(parent) ? `${parent} >> ${child}` : `${parent} ${child}`;
   const unique = (selector: string, element: Element) => {
     try {
       const found = document.querySelectorAll(selector);
@@ -115,6 +124,7 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     const explicit = element.getAttribute('role');
     if (explicit) return explicit;
     const tag = element.tagName.toLowerCase();
+    if (tag === 'nav') return 'navigation';
     if (tag === 'a') return 'link';
     if (tag === 'button') return 'button';
     if (tag === 'input') {
@@ -191,6 +201,12 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       parts.unshift(siblings.length > 1 ? `${nodeTag}:nth-of-type(${siblings.indexOf(current) + 1})` : nodeTag);
       node = parent;
     }
+    // The shortest tail of the path that still picks out the element alone: it survives wrappers
+    // a redesign adds around it.
+    for (let start = parts.length - 1; start > 0; start--) {
+      const tail = parts.slice(start).join(' > ');
+      if (unique(tail, element)) return tail;
+    }
     return parts.join(' > ');
   };
 
@@ -258,7 +274,7 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     pagination = {
       selector: pagerSelector,
       // The numbered links only: by their text where next/previous links sit beside them.
-      linkSelector: allLinks === numbered.length ? `${pagerSelector} a` : `${pagerSelector} a:text-matches("^\\\\d+$")`,
+      linkSelector: within(pagerSelector, allLinks === numbered.length ? 'a' : 'a:text-matches("^\\\\d+$")'),
       pages: numbered.map(linkOf),
       next: nextLink ? linkOf(nextLink) : null,
     };
@@ -300,7 +316,8 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
   for (const container of document.querySelectorAll('ul, ol, main, section, div, [role=list]')) {
     if (!visible(container) || container.closest('nav, form, table') || container === pager || pager?.contains(container)) continue;
     const children = [...container.children].filter(visible);
-    if (children.length < 3) continue;
+    // Three items, or two with some structure each (a paged list may show two per page).
+    if (children.length < 2 || (children.length === 2 && children.some((child) => child.children.length < 2))) continue;
     const first = children[0] as Element;
     const tag = first.tagName;
     if (!children.every((child) => child.tagName === tag)) continue;
@@ -312,7 +329,9 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     for (const child of children) seen.add(child);
     const containerSelector = selectorOf(container);
     const itemTag = tag.toLowerCase();
-    const itemSelector = `${containerSelector} > ${itemTag}`;
+    const itemSelector = /^(role|text|internal:)/.test(containerSelector)
+      ? `${containerSelector} >> :scope > ${itemTag}`
+      : `${containerSelector} > ${itemTag}`;
     // Fields: the parts of the first item that every item has, by a selector inside the item.
     const fields: ListField[] = [];
     const used = new Set<string>();
@@ -355,9 +374,56 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       if (element.tagName === 'A')
         fields.push({ name: `${name}_url`, selector, attribute: 'href', sample: (element as HTMLAnchorElement).href });
     }
-    if (fields.length) lists.push({ selector: containerSelector, itemSelector, count: children.length, fields });
+    const link = fields.find((field) => field.attribute === 'href');
+    if (fields.length) {
+      lists.push({
+        selector: containerSelector,
+        itemSelector,
+        count: children.length,
+        fields,
+        ...(link ? { linkSelector: within(itemSelector, link.selector) } : {}),
+      });
+    }
     if (lists.length >= 8) break;
   }
 
-  return { url: location.href, title: clean(document.title), headings, forms, buttons, links, navigation, pagination, tables, lists };
+  // A detail page's labelled values: <dl> entries, then elements a test id or itemprop names.
+  const details: PageDetail[] = [];
+  const fieldKey = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .replace(/^([0-9])/, '_$1')
+      .slice(0, 40);
+  for (const term of document.querySelectorAll('dl > dt')) {
+    const value = term.nextElementSibling;
+    if (!value || value.tagName !== 'DD' || !visible(value)) continue;
+    const name = fieldKey(clean(term.textContent));
+    if (name && !details.some((detail) => detail.name === name))
+      details.push({ name, selector: selectorOf(value), sample: clean(value.textContent) });
+  }
+  for (const element of document.querySelectorAll('[itemprop], [data-testid]')) {
+    if (details.length >= 20) break;
+    if (element.closest('form, table, nav') || seen.has(element) || [...seen].some((item) => item.contains(element)) || !visible(element))
+      continue;
+    if (element.children.length > 2 || !clean(element.textContent)) continue;
+    const name = fieldKey(element.getAttribute('itemprop') ?? element.getAttribute('data-testid') ?? '');
+    if (name && !details.some((detail) => detail.name === name))
+      details.push({ name, selector: selectorOf(element), sample: clean(element.textContent) });
+  }
+
+  return {
+    url: location.href,
+    title: clean(document.title),
+    headings,
+    forms,
+    buttons,
+    links,
+    navigation,
+    pagination,
+    tables,
+    lists,
+    details,
+  };
 }

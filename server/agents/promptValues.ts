@@ -31,7 +31,8 @@ export function readPromptValues(prompt: string): { prompt: string; values: Prom
   let last = 0;
   for (const match of prompt.matchAll(pattern)) {
     const value = (match[1] ?? match[2]) as string;
-    const before = prompt.slice(Math.max(0, (match.index ?? 0) - 40), match.index).toLowerCase();
+    // The words since the previous value, at most 40 characters back.
+    const before = prompt.slice(Math.max(last, (match.index ?? 0) - 40), match.index).toLowerCase();
     // The nearest naming word before the value.
     let name = '';
     let nearest = -1;

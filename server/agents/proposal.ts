@@ -8,7 +8,17 @@
 import { z } from 'zod';
 import { NAME_PATTERN } from '../pipelines/language.ts';
 
-export const stepActions = ['goto', 'fill', 'click', 'press', 'select', 'extract_table', 'extract_list', 'extract_text'] as const;
+export const stepActions = [
+  'goto',
+  'fill',
+  'click',
+  'press',
+  'select',
+  'extract_table',
+  'extract_list',
+  'extract_text',
+  'extract_fields',
+] as const;
 
 const stepSchema = z.strictObject({
   action: z.enum(stepActions).describe('What the step does.'),
@@ -27,12 +37,14 @@ const stepSchema = z.strictObject({
     )
     .max(20)
     .optional()
-    .describe('extract_list: the fields of each item, by a selector inside the item.'),
+    .describe('extract_list: the fields of each item, by a selector inside the item; extract_fields: the fields of the page, one record.'),
   pagesSelector: z
     .string()
     .max(500)
     .optional()
-    .describe('extract_table/extract_list: the links to every page of a paged listing; each page is read and the records joined.'),
+    .describe(
+      'extract_table/extract_list: the links to every page of a paged listing; each page is read and the records joined. extract_fields: the links to the pages to read, one record each.',
+    ),
   output: z.string().regex(NAME_PATTERN).optional().describe('extract_*: the name of the pipeline output it feeds.'),
   evidence: z.string().max(500).describe('What on the page shows this step is right.'),
 });
@@ -76,7 +88,15 @@ export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<st
     if (step.action !== 'goto' && !step.selector) problems.push(`${where} needs a selector`);
     if (step.action === 'goto' && !step.url) problems.push(`${where} needs a url`);
     if ((step.action === 'fill' || step.action === 'select') && step.value === undefined) problems.push(`${where} needs a value`);
-    if (step.action === 'extract_list' && !step.fields?.length) problems.push(`${where} needs fields`);
+    if ((step.action === 'extract_list' || step.action === 'extract_fields') && !step.fields?.length)
+      problems.push(`${where} needs fields`);
+    for (const field of step.action === 'extract_fields' ? (step.fields ?? []) : []) {
+      if (!knownSelectors.has(field.selector)) {
+        problems.push(
+          `${where}: the field selector ${JSON.stringify(field.selector)} is not in any page model you were shown; use one from page_model`,
+        );
+      }
+    }
     for (const selector of [step.selector, step.pagesSelector]) {
       if (selector && !knownSelectors.has(selector)) {
         problems.push(
@@ -158,6 +178,57 @@ export function sourceFromProposal(proposal: Proposal, defaults: Record<string, 
         page = `${key}.page`;
         break;
       }
+      case 'extract_fields': {
+        // One record of the page's fields; with `pagesSelector`, one per page those links lead to.
+        const fieldNodes = (pageRef: { $ref: string }, prefix: string) => {
+          const made: Record<string, Node> = {};
+          const record: Record<string, { $ref: string }> = {};
+          let current = pageRef;
+          for (const field of step.fields ?? []) {
+            const key = `${prefix}f_${field.name}`;
+            made[key] = field.attribute
+              ? {
+                  type: 'extract.attribute',
+                  inputs: { page: current, selector: field.selector, attribute: field.attribute, resolveUrl: true },
+                }
+              : { type: 'extract.text', inputs: { page: current, selector: field.selector } };
+            record[field.name] = { $ref: `${key}.${field.attribute ? 'value' : 'text'}` };
+            current = { $ref: `${key}.page` };
+          }
+          made[`${prefix}fields`] = { type: 'json.object', inputs: record };
+          return { made, last: current };
+        };
+        if (!step.pagesSelector) {
+          const prefix = `${name(outputName)}_`;
+          const { made, last } = fieldNodes(ref, prefix);
+          Object.assign(nodes, made);
+          outputs[outputName] = { $ref: `${prefix}fields.record` };
+          page = last.$ref;
+          break;
+        }
+        const links = name(`${outputName}_links`);
+        const each = name(outputName);
+        nodes[links] = {
+          type: 'extract.attribute',
+          inputs: { page: ref, selector: step.pagesSelector, attribute: 'href', resolveUrl: true },
+        };
+        // Names are unique across the pipeline, sub-graphs included: the body's carry the loop's.
+        const { made } = fieldNodes({ $ref: `${each}_visit.page` }, `${each}_`);
+        nodes[each] = {
+          type: 'flow.forEach',
+          inputs: { items: { $ref: `${links}.values` }, page: { $ref: `${links}.page` } },
+          body: {
+            nodes: {
+              [`${each}_visit`]: { type: 'page.goto', inputs: { page: { $ref: `${each}.page` }, url: { $ref: `${each}.item` } } },
+              ...made,
+            },
+            outputs: { record: { $ref: `${each}_fields.record` } },
+          },
+        };
+        outputs[outputName] = { $ref: `${each}.record` };
+        page = `${each}.page`;
+        break;
+      }
       case 'extract_table':
       case 'extract_list': {
         const read = (pageRef: { $ref: string }): Node =>
@@ -196,10 +267,10 @@ export function sourceFromProposal(proposal: Proposal, defaults: Record<string, 
           inputs: { items: { $ref: `${pages}.values` }, page: { $ref: `${pages}.page` } },
           body: {
             nodes: {
-              visit: { type: 'page.goto', inputs: { page: { $ref: `${each}.page` }, url: { $ref: `${each}.item` } } },
-              read: read({ $ref: 'visit.page' }),
+              [`${each}_visit`]: { type: 'page.goto', inputs: { page: { $ref: `${each}.page` }, url: { $ref: `${each}.item` } } },
+              [`${each}_read`]: read({ $ref: `${each}_visit.page` }),
             },
-            outputs: { records: { $ref: 'read.records' } },
+            outputs: { records: { $ref: `${each}_read.records` } },
           },
         };
         nodes[all] = { type: 'list.flatten', inputs: { list: { $ref: `${each}.records` } } };

@@ -16,6 +16,14 @@ import { nodeCatalog } from '../../pipelines/engine/registry.ts';
 const ACTION_TIMEOUT_MS = 10_000;
 const MAX_SNAPSHOT = 40_000;
 
+/**
+ * An aria snapshot without what is typed into fields (`- textbox "E-mail": ada@…`): values a user
+ * typed in the session never reach a model, only that the field holds one.
+ */
+export function hideFieldValues(snapshot: string) {
+  return snapshot.replace(/^(\s*- (?:textbox|searchbox|combobox|spinbutton)\b[^\n]*?):[ \t]+\S[^\n]*$/gm, '$1: [value hidden]');
+}
+
 export class AgentTabs {
   readonly #tabs = new Map<string, Page>();
   readonly #orm: MikroORM;
@@ -85,7 +93,7 @@ export class AgentTabs {
       case 'page_model':
         return readPageModel(page);
       case 'aria_snapshot':
-        return (await page.locator('body').ariaSnapshot({ timeout: ACTION_TIMEOUT_MS })).slice(0, MAX_SNAPSHOT);
+        return hideFieldValues(await page.locator('body').ariaSnapshot({ timeout: ACTION_TIMEOUT_MS })).slice(0, MAX_SNAPSHOT);
       case 'screenshot': {
         const image = await page.screenshot({ mask: [page.locator('input[type=password]')], timeout: ACTION_TIMEOUT_MS });
         return { mediaType: 'image/png', base64: image.toString('base64') };

@@ -1,0 +1,119 @@
+import { generateText, jsonSchema, Output } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { builtinModel } from '../server/agents/builtin.ts';
+import { fillPlaceholders, readPromptValues } from '../server/agents/promptValues.ts';
+import { checkProposal, type Proposal, proposalSchema, sourceFromProposal } from '../server/agents/proposal.ts';
+import { hideFieldValues } from '../server/browsers/host/agentTools.ts';
+import { compilePipeline } from '../server/pipelines/compiler.ts';
+
+describe('prompt values', () => {
+  it('a quoted password becomes a sealed parameter the prompt names only as {{password}}', () => {
+    const { prompt, values } = readPromptValues('log in with email "ada@example.com" and password "hunter2-x", then list the orders');
+    expect(prompt).toBe('log in with email "ada@example.com" and password "{{password}}", then list the orders');
+    expect(values).toEqual([
+      { name: 'email', value: 'ada@example.com', secret: false },
+      { name: 'password', value: 'hunter2-x', secret: true },
+    ]);
+  });
+
+  it('names values by the nearest word before them, and numbers the rest', () => {
+    const { values } = readPromptValues('search for "red", open "Garden" then "Tools", token "abc"');
+    expect(values.map((value) => [value.name, value.secret])).toEqual([
+      ['query', false],
+      ['value2', false],
+      ['value3', false],
+      ['secret', true],
+    ]);
+  });
+
+  it('placeholders are filled only from the values given', () => {
+    expect(fillPlaceholders('{{password}}-{{nope}}', { password: 'p' })).toBe('p-{{nope}}');
+  });
+});
+
+describe('typed values', () => {
+  it('an aria snapshot keeps the fields and drops what was typed into them', () => {
+    const snapshot = '- textbox "E-mail": ada@example.com\n- textbox "Password": hunter2\n- searchbox "Search": kettle\n- button "Go"';
+    expect(hideFieldValues(snapshot)).toBe(
+      '- textbox "E-mail": [value hidden]\n- textbox "Password": [value hidden]\n- searchbox "Search": [value hidden]\n- button "Go"',
+    );
+  });
+});
+
+const proposal: Proposal = {
+  goal: 'orders',
+  startUrl: 'http://shop.test/login',
+  steps: [
+    { action: 'goto', url: 'http://shop.test/login', evidence: 'login' },
+    { action: 'fill', selector: '#email', value: '{{email}}', evidence: 'field' },
+    { action: 'fill', selector: '#password', value: '{{password}}', evidence: 'field' },
+    { action: 'click', selector: 'role=button[name="Sign in"s]', waitForLoad: true, evidence: 'button' },
+    { action: 'extract_table', selector: '#orders', pagesSelector: 'nav a', output: 'orders', evidence: 'table' },
+    {
+      action: 'extract_fields',
+      selector: '#items a',
+      pagesSelector: '#items a',
+      fields: [{ name: 'name', selector: 'h1' }],
+      output: 'details',
+      evidence: 'pages',
+    },
+  ],
+  parameters: [
+    { name: 'email', description: 'e-mail', secret: false },
+    { name: 'password', description: 'password', secret: true },
+  ],
+  outputs: [{ name: 'orders', description: 'all orders' }],
+  risks: [],
+};
+
+describe('proposals', () => {
+  it('a proposal becomes a source that compiles, secret parameters without defaults', () => {
+    const source = sourceFromProposal(proposal, { email: 'ada@example.com' });
+    const { errors } = compilePipeline(source);
+    expect(errors).toEqual([]);
+    expect(source.parameters).toEqual({
+      email: { refType: 'string', description: 'e-mail', default: 'ada@example.com' },
+      password: { refType: 'string', description: 'password', secret: true },
+    });
+    expect(Object.keys(source.outputs as object)).toEqual(['orders', 'details']);
+  });
+
+  it('a selector no page model showed is refused, with a sentence the model can act on', () => {
+    const known = new Set(['#email', '#password', 'role=button[name="Sign in"s]', '#orders', 'nav a', '#items a']);
+    expect(checkProposal(proposal, known)).toEqual([
+      'step 6 (extract_fields): the field selector "h1" is not in any page model you were shown; use one from page_model',
+    ]);
+    expect(checkProposal({ ...proposal, steps: proposal.steps.slice(0, 2) }, known)).toEqual(['no step extracts anything']);
+  });
+});
+
+describe('models through the AI SDK', () => {
+  it('builtin answers a tool call first, then a proposal the schema accepts', async () => {
+    const first = await generateText({
+      model: builtinModel('analysis'),
+      prompt: 'Open http://shop.test/ and list the results',
+      tools: { page_model: { description: 'the page model', inputSchema: jsonSchema({ type: 'object', properties: {} }) } },
+    });
+    expect(first.toolCalls.map((call) => call.toolName)).toEqual(['page_model']);
+  });
+
+  it('structured output is validated against the schema (a mock model)', async () => {
+    const model = new MockLanguageModelV4({
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: JSON.stringify(proposal) }],
+        finishReason: { unified: 'stop', raw: undefined },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+          outputTokens: { total: 5, text: 5, reasoning: 0 },
+        },
+        warnings: [],
+      }),
+    });
+    const result = await generateText({ model, prompt: 'x', output: Output.object({ schema: proposalSchema }) });
+    expect(result.output.goal).toBe('orders');
+    expect(result.usage.inputTokens).toBe(10);
+    expect(z.toJSONSchema(proposalSchema)).toMatchObject({ type: 'object' });
+  });
+});
