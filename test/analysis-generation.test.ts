@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageRecord } from '../db/entities/index.ts';
-import { createProject, registerUser } from './support/accounts.ts';
+import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { createPipeline, settledRun } from './support/pipelines.ts';
 import { SHOP_EMAIL, SHOP_PASSWORD, shopOrders, startShopSite } from './support/shopSite.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -211,6 +211,82 @@ describe('state rules', () => {
     expect(rejected.body.code).toBe('analysis_rejected');
     expect((await stack.http.delete(finished, { token })).status).toBe(200);
     expect((await stack.http.get(finished, { token })).status).toBe(404);
+  }, 120_000);
+});
+
+describe('bounds and generation states', () => {
+  it('an agent that never answers with a valid proposal stops at its step bound and says so', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    model.scripts.analysis.length = 0; // every answer is `{}`: refused, fed back, refused again
+    const analysis = await settledJob(await analyse(pipelineId, `Open ${shop.url}/search and list the results`, 'scripted'));
+    expect(analysis.error).toMatchObject({ code: 'step_limit' });
+    expect(analysis.output).toBeNull();
+    expect(analysis.usage.calls).toBe(24);
+  }, 120_000);
+
+  it('a generation is accepted only once stopped, and only when its source compiles', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
+    await settledJob(analysisUrl);
+    // A slow generation model: still running when accepted.
+    model.setDelay(3000);
+    model.scripts.generation.push(
+      { content: { nodes: { broken: { type: 'no.such.node' } } } },
+      { content: { nodes: { broken: { type: 'no.such.node' } } } },
+    );
+    const generationUrl = await generate(analysisUrl, 'scripted');
+    const early = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    expect(early.status).toBe(400);
+    expect(early.body.code).toBe('generation_running');
+    expect((await stack.http.post(`${generationUrl}/stop`, undefined, { token })).body.agent).toBe('stopped');
+    model.setDelay(0);
+    model.scripts.generation.length = 0;
+    const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    expect(accepted.status).toBe(400);
+    expect(accepted.body.code).toBe('generation_without_output');
+
+    // A model that never writes a source that compiles: four attempts, then the job stops with it.
+    const broken = { content: { nodes: { broken: { type: 'no.such.node' } } } };
+    model.scripts.generation.push(broken, broken, broken, broken);
+    const exhaustedUrl = await generate(analysisUrl, 'scripted');
+    const exhausted = await settledJob(exhaustedUrl);
+    expect(exhausted.error).toMatchObject({ code: 'attempts_exhausted' });
+    expect(exhausted.attempts).toBe(4);
+    expect(exhausted.errors[0]).toMatchObject({ node: 'broken', code: 'unknown_type' });
+    const refused = await stack.http.post(`${exhaustedUrl}/accept`, undefined, { token });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'generation_does_not_compile', issues: [{ path: ['broken'], code: 'unknown_type' }] });
+    expect((await stack.http.post(`${generationUrl}/reject`, undefined, { token })).body.status).toBe('rejected');
+    expect((await stack.http.delete(generationUrl, { token })).status).toBe(200);
+    const left = (await stack.http.get(`${base(pipelineId)}/generation`, { token })).body;
+    expect(left.map((job: { id: string }) => job.id)).toEqual([exhausted.id]);
+  }, 120_000);
+});
+
+describe('permissions', () => {
+  it('starting needs pipelines.write and sessions.write; reading needs sessions.read on the job’s session', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
+    await settledJob(analysisUrl);
+    const pipelinesOnly = await createApiKey(stack, token, {
+      accessType: 'custom',
+      permissions: [`${slug}.pipelines.*`, `${slug}.sessions.read`],
+    });
+    const refused = await stack.http.put(
+      `${base(pipelineId)}/analysis`,
+      { session: sessionId, model: 'builtin', prompt: 'list it' },
+      { apiKey: pipelinesOnly.secret },
+    );
+    expect(refused.status).toBe(403);
+    const noSessions = await createApiKey(stack, token, { accessType: 'custom', permissions: [`${slug}.pipelines.*`] });
+    expect((await stack.http.get(analysisUrl, { apiKey: noSessions.secret })).status).toBe(404);
+    expect((await stack.http.get(`${base(pipelineId)}/analysis`, { apiKey: noSessions.secret })).body).toEqual([]);
+    expect((await stack.http.get(analysisUrl, { apiKey: pipelinesOnly.secret })).status).toBe(200);
+    const readOnly = await createApiKey(stack, token, {
+      accessType: 'custom',
+      permissions: [`${slug}.pipelines.read`, `${slug}.sessions.read`],
+    });
+    expect((await stack.http.post(`${analysisUrl}/reject`, undefined, { apiKey: readOnly.secret })).status).toBe(403);
   }, 120_000);
 });
 
