@@ -20,6 +20,8 @@ const scripted = await startScriptedGoodModel();
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
 const stack = await startBenchStack({
   BROWSER_WARM_POOL: '0',
+  // A small local model can wander; each job stops after two minutes.
+  AGENT_MAX_SECONDS: '120',
   MODELS: JSON.stringify([
     {
       id: 'scripted-good',
@@ -79,7 +81,10 @@ async function chain(stack: Stack, sessionId: string, shape: Shape, model: strin
   );
   if (!analysed.output)
     return { shape: shape.name, ok: false, ms: Date.now() - started, cosmeticOk: false, note: `analysis: ${analysed.error?.message}` };
-  const generation = await stack.call('POST', `${base}/analysis/${analysis.id}/accept`, stack.token, { model });
+  // The local model proposes; its proposal is translated by builtin (it is an analysis model only).
+  const generation = await stack.call('POST', `${base}/analysis/${analysis.id}/accept`, stack.token, {
+    model: model === 'local' ? 'builtin' : model,
+  });
   const generated = await until(
     () => stack.call('GET', `${base}/generation/${generation.id}`, stack.token),
     (job) => job.agent === 'stopped',
@@ -102,7 +107,8 @@ async function chain(stack: Stack, sessionId: string, shape: Shape, model: strin
 
 const sections: string[] = [];
 try {
-  for (const model of ['builtin', 'scripted-good']) {
+  const models = (process.env.BENCH_MODELS ?? `builtin,${stack.config.agents.localModel ? 'local,' : ''}scripted-good`).split(',');
+  for (const model of models) {
     site.setCosmetic(false);
     const sessionId = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: `bench ${model}` })).id;
     const outcomes: Outcome[] = [];
@@ -125,7 +131,13 @@ try {
     const times = green.map((outcome) => outcome.ms);
     sections.push(
       [
-        `### ${model === 'builtin' ? '`builtin`' : '`scripted-good` through the OpenAI-compatible stand-in'}`,
+        `### ${
+          model === 'builtin'
+            ? '`builtin`'
+            : model === 'local'
+              ? `\`local\` (${stack.config.agents.localModel?.name} through node-llama-cpp; generation by builtin)`
+              : '`scripted-good` through the OpenAI-compatible stand-in'
+        }`,
         '',
         `- Green with the expected data: **${green.length}/${shapes.length}**`,
         `- Median time from prompt to accepted version: **${times.length ? Math.round(percentile(times, 50)) : '-'} ms** (p95 ${times.length ? Math.round(percentile(times, 95)) : '-'} ms)`,

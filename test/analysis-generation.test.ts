@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +81,8 @@ beforeAll(async () => {
       MODELS: JSON.stringify([
         { id: 'scripted', provider: 'openai-compatible', model: 'scripted-1', baseUrl: model.url, roles: ['analysis', 'generation'] },
       ]),
+      // The local model is slow when it wanders: a bound keeps its test short.
+      AGENT_MAX_SECONDS: '150',
     },
     { browserHost: true },
   );
@@ -117,7 +120,10 @@ describe('analysis → generation with builtin', () => {
   it('a login form leading to a paged orders table becomes a version that extracts every order', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const models = await stack.http.get(`/${slug}/api/pipelines/analysis/models`, { token });
-    expect(models.body.map((entry: { id: string }) => entry.id)).toEqual(['builtin', 'scripted']);
+    const local = stack.config.agents.localModel ? ['local'] : [];
+    expect(models.body.map((entry: { id: string }) => entry.id)).toEqual(['builtin', ...local, 'scripted']);
+    const generationModels = await stack.http.get(`/${slug}/api/pipelines/generation/models`, { token });
+    expect(generationModels.body.map((entry: { id: string }) => entry.id)).toEqual(['builtin', 'scripted']);
     const analysisUrl = await analyse(
       pipelineId,
       `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}", and extract the orders from every page`,
@@ -288,6 +294,34 @@ describe('permissions', () => {
     });
     expect((await stack.http.post(`${analysisUrl}/reject`, undefined, { apiKey: readOnly.secret })).status).toBe(403);
   }, 120_000);
+});
+
+describe('the local model (SmolLM2-135M-Instruct through node-llama-cpp)', () => {
+  // scripts/setup.sh fetches the model; without it (PyPI out of reach) there is nothing to drive.
+  it.runIf(existsSync('.models/SmolLM2-135M-Instruct.Q4_1.gguf'))(
+    'drives the chain: every answer holds to the grammar, and what it proposes is compiled and dry-run',
+    async () => {
+      const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+      const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`, 'local');
+      const analysis = await settledJob(analysisUrl, 180_000);
+      // The floor: every turn of the model was a valid choice (tool calls, or a proposal the schema took).
+      const refusals = analysis.messages.filter(
+        (message: { role: string; content: { text?: string }[] }) =>
+          message.role === 'user' && message.content[0]?.text?.startsWith('Your proposal was refused'),
+      );
+      expect(refusals).toEqual([]);
+      expect(analysis.usage.calls).toBeGreaterThan(1);
+      expect(analysis.usage.outputTokens).toBeGreaterThan(0);
+      if (analysis.output) {
+        const generation = await settledJob(await generate(analysisUrl));
+        expect(generation.errors).toEqual([]);
+        expect(['succeeded', 'failed']).toContain(generation.dryRun.status);
+      } else {
+        expect(analysis.error.code).toMatch(/step_limit|token_limit|time_limit/);
+      }
+    },
+    240_000,
+  );
 });
 
 describe('a model through the AI SDK (scripted OpenAI-compatible stand-in)', () => {

@@ -12,16 +12,11 @@
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { PageForm, PageList, PageModel, PageTable } from './pageModel.ts';
+import { failed, requestText, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
 import { readPromptValues } from './promptValues.ts';
 import type { Proposal, ProposalStep } from './proposal.ts';
 import { sourceFromProposal } from './proposal.ts';
 
-type ToolEvent = { name: string; input: Record<string, unknown>; output: unknown };
-
-const usage = (input: number, output: number) => ({
-  inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: output, text: output, reasoning: 0 },
-});
 /** A rough size in tokens (4 characters each), so usage and limits mean something for builtin too. */
 const tokens = (text: string) => Math.ceil(text.length / 4);
 
@@ -35,13 +30,13 @@ export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
     async doGenerate(options: LanguageModelV4CallOptions) {
       const promptText = JSON.stringify(options.prompt);
       const content: LanguageModelV4Content[] =
-        role === 'analysis' ? analysisTurn(options.prompt, callIds(options.prompt)) : generationTurn(options.prompt);
+        role === 'analysis' ? analysisTurn(options.prompt, toolCaller(options.prompt, 'builtin')) : generationTurn(options.prompt);
       const answer = JSON.stringify(content);
       const toolCalls = content.some((part) => part.type === 'tool-call');
       return {
         content,
         finishReason: { unified: toolCalls ? 'tool-calls' : 'stop', raw: undefined },
-        usage: usage(tokens(promptText), tokens(answer)),
+        usage: tokenUsage(tokens(promptText), tokens(answer)),
         warnings: [],
       };
     },
@@ -51,68 +46,21 @@ export function builtinModel(role: 'analysis' | 'generation'): LanguageModelV4 {
   };
 }
 
-/** Tool call ids that continue the conversation's own count, so they are unique within it. */
-function callIds(prompt: LanguageModelV4Prompt) {
-  let count = prompt.flatMap((message) =>
-    message.role === 'assistant' ? message.content.filter((part) => part.type === 'tool-call') : [],
-  ).length;
-  return () => `builtin-${++count}`;
-}
-
-/** The user's request: the text of the first user message (later ones are the service's feedback). */
-function userText(prompt: LanguageModelV4Prompt) {
-  const first = prompt.find((message) => message.role === 'user');
-  if (first?.role !== 'user') return '';
-  return first.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-}
-
-/** The tool calls made so far with their results, in order. */
-function toolEvents(prompt: LanguageModelV4Prompt): ToolEvent[] {
-  const inputs = new Map<string, { name: string; input: Record<string, unknown> }>();
-  const events: ToolEvent[] = [];
-  for (const message of prompt) {
-    if (message.role === 'assistant') {
-      for (const part of message.content) {
-        if (part.type === 'tool-call') {
-          inputs.set(part.toolCallId, {
-            name: part.toolName,
-            input: (typeof part.input === 'string' ? JSON.parse(part.input) : part.input) as Record<string, unknown>,
-          });
-        }
-      }
-    }
-    if (message.role === 'tool') {
-      for (const part of message.content) {
-        if (part.type !== 'tool-result') continue;
-        const call = inputs.get(part.toolCallId);
-        const output = part.output.type === 'json' ? part.output.value : part.output.type === 'text' ? part.output.value : null;
-        events.push({ name: call?.name ?? part.toolName, input: call?.input ?? {}, output });
-      }
-    }
-  }
-  return events;
-}
-
-function call(id: () => string, toolName: string, input: Record<string, unknown>): LanguageModelV4Content {
-  return { type: 'tool-call', toolCallId: id(), toolName, input: JSON.stringify(input) };
-}
-
 const words = (text: string) => new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);
 const overlap = (a: Set<string>, text: string) =>
   [...words(text)].filter((word) => a.has(word) || a.has(`${word}s`) || a.has(word.replace(/s$/, ''))).length;
 
-function analysisTurn(prompt: LanguageModelV4Prompt, id: () => string): LanguageModelV4Content[] {
-  const request = userText(prompt);
+function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof toolCaller>): LanguageModelV4Content[] {
+  const request = requestText(prompt);
   const { values } = readPromptValues(request);
   const events = toolEvents(prompt);
   const models = events.filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object');
   const current = models[models.length - 1]?.output as PageModel | undefined;
-  if (!current) return [call(id, 'page_model', {})];
+  if (!current) return [call('page_model', {})];
   const steps: ProposalStep[] = [];
   for (const event of events) {
     const input = event.input as { selector?: string; value?: string; key?: string; url?: string; waitForLoad?: boolean };
-    const failed = Boolean(event.output && typeof event.output === 'object' && 'error' in (event.output as object));
-    if (failed) continue;
+    if (failed(event)) continue;
     if (event.name === 'fill')
       steps.push({ action: 'fill', selector: input.selector, value: input.value, evidence: 'a form field the prompt gave a value for' });
     if (event.name === 'click')
@@ -143,22 +91,22 @@ function analysisTurn(prompt: LanguageModelV4Prompt, id: () => string): Language
     const fills = fillsFor(form, byName);
     if (!fills.length) continue;
     const submit = form.submit[0];
-    const turn = fills.map((fill) => call(id, 'fill', { selector: fill.selector, value: placeholder(fill.name) }));
-    if (submit) turn.push(call(id, 'click', { selector: submit.selector, waitForLoad: true }));
-    else turn.push(call(id, 'press', { selector: fills[fills.length - 1]?.selector, key: 'Enter', waitForLoad: true }));
-    turn.push(call(id, 'page_model', {}));
+    const turn = fills.map((fill) => call('fill', { selector: fill.selector, value: placeholder(fill.name) }));
+    if (submit) turn.push(call('click', { selector: submit.selector, waitForLoad: true }));
+    else turn.push(call('press', { selector: fills[fills.length - 1]?.selector, key: 'Enter', waitForLoad: true }));
+    turn.push(call('page_model', {}));
     return turn;
   }
   // A link whose text the prompt quotes.
   const quoted = values.filter((value) => !value.secret).map((value) => value.value.toLowerCase());
   const links = [...current.links, ...current.navigation.flatMap((nav) => nav.links)];
   const link = links.find((candidate) => quoted.includes(candidate.text.toLowerCase()) && !acted.has(candidate.selector));
-  if (link) return [call(id, 'click', { selector: link.selector, waitForLoad: true }), call(id, 'page_model', {})];
+  if (link) return [call('click', { selector: link.selector, waitForLoad: true }), call('page_model', {})];
   // Details of each item: look at the first item's page, to learn its fields.
   if (wantsDetails(request) && !events.some((event) => event.name === 'navigate')) {
     const list = listFor(request, current);
     const href = list?.fields.find((field) => field.attribute === 'href')?.sample;
-    if (list?.linkSelector && href) return [call(id, 'navigate', { url: href }), call(id, 'page_model', {})];
+    if (list?.linkSelector && href) return [call('navigate', { url: href }), call('page_model', {})];
   }
 
   const seen = models.map((event) => event.output as PageModel);
@@ -291,7 +239,7 @@ function proposeExtraction(
 
 function generationTurn(prompt: LanguageModelV4Prompt): LanguageModelV4Content[] {
   // The generation prompt carries the proposal and the defaults as one JSON block.
-  const text = userText(prompt);
+  const text = requestText(prompt);
   const block = /<proposal>([\s\S]*?)<\/proposal>/.exec(text)?.[1];
   const { proposal, defaults } = JSON.parse(block ?? '{}') as { proposal: Proposal; defaults: Record<string, string> };
   return [{ type: 'text', text: JSON.stringify(sourceFromProposal(proposal, defaults)) }];

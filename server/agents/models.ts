@@ -10,6 +10,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { Config } from '../config.ts';
 import { BadRequest } from '../errors.ts';
 import { builtinModel } from './builtin.ts';
+import { localModel } from './localModel.ts';
 
 export type ModelRole = 'analysis' | 'generation';
 
@@ -33,10 +34,24 @@ const BUILTIN: ModelView = {
   pricing: null,
 };
 
-/** The allow-list of a role: builtin first, then the configured models with that role. */
+/** The allow-list of a role: builtin first, the local model (analysis), then the configured models with that role. */
 export function allowedModels(config: Config, role: ModelRole): ModelView[] {
+  const local = config.agents.localModel;
   return [
     BUILTIN,
+    ...(local && role === 'analysis'
+      ? [
+          {
+            id: 'local',
+            provider: 'local',
+            model: local.name,
+            description:
+              'A small language model running on this machine (node-llama-cpp, CPU). It chooses among the page model’s candidates under a JSON Schema grammar; it is weak at choosing right (docs/analysis-generation.md, Local models).',
+            capabilities: { toolCalls: true, structuredOutput: true, vision: false, languageModel: true },
+            pricing: null,
+          },
+        ]
+      : []),
     ...config.agents.models
       .filter((entry) => entry.roles.includes(role))
       .map((entry) => ({
@@ -68,6 +83,8 @@ export function requireModel(config: Config, role: ModelRole, id: string): Model
 /** The AI SDK model behind an allowed id. */
 export function languageModel(config: Config, role: ModelRole, id: string): LanguageModelV4 {
   if (id === 'builtin') return builtinModel(role);
+  const local = config.agents.localModel;
+  if (id === 'local' && local) return localModel(local.path, local.name);
   const entry = config.agents.models.find((model) => model.id === id);
   if (!entry) throw new Error(`model ${id} is not configured`);
   const apiKey = entry.apiKey ?? 'none';
