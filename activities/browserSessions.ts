@@ -1,5 +1,10 @@
-import { SessionResource, UsageRecord } from '../db/entities/index.ts';
+import { Context } from '@temporalio/activity';
+import { SessionResource } from '../db/entities/index.ts';
+import { meter } from '../server/billing/metering.ts';
+import { parseQuantity } from '../server/billing/money.ts';
+import { startFundsShutdown } from '../server/billing/shutdown.ts';
 import { activeResourceStatuses, recordWorkflowStep, settleUnmanaged } from '../server/browsers/resourceStatus.ts';
+import type { MeterAction } from '../workflows/contracts/billing.ts';
 import { workflowIds } from '../workflows/names.ts';
 import type { ActivityDeps } from './index.ts';
 import { type SweepCursor, sweepStuck } from './sweeps.ts';
@@ -21,20 +26,36 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
      * child, a zombie reaped elsewhere) takes its seconds with it, and those would otherwise be
      * billed a second time as the tree grows again.
      */
-    async recordUsage(resourceId: string, usage: Usage) {
+    async recordUsage(resourceId: string, usage: Usage): Promise<{ lastActivity: string | null; action: MeterAction }> {
       const em = orm.em.fork();
-      const resource = await em.findOne(SessionResource, { id: resourceId });
-      if (!resource) return { lastActivity: null };
+      const resource = await em.findOne(SessionResource, { id: resourceId }, { populate: ['project'] });
+      if (!resource) return { lastActivity: null, action: 'continue' };
       const previous = resource.usage ?? { cpuSeconds: 0, memoryBytes: 0, networkBytes: 0 };
       const cpuSeconds = Math.max(previous.cpuSeconds, usage.cpuSeconds);
       const networkBytes = Math.max(previous.networkBytes, usage.networkBytes);
-      const cpu = cpuSeconds - previous.cpuSeconds;
-      const network = networkBytes - previous.networkBytes;
-      if (cpu > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'cpu_seconds', amount: cpu.toFixed(6) });
-      if (network > 0) em.create(UsageRecord, { project: resource.project, resourceId, unit: 'network_bytes', amount: String(network) });
+      let action: MeterAction = 'continue';
+      // Each report is keyed by the cumulative figure it brings the total to: a retry of this
+      // activity (the figures stored or not) meters nothing twice.
+      for (const [unit, before, now] of [
+        ['cpu', previous.cpuSeconds, cpuSeconds],
+        ['network', previous.networkBytes, networkBytes],
+      ] as const) {
+        const grown = (parseQuantity(now) ?? 0n) - (parseQuantity(before) ?? 0n);
+        if (grown <= 0n) continue;
+        const answer = await meter(em.fork(), config.billing, resource.project, {
+          resourceId,
+          unit,
+          quantityMicro: grown,
+          reportId: `${resourceId}:${unit}:${now}`,
+        });
+        if (answer.action === 'shutdown') {
+          action = 'shutdown';
+          await startFundsShutdown(Context.current().client, config.temporal.taskQueue, answer);
+        }
+      }
       resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
       await em.flush();
-      return { lastActivity: (resource.lastActivity ?? resource.startedAt ?? resource.created).toISOString() };
+      return { lastActivity: (resource.lastActivity ?? resource.startedAt ?? resource.created).toISOString(), action };
     },
 
     /**

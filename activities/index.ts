@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../server/config.ts';
 import { createAgentJobActivities } from './agentJobs.ts';
+import { createBillingActivities } from './billing.ts';
 import { createBrowserSessionActivities } from './browserSessions.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createMailActivities } from './mail.ts';
@@ -17,5 +18,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createPipelineRunActivities(deps),
     ...createHousekeepingActivities(deps),
     ...createAgentJobActivities(deps),
+    ...createBillingActivities(deps),
   };
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
 
 /**
  * The one place that reads the environment. Everything else receives a `Config`.
@@ -47,6 +48,44 @@ const modelEntry = z.strictObject({
   outputPricePerMTok: z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d+)?$/)]).optional(),
 });
 export type ModelEntry = z.infer<typeof modelEntry>;
+
+const minorUnits = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,15}$/)]).transform((value) => BigInt(value));
+const bonusAmount = z.union([z.number().nonnegative(), z.string().regex(/^\d{1,15}(\.\d{1,6})?$/)]).transform(String);
+
+/** A plan users may subscribe to (`BILLING_PLANS`): one Stripe price, and its bonus pools per period. */
+const planEntry = z.strictObject({
+  planId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'plan ids are letters, digits, . _ - (at most 100)'),
+  priceId: z.string().min(1).max(255),
+  name: z.string().min(1).max(100),
+  currency: z
+    .string()
+    .regex(/^[a-z]{3}$/i)
+    .transform((code) => code.toLowerCase())
+    .optional(),
+  /** Minor units a month (2900 is 29.00). */
+  monthlyPrice: minorUnits,
+  /** Minor units off the monthly price, shown on the card. */
+  discount: minorUnits.optional(),
+  headline: z.string().max(200).default(''),
+  subheading: z.string().max(300).default(''),
+  features: z.array(z.string().max(200)).max(30).default([]),
+  /** Included each period: network bytes, CPU seconds, model tokens. */
+  bonuses: z.strictObject({ network: bonusAmount.optional(), cpu: bonusAmount.optional(), tokens: bonusAmount.optional() }).default({}),
+});
+export type PlanEntry = Omit<z.infer<typeof planEntry>, 'currency' | 'discount'> & { currency: string; discount: bigint };
+
+/** Prices per unit of usage in minor units of the default currency, as decimals (`USAGE_PRICING`). */
+const usagePricingOverrides = z.strictObject({
+  cpu: z.string().optional(),
+  network: z.string().optional(),
+  tokens: z.string().optional(),
+});
+
+/**
+ * Default usage prices, minor units per unit: a CPU second 0.0014 (about 0.05 a CPU-hour), a
+ * network byte 0.00000001 (0.10 a GB), a model token 0.0001 (1.00 a million tokens).
+ */
+const defaultUsagePricing = { cpu: '0.0014', network: '0.00000001', tokens: '0.0001' } as const;
 
 /** The auth routes that are rate limited; each has a limit per client IP and per account. */
 export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor'] as const;
@@ -160,6 +199,25 @@ const environment = z.object({
   MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
   FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  /** The path token of `/api/coordinator/<token>/…` (usage reports); unset: those routes answer 404. */
+  COORDINATOR_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** The bearer token of `/api/external-session…`; unset: those routes answer 404. */
+  EXTERNAL_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /** Billing is on only with this key; without it plans are empty and nobody is cut off. */
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  /** Another host for the Stripe SDK (a local stand-in in tests), e.g. `http://127.0.0.1:12111`. */
+  STRIPE_API_BASE: optionalString.pipe(z.url().optional()),
+  BILLING_CURRENCY: z
+    .string()
+    .regex(/^[a-z]{3}$/i, 'an ISO 4217 code such as usd')
+    .default('usd')
+    .transform((code) => code.toLowerCase())
+    .refine((code) => currencyOf(code) !== undefined, 'not a known ISO 4217 currency'),
+  /** JSON list of plans (see `planEntry`). */
+  BILLING_PLANS: optionalString,
+  /** JSON `{cpu?, network?, tokens?}`: minor units per unit as decimal strings. */
+  USAGE_PRICING: optionalString,
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -201,6 +259,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     oidcProviders = providers.data;
   }
   const models = parseModels(e.MODELS, env);
+  const billing = parseBilling(e);
   const localModel = parseLocalModel(e.LOCAL_MODEL);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
@@ -248,6 +307,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
     /** Models besides `builtin`, and the bounds of one agent job. */
     agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
+    billing,
+    coordinatorToken: e.COORDINATOR_TOKEN,
+    externalToken: e.EXTERNAL_TOKEN,
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
     mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS), sessionIdleSeconds: e.MCP_SESSION_IDLE_SECONDS },
     adminEmails: (e.ADMIN_EMAILS ?? '')
@@ -302,6 +364,75 @@ function parseModels(value: string | undefined, env: Record<string, string | und
   }
   // The key itself, read here like every other variable; it is only ever handed to the provider.
   return parsed.data.map((model) => (model.apiKeyEnv ? { ...model, apiKey: env[model.apiKeyEnv] } : model));
+}
+
+function parseJson(name: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new ConfigError(`Invalid configuration:\n  ${name}: not valid JSON`);
+  }
+}
+
+type BillingEnv = Pick<
+  z.infer<typeof environment>,
+  'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET' | 'STRIPE_API_BASE' | 'BILLING_CURRENCY' | 'BILLING_PLANS' | 'USAGE_PRICING'
+>;
+
+/**
+ * Billing: on only with a Stripe key (then the webhook secret is required too). Plans and prices
+ * are read either way; with billing off the plans are not offered and nobody is cut off.
+ */
+function parseBilling(e: BillingEnv) {
+  const enabled = Boolean(e.STRIPE_SECRET_KEY);
+  if (enabled && !e.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required when STRIPE_SECRET_KEY is set');
+  }
+  const currency = e.BILLING_CURRENCY;
+  const overrides = e.USAGE_PRICING ? usagePricingOverrides.safeParse(parseJson('USAGE_PRICING', e.USAGE_PRICING)) : undefined;
+  if (overrides && !overrides.success) {
+    const issue = overrides.error.issues[0];
+    throw new ConfigError(`Invalid configuration:\n  USAGE_PRICING: ${issue?.path.join('.')}: ${issue?.message}`);
+  }
+  const pricing = {} as Record<'cpu' | 'network' | 'tokens', Scaled>;
+  for (const unit of ['cpu', 'network', 'tokens'] as const) {
+    const text = overrides?.data?.[unit] ?? defaultUsagePricing[unit];
+    const price = parseDecimal(text, PRICE_DIGITS);
+    if (!price) {
+      throw new ConfigError(
+        `Invalid configuration:\n  USAGE_PRICING: ${unit}: "${text}" is not a non-negative decimal with at most ${PRICE_DIGITS} decimals`,
+      );
+    }
+    pricing[unit] = price;
+  }
+  let plans: PlanEntry[] = [];
+  if (e.BILLING_PLANS) {
+    const parsed = z.array(planEntry).safeParse(parseJson('BILLING_PLANS', e.BILLING_PLANS));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ConfigError(`Invalid configuration:\n  BILLING_PLANS: ${issue?.path.join('.')}: ${issue?.message}`);
+    }
+    plans = parsed.data.map((plan) => ({ ...plan, currency: plan.currency ?? currency, discount: plan.discount ?? 0n }));
+    const seen = new Set<string>();
+    for (const plan of plans) {
+      for (const key of [`plan ${plan.planId}`, `price ${plan.priceId}`]) {
+        if (seen.has(key)) throw new ConfigError(`Invalid configuration:\n  BILLING_PLANS: the ${key} appears twice`);
+        seen.add(key);
+      }
+      if (!currencyOf(plan.currency)) {
+        throw new ConfigError(`Invalid configuration:\n  BILLING_PLANS: ${plan.planId}: "${plan.currency}" is not a known currency`);
+      }
+    }
+  }
+  return {
+    enabled,
+    stripe: enabled
+      ? { secretKey: e.STRIPE_SECRET_KEY as string, webhookSecret: e.STRIPE_WEBHOOK_SECRET as string, apiBase: e.STRIPE_API_BASE }
+      : null,
+    currency,
+    plans,
+    pricing,
+  };
 }
 
 const DEFAULT_LOCAL_MODEL = '.models/SmolLM2-135M-Instruct.Q4_1.gguf';

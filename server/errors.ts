@@ -147,10 +147,12 @@ export function describeZodIssues(issues: ZodIssue[]) {
 const trpcCodes: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
+  402: 'PAYMENT_REQUIRED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
   503: 'SERVICE_UNAVAILABLE',
 };
 
@@ -174,7 +176,8 @@ export function formatTRPCError<Shape extends { message: string; data: { code: s
   const zod = error.cause instanceof ZodError ? error.cause : undefined;
   return {
     ...shape,
-    message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal server error' : shape.message,
+    // A domain error's message is written to be shown (a 500 one too, e.g. the payment provider's failure).
+    message: error.code === 'INTERNAL_SERVER_ERROR' && !domain ? 'Internal server error' : shape.message,
     data: {
       code: shape.data.code,
       httpStatus: shape.data.httpStatus,

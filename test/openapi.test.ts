@@ -106,6 +106,14 @@ const browserAndPipelineEndpoints = [
   'GET /{project}/api/mcp-client-configs/{configId}',
   'PATCH /{project}/api/mcp-client-configs/{configId}',
   'DELETE /{project}/api/mcp-client-configs/{configId}',
+  // 4.9 Billing and 4.10 system routes
+  'GET /api/billing/overview',
+  'GET /api/billing/plans',
+  'POST /api/billing/subscription',
+  'POST /api/billing/top-up',
+  'POST /api/billing/portal',
+  'POST /api/stripe/webhook',
+  'POST /api/coordinator/{token}/usage',
   // The pages behind the service's own links (mails, OpenID Connect redirects).
   'GET /auth/verify',
   'GET /auth/reset',

@@ -184,7 +184,7 @@ describe('a running resource', () => {
     expect(networkBytes).toBeGreaterThanOrEqual(0);
 
     // The metered records add up to the cumulative figure shown.
-    const records = await stack.orm.em.fork().find(UsageRecord, { resourceId, unit: 'cpu_seconds' });
+    const records = await stack.orm.em.fork().find(UsageRecord, { resourceId, unit: 'cpu' });
     const billed = records.reduce((sum, record) => sum + Number(record.amount), 0);
     expect(billed).toBeCloseTo(cpuSeconds, 5);
     await stop(sessionId, resourceId);
@@ -210,8 +210,8 @@ describe('a running resource', () => {
     }
     const records = await stack.orm.em.fork().find(UsageRecord, { resourceId: row.id });
     const total = (unit: string) => records.filter((r) => r.unit === unit).reduce((sum, r) => sum + Number(r.amount), 0);
-    expect(total('cpu_seconds')).toBeCloseTo(2.25, 6);
-    expect(total('network_bytes')).toBe(1500);
+    expect(total('cpu')).toBeCloseTo(2.25, 6);
+    expect(total('network')).toBe(1500);
     const stored = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: row.id });
     expect(stored.usage).toEqual({ cpuSeconds: 2.25, memoryBytes: 1, networkBytes: 1500 });
     await stack.orm.em.fork().nativeUpdate(SessionResource, { id: row.id }, { status: 'stopped' });

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
+import { FUNDS_EXHAUSTED } from './contracts/billing.ts';
 import {
   awaitReadyUpdate,
   type BrowserSessionInput,
@@ -192,7 +193,13 @@ export async function browserSessionWorkflow(
     }
     let lastActivity: string | null = null;
     try {
-      ({ lastActivity } = await metering.recordUsage(resourceId, sinceAdoption(check.usage, baseline)));
+      const metered = await metering.recordUsage(resourceId, sinceAdoption(check.usage, baseline));
+      lastActivity = metered.lastActivity;
+      // Metering says the account's funds ran out (older activity results carry no action).
+      if (metered.action === 'shutdown') {
+        stopReason = FUNDS_EXHAUSTED;
+        break;
+      }
     } catch {
       // The database is away; the idle check waits for the next report that goes through.
     }

@@ -5,6 +5,10 @@ export const workflowIds = {
   run: (runId: string) => `run-${runId}`,
   analysis: (jobId: string) => `analysis-${jobId}`,
   generation: (jobId: string) => `generation-${jobId}`,
+  /** One per Stripe event: a delivery of an event already applied joins or finds that workflow. */
+  stripeEvent: (eventId: string) => `stripe-event-${eventId}`,
+  /** One per exhaustion of an account's funds (a later one, after a credit, is another). */
+  fundsShutdown: (userId: string, exhaustedAt: Date) => `funds-shutdown-${userId}-${exhaustedAt.getTime()}`,
   /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
   resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
   runSweeper: (taskQueue: string) => `run-sweeper-${taskQueue}`,

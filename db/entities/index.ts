@@ -1,12 +1,14 @@
 import { AnalysisJob } from './AnalysisJob.ts';
 import { ApiKey, apiKeyAccessTypes } from './ApiKey.ts';
 import { AuthSession } from './AuthSession.ts';
+import { BillingAccount } from './BillingAccount.ts';
 import { BrowserHost } from './BrowserHost.ts';
 import { BrowserSession } from './BrowserSession.ts';
 import { ExternalIdentity } from './ExternalIdentity.ts';
 import { ExternalRegistration } from './ExternalRegistration.ts';
 import { FunctionVersion } from './FunctionVersion.ts';
 import { GenerationJob } from './GenerationJob.ts';
+import { LedgerEntry } from './LedgerEntry.ts';
 import { LogEntry } from './LogEntry.ts';
 import { LogStream } from './LogStream.ts';
 import { Mail } from './Mail.ts';
@@ -22,7 +24,9 @@ import { RateLimitBucket } from './RateLimitBucket.ts';
 import { RecoveryCode } from './RecoveryCode.ts';
 import { SessionResource } from './SessionResource.ts';
 import { StoredProxy } from './StoredProxy.ts';
-import { UsageRecord } from './UsageRecord.ts';
+import { StripeEvent } from './StripeEvent.ts';
+import { Subscription } from './Subscription.ts';
+import { UsageRecord, type UsageUnit, usageUnits } from './UsageRecord.ts';
 import { User } from './User.ts';
 import { WarmBrowser } from './WarmBrowser.ts';
 
@@ -31,12 +35,14 @@ export {
   ApiKey,
   AuthSession,
   apiKeyAccessTypes,
+  BillingAccount,
   BrowserHost,
   BrowserSession,
   ExternalIdentity,
   ExternalRegistration,
   FunctionVersion,
   GenerationJob,
+  LedgerEntry,
   LogEntry,
   LogStream,
   Mail,
@@ -52,8 +58,12 @@ export {
   RecoveryCode,
   SessionResource,
   StoredProxy,
+  StripeEvent,
+  Subscription,
   UsageRecord,
+  type UsageUnit,
   User,
+  usageUnits,
   WarmBrowser,
 };
 
@@ -86,4 +96,8 @@ export const entities = [
   McpServer,
   McpClientConfig,
   WarmBrowser,
+  BillingAccount,
+  Subscription,
+  LedgerEntry,
+  StripeEvent,
 ];

@@ -5,11 +5,14 @@
  * receives has passed the job's redactor; secrets reach it only as `{{name}}`.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
 import { generateText, jsonSchema, type ModelMessage, Output } from 'ai';
 import { z } from 'zod';
 import type { AgentMessage } from '../../db/entities/AnalysisJob.ts';
-import { AnalysisJob, BrowserSession, GenerationJob, PipelineRun, UsageRecord } from '../../db/entities/index.ts';
+import { AnalysisJob, BrowserSession, GenerationJob, PipelineRun, Project } from '../../db/entities/index.ts';
 import { resolveJwtSecret } from '../auth/jwt.ts';
+import { meter } from '../billing/metering.ts';
+import { startFundsShutdown } from '../billing/shutdown.ts';
 import type { Config } from '../config.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
 import { redactor } from '../logs/redact.ts';
@@ -110,11 +113,16 @@ function describe(message: Omit<AgentMessage, 'created'>): string {
   return `${message.role}: ${text.slice(0, 300)}`;
 }
 
-/** Adds a call's usage to the job and to the metered usage (unit `tokens`, by the job's id). */
+/**
+ * Adds a call's usage to the job, and meters its tokens (by the job's id, once per step). When
+ * that spends the account's last funds, the shutdown cancels this job's workflow too.
+ */
 async function recordUsage(
+  deps: Deps,
   em: EntityManager,
   job: Job,
   kind: 'analysis' | 'generation',
+  step: number,
   usage: { inputTokens?: number; outputTokens?: number },
 ) {
   const input = usage.inputTokens ?? 0;
@@ -126,8 +134,14 @@ async function recordUsage(
       [input, output, job.id],
     );
   if (input + output > 0) {
-    em.create(UsageRecord, { project: job.project, resourceId: job.id, unit: 'tokens', amount: String(input + output) });
-    await em.flush();
+    const project = await em.findOneOrFail(Project, { id: job.project.id });
+    const answer = await meter(em.fork(), deps.config.billing, project, {
+      resourceId: job.id,
+      unit: 'tokens',
+      quantityMicro: BigInt(input + output) * 1_000_000n,
+      reportId: `${job.id}:tokens:${step}`,
+    });
+    if (answer.action === 'shutdown') await startFundsShutdown(Context.current().client, deps.config.temporal.taskQueue, answer);
   }
 }
 
@@ -180,7 +194,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     maxRetries: 1,
   });
   const usage = { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
-  await recordUsage(em, job, 'analysis', usage);
+  await recordUsage(deps, em, job, 'analysis', step, usage);
   const answer = result.response.messages.map((message) => ({
     role: message.role as AgentMessage['role'],
     step,
@@ -272,7 +286,7 @@ export async function generationTurn(
     maxRetries: 1,
   });
   const usage = { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 };
-  await recordUsage(em, job, 'generation', usage);
+  await recordUsage(deps, em, job, 'generation', step, usage);
   await recordMessages(
     em,
     job,

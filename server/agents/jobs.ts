@@ -9,6 +9,7 @@ import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Pr
 import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agentJobs.ts';
 import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
 import { workflowIds } from '../../workflows/names.ts';
+import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
@@ -31,6 +32,7 @@ export async function startAnalysis(
   requireModel(deps.config, 'analysis', target.model);
   const { prompt, values } = readPromptValues(target.prompt);
   const secrets = Object.fromEntries(values.filter((value) => value.secret).map((value) => [value.name, value.value]));
+  await requireFunds(em, deps.config.billing, target.project);
   const { resource } = await sessionBrowser(deps, em, target.project, target.session);
   const job = em.create(AnalysisJob, {
     project: target.project,
@@ -67,6 +69,7 @@ export async function acceptAnalysis(deps: Deps, em: EntityManager, analysis: An
   if (analysis.status === 'rejected') throw new BadRequest('analysis_rejected', 'The analysis was rejected');
   if (!analysis.session) throw new BadRequest('session_gone', 'The analysis’s session was deleted');
   await em.populate(analysis, ['session', 'pipeline']);
+  await requireFunds(em, deps.config.billing, project);
   const { resource } = await sessionBrowser(deps, em, project, analysis.session as BrowserSession);
   analysis.status = 'accepted';
   const job = em.create(GenerationJob, {

@@ -10,6 +10,7 @@ import { textArray } from '../../db/textArray.ts';
 import { browserSessionWorkflow } from '../../workflows/browserSession.ts';
 import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/names.ts';
+import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { launchSettingsOf } from './launchSettings.ts';
@@ -40,6 +41,7 @@ export async function startBrowser(
   project: Project,
   session: BrowserSession,
 ) {
+  await requireFunds(em, deps.config.billing, project);
   const limit = deps.config.browsers.perProject;
   const signature = warmSignatureOf(session);
   const { resource, warm } = await em.transactional(async (tx) => {

@@ -2,6 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../trpc/router.ts';
 import { API_VERSION } from '../trpc/routers/root.ts';
 import { authPagePaths } from './authPages.ts';
+import { billingRoutePaths } from './billingRoutes.ts';
 import { browserRoutePaths } from './browsers/index.ts';
 import { escapeHtml } from './html.ts';
 import { logRoutePaths } from './logRoutes.ts';
@@ -69,7 +70,14 @@ const servedHerePaths: RawRoutePaths = {
  * Every raw route module exports its entries beside its routes; they are listed here, after the
  * procedures, so the document names every endpoint.
  */
-const rawRoutePaths: RawRoutePaths = { ...servedHerePaths, ...authPagePaths, ...logRoutePaths, ...browserRoutePaths, ...mcpRoutePaths };
+const rawRoutePaths: RawRoutePaths = {
+  ...servedHerePaths,
+  ...authPagePaths,
+  ...logRoutePaths,
+  ...browserRoutePaths,
+  ...mcpRoutePaths,
+  ...billingRoutePaths,
+};
 
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {

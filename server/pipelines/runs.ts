@@ -12,6 +12,7 @@ import {
 import type { PipelineRunInput } from '../../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
+import { requireFunds } from '../billing/ledger.ts';
 import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
@@ -81,6 +82,8 @@ export async function startRun(
       issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
     });
   }
+  await requireFunds(em, deps.config.billing, project);
+
   const secretNames = new Set(plan.secrets);
   const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
   const workflowArgs = Object.fromEntries(

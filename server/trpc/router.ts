@@ -2,6 +2,7 @@ import { router } from './base.ts';
 import { agentJobsRouter } from './routers/agentJobs.ts';
 import { apiKeysRouter } from './routers/apiKeys.ts';
 import { authRouter } from './routers/auth.ts';
+import { billingRouter } from './routers/billing.ts';
 import { externalAuthRouter } from './routers/external.ts';
 import { functionsRouter } from './routers/functions.ts';
 import { mcpClientConfigsRouter } from './routers/mcpClientConfigs.ts';
@@ -30,6 +31,7 @@ export const appRouter = router({
   password: passwordRouter,
   users: usersRouter,
   apiKeys: apiKeysRouter,
+  billing: billingRouter,
   projects: projectsRouter,
   pipelineNodes: pipelineNodesRouter,
   sessions: sessionsRouter,

@@ -1,0 +1,56 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { AnalysisJob, GenerationJob, PipelineRun, Project, SessionResource } from '../../db/entities/index.ts';
+import { fundsShutdownWorkflow } from '../../workflows/billing.ts';
+import { FUNDS_EXHAUSTED } from '../../workflows/contracts/billing.ts';
+import { stopBrowserSignal } from '../../workflows/contracts/browserSession.ts';
+import { workflowIds } from '../../workflows/names.ts';
+import { activeResourceStatuses } from '../browsers/resourceStatus.ts';
+import type { MeterAnswer } from './metering.ts';
+
+/**
+ * When an account's funds run out its work stops, through each workload's own workflow: browsers
+ * get the stop signal, pipeline runs and agent jobs are cancelled. A workflow per exhaustion
+ * (`funds-shutdown-<user>-<when>`) does it, so a crash half-way is finished by a retry, and every
+ * later `shutdown` answer (re)starts it: a workload that slipped through is caught then.
+ */
+
+/** Starts (or joins) the shutdown an answer calls for; nothing when it says continue. */
+export async function startFundsShutdown(client: Client, taskQueue: string, answer: MeterAnswer) {
+  if (answer.action !== 'shutdown' || !answer.exhaustedAt) return;
+  await client.workflow.start(fundsShutdownWorkflow, {
+    taskQueue,
+    workflowId: workflowIds.fundsShutdown(answer.userId, answer.exhaustedAt),
+    args: [answer.userId],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+/** Signals or cancels every running workload of the user's projects; answers what it reached. */
+export async function stopAccountWorkloads(client: Client, em: EntityManager, userId: string) {
+  const projects = (await em.find(Project, { owner: userId }, { fields: ['id'] })).map((project) => project.id);
+  if (!projects.length) return { browsers: 0, runs: 0, jobs: 0 };
+  const resources = await em.find(SessionResource, { project: { $in: projects }, status: { $in: [...activeResourceStatuses] } });
+  const runs = await em.find(PipelineRun, { project: { $in: projects }, status: { $in: ['queued', 'running'] } });
+  const analyses = await em.find(AnalysisJob, { project: { $in: projects }, agent: 'running' });
+  const generations = await em.find(GenerationJob, { project: { $in: projects }, agent: 'running' });
+  await Promise.all([
+    ...runs.map((run) => ignoringGone(client.workflow.getHandle(workflowIds.run(run.id)).cancel())),
+    ...analyses.map((job) => ignoringGone(client.workflow.getHandle(workflowIds.analysis(job.id)).cancel())),
+    ...generations.map((job) => ignoringGone(client.workflow.getHandle(workflowIds.generation(job.id)).cancel())),
+    ...resources.map((resource) =>
+      ignoringGone(client.workflow.getHandle(workflowIds.browser(resource.id)).signal(stopBrowserSignal, FUNDS_EXHAUSTED)),
+    ),
+  ]);
+  return { browsers: resources.length, runs: runs.length, jobs: analyses.length + generations.length };
+}
+
+/** A workflow that already ended has nothing left to stop. */
+async function ignoringGone(call: Promise<unknown>) {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || (error instanceof Error && /not found|already completed/i.test(error.message))) return;
+    throw error;
+  }
+}

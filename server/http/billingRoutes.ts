@@ -1,0 +1,190 @@
+import { timingSafeEqual } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { FastifyInstance, FastifyReply, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { Logger } from 'pino';
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { usageUnits } from '../../db/entities/index.ts';
+import { stripeEventWorkflow } from '../../workflows/billing.ts';
+import { workflowIds } from '../../workflows/names.ts';
+import type { AppDeps } from '../appDeps.ts';
+import { meter, projectOfResource } from '../billing/metering.ts';
+import { parseQuantity } from '../billing/money.ts';
+import { startFundsShutdown } from '../billing/shutdown.ts';
+import type { StripeEventInput } from '../billing/stripeEvents.ts';
+import { BadRequest, describeZodIssues, httpAnswer, NotFound, ServiceUnavailable } from '../errors.ts';
+import type { RawRoutePaths } from './openapi.ts';
+
+/**
+ * Billing's raw routes: the Stripe webhook (its body must reach the signature check byte for
+ * byte, so it has its own body parser) and the coordinator's usage reports (a shared secret in the
+ * path). The JSON routes of 4.9 are procedures (server/trpc/routers/billing.ts).
+ */
+
+type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+
+/** How old a signed webhook may be (Stripe's own default tolerance). */
+const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
+  const { config } = deps;
+
+  // An encapsulated scope: only here is a body kept as the bytes that arrived.
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.post('/api/stripe/webhook', async (req, reply) => {
+      const stripe = config.billing.stripe;
+      if (!stripe) return answer(reply, new NotFound('Billing', 'billing_disabled'));
+      const signature = req.headers['stripe-signature'];
+      const body = req.body;
+      if (typeof signature !== 'string' || !Buffer.isBuffer(body)) {
+        return answer(reply, new BadRequest('invalid_signature', 'The webhook needs its raw body and a stripe-signature header'));
+      }
+      let event: Stripe.Event;
+      try {
+        event = Stripe.webhooks.constructEvent(body, signature, stripe.webhookSecret, SIGNATURE_TOLERANCE_SECONDS);
+      } catch (error) {
+        req.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'stripe webhook refused: bad signature');
+        return answer(reply, new BadRequest('invalid_signature', 'The webhook signature does not match its body, or is too old'));
+      }
+      const input: StripeEventInput = {
+        id: event.id,
+        type: event.type,
+        created: event.created,
+        object: event.data.object as unknown as Record<string, unknown>,
+      };
+      try {
+        const handle = await deps.temporal.workflow.start(stripeEventWorkflow, {
+          taskQueue: config.temporal.taskQueue,
+          workflowId: workflowIds.stripeEvent(event.id),
+          args: [input],
+          // A copy arriving while the first is applied waits for that one; a copy of an event
+          // applied already finds its closed workflow (a failed one is run again).
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        });
+        await handle.result();
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+          req.log.error({ err: error, eventId: event.id }, 'stripe webhook: the event could not be applied');
+          return answer(reply, new ServiceUnavailable('The event could not be applied now; Stripe retries it'));
+        }
+      }
+      return reply.send({ received: true });
+    });
+  });
+
+  const usageReport = z.strictObject({
+    resourceId: z.uuid(),
+    amount: z.union([z.number().nonnegative(), z.string().max(40)]),
+    unit: z.enum(usageUnits),
+    reportId: z.string().min(1).max(200).optional(),
+  });
+
+  // Every coordinator path answers 404 to a wrong token, the same as to no route at all.
+  app.all('/api/coordinator/:token/*', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    const path = (req.params as { '*': string })['*'];
+    if (!config.coordinatorToken || !sameSecret(token, config.coordinatorToken) || path !== 'usage' || req.method !== 'POST') {
+      return reply.callNotFound();
+    }
+    const parsed = usageReport.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      const issues = describeZodIssues(parsed.error.issues).map(({ path, message, code }) => ({
+        path: path.map(String),
+        message,
+        code,
+      }));
+      return answer(
+        reply,
+        new BadRequest('invalid_input', `Invalid input: ${issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { issues }),
+      );
+    }
+    const report = parsed.data;
+    const quantityMicro = parseQuantity(report.amount);
+    if (quantityMicro === undefined) {
+      return answer(
+        reply,
+        new BadRequest('invalid_input', 'Invalid input: amount: a non-negative decimal with at most 6 decimals', {
+          issues: [{ path: ['amount'], message: 'a non-negative decimal with at most 6 decimals' }],
+        }),
+      );
+    }
+    const em = deps.orm.em.fork();
+    const project = await projectOfResource(em, report.resourceId);
+    if (!project) return answer(reply, new NotFound(`Resource ${report.resourceId}`));
+    const metered = await meter(em, config.billing, project, {
+      resourceId: report.resourceId,
+      unit: report.unit,
+      quantityMicro,
+      reportId: report.reportId,
+    });
+    if (metered.action === 'shutdown') {
+      try {
+        await startFundsShutdown(deps.temporal, config.temporal.taskQueue, metered);
+      } catch (error) {
+        // The answer still says shutdown; the next report starts the shutdown again.
+        req.log.error({ err: error }, 'the funds shutdown could not be started');
+      }
+    }
+    return reply.send({ action: metered.action });
+  });
+}
+
+function sameSecret(given: string, expected: string) {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function answer(reply: FastifyReply, error: unknown) {
+  const { status, body } = httpAnswer(error);
+  return reply.status(status).send(body);
+}
+
+export const billingRoutePaths: RawRoutePaths = {
+  '/api/stripe/webhook': {
+    post: {
+      summary: 'Stripe webhook: the raw body and the stripe-signature header, untouched; each event is applied once',
+      tags: ['billing'],
+      parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '200': { description: '{received: true}' },
+        '400': { description: 'The signature does not match the body, or is older than five minutes' },
+        '503': { description: 'The event could not be applied now; Stripe delivers it again' },
+      },
+    },
+  },
+  '/api/coordinator/{token}/usage': {
+    post: {
+      summary: 'Report usage of a resource (a browser, an analysis or generation job); answers whether its work may go on',
+      tags: ['system'],
+      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'COORDINATOR_TOKEN' }],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['resourceId', 'amount', 'unit'],
+              additionalProperties: false,
+              properties: {
+                resourceId: { type: 'string', format: 'uuid' },
+                amount: { oneOf: [{ type: 'number', minimum: 0 }, { type: 'string' }], description: 'At most 6 decimals' },
+                unit: { type: 'string', enum: [...usageUnits], description: 'cpu: CPU seconds; network: bytes; tokens: model tokens' },
+                reportId: { type: 'string', description: 'Sent again with the same id, the report is recorded once' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: '{action: "continue" | "shutdown"}' },
+        '400': { description: 'The report is malformed' },
+        '404': { description: 'A wrong token (indistinguishable from no route), or an unknown resource' },
+      },
+    },
+  },
+};

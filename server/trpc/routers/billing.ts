@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import { LedgerEntry, UsageRecord } from '../../../db/entities/index.ts';
+import { accountOf, activeSubscription, poolColumns } from '../../billing/ledger.ts';
+import { microsString, minorString, parseQuantity, quantityString, scaledString } from '../../billing/money.ts';
+import { checkoutPlan, checkoutTopUp, portalSession } from '../../billing/stripe.ts';
+import type { Config } from '../../config.ts';
+import { iso } from '../../http/shapes.ts';
+import { publicProcedure, router, verifiedProcedure } from '../base.ts';
+
+/**
+ * Billing (spec 4.9): plans, the overview, and the Stripe sessions a user is sent to. Money goes
+ * out as strings of minor units; sub-minor figures (usage cost, prices per unit) as decimals of
+ * minor units. The money arrives by webhook (server/http/billingRoutes.ts).
+ */
+
+const tags = ['billing'];
+const TRANSACTIONS = 50;
+const units = ['cpu', 'network', 'tokens'] as const;
+const pools = z.object({ cpu: z.string(), network: z.string(), tokens: z.string() });
+
+const planCard = z.object({
+  priceId: z.string(),
+  planId: z.string(),
+  name: z.string(),
+  currency: z.string(),
+  monthlyPrice: z.string(),
+  discount: z.string(),
+  headline: z.string(),
+  subheading: z.string(),
+  features: z.array(z.string()),
+  bonuses: pools.describe('Included each period: CPU seconds, network bytes, model tokens'),
+});
+
+function cardOf(plan: Config['billing']['plans'][number]) {
+  return {
+    priceId: plan.priceId,
+    planId: plan.planId,
+    name: plan.name,
+    currency: plan.currency,
+    monthlyPrice: minorString(plan.monthlyPrice),
+    discount: minorString(plan.discount),
+    headline: plan.headline,
+    subheading: plan.subheading,
+    features: plan.features,
+    bonuses: { cpu: plan.bonuses.cpu ?? '0', network: plan.bonuses.network ?? '0', tokens: plan.bonuses.tokens ?? '0' },
+  };
+}
+
+const transaction = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('usage'),
+    id: z.string(),
+    created: z.string(),
+    resourceId: z.string(),
+    unit: z.string(),
+    quantity: z.string().describe('How much of the unit was used'),
+    currency: z.string(),
+    cost: z.string().describe('What the part beyond the plan’s pool cost, in minor units (may be fractional)'),
+    discounts: z.string().describe('What the plan’s pool covered, in minor units (may be fractional)'),
+    billed: z.string().describe('Minor units taken from the balance'),
+    pending: z.string().describe('Minor units the balance did not cover'),
+  }),
+  z.object({ type: z.literal('top_up'), id: z.string(), created: z.string(), currency: z.string(), amount: z.string() }),
+]);
+
+const overview = z.object({
+  billingEnabled: z.boolean(),
+  balances: z.array(z.object({ currency: z.string(), available: z.string(), pending: z.string() })),
+  activeSubscription: z
+    .object({
+      plan: planCard.nullable(),
+      status: z.string(),
+      currentPeriodEnd: z.string().nullable(),
+      bonuses: pools,
+      remaining: pools.describe('What is left of each pool this period'),
+    })
+    .nullable(),
+  transactions: z.array(transaction),
+  usagePricing: z.array(z.object({ unit: z.enum(units), currency: z.string(), pricePerUnit: z.string().describe('Minor units per unit') })),
+});
+
+const urlAnswer = z.object({ url: z.string() });
+
+export const billingRouter = router({
+  plans: publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/billing/plans', tags, summary: 'The plans one may subscribe to (signed in or not)' } })
+    .input(z.strictObject({}).optional())
+    .output(z.array(planCard))
+    .query(({ ctx }) => (ctx.deps.config.billing.enabled ? ctx.deps.config.billing.plans.map(cardOf) : [])),
+
+  overview: verifiedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/billing/overview',
+        tags,
+        summary: 'Balances, the active subscription and its pools, the last 50 transactions, usage prices',
+      },
+    })
+    .input(z.strictObject({}).optional())
+    .output(overview)
+    .query(async ({ ctx }) => {
+      const billing = ctx.deps.config.billing;
+      const account = await accountOf(ctx.em, billing, ctx.user.id);
+      const subscription = await activeSubscription(ctx.em, account);
+      const plan = subscription && billing.plans.find((candidate) => candidate.priceId === subscription.priceId);
+      const [usage, topUps] = await Promise.all([
+        ctx.em.find(UsageRecord, { account }, { orderBy: { created: 'desc', id: 'desc' }, limit: TRANSACTIONS }),
+        ctx.em.find(LedgerEntry, { account, kind: 'top_up' }, { orderBy: { created: 'desc', id: 'desc' }, limit: TRANSACTIONS }),
+      ]);
+      const transactions = [
+        ...usage.map((record) => ({
+          type: 'usage' as const,
+          id: record.id,
+          created: iso(record.created),
+          resourceId: record.resourceId,
+          unit: record.unit,
+          quantity: quantityString(parseQuantity(record.amount) ?? 0n),
+          currency: record.currency ?? account.currency,
+          cost: microsString(record.costMicros),
+          discounts: microsString(record.discountMicros),
+          billed: minorString(record.billed),
+          pending: minorString(record.pending),
+        })),
+        ...topUps.map((entry) => ({
+          type: 'top_up' as const,
+          id: entry.id,
+          created: iso(entry.created),
+          currency: entry.currency,
+          amount: minorString(entry.amount),
+        })),
+      ]
+        .sort((a, b) => b.created.localeCompare(a.created))
+        .slice(0, TRANSACTIONS);
+      const card = plan ? cardOf(plan) : null;
+      return {
+        billingEnabled: billing.enabled,
+        balances: [{ currency: account.currency, available: minorString(account.available), pending: minorString(account.pending) }],
+        activeSubscription: subscription
+          ? {
+              plan: card,
+              status: subscription.status,
+              currentPeriodEnd: subscription.currentPeriodEnd ? new Date(subscription.currentPeriodEnd * 1000).toISOString() : null,
+              bonuses: card?.bonuses ?? { cpu: '0', network: '0', tokens: '0' },
+              remaining: {
+                cpu: quantityString(subscription[poolColumns.cpu]),
+                network: quantityString(subscription[poolColumns.network]),
+                tokens: quantityString(subscription[poolColumns.tokens]),
+              },
+            }
+          : null,
+        transactions,
+        usagePricing: units.map((unit) => ({ unit, currency: account.currency, pricePerUnit: scaledString(billing.pricing[unit]) })),
+      };
+    }),
+
+  subscribe: verifiedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/billing/subscription',
+        tags,
+        summary: 'A Checkout page for a plan',
+        description: 'An unknown price, a downgrade or a plan in another currency answers 400; a Stripe failure 500.',
+      },
+    })
+    .input(z.strictObject({ priceId: z.string().min(1).max(255) }))
+    .output(urlAnswer)
+    .mutation(({ ctx, input }) => checkoutPlan(ctx.em, ctx.deps.config, ctx.user, input.priceId)),
+
+  topUp: verifiedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/billing/top-up',
+        tags,
+        summary: 'A Checkout page to add funds',
+        description:
+          '`amount` is a decimal string in major units with at most the currency’s minor digits ("10.5"); only the default currency.',
+      },
+    })
+    .input(z.strictObject({ amount: z.string().max(40), currency: z.string().max(10) }))
+    .output(urlAnswer)
+    .mutation(({ ctx, input }) => checkoutTopUp(ctx.em, ctx.deps.config, ctx.user, input.amount, input.currency)),
+
+  portal: verifiedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/api/billing/portal', tags, summary: 'A Billing Portal page (invoices, payment methods, cancel)' },
+    })
+    .input(z.strictObject({}).optional())
+    .output(urlAnswer)
+    .mutation(({ ctx }) => portalSession(ctx.em, ctx.deps.config, ctx.user)),
+});

@@ -1,0 +1,512 @@
+import fc from 'fast-check';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BillingAccount,
+  BrowserSession,
+  LedgerEntry,
+  Project,
+  SessionResource,
+  StripeEvent,
+  Subscription,
+  UsageRecord,
+} from '../db/entities/index.ts';
+import { meter } from '../server/billing/metering.ts';
+import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
+import { createProject, registerUser } from './support/accounts.ts';
+import { createPipeline, longWaitSource, startRun } from './support/pipelines.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { type StripeStandIn, startStripeStandIn } from './support/stripeStandIn.ts';
+
+const WEBHOOK_SECRET = 'whsec_test_secret_for_the_stand_in';
+const COORDINATOR_TOKEN = 'coordinator-token-for-the-tests';
+const plans = [
+  {
+    planId: 'starter',
+    priceId: 'price_starter',
+    name: 'Starter',
+    monthlyPrice: 900,
+    features: ['10 CPU seconds'],
+    bonuses: { cpu: '10', tokens: '1000' },
+  },
+  {
+    planId: 'pro',
+    priceId: 'price_pro',
+    name: 'Pro',
+    monthlyPrice: 2900,
+    discount: 500,
+    bonuses: { cpu: '100', network: '1000000', tokens: '100000' },
+  },
+  { planId: 'euro', priceId: 'price_euro', name: 'Euro', currency: 'eur', monthlyPrice: 2500 },
+];
+
+let stack: TestStack;
+let stripe: StripeStandIn;
+
+beforeAll(async () => {
+  stripe = await startStripeStandIn({ webhookSecret: WEBHOOK_SECRET });
+  stack = await startTestStack(
+    {
+      STRIPE_SECRET_KEY: 'sk_test_standin',
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_BASE: stripe.url,
+      COORDINATOR_TOKEN,
+      BILLING_PLANS: JSON.stringify(plans),
+    },
+    { browserHost: true },
+  );
+  stripe.sendWebhooksTo(`${stack.url}/api/stripe/webhook`);
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await stripe?.close();
+});
+
+type User = Awaited<ReturnType<typeof registerUser>>;
+
+async function account(userId: string) {
+  return stack.orm.em.fork().findOneOrFail(BillingAccount, { user: userId });
+}
+
+/** The ledger adds up to the balance: available and pending alike. */
+async function expectLedgerMatches(userId: string) {
+  const em = stack.orm.em.fork();
+  const row = await em.findOneOrFail(BillingAccount, { user: userId });
+  const entries = await em.find(LedgerEntry, { account: row });
+  expect(entries.reduce((sum, entry) => sum + entry.amount, 0n)).toBe(row.available);
+  expect(entries.reduce((sum, entry) => sum + entry.pendingChange, 0n)).toBe(row.pending);
+  expect(row.available >= 0n).toBe(true);
+  return row;
+}
+
+async function topUp(user: User, amount: string) {
+  const checkout = await stack.http.post('/api/billing/top-up', { amount, currency: 'usd' }, { token: user.token });
+  expect(checkout.status, checkout.text).toBe(200);
+  const { delivery } = await stripe.complete(stripe.sessionOfUrl(checkout.body.url));
+  expect(delivery).toEqual({ status: 200, body: { received: true } });
+}
+
+async function subscribe(user: User, priceId: string) {
+  const checkout = await stack.http.post('/api/billing/subscription', { priceId }, { token: user.token });
+  expect(checkout.status, checkout.text).toBe(200);
+  const { event, delivery } = await stripe.complete(stripe.sessionOfUrl(checkout.body.url));
+  expect(delivery.status).toBe(200);
+  return event;
+}
+
+/** A project of `user` with a resource row to report usage against (no browser behind it). */
+async function meteredResource(user: User) {
+  const project = await createProject(stack, user.token);
+  const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'metered' }, { token: user.token });
+  expect(session.status, session.text).toBe(200);
+  const em = stack.orm.em.fork();
+  const resource = em.create(SessionResource, {
+    session: em.getReference(BrowserSession, session.body.id),
+    project: em.getReference(Project, project.id),
+    status: 'stopped',
+  });
+  await em.flush();
+  return { project, resourceId: resource.id };
+}
+
+function report(body: Record<string, unknown>, token = COORDINATOR_TOKEN) {
+  return stack.http.post(`/api/coordinator/${token}/usage`, body);
+}
+
+describe('plans, checkout and portal', () => {
+  it('lists the plans to anyone, signed in or not', async () => {
+    const anonymous = await stack.http.get('/api/billing/plans');
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body.map((plan: { planId: string }) => plan.planId)).toEqual(['starter', 'pro', 'euro']);
+    expect(anonymous.body[1]).toMatchObject({ priceId: 'price_pro', currency: 'usd', monthlyPrice: '2900', discount: '500' });
+    expect(anonymous.body[0].bonuses).toEqual({ cpu: '10', network: '0', tokens: '1000' });
+  });
+
+  it('billing needs a verified e-mail (400) and a signed-in caller (401)', async () => {
+    const unverified = await registerUser(stack, { verify: false });
+    for (const [method, path, body] of [
+      ['GET', '/api/billing/overview', undefined],
+      ['POST', '/api/billing/subscription', { priceId: 'price_pro' }],
+      ['POST', '/api/billing/top-up', { amount: '5', currency: 'usd' }],
+      ['POST', '/api/billing/portal', undefined],
+    ] as const) {
+      const refused = await stack.http.request(method, path, { body, as: { token: unverified.token } });
+      expect(refused.status, `${path}: ${refused.text}`).toBe(400);
+      expect(refused.body.code).toBe('email_not_verified');
+      expect((await stack.http.request(method, path, { body })).status).toBe(401);
+    }
+  });
+
+  it('a subscription answers a Checkout URL; the Stripe customer is made once per user', async () => {
+    const user = await registerUser(stack);
+    const before = stripe.requests.length;
+    const first = await stack.http.post('/api/billing/subscription', { priceId: 'price_starter' }, { token: user.token });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.url).toMatch(new RegExp(`^${stripe.url}/pay/cs_`));
+    const portal = await stack.http.post('/api/billing/portal', undefined, { token: user.token });
+    expect(portal.status, portal.text).toBe(200);
+    expect(portal.body.url).toContain('/portal/cus_');
+    const calls = stripe.requests.slice(before);
+    expect(calls.filter((call) => call.path === '/v1/customers')).toHaveLength(1);
+    const checkout = calls.find((call) => call.path === '/v1/checkout/sessions');
+    expect(checkout?.body).toMatchObject({ mode: 'subscription', line_items: [{ price: 'price_starter', quantity: '1' }] });
+    expect(checkout?.idempotencyKey).toMatch(/^plan-/);
+    expect((await account(user.id)).stripeCustomerId).toBe(portal.body.url.split('/portal/')[1]);
+  });
+
+  it('refuses an unknown price, a downgrade and another currency (400); a Stripe failure is a 500 with the error body', async () => {
+    const user = await registerUser(stack);
+    const as = { token: user.token };
+    const unknown = await stack.http.post('/api/billing/subscription', { priceId: 'price_nope' }, as);
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_price']);
+    const euro = await stack.http.post('/api/billing/subscription', { priceId: 'price_euro' }, as);
+    expect([euro.status, euro.body.code]).toEqual([400, 'currency_switch']);
+    await subscribe(user, 'price_pro');
+    const downgrade = await stack.http.post('/api/billing/subscription', { priceId: 'price_starter' }, as);
+    expect([downgrade.status, downgrade.body.code]).toEqual([400, 'downgrade']);
+    const same = await stack.http.post('/api/billing/subscription', { priceId: 'price_pro' }, as);
+    expect([same.status, same.body.code]).toEqual([400, 'already_subscribed']);
+
+    const other = await registerUser(stack);
+    stripe.failNext.add('POST /v1/checkout/sessions');
+    const failed = await stack.http.post('/api/billing/subscription', { priceId: 'price_pro' }, { token: other.token });
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject({ status: 'error', code: 'payment_provider_error' });
+    expect(failed.body.message).toMatch(/payment provider could not create the checkout session/);
+    expect(failed.text).not.toContain('sk_test_standin');
+  });
+
+  it('top-up amounts: decimal strings with at most the currency’s minor digits, in the default currency only', async () => {
+    const user = await registerUser(stack);
+    const as = { token: user.token };
+    const accepted = await stack.http.post('/api/billing/top-up', { amount: '10.5', currency: 'usd' }, as);
+    expect(accepted.status, accepted.text).toBe(200);
+    const session = stripe.sessions.get(stripe.sessionOfUrl(accepted.body.url));
+    expect(session).toMatchObject({ mode: 'payment', amount_total: 1050, currency: 'usd' });
+    for (const amount of ['1e3', '10.555', '-5', '0', '', ' 5', '5.', '1,5', '0x10', '1000000']) {
+      const refused = await stack.http.post('/api/billing/top-up', { amount, currency: 'usd' }, as);
+      expect(refused.status, `${JSON.stringify(amount)}: ${refused.text}`).toBe(400);
+      expect(refused.body.code).toBe('invalid_amount');
+    }
+    const asNumber = await stack.http.post('/api/billing/top-up', { amount: 10.5, currency: 'usd' }, as);
+    expect(asNumber.status).toBe(400);
+    const euro = await stack.http.post('/api/billing/top-up', { amount: '10', currency: 'eur' }, as);
+    expect([euro.status, euro.body.code]).toEqual([400, 'currency_not_accepted']);
+  });
+});
+
+describe('the webhook', () => {
+  it('credits a paid top-up once, however often it is delivered; an unpaid one waits for its payment', async () => {
+    const user = await registerUser(stack);
+    const checkout = await stack.http.post('/api/billing/top-up', { amount: '12.34', currency: 'usd' }, { token: user.token });
+    const sessionId = stripe.sessionOfUrl(checkout.body.url);
+    const { event: unpaid } = await stripe.complete(sessionId, { paid: false });
+    expect((await account(user.id)).available).toBe(0n);
+    const paid = stripe.event('checkout.session.async_payment_succeeded', { ...(unpaid.data.object as object), payment_status: 'paid' });
+    const completedAgain = stripe.event('checkout.session.completed', { ...(unpaid.data.object as object), payment_status: 'paid' });
+    for (const event of [paid, paid, completedAgain, paid]) {
+      expect(await stripe.deliver(event)).toEqual({ status: 200, body: { received: true } });
+    }
+    const row = await expectLedgerMatches(user.id);
+    expect(row.available).toBe(1234n);
+    const overview = await stack.http.get('/api/billing/overview', { token: user.token });
+    expect(overview.body.balances).toEqual([{ currency: 'usd', available: '1234', pending: '0' }]);
+    expect(overview.body.transactions).toEqual([expect.objectContaining({ type: 'top_up', amount: '1234', currency: 'usd' })]);
+  });
+
+  it('refuses a tampered body, a wrong secret, an old timestamp and a re-serialised body (400), writing nothing', async () => {
+    const user = await registerUser(stack);
+    await meteredResource(user);
+    const event = stripe.event('checkout.session.completed', {
+      id: `cs_forged_${Date.now()}`,
+      object: 'checkout.session',
+      mode: 'payment',
+      payment_status: 'paid',
+      amount_total: 100_000,
+      currency: 'usd',
+      client_reference_id: user.id,
+      metadata: { userId: user.id },
+    });
+    const payload = JSON.stringify(event);
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (body: string, secret = WEBHOOK_SECRET, timestamp = now) =>
+      Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
+    const attempts = [
+      { body: payload.replace('100000', '900000'), header: sign(payload) },
+      { body: payload, header: sign(payload, 'whsec_someone_else') },
+      { body: payload, header: sign(payload, WEBHOOK_SECRET, now - 3600) },
+      { body: JSON.stringify(event, null, 2), header: sign(payload) },
+      { body: payload, header: 'garbage' },
+    ];
+    for (const attempt of attempts) {
+      const answer = await stripe.post(attempt.body, attempt.header);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ status: 'error', code: 'invalid_signature' });
+    }
+    const em = stack.orm.em.fork();
+    expect(await em.count(StripeEvent, { id: event.id })).toBe(0);
+    expect((await em.findOne(BillingAccount, { user: user.id }))?.available ?? 0n).toBe(0n);
+    // The same bytes, signed right, go through.
+    expect((await stripe.post(payload)).status).toBe(200);
+    expect((await account(user.id)).available).toBe(100_000n);
+  });
+
+  it('applies every event exactly once: three deliveries each in 20 random orders, and 5 concurrent copies, end as one in-order delivery', async () => {
+    /** The corpus for one account: a plan checkout, a top-up, three updates and a delete. */
+    async function corpus(run: string) {
+      const user = await registerUser(stack);
+      await meteredResource(user);
+      const subscription = `sub_${run}`;
+      const item = (price: string, start: number) => ({
+        data: [{ price: { id: price }, current_period_start: start, current_period_end: start + 2_592_000 }],
+      });
+      const base = 1_800_000_000;
+      const sub = (status: string, price: string, start: number) => ({
+        id: subscription,
+        object: 'subscription',
+        status,
+        customer: `cus_${run}`,
+        metadata: { userId: user.id },
+        items: item(price, start),
+      });
+      const events = [
+        stripe.event(
+          'checkout.session.completed',
+          {
+            id: `cs_plan_${run}`,
+            mode: 'subscription',
+            payment_status: 'paid',
+            subscription,
+            client_reference_id: user.id,
+            metadata: { userId: user.id, priceId: 'price_starter' },
+          },
+          base,
+          `evt_plan_${run}`,
+        ),
+        stripe.event(
+          'checkout.session.completed',
+          {
+            id: `cs_topup_${run}`,
+            mode: 'payment',
+            payment_status: 'paid',
+            amount_total: 2500,
+            currency: 'usd',
+            client_reference_id: user.id,
+            metadata: { userId: user.id },
+          },
+          base + 1,
+          `evt_topup_${run}`,
+        ),
+        stripe.event('customer.subscription.updated', sub('active', 'price_starter', base), base + 2, `evt_u1_${run}`),
+        stripe.event('customer.subscription.updated', sub('past_due', 'price_pro', base + 100), base + 3, `evt_u2_${run}`),
+        stripe.event('customer.subscription.updated', sub('active', 'price_pro', base + 100), base + 4, `evt_u3_${run}`),
+        stripe.event('customer.subscription.deleted', sub('canceled', 'price_pro', base + 100), base + 5, `evt_del_${run}`),
+        stripe.event(
+          'invoice.paid',
+          { id: `in_${run}`, customer: `cus_${run}`, metadata: { userId: user.id } },
+          base + 6,
+          `evt_inv_${run}`,
+        ),
+      ];
+      return { user, events };
+    }
+
+    async function finalState(userId: string) {
+      const em = stack.orm.em.fork();
+      const row = await expectLedgerMatches(userId);
+      const subscriptions = await em.find(Subscription, { account: row });
+      const entries = await em.find(LedgerEntry, { account: row }, { orderBy: { kind: 'asc' } });
+      return {
+        available: row.available,
+        pending: row.pending,
+        ledger: entries.map((entry) => [entry.kind, entry.amount, entry.checkoutSessionId?.replace(/_[^_]+$/, '')]),
+        subscriptions: subscriptions.map((s) => ({
+          status: s.status,
+          deleted: s.deleted,
+          planId: s.planId,
+          stateCreated: s.stateCreated,
+          activated: s.activatedBy?.replace(/_[^_]+$/, ''),
+          pools: [s.leftCpu, s.leftNetwork, s.leftTokens],
+        })),
+      };
+    }
+
+    const inOrder = await corpus('inorder');
+    for (const event of inOrder.events) expect((await stripe.deliver(event)).status).toBe(200);
+    const expected = await finalState(inOrder.user.id);
+    expect(expected.available).toBe(2500n);
+    expect(expected.subscriptions).toEqual([
+      expect.objectContaining({ status: 'canceled', deleted: true, planId: 'pro', activated: 'cs_plan' }),
+    ]);
+
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.infiniteStream(fc.nat()), async (randomness) => {
+        run += 1;
+        const { user, events } = await corpus(`r${run}t${Date.now()}`);
+        const deliveries = [...events, ...events, ...events];
+        const order = [...deliveries.keys()];
+        const draws = randomness.take(order.length)[Symbol.iterator]();
+        for (let i = order.length - 1; i > 0; i--) {
+          const j = (draws.next().value as number) % (i + 1);
+          [order[i], order[j]] = [order[j] as number, order[i] as number];
+        }
+        for (const index of order) {
+          const answer = await stripe.deliver(deliveries[index] as Record<string, unknown>);
+          expect(answer.status).toBe(200);
+        }
+        expect(await finalState(user.id)).toEqual(expected);
+      }),
+      { numRuns: 20 },
+    );
+
+    const concurrent = await corpus(`concurrent${Date.now()}`);
+    const topUpEvent = concurrent.events[1] as Record<string, unknown>;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => stripe.deliver(topUpEvent)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await expectLedgerMatches(concurrent.user.id)).available).toBe(2500n);
+  }, 600_000);
+});
+
+describe('metering', () => {
+  it('the coordinator route answers 404 to a wrong token, like no route at all', async () => {
+    const wrong = await report({ resourceId: crypto.randomUUID(), amount: 1, unit: 'cpu' }, 'not-the-token-at-all');
+    const none = await stack.http.post('/api/nothing-here/usage', {});
+    expect(wrong.status).toBe(404);
+    expect(wrong.body.code).toBe(none.body.code);
+    expect(wrong.text).not.toContain(COORDINATOR_TOKEN);
+    const bad = await report({ resourceId: crypto.randomUUID(), amount: 1, unit: 'furlongs' });
+    expect(bad.status).toBe(400);
+    const unknown = await report({ resourceId: crypto.randomUUID(), amount: 1, unit: 'cpu' });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('draws from the plan’s pool first; the balance only once the pool is spent', async () => {
+    const user = await registerUser(stack);
+    const { resourceId } = await meteredResource(user);
+    await topUp(user, '1');
+    await subscribe(user, 'price_starter');
+    // 10 CPU seconds in the pool: 4 + 5.5 come from it, with nothing taken from the balance.
+    for (const amount of [4, '5.5']) {
+      expect((await report({ resourceId, amount, unit: 'cpu' })).body).toEqual({ action: 'continue' });
+      expect((await account(user.id)).available).toBe(100n);
+    }
+    // 0.5 left in the pool: 3000.5 seconds more cost 3000 × 0.0014 = 4.2 cents, 4 of them billed.
+    expect((await report({ resourceId, amount: '3000.5', unit: 'cpu' })).body).toEqual({ action: 'continue' });
+    const row = await expectLedgerMatches(user.id);
+    expect(row.available).toBe(96n);
+    expect(row.carryMicros).toBe(200_000n);
+    const overview = await stack.http.get('/api/billing/overview', { token: user.token });
+    expect(overview.body.activeSubscription).toMatchObject({ plan: { planId: 'starter' }, remaining: { cpu: '0', tokens: '1000' } });
+    expect(overview.body.transactions[0]).toMatchObject({
+      type: 'usage',
+      unit: 'cpu',
+      quantity: '3000.5',
+      cost: '4.2',
+      billed: '4',
+      discounts: '0.0007',
+    });
+    expect(overview.body.usagePricing).toEqual([
+      { unit: 'cpu', currency: 'usd', pricePerUnit: '0.0014' },
+      { unit: 'network', currency: 'usd', pricePerUnit: '0.00000001' },
+      { unit: 'tokens', currency: 'usd', pricePerUnit: '0.0001' },
+    ]);
+  });
+
+  it('a report sent again with its report id is recorded and debited once', async () => {
+    const user = await registerUser(stack);
+    const { resourceId } = await meteredResource(user);
+    await topUp(user, '1');
+    const body = { resourceId, amount: 10_000, unit: 'tokens', reportId: `r-${resourceId}` };
+    const answers = await Promise.all([report(body), report(body), report(body)]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    await report(body);
+    expect((await expectLedgerMatches(user.id)).available).toBe(99n);
+    expect(await stack.orm.em.fork().count(UsageRecord, { resourceId })).toBe(1);
+  });
+
+  it('10,000 reports of a thousandth of a cent bill exactly ten cents', async () => {
+    const user = await registerUser(stack);
+    const { project, resourceId } = await meteredResource(user);
+    await topUp(user, '0.25');
+    const row = await stack.orm.em.fork().findOneOrFail(Project, { id: project.id });
+    // 10 tokens at 0.0001 a token: 0.001 of a cent each.
+    const queue = Array.from({ length: 10_000 }, (_, i) => i);
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (queue.pop() !== undefined) {
+          await meter(stack.orm.em.fork(), stack.config.billing, row, { resourceId, unit: 'tokens', quantityMicro: 10_000_000n });
+        }
+      }),
+    );
+    const after = await expectLedgerMatches(user.id);
+    expect(after.available).toBe(15n);
+    expect(after.carryMicros).toBe(0n);
+    const billed = (await stack.orm.em.fork().find(UsageRecord, { resourceId })).reduce((sum, record) => sum + record.billed, 0n);
+    expect(billed).toBe(10n);
+  }, 180_000);
+
+  it('100 concurrent reports never overdraw by more than one report; the one that exhausts the funds and every later one answer shutdown', async () => {
+    const user = await registerUser(stack);
+    const { resourceId } = await meteredResource(user);
+    await topUp(user, '0.1');
+    // Each report: 10,000 tokens, one cent. Ten cents of funds.
+    const answers = await Promise.all(Array.from({ length: 100 }, () => report({ resourceId, amount: 10_000, unit: 'tokens' })));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    const row = await expectLedgerMatches(user.id);
+    expect(row.available).toBe(0n);
+    expect(row.pending <= 1n).toBe(true);
+    expect(row.exhaustedAt).not.toBeNull();
+    const records = await stack.orm.em.fork().find(UsageRecord, { resourceId }, { orderBy: { created: 'asc' } });
+    expect(records.reduce((sum, record) => sum + record.billed, 0n)).toBe(10n);
+    expect(answers.filter((answer) => answer.body.action === 'continue')).toHaveLength(9);
+    expect((await report({ resourceId, amount: 1, unit: 'tokens' })).body).toEqual({ action: 'shutdown' });
+  });
+
+  it('an account that runs out gets shutdown: its running browser and pipeline run stop, and new starts answer 402', async () => {
+    const user = await registerUser(stack);
+    const as = { token: user.token };
+    const project = await createProject(stack, user.token);
+    await topUp(user, '0.05');
+    const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'shop' }, as);
+    expect(session.status, session.text).toBe(200);
+    const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(60_000));
+    const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, session.body.id);
+    await expect.poll(async () => (await stack.http.get(runUrl, as)).body.status.pipeline, { timeout: 30_000 }).toBe('running');
+    const run = await stack.http.get(runUrl, as);
+    const resourceId: string = run.body.resources[0]?.id;
+    expect(resourceId, run.text).toBeTruthy();
+
+    // A browser of its own beside the run's.
+    const other = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'other' }, as);
+    const browser = await stack.http.post(`/${project.slug}/api/sessions/${other.body.id}/start`, undefined, as);
+    expect(browser.status, browser.text).toBe(200);
+
+    // 5,000 CPU seconds: 7 cents, more than the 5 there are.
+    const answer = await report({ resourceId, amount: 5000, unit: 'cpu' });
+    expect(answer.body).toEqual({ action: 'shutdown' });
+    const resourceOf = (id: string) => stack.orm.em.fork().findOneOrFail(SessionResource, { id });
+    await expect.poll(async () => (await resourceOf(browser.body.id)).status, { timeout: 30_000 }).toBe('stopped');
+    expect((await resourceOf(browser.body.id)).stopReason).toBe(FUNDS_EXHAUSTED);
+    // Cancelled, or failed when its browser stopped first: either way it ended.
+    await expect.poll(async () => (await stack.http.get(runUrl, as)).body.status.pipeline, { timeout: 30_000 }).toMatch(/cancelled|failed/);
+    await expect.poll(async () => (await resourceOf(resourceId)).status, { timeout: 30_000 }).toBe('stopped');
+    expect(runId).toBeTruthy();
+
+    const again = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/start`, undefined, as);
+    expect(again.status, again.text).toBe(402);
+    expect(again.body).toMatchObject({ status: 'error', code: 'insufficient_funds' });
+    const runAgain = await stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session: session.body.id }, as);
+    expect(runAgain.status).toBe(402);
+
+    // A top-up settles what is pending and lets work start again.
+    await topUp(user, '5');
+    const row = await expectLedgerMatches(user.id);
+    expect(row.pending).toBe(0n);
+    expect(row.exhaustedAt).toBeNull();
+    const restarted = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/start`, undefined, as);
+    expect(restarted.status, restarted.text).toBe(200);
+    await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/${restarted.body.id}/stop`, undefined, as);
+  }, 120_000);
+});
