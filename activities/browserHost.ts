@@ -52,6 +52,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     }
     const spec: LaunchSpec = {
       resourceId,
+      external: resource.externalCdpUrl ?? null,
       projectId: resource.project.id,
       ...launchSettingsOf(session),
       cookies: session.cookies,

@@ -13,6 +13,7 @@ import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
 import { registerExternalRoutes } from './http/externalRoutes.ts';
+import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps) {
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
   registerBillingRoutes(app, deps);
+  registerExternalSessionRoutes(app, deps);
   await registerMcpRoutes(app, deps);
   const document = buildOpenApiDocument(deps.config.publicUrl);
   const docsHtml = renderDocsHtml(document);

@@ -144,6 +144,12 @@ export function describeZodIssues(issues: ZodIssue[]) {
   );
 }
 
+/** A body a raw route's schema refused, as the 400 the procedures answer for the same. */
+export function invalidInput(error: ZodError) {
+  const issues = describeZodIssues(error.issues).map(({ path, message, code }) => ({ path: path.map(String), message, code }));
+  return new BadRequest('invalid_input', describeIssues(issues), { issues });
+}
+
 const trpcCodes: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',

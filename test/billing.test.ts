@@ -380,6 +380,8 @@ describe('metering', () => {
     expect(bad.status).toBe(400);
     const unknown = await report({ resourceId: crypto.randomUUID(), amount: 1, unit: 'cpu' });
     expect(unknown.status).toBe(404);
+    // Without EXTERNAL_TOKEN (this stack) the external-session routes do not exist either.
+    expect((await stack.http.put('/api/external-session', { project: 'x', cdpUrl: 'ws://127.0.0.1:1/' })).status).toBe(404);
   });
 
   it('draws from the plan’s pool first; the balance only once the pool is spent', async () => {

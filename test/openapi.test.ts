@@ -114,6 +114,8 @@ const browserAndPipelineEndpoints = [
   'POST /api/billing/portal',
   'POST /api/stripe/webhook',
   'POST /api/coordinator/{token}/usage',
+  'PUT /api/external-session',
+  'POST /api/external-session/{id}/capture',
   // The pages behind the service's own links (mails, OpenID Connect redirects).
   'GET /auth/verify',
   'GET /auth/reset',

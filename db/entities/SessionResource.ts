@@ -19,6 +19,11 @@ export const SessionResource = defineEntity({
     hostId: p.string().length(100).nullable(),
     cdpEndpoint: p.string().length(500).nullable().hidden(),
     pid: p.integer().nullable(),
+    /**
+     * A browser running elsewhere, registered by its CDP URL (PUT /api/external-session): its host
+     * connects to it instead of launching one, and disconnects (never kills it) at the stop.
+     */
+    externalCdpUrl: p.string().length(1000).nullable().hidden(),
     warm: p.boolean().default(false),
     startedAt: p.datetime().nullable(),
     stoppedAt: p.datetime().nullable(),

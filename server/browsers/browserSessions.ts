@@ -40,10 +40,12 @@ export async function startBrowser(
   em: EntityManager,
   project: Project,
   session: BrowserSession,
+  /** A browser running elsewhere to take over its CDP URL (PUT /api/external-session), not to launch. */
+  external?: { cdpUrl: string },
 ) {
   await requireFunds(em, deps.config.billing, project);
   const limit = deps.config.browsers.perProject;
-  const signature = warmSignatureOf(session);
+  const signature = external ? null : warmSignatureOf(session);
   const { resource, warm } = await em.transactional(async (tx) => {
     // Host room is decided under one lock for every project, so two starts cannot both take the
     // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
@@ -73,7 +75,8 @@ export async function startBrowser(
     }
     const hostId = roomy[0];
     if (!hostId) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
-    return { resource: tx.create(SessionResource, { session, project, status: 'starting', hostId }), warm: null };
+    const row = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
+    return { resource: row, warm: null };
   });
 
   const input = {

@@ -1,7 +1,6 @@
-import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { Logger } from 'pino';
 import { escapeHtml } from './html.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import type { RawApp } from './rawRoutes.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
@@ -10,8 +9,6 @@ import type { RawRoutePaths } from './openapi.ts';
  * may serve the same paths instead. Tokens stay in the URL the user was given and are sent only to
  * the API (no Referer, no third-party resources), and a returnUrl is followed on this origin only.
  */
-
-type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
 
 type Page = { title: string; body: string };
 
@@ -140,7 +137,7 @@ export const authPagePaths: RawRoutePaths = {
   ]),
 };
 
-export function registerAuthPages(app: AppInstance) {
+export function registerAuthPages(app: RawApp) {
   const serve = (path: string, page: Page) => {
     const html = render(page);
     app.get(path, async (_req, reply) => reply.headers(pageHeaders).send(html));

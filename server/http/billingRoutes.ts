@@ -1,7 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { FastifyInstance, FastifyReply, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { Logger } from 'pino';
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { usageUnits } from '../../db/entities/index.ts';
@@ -12,8 +9,9 @@ import { meter, projectOfResource } from '../billing/metering.ts';
 import { parseQuantity } from '../billing/money.ts';
 import { startFundsShutdown } from '../billing/shutdown.ts';
 import type { StripeEventInput } from '../billing/stripeEvents.ts';
-import { BadRequest, describeZodIssues, httpAnswer, NotFound, ServiceUnavailable } from '../errors.ts';
+import { BadRequest, invalidInput, NotFound, ServiceUnavailable } from '../errors.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import { type RawApp, sameSecret } from './rawRoutes.ts';
 
 /**
  * Billing's raw routes: the Stripe webhook (its body must reach the signature check byte for
@@ -21,12 +19,10 @@ import type { RawRoutePaths } from './openapi.ts';
  * path). The JSON routes of 4.9 are procedures (server/trpc/routers/billing.ts).
  */
 
-type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
-
 /** How old a signed webhook may be (Stripe's own default tolerance). */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
 
-export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
+export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
   const { config } = deps;
 
   // An encapsulated scope: only here is a body kept as the bytes that arrived.
@@ -35,18 +31,18 @@ export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     scope.post('/api/stripe/webhook', async (req, reply) => {
       const stripe = config.billing.stripe;
-      if (!stripe) return answer(reply, new NotFound('Billing', 'billing_disabled'));
+      if (!stripe) throw new NotFound('Billing', 'billing_disabled');
       const signature = req.headers['stripe-signature'];
       const body = req.body;
       if (typeof signature !== 'string' || !Buffer.isBuffer(body)) {
-        return answer(reply, new BadRequest('invalid_signature', 'The webhook needs its raw body and a stripe-signature header'));
+        throw new BadRequest('invalid_signature', 'The webhook needs its raw body and a stripe-signature header');
       }
       let event: Stripe.Event;
       try {
         event = Stripe.webhooks.constructEvent(body, signature, stripe.webhookSecret, SIGNATURE_TOLERANCE_SECONDS);
       } catch (error) {
         req.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'stripe webhook refused: bad signature');
-        return answer(reply, new BadRequest('invalid_signature', 'The webhook signature does not match its body, or is too old'));
+        throw new BadRequest('invalid_signature', 'The webhook signature does not match its body, or is too old');
       }
       const input: StripeEventInput = {
         id: event.id,
@@ -68,7 +64,7 @@ export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
           req.log.error({ err: error, eventId: event.id }, 'stripe webhook: the event could not be applied');
-          return answer(reply, new ServiceUnavailable('The event could not be applied now; Stripe retries it'));
+          throw new ServiceUnavailable('The event could not be applied now; Stripe retries it', error);
         }
       }
       return reply.send({ received: true });
@@ -90,30 +86,17 @@ export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
       return reply.callNotFound();
     }
     const parsed = usageReport.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      const issues = describeZodIssues(parsed.error.issues).map(({ path, message, code }) => ({
-        path: path.map(String),
-        message,
-        code,
-      }));
-      return answer(
-        reply,
-        new BadRequest('invalid_input', `Invalid input: ${issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { issues }),
-      );
-    }
+    if (!parsed.success) throw invalidInput(parsed.error);
     const report = parsed.data;
     const quantityMicro = parseQuantity(report.amount);
     if (quantityMicro === undefined) {
-      return answer(
-        reply,
-        new BadRequest('invalid_input', 'Invalid input: amount: a non-negative decimal with at most 6 decimals', {
-          issues: [{ path: ['amount'], message: 'a non-negative decimal with at most 6 decimals' }],
-        }),
-      );
+      throw new BadRequest('invalid_input', 'Invalid input: amount: a non-negative decimal with at most 6 decimals', {
+        issues: [{ path: ['amount'], message: 'a non-negative decimal with at most 6 decimals' }],
+      });
     }
     const em = deps.orm.em.fork();
     const project = await projectOfResource(em, report.resourceId);
-    if (!project) return answer(reply, new NotFound(`Resource ${report.resourceId}`));
+    if (!project) throw new NotFound(`Resource ${report.resourceId}`);
     const metered = await meter(em, config.billing, project, {
       resourceId: report.resourceId,
       unit: report.unit,
@@ -130,17 +113,6 @@ export function registerBillingRoutes(app: AppInstance, deps: AppDeps) {
     }
     return reply.send({ action: metered.action });
   });
-}
-
-function sameSecret(given: string, expected: string) {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function answer(reply: FastifyReply, error: unknown) {
-  const { status, body } = httpAnswer(error);
-  return reply.status(status).send(body);
 }
 
 export const billingRoutePaths: RawRoutePaths = {

@@ -1,13 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { Logger } from 'pino';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../appDeps.ts';
 import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/externalAccounts.ts';
 import { OidcClients } from '../auth/oidc.ts';
@@ -15,6 +7,7 @@ import { safeEqual } from '../auth/secrets.ts';
 import { signIn } from '../auth/signIn.ts';
 import { BadRequest } from '../errors.ts';
 import { resolveCaller } from '../requestEdge.ts';
+import type { RawApp } from './rawRoutes.ts';
 
 /**
  * The two browser legs of an OpenID Connect sign-in. They answer redirects and set cookies, so
@@ -32,9 +25,7 @@ const flowCookies = ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_intent',
 
 type ProviderParams = { Params: { provider: string } };
 
-type AppInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
-
-export function registerExternalRoutes(app: AppInstance, deps: AppDeps) {
+export function registerExternalRoutes(app: RawApp, deps: AppDeps) {
   const oidc = new OidcClients(deps.config);
   const secure = deps.config.publicUrl.startsWith('https:');
   const cookieOptions = (provider: string) => ({

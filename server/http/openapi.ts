@@ -4,6 +4,7 @@ import { API_VERSION } from '../trpc/routers/root.ts';
 import { authPagePaths } from './authPages.ts';
 import { billingRoutePaths } from './billingRoutes.ts';
 import { browserRoutePaths } from './browsers/index.ts';
+import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
 import { escapeHtml } from './html.ts';
 import { logRoutePaths } from './logRoutes.ts';
 import { mcpRoutePaths } from './mcpRoutes.ts';
@@ -77,6 +78,7 @@ const rawRoutePaths: RawRoutePaths = {
   ...browserRoutePaths,
   ...mcpRoutePaths,
   ...billingRoutePaths,
+  ...externalSessionRoutePaths,
 };
 
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
@@ -39,6 +39,8 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
 /** `image` changes nothing on this host (it has one browser build), but is part of the launch signature. */
 export type LaunchSpec = LaunchSettings & {
   resourceId: string;
+  /** A browser running elsewhere: connect to this CDP URL (ws:// or http://) instead of launching. */
+  external?: string | null;
   projectId: string;
   cookies: SessionCookie[];
   proxy: { server: string; username?: string; password?: string } | null;
@@ -65,6 +67,8 @@ type Instance = {
   warm: boolean;
   /** First found unwanted by `reconcile` at this time (ms). */
   unwantedSince?: number;
+  /** A browser running elsewhere, connected over CDP: a stop disconnects, it never kills. */
+  remote?: Browser;
 };
 
 type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'log' | 'warm' | 'offered'> & { warmId?: string };
@@ -155,8 +159,8 @@ export class BrowserPool {
       const instance = await launching;
       this.#running.set(spec.resourceId, instance);
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
-      // (A session with a proxy never takes a warm browser, so warming for it would be waste.)
-      if (!spec.proxy) {
+      // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
+      if (!spec.proxy && !spec.external) {
         this.#warmPolicy.startedWith(instance.settings, instance.signature);
         this.#refillWarm();
         this.#trimLogged();
@@ -264,7 +268,7 @@ export class BrowserPool {
   check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
     const instance = this.#running.get(resourceId);
     if (!instance) return { alive: false, usage: null };
-    const alive = instance.pid ? isAlive(instance.pid) : true;
+    const alive = instance.remote ? instance.remote.isConnected() : instance.pid ? isAlive(instance.pid) : true;
     const tree = instance.pid ? measureProcessTree(instance.pid) : null;
     return {
       alive,
@@ -312,7 +316,26 @@ export class BrowserPool {
 
   async #launchInstance(spec: LaunchSpec): Promise<Instance> {
     const settings = { image: spec.image, screen: spec.screen, args: spec.args };
+    if (spec.external) return this.#instanceFrom(await this.#connectExternal(spec.external, settings), spec, false);
     return this.#instanceFrom(await this.#launchChromium(settings, spec.proxy), spec, false);
+  }
+
+  /**
+   * A browser someone else runs, taken over its CDP URL: its own default context is the one runs
+   * use. An http:// URL is resolved to the browser's WebSocket endpoint, which the api's CDP proxy
+   * and cookie capture speak. No process of it is ours to measure or kill.
+   */
+  async #connectExternal(url: string, settings: LaunchSettings): Promise<WarmBrowser & { remote: Browser }> {
+    let cdpEndpoint = url;
+    if (/^https?:/i.test(url)) {
+      const version = await fetch(new URL('/json/version', url), { signal: AbortSignal.timeout(10_000) });
+      if (!version.ok) throw new Error(`${url} answered ${version.status} to /json/version`);
+      cdpEndpoint = ((await version.json()) as { webSocketDebuggerUrl?: string }).webSocketDebuggerUrl ?? '';
+      if (!cdpEndpoint) throw new Error(`${url} named no WebSocket endpoint in /json/version`);
+    }
+    const remote = await chromium.connectOverCDP(cdpEndpoint, { timeout: 15_000 });
+    const context = remote.contexts()[0] ?? (await remote.newContext());
+    return { context, userDataDir: '', cdpEndpoint, pid: null, settings, signature: launchSignature(settings), networkBytes: 0, remote };
   }
 
   async #instanceFrom(base: WarmBrowser, spec: LaunchSpec, warm: boolean): Promise<Instance> {
@@ -446,6 +469,11 @@ export class BrowserPool {
 
   async #destroy(instance: WarmBrowser | Instance) {
     if ('log' in instance) await instance.log.flushNow();
+    if (instance.remote) {
+      // Not ours: disconnect, and leave the browser (and its default context) to its owner.
+      await Promise.race([instance.remote.close().catch(() => {}), sleep(5000)]);
+      return;
+    }
     await Promise.race([instance.context.close().catch(() => {}), sleep(5000)]);
     if (instance.pid && isAlive(instance.pid)) {
       try {

@@ -1,0 +1,145 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { BrowserSession, SessionResource } from '../../db/entities/index.ts';
+import type { AppDeps } from '../appDeps.ts';
+import { startBrowser } from '../browsers/browserSessions.ts';
+import { CdpClient } from '../browsers/cdpClient.ts';
+import { presentResource } from '../browsers/resourceView.ts';
+import { cookiesSchema } from '../browsers/sessionCookies.ts';
+import { Conflict, invalidInput, NotFound, ServiceUnavailable, Unauthenticated } from '../errors.ts';
+import { defaultSessionName } from '../projects/defaultSession.ts';
+import { findProject } from '../projects/projectRepository.ts';
+import type { RawRoutePaths } from './openapi.ts';
+import { type RawApp, sameSecret } from './rawRoutes.ts';
+
+/**
+ * External sessions (spec 4.10): a browser running elsewhere joins a project as a session
+ * resource, taken over its CDP URL by a browser host (server/browsers/host/browserPool.ts), so
+ * runs, analyses, the live view and the CDP proxy use it like any other; its cookies can be
+ * captured into the session. The caller is a system with `EXTERNAL_TOKEN` (Bearer, or `token`
+ * in the query), not a user: it names the project.
+ */
+
+const registration = z.strictObject({
+  project: z.string().min(1).max(100),
+  /** The session the browser joins; the project's Default session when left out. */
+  session: z.uuid().optional(),
+  cdpUrl: z
+    .url()
+    .max(1000)
+    .refine((url) => /^(wss?|https?):\/\//i.test(url), 'a ws://, wss://, http:// or https:// URL of the browser’s DevTools endpoint'),
+});
+
+const CAPTURE_CONNECT_MS = 5_000;
+
+export function registerExternalSessionRoutes(app: RawApp, deps: AppDeps) {
+  const { config } = deps;
+
+  /** Unset token: the routes do not exist (false, 404 sent). A wrong or missing one: 401. */
+  function admitted(req: FastifyRequest, reply: FastifyReply) {
+    if (!config.externalToken) {
+      reply.callNotFound();
+      return false;
+    }
+    const header = req.headers.authorization;
+    const given = header?.startsWith('Bearer ') ? header.slice(7).trim() : (req.query as { token?: unknown }).token;
+    if (!sameSecret(given, config.externalToken)) throw new Unauthenticated('The external-session token is missing or wrong');
+    return true;
+  }
+
+  app.put('/api/external-session', async (req, reply) => {
+    if (!admitted(req, reply)) return reply;
+    const parsed = registration.safeParse(req.body ?? {});
+    if (!parsed.success) throw invalidInput(parsed.error);
+    const em = deps.orm.em.fork();
+    const project = await findProject(em, parsed.data.project);
+    if (!project) throw new NotFound(`Project ${parsed.data.project}`);
+    const session = parsed.data.session
+      ? await em.findOne(BrowserSession, { id: parsed.data.session, project })
+      : await em.findOne(BrowserSession, { project, name: defaultSessionName });
+    if (!session) throw new NotFound('Session');
+    const resource = await startBrowser(deps, em, project, session, { cdpUrl: parsed.data.cdpUrl });
+    return reply.send({ project: project.id, ...(await presentResource(deps, project, resource, { withUrls: false })) });
+  });
+
+  app.post<{ Params: { id: string } }>('/api/external-session/:id/capture', async (req, reply) => {
+    if (!admitted(req, reply)) return reply;
+    const em = deps.orm.em.fork();
+    const id = req.params.id.toLowerCase();
+    const resource = z.uuid().safeParse(id).success
+      ? await em.findOne(SessionResource, { id, externalCdpUrl: { $ne: null } }, { populate: ['session'] })
+      : null;
+    if (!resource) throw new NotFound('External session');
+    if (resource.status !== 'running' || !resource.cdpEndpoint) {
+      throw new Conflict('browser_not_running', 'The external browser is not connected');
+    }
+    let cookies: unknown[];
+    try {
+      const cdp = await CdpClient.connect(resource.cdpEndpoint, CAPTURE_CONNECT_MS);
+      try {
+        cookies = (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
+      } finally {
+        cdp.close();
+      }
+    } catch (error) {
+      throw new ServiceUnavailable('The external browser did not answer', error);
+    }
+    const stored = cookiesSchema.safeParse(cookies);
+    if (!stored.success) throw new Conflict('too_many_cookies', 'The browser holds more cookies than a session keeps');
+    const session = resource.session as BrowserSession;
+    session.cookies = stored.data;
+    await em.flush();
+    // The values are secrets: the answer counts them, GET …/sessions/{id} shows them to cookies.read.
+    return reply.send({ session: session.id, resource: resource.id, cookies: stored.data.length });
+  });
+}
+
+const tokenParameters = [
+  { name: 'Authorization', in: 'header' as const, schema: { type: 'string' as const }, description: 'Bearer EXTERNAL_TOKEN' },
+  { name: 'token', in: 'query' as const, schema: { type: 'string' as const }, description: 'EXTERNAL_TOKEN, instead of the header' },
+];
+
+export const externalSessionRoutePaths: RawRoutePaths = {
+  '/api/external-session': {
+    put: {
+      summary: 'Register a browser running elsewhere, by its CDP URL, as a running resource of a project’s session',
+      tags: ['system'],
+      parameters: tokenParameters,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['project', 'cdpUrl'],
+              additionalProperties: false,
+              properties: {
+                project: { type: 'string', description: 'Slug or id' },
+                session: { type: 'string', format: 'uuid', description: 'Default: the project’s Default session' },
+                cdpUrl: { type: 'string', description: 'ws://…/devtools/browser/… or the http:// DevTools address' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'The resource, as GET …/sessions/{sessionId}/{resourceId} shows it, with `project`' },
+        '401': { description: 'The token is missing or wrong' },
+        '404': { description: 'EXTERNAL_TOKEN is unset, or no such project or session' },
+        '503': { description: 'The browser could not be reached' },
+      },
+    },
+  },
+  '/api/external-session/{id}/capture': {
+    post: {
+      summary: 'Copy the external browser’s cookies into its session (answers how many; the values stay secret)',
+      tags: ['system'],
+      parameters: [{ name: 'id', in: 'path' as const, required: true, schema: { type: 'string' as const } }, ...tokenParameters],
+      responses: {
+        '200': { description: '{session, resource, cookies: <count>}' },
+        '404': { description: 'EXTERNAL_TOKEN is unset, or no such external resource' },
+        '409': { description: 'The external browser is not connected' },
+      },
+    },
+  },
+};
