@@ -9,6 +9,7 @@ import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
 import { asDomainError, BadRequest, errorBody, httpAnswer, RateLimited, reshapeRestError, toTRPCError } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
+import { registerBillingPage } from './http/billingPage.ts';
 import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps) {
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
   registerBillingRoutes(app, deps);
+  registerBillingPage(app);
   registerExternalSessionRoutes(app, deps);
   await registerMcpRoutes(app, deps);
   const document = buildOpenApiDocument(deps.config.publicUrl);

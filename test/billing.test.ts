@@ -13,7 +13,8 @@ import {
 } from '../db/entities/index.ts';
 import { meter } from '../server/billing/metering.ts';
 import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
-import { createProject, registerUser } from './support/accounts.ts';
+import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
+import { launchChromium } from './support/chromium.ts';
 import { createPipeline, longWaitSource, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { type StripeStandIn, startStripeStandIn } from './support/stripeStandIn.ts';
@@ -511,4 +512,42 @@ describe('metering', () => {
     expect(restarted.status, restarted.text).toBe(200);
     await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/${restarted.body.id}/stop`, undefined, as);
   }, 120_000);
+});
+
+describe('the billing page', () => {
+  it('in a real browser: sign in, see the balance and plans, subscribe, top up and open the portal', async () => {
+    const user = await registerUser(stack);
+    await topUp(user, '7.5');
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`${stack.url}/billing`);
+      await page.fill('#sign-in [name=email]', user.email);
+      await page.fill('#sign-in [name=password]', PASSWORD);
+      await page.click('#sign-in button');
+      await page.waitForSelector('#billing:not([hidden])');
+      expect(await page.textContent('#balances tbody')).toContain('7.50 USD');
+      expect(await page.locator('#plans .plan h3').allTextContents()).toEqual(['Starter', 'Pro', 'Euro']);
+      expect(await page.textContent('#transactions tbody')).toContain('Top-up');
+
+      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), page.click('text=Subscribe to Pro')]);
+      const planSession = stripe.sessions.get(stripe.sessionOfUrl(page.url()));
+      expect(planSession).toMatchObject({ mode: 'subscription', client_reference_id: user.id });
+
+      await page.goto(`${stack.url}/billing`);
+      await page.waitForSelector('#billing:not([hidden])');
+      await page.fill('#top-up [name=amount]', '1e3');
+      await page.click('#top-up button');
+      await expect.poll(() => page.textContent('#result')).toMatch(/plain decimal/);
+      await page.fill('#top-up [name=amount]', '20');
+      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), page.click('#top-up button')]);
+      expect(stripe.sessions.get(stripe.sessionOfUrl(page.url()))).toMatchObject({ mode: 'payment', amount_total: 2000 });
+
+      await page.goto(`${stack.url}/billing`);
+      await page.waitForSelector('#billing:not([hidden])');
+      await Promise.all([page.waitForURL(`${stripe.url}/portal/**`), page.click('#portal')]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

@@ -121,6 +121,7 @@ const browserAndPipelineEndpoints = [
   'GET /auth/reset',
   'GET /auth/external-register/{token}',
   'GET /auth/2fa',
+  'GET /billing',
 ];
 
 type Operation = {

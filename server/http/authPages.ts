@@ -109,7 +109,8 @@ if (form.dataset.action === 'external-register') {
 }
 `;
 
-const pageHeaders = {
+/** The headers of the service's own pages: their scripts are files of this origin, nothing else runs or frames them. */
+export const pageHeaders = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",

@@ -2,6 +2,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../trpc/router.ts';
 import { API_VERSION } from '../trpc/routers/root.ts';
 import { authPagePaths } from './authPages.ts';
+import { billingPagePaths } from './billingPage.ts';
 import { billingRoutePaths } from './billingRoutes.ts';
 import { browserRoutePaths } from './browsers/index.ts';
 import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
@@ -78,6 +79,7 @@ const rawRoutePaths: RawRoutePaths = {
   ...browserRoutePaths,
   ...mcpRoutePaths,
   ...billingRoutePaths,
+  ...billingPagePaths,
   ...externalSessionRoutePaths,
 };
 
