@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261125083729 extends Migration {
-
   override name = 'Migration20261125083729';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261125083729 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "session_resources" drop column "external_cdp_url";`);
   }
-
 }
