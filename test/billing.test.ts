@@ -15,6 +15,7 @@ import { meter } from '../server/billing/metering.ts';
 import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
+import { startTestSite } from './support/pages.ts';
 import { createPipeline, longWaitSource, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { type StripeStandIn, startStripeStandIn } from './support/stripeStandIn.ts';
@@ -43,9 +44,16 @@ const plans = [
 
 let stack: TestStack;
 let stripe: StripeStandIn;
+let site: Awaited<ReturnType<typeof startTestSite>>;
 
 beforeAll(async () => {
   stripe = await startStripeStandIn({ webhookSecret: WEBHOOK_SECRET });
+  // A page that takes its time: an analysis opening it is still running when its funds run out.
+  site = await startTestSite({
+    '/slow': (_req, res) => {
+      setTimeout(() => res.end('<!doctype html><h1>late</h1>'), 20_000);
+    },
+  });
   stack = await startTestStack(
     {
       STRIPE_SECRET_KEY: 'sk_test_standin',
@@ -62,6 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
   await stripe?.close();
+  await site?.close();
 });
 
 type User = Awaited<ReturnType<typeof registerUser>>;
@@ -467,7 +476,7 @@ describe('metering', () => {
     expect((await report({ resourceId, amount: 1, unit: 'tokens' })).body).toEqual({ action: 'shutdown' });
   });
 
-  it('an account that runs out gets shutdown: its running browser and pipeline run stop, and new starts answer 402', async () => {
+  it('an account that runs out gets shutdown: its running browser, pipeline run and analysis stop, and new starts answer 402', async () => {
     const user = await registerUser(stack);
     const as = { token: user.token };
     const project = await createProject(stack, user.token);
@@ -481,10 +490,19 @@ describe('metering', () => {
     const resourceId: string = run.body.resources[0]?.id;
     expect(resourceId, run.text).toBeTruthy();
 
-    // A browser of its own beside the run's.
+    // A browser of its own beside the run's, and an analysis on it.
     const other = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'other' }, as);
     const browser = await stack.http.post(`/${project.slug}/api/sessions/${other.body.id}/start`, undefined, as);
     expect(browser.status, browser.text).toBe(200);
+    const analysed = await createPipeline(stack, project.slug, as, { nodes: {} });
+    const analysis = await stack.http.put(
+      `/${project.slug}/api/pipelines/${analysed}/analysis`,
+      { session: other.body.id, model: 'builtin', prompt: `Open ${site.url}/slow and extract the heading` },
+      as,
+    );
+    expect(analysis.status, analysis.text).toBe(200);
+    const analysisUrl = `/${project.slug}/api/pipelines/${analysed}/analysis/${analysis.body.id}`;
+    expect((await stack.http.get(analysisUrl, as)).body.agent).toBe('running');
 
     // 5,000 CPU seconds: 7 cents, more than the 5 there are.
     const answer = await report({ resourceId, amount: 5000, unit: 'cpu' });
@@ -496,6 +514,8 @@ describe('metering', () => {
     await expect.poll(async () => (await stack.http.get(runUrl, as)).body.status.pipeline, { timeout: 30_000 }).toMatch(/cancelled|failed/);
     await expect.poll(async () => (await resourceOf(resourceId)).status, { timeout: 30_000 }).toBe('stopped');
     expect(runId).toBeTruthy();
+    await expect.poll(async () => (await stack.http.get(analysisUrl, as)).body.agent, { timeout: 30_000 }).toBe('stopped');
+    expect((await stack.http.get(analysisUrl, as)).body.error).toMatchObject({ code: 'stopped' });
 
     const again = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/start`, undefined, as);
     expect(again.status, again.text).toBe(402);
