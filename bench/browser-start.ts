@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { WarmBrowser } from '../db/entities/index.ts';
 import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
-import { machineLine, percentile, startBenchStack } from './support/stack.ts';
+import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const LIFECYCLE_RUNS = Number(process.env.BENCH_LIFECYCLE_RUNS ?? 20);
@@ -20,8 +20,8 @@ const site = http.createServer((_req, res) => {
   res.setHeader('content-type', 'text/html');
   res.end('<!doctype html><title>bench</title><h1>bench page</h1>');
 });
-await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
+await new Promise<void>((resolve) => site.listen(0, BENCH_PAGE_HOST, resolve));
+const siteUrl = `http://${BENCH_PAGE_HOST}:${(site.address() as { port: number }).port}/`;
 
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host with a warm pool of 2)');
 // BROWSER_WARM_RECENT off: it would warm a browser for the cold session's own screen, and the

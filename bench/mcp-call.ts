@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { machineLine, percentile, startBenchStack } from './support/stack.ts';
+import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const CALLS = Math.max(50, Number(process.env.BENCH_RUNS ?? 50));
 const WARMUP = 3;
@@ -19,8 +19,8 @@ const site = http.createServer((_req, res) => {
     '<!doctype html><html><head><title>shop</title></head><body><h1>Fruit</h1><ul><li>apple</li><li>pear</li><li>plum</li></ul></body></html>',
   );
 });
-await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+await new Promise<void>((resolve) => site.listen(0, BENCH_PAGE_HOST, resolve));
+const siteUrl = `http://${BENCH_PAGE_HOST}:${(site.address() as { port: number }).port}`;
 
 const source = {
   parameters: { url: { refType: 'string' } },

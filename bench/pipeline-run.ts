@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
-import { machineLine, percentile, startBenchStack } from './support/stack.ts';
+import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 
@@ -30,8 +30,8 @@ const site = http.createServer((req, res) => {
     ),
   );
 });
-await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+await new Promise<void>((resolve) => site.listen(0, BENCH_PAGE_HOST, resolve));
+const siteUrl = `http://${BENCH_PAGE_HOST}:${(site.address() as { port: number }).port}`;
 
 const source = {
   parameters: { user: { refType: 'string' }, password: { refType: 'string', secret: true } },

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
+import { parseAllowedDestinations } from './browsers/egressPolicy.ts';
 
 /**
  * The one place that reads the environment. Everything else receives a `Config`.
@@ -191,6 +192,13 @@ const environment = z.object({
   BROWSER_SWEEP_GRACE_SECONDS: z.coerce.number().int().min(1).default(120),
   PROXY_LIST: optionalString,
   /**
+   * `restricted`: browsers may not reach loopback, private, link-local or CGNAT addresses, nor this
+   * machine's (docs/browsers.md, Egress). `open`: anywhere — unsafe with more than one tenant.
+   */
+  BROWSER_EGRESS_POLICY: z.enum(['restricted', 'open']).default('restricted'),
+  /** Exceptions to the egress policy: comma-separated `host`, `host:port` or CIDR entries. */
+  BROWSER_ALLOWED_PRIVATE_DESTINATIONS: optionalString,
+  /**
    * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
    * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).
    */
@@ -260,6 +268,12 @@ export function parseConfig(env: Record<string, string | undefined>) {
   }
   const models = parseModels(e.MODELS, env);
   const billing = parseBilling(e);
+  const allowedDestinations = parseAllowedDestinations(e.BROWSER_ALLOWED_PRIVATE_DESTINATIONS);
+  if ('invalid' in allowedDestinations) {
+    throw new ConfigError(
+      `Invalid configuration:\n  BROWSER_ALLOWED_PRIVATE_DESTINATIONS: "${allowedDestinations.invalid}" is not a host, host:port, IP address or CIDR`,
+    );
+  }
   const localModel = parseLocalModel(e.LOCAL_MODEL);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
@@ -301,6 +315,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       orphanGraceSeconds: e.BROWSER_ORPHAN_GRACE_SECONDS,
       sweepIntervalSeconds: e.BROWSER_SWEEP_INTERVAL_SECONDS,
       sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
+      /** Where browsers may connect (server/browsers/egressPolicy.ts); null when the policy is open. */
+      egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
     },
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createProject, registerUser } from './support/accounts.ts';
-import { startTestSite } from './support/pages.ts';
+import { PAGE_HOST, startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -33,6 +33,7 @@ function startHostProcess() {
       BROWSER_HOST_ID: hostId,
       DATA_DIR: dataDir,
       BROWSER_WARM_POOL: '0',
+      BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
       JWT_SECRET: stack.config.jwtSecret,
       LOG_LEVEL: 'warn',
     },

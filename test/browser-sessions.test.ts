@@ -191,7 +191,7 @@ describe('a running browser', () => {
     const proxy = await startAuthProxy('proxyuser', 'proxy-secret-pw');
     try {
       const sessionId = await createSession({
-        proxy: { protocol: 'http', hostname: '127.0.0.1', port: proxy.port, username: 'proxyuser', password: 'proxy-secret-pw' },
+        proxy: { protocol: 'http', hostname: proxy.host, port: proxy.port, username: 'proxyuser', password: 'proxy-secret-pw' },
       });
       const resource = await start(sessionId);
       const browser = await chromium.connectOverCDP(resource.remoteUrl);
@@ -213,7 +213,7 @@ describe('a running browser', () => {
     try {
       const stored = await stack.http.post(
         `/${project.slug}/api/proxies`,
-        { protocol: 'http', hostname: '127.0.0.1', port: proxy.port, username: 'storeduser', password: 'stored-proxy-pw' },
+        { protocol: 'http', hostname: proxy.host, port: proxy.port, username: 'storeduser', password: 'stored-proxy-pw' },
         { token: owner.token },
       );
       expect(stored.status, stored.text).toBe(200);

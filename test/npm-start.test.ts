@@ -10,7 +10,7 @@ import { createScratchDatabase } from '../scripts/scratch-database.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { PASSWORD } from './support/accounts.ts';
 import { type Credentials, HttpClient } from './support/http.ts';
-import { startTestSite } from './support/pages.ts';
+import { PAGE_HOST, startTestSite } from './support/pages.ts';
 import { groupAlive, projectRoot as root } from './support/processes.ts';
 import { startSmtpSink, tokenFromMail } from './support/smtp.ts';
 import { testDatabaseBase } from './support/stack.ts';
@@ -103,6 +103,7 @@ beforeAll(async () => {
       TEMPORAL_TASK_QUEUE: queue,
       BROWSER_HOST_ID: `host-${queue}`,
       BROWSER_WARM_POOL: '0',
+      BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
       JWT_SECRET: randomBytes(32).toString('hex'),
       SMTP_URL: smtp.url,
       RATE_LIMITS: 'off',

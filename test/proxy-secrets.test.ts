@@ -31,7 +31,7 @@ beforeAll(async () => {
   ]);
   // The pool proxy's port is known before the stack starts, so PROXY_LIST can name it.
   const proxyList = [
-    { id: 'pool-1', protocol: 'http', hostname: '127.0.0.1', port: poolProxy.port, username: 'pooluser', password: POOL_PW },
+    { id: 'pool-1', protocol: 'http', hostname: poolProxy.host, port: poolProxy.port, username: 'pooluser', password: POOL_PW },
   ];
   stack = await startTestStack({ PROXY_LIST: JSON.stringify(proxyList) }, { browserHost: true });
   site = await startTestSite();
@@ -65,7 +65,7 @@ async function createSession(body: Record<string, unknown>) {
 async function createStoredProxy(password: string) {
   const created = await stack.http.post(
     `/${project.slug}/api/proxies`,
-    { protocol: 'http', hostname: '127.0.0.1', port: storedProxy.port, username: 'storeduser', password },
+    { protocol: 'http', hostname: storedProxy.host, port: storedProxy.port, username: 'storeduser', password },
     as(),
   );
   expect(created.status, created.text).toBe(200);
@@ -114,7 +114,7 @@ describe('proxy passwords at rest', () => {
   });
 
   it('a session’s inline proxy password is sealed in its row, on create and on update, and opened for the launch', async () => {
-    const inline = { protocol: 'http', hostname: '127.0.0.1', port: inlineProxy.port, username: 'inlineuser' };
+    const inline = { protocol: 'http', hostname: inlineProxy.host, port: inlineProxy.port, username: 'inlineuser' };
     const sessionId = await createSession({ proxy: { ...inline, password: 'wrong-first-password' } });
     expect(await dumpOf('browser_sessions', sessionId)).not.toContain('wrong-first-password');
     const patched = await stack.http.patch(
@@ -144,7 +144,7 @@ describe('proxy passwords at rest', () => {
     await reachThroughProxy(await createSession({ proxyId }), storedProxy, STORED_PW);
 
     const sessionId = await createSession({});
-    const legacy = { protocol: 'http', hostname: '127.0.0.1', port: inlineProxy.port, username: 'inlineuser', password: INLINE_PW };
+    const legacy = { protocol: 'http', hostname: inlineProxy.host, port: inlineProxy.port, username: 'inlineuser', password: INLINE_PW };
     await sql(`update browser_sessions set proxy = ?::jsonb where id = ?`, [JSON.stringify(legacy), sessionId]);
     await reachThroughProxy(sessionId, inlineProxy, INLINE_PW);
   });

@@ -3,8 +3,10 @@
  * with a prompt and the data a correct pipeline extracts. `setCosmetic(true)` serves the same
  * content with other classes and layout (wrappers), as a redesign that keeps the content would.
  */
+
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BENCH_PAGE_HOST } from './stack.ts';
 
 export const SECRET = 'pa55-bench-7731';
 
@@ -275,9 +277,9 @@ export async function startShapesSite() {
     res.writeHead(404);
     res.end('not found');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, BENCH_PAGE_HOST, resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://${BENCH_PAGE_HOST}:${(server.address() as AddressInfo).port}`,
     setCosmetic: (value: boolean) => {
       cosmetic = value;
     },

@@ -15,6 +15,9 @@ import { freePort } from '../../server/infra/ports.ts';
 import { bundleWorkflows, connectTemporalClient, createControlWorker } from '../../server/infra/temporal.ts';
 import { createLogger } from '../../server/logger.ts';
 
+/** Where benchmarks serve the pages the service's browsers visit: allowed through the egress policy, nothing else on loopback is. */
+export const BENCH_PAGE_HOST = '127.0.0.5';
+
 /**
  * The whole service for a benchmark, as `npm start` runs it (api, control worker, browser host)
  * but on a scratch database and a throw-away Temporal dev server, plus a verified user with a
@@ -41,6 +44,7 @@ export async function startBenchStack(env: Record<string, string> = {}) {
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'bf-bench-')),
     LOG_LEVEL: 'warn',
     RATE_LIMITS: 'off',
+    BROWSER_ALLOWED_PRIVATE_DESTINATIONS: BENCH_PAGE_HOST,
     ...env,
   });
   const orm = await initORM(database.url);

@@ -1,6 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * Where the pages the service's browsers visit are served: an address of their own on loopback,
+ * which the test stacks allow through the egress policy (`BROWSER_ALLOWED_PRIVATE_DESTINATIONS`);
+ * everything else on loopback (the api, Temporal, other servers) stays out of the browsers' reach.
+ */
+export const PAGE_HOST = '127.0.0.5';
+
 /** A small site served by the test itself, for browsers to visit. */
 export async function startTestSite(routes: Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void> = {}) {
   const hits: string[] = [];
@@ -16,10 +23,10 @@ export async function startTestSite(routes: Record<string, (req: http.IncomingMe
       `<!doctype html><title>Test page</title><h1 id="greeting">Hello from the test site</h1><script>console.log('page script ran at ' + location.pathname)</script>`,
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, PAGE_HOST, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${PAGE_HOST}:${port}`,
     port,
     hits,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -56,7 +63,7 @@ export async function startAuthProxy(username: string, password: string) {
     });
     req.pipe(upstream);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, PAGE_HOST, resolve));
   const { port } = server.address() as AddressInfo;
-  return { port, relayed, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { host: PAGE_HOST, port, relayed, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

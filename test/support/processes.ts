@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../server/infra/ports.ts';
+import { PAGE_HOST } from './pages.ts';
 
 /** For tests that run the service's own processes (npm start, server/main/start.ts). */
 
@@ -37,6 +38,7 @@ export async function embeddedDefaultsEnv(dataDir: string, port?: number): Promi
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
     BROWSER_WARM_POOL: '0',
+    BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
     LOG_LEVEL: 'info',
   };
   for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PUBLIC_URL', 'SMTP_URL', 'JWT_SECRET', 'TEMPORAL_TASK_QUEUE']) delete env[name];

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PAGE_HOST } from './pages.ts';
 
 /**
  * A small shop served by the test itself, for analysis and generation: a login form that leads to
@@ -95,10 +96,10 @@ export async function startShopSite(options: { cosmetic?: boolean; host?: string
     }
     send(page('Shop', '<a href="/login">Sign in</a> <a href="/search">Search</a>'));
   });
-  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? PAGE_HOST, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${options.host ?? PAGE_HOST}:${port}`,
     hits,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -15,6 +15,7 @@ import { freePort } from '../../server/infra/ports.ts';
 import { connectTemporalClient, createControlWorker } from '../../server/infra/temporal.ts';
 import { createLogger } from '../../server/logger.ts';
 import { HttpClient } from './http.ts';
+import { PAGE_HOST } from './pages.ts';
 import { startSmtpSink } from './smtp.ts';
 
 export const testDatabaseBase = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
@@ -60,6 +61,8 @@ export async function startTestStack(
     ADMIN_EMAILS: 'admin@example.test',
     // Every test file signs in from 127.0.0.1 over and over; test/rate-limits.test.ts turns them on.
     RATE_LIMITS: 'off',
+    // The pages tests serve to the service's browsers (test/support/pages.ts, PAGE_HOST).
+    BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
     ...env,
   });
   const log = createLogger(config, options.logDestination);

@@ -9,6 +9,7 @@ import { browserHostQueue } from '../../../workflows/contracts/browserSession.ts
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
+import { EgressPolicy } from '../egressPolicy.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 
@@ -23,6 +24,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   const log = options.log.child({ component: 'browser-host', hostId: config.browsers.hostId });
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
+    egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir: path.join(config.dataDir, 'browsers', config.browsers.hostId),
     warmSize: config.browsers.warmPool,
     recentSize: config.browsers.warmRecent,

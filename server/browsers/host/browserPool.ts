@@ -6,15 +6,19 @@ import type { Logger } from 'pino';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
+import type { EgressPolicy } from '../egressPolicy.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
+import { EgressProxy } from './egressProxy.ts';
 import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
 import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
 /** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
+/** Under the egress policy: WebRTC may not send UDP around the proxy. */
+const EGRESS_FLAGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
 const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
 
 /** Variables of the host's environment Chromium (and Debian's launcher script) may see. */
@@ -69,12 +73,16 @@ type Instance = {
   unwantedSince?: number;
   /** A browser running elsewhere, connected over CDP: a stop disconnects, it never kills. */
   remote?: Browser;
+  /** The proxy every connection of this browser goes through (null: the egress policy is open). */
+  egress?: EgressProxy | null;
 };
 
 type WarmBrowser = Omit<Instance, 'resourceId' | 'projectId' | 'log' | 'warm' | 'offered'> & { warmId?: string };
 
 export type PoolOptions = WarmPolicyOptions & {
   chromiumPath: string;
+  /** Where browsers may connect; null: anywhere (`BROWSER_EGRESS_POLICY=open`). */
+  egress: EgressPolicy | null;
   /** Every browser's user-data-dir lives below this, which is how orphans are found after a crash. */
   browsersDir: string;
   capacity: number;
@@ -427,22 +435,31 @@ export class BrowserPool {
     const userDataDir = path.join(this.#options.browsersDir, randomUUID());
     const env = browserEnvironment(userDataDir);
     mkdirSync(env.HOME as string, { recursive: true });
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: this.#options.chromiumPath,
-      env,
-      headless: true,
-      args: [...REQUIRED_FLAGS, `--window-size=${screen.width},${screen.height}`, ...args],
-      viewport: screen,
-      screen,
-      proxy: proxy ?? undefined,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-      timeout: 30_000,
-    });
+    // Under the egress policy the browser's only proxy is its egress proxy, loopback included;
+    // the session's own proxy is that one's upstream.
+    const egress = this.#options.egress ? await EgressProxy.start({ policy: this.#options.egress, upstream: proxy }) : null;
+    let context: BrowserContext;
+    try {
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: this.#options.chromiumPath,
+        env,
+        headless: true,
+        args: [...REQUIRED_FLAGS, ...(egress ? EGRESS_FLAGS : []), `--window-size=${screen.width},${screen.height}`, ...args],
+        viewport: screen,
+        screen,
+        proxy: egress ? { server: egress.server, bypass: '<-loopback>' } : (proxy ?? undefined),
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+        timeout: 30_000,
+      });
+    } catch (error) {
+      await egress?.close();
+      throw error;
+    }
     const cdpEndpoint = await readDevToolsEndpoint(userDataDir);
     const pid = findProcessesMentioning(`--user-data-dir=${userDataDir}`).find((candidate) => parentOf(candidate) === process.pid) ?? null;
-    return { context, userDataDir, cdpEndpoint, pid, settings, signature: launchSignature(settings), networkBytes: 0 };
+    return { context, userDataDir, cdpEndpoint, pid, settings, signature: launchSignature(settings), networkBytes: 0, egress };
   }
 
   #browserLog(owner: () => Instance) {
@@ -451,6 +468,15 @@ export class BrowserPool {
 
   /** Browser logs and network bytes of a resource, from every page it opens. */
   #watch(instance: Instance) {
+    if (instance.egress) {
+      instance.egress.onBlocked = ({ host, port, reason }) =>
+        instance.log.push({
+          context: 'browser',
+          severity: 'warn',
+          message: `blocked a connection to ${host}:${port}: ${reason} (egress policy)`,
+          area: 'network',
+        });
+    }
     capturePageLogs(instance.context, (entry) => instance.log.push(entry));
     instance.context.on('requestfinished', (request) => {
       request.sizes().then(
@@ -490,6 +516,7 @@ export class BrowserPool {
       }
     }
     rmSync(instance.userDataDir, { recursive: true, force: true });
+    await instance.egress?.close();
   }
 }
 
