@@ -15,6 +15,7 @@ import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
 import { registerExternalRoutes } from './http/externalRoutes.ts';
 import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
+import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
@@ -71,16 +72,29 @@ export async function buildApp(deps: AppDeps) {
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    const tooDeep = refuseDeepJson(body as string);
+    if (tooDeep) return done(tooDeep, undefined);
     void jsonParser(req, body as string, done);
   });
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    // tRPC queries carry their input as JSON in the query string: the same depth limit.
+    if (req.url.startsWith('/trpc/') && req.url.includes('input=')) {
+      const input = new URL(req.url, 'http://local').searchParams.get('input');
+      const tooDeep = input ? refuseDeepJson(input) : undefined;
+      if (tooDeep) throw tooDeep;
+    }
   });
 
   // The spec's start/stop/accept/reject POSTs carry no body; the REST adapter insists on a
   // content type for POST, PUT and PATCH, so a request without one is read as an empty JSON body.
   app.addHook('preHandler', async (req) => {
+    // tRPC's adapter parses its own bodies, from the text this hook sees first.
+    if (req.url.startsWith('/trpc') && typeof req.body === 'string') {
+      const tooDeep = refuseDeepJson(req.body);
+      if (tooDeep) throw tooDeep;
+    }
     if (!req.headers['content-type'] && req.body === undefined && req.method !== 'GET' && req.method !== 'DELETE') {
       req.headers['content-type'] = 'application/json';
     }

@@ -100,6 +100,22 @@ function closeCode(url: string, onOpen?: (socket: WebSocket) => void) {
   });
 }
 
+/** The HTTP status a WebSocket upgrade is refused with (0: it was accepted). */
+function upgradeRefusal(url: string) {
+  return new Promise<number>((resolve) => {
+    const socket = new WebSocket(url);
+    socket.on('unexpected-response', (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.on('open', () => {
+      resolve(0);
+      socket.close();
+    });
+    socket.on('error', () => {});
+  });
+}
+
 describe('the CDP proxy', () => {
   it('keeps a remoteUrl holder off the host’s files and privileged pages, and normal browsing works', async () => {
     const { sessionId, resource } = await startBrowser();
@@ -310,15 +326,19 @@ describe('resource URLs', () => {
       const cdpUrl = (resource: { id: string }, sessionId: string, t: string) =>
         `${stack.url.replace(/^http/, 'ws')}/${project.slug}/api/sessions/${sessionId}/${resource.id}/cdp?token=${t}`;
       // A live-view token does not open CDP; resource A's token does not open resource B.
-      expect(await closeCode(cdpUrl(a.resource, a.sessionId, token(a.resource.vncUrl)))).toBe(4001);
-      expect(await closeCode(cdpUrl(b.resource, b.sessionId, token(a.resource.remoteUrl)))).toBe(4001);
+      expect(await upgradeRefusal(cdpUrl(a.resource, a.sessionId, token(a.resource.vncUrl)))).toBe(401);
+      expect(await upgradeRefusal(cdpUrl(b.resource, b.sessionId, token(a.resource.remoteUrl)))).toBe(401);
       // An expired one does not either, while a fresh one does.
       const tokens = new ResourceTokens(stack.serviceSecret);
       const expired = await tokens.sign(a.resource.id, 'cdp', new Date(Date.now() - 1000), { control: true });
-      expect(await closeCode(cdpUrl(a.resource, a.sessionId, expired))).toBe(4001);
+      expect(await upgradeRefusal(cdpUrl(a.resource, a.sessionId, expired))).toBe(401);
       const browser = await chromium.connectOverCDP(a.resource.remoteUrl);
       expect(browser.contexts().length).toBeGreaterThan(0);
       await browser.close();
+      // No token, no socket: nothing a stranger sends is read. With one, frames stop at 32 MiB.
+      expect(await upgradeRefusal(cdpUrl(b.resource, b.sessionId, 'x'))).toBe(401);
+      const fresh = await stack.http.get(`/${project.slug}/api/sessions/${a.sessionId}/${a.resource.id}`, { token: owner.token });
+      expect(await closeCode(fresh.body.remoteUrl, (socket) => socket.send(Buffer.alloc(33 * 1024 * 1024, 'x')))).toBe(1009);
 
       // The live view's socket takes input events, not megabytes.
       const liveWs = a.resource.vncUrl.replace(/^http/, 'ws').replace('/live?', '/live/ws?');
@@ -326,8 +346,8 @@ describe('resource URLs', () => {
 
       // A stopped resource's tokens open nothing.
       await stop(a.sessionId, a.resource.id);
-      expect(await closeCode(a.resource.remoteUrl)).toBe(4001);
-      expect(await closeCode(liveWs)).toBe(4001);
+      expect(await upgradeRefusal(a.resource.remoteUrl)).toBe(404);
+      expect(await upgradeRefusal(liveWs)).toBe(404);
     } finally {
       await stop(a.sessionId, a.resource.id);
       await stop(b.sessionId, b.resource.id);

@@ -10,6 +10,7 @@ import { parseQuantity } from '../billing/money.ts';
 import { startFundsShutdown } from '../billing/shutdown.ts';
 import type { StripeEventInput } from '../billing/stripeEvents.ts';
 import { BadRequest, invalidInput, NotFound, ServiceUnavailable } from '../errors.ts';
+import { refuseDeepJson } from './jsonDepth.ts';
 import type { RawRoutePaths } from './openapi.ts';
 import { type RawApp, sameSecret } from './rawRoutes.ts';
 
@@ -37,6 +38,8 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
       if (typeof signature !== 'string' || !Buffer.isBuffer(body)) {
         throw new BadRequest('invalid_signature', 'The webhook needs its raw body and a stripe-signature header');
       }
+      const tooDeep = refuseDeepJson(body.toString('utf8'));
+      if (tooDeep) throw tooDeep;
       let event: Stripe.Event;
       try {
         event = Stripe.webhooks.constructEvent(body, signature, stripe.webhookSecret, SIGNATURE_TOLERANCE_SECONDS);

@@ -19,18 +19,28 @@ const domainErrors = t.middleware(async ({ next }) => {
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** Where the input holds a NUL (U+0000), which PostgreSQL text and jsonb cannot store. */
+/**
+ * Where the input holds a NUL (U+0000), which PostgreSQL text and jsonb cannot store. Iterative,
+ * and linear in the input's size: each value keeps a link to its parent, and a path is spelled
+ * out only for the one value found.
+ */
 function findNulCharacter(input: unknown): (string | number)[] | undefined {
-  // Iterative: a body may nest deeper than the call stack allows.
-  const pending: [unknown, (string | number)[]][] = [[input, []]];
+  type Step = { value: unknown; key?: string; parent?: Step };
+  const pathOf = (step: Step) => {
+    const path: string[] = [];
+    for (let at: Step | undefined = step; at?.key !== undefined; at = at.parent) path.unshift(at.key);
+    return path;
+  };
+  const pending: Step[] = [{ value: input }];
   while (pending.length) {
-    const [value, path] = pending.pop() as [unknown, (string | number)[]];
+    const step = pending.pop() as Step;
+    const { value } = step;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return path;
+      if (value.includes('\u0000')) return pathOf(step);
     } else if (value !== null && typeof value === 'object') {
       for (const [key, child] of Object.entries(value)) {
-        if (key.includes('\u0000')) return path;
-        pending.push([child, [...path, key]]);
+        if (key.includes('\u0000')) return pathOf(step);
+        pending.push({ value: child, key, parent: step });
       }
     }
   }

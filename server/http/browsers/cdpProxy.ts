@@ -26,6 +26,9 @@ export const cdpProxyPaths: RawRoutePaths = {
 };
 
 /** The CDP endpoint of a running browser (remoteUrl), behind its token. */
+/** What a request's token opened, from its upgrade check to its socket. */
+const verified = new WeakMap<object, Awaited<ReturnType<typeof resourceByToken>>>();
+
 export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
   app.route<{ Params: ResourceParams }>({
     method: 'GET',
@@ -33,21 +36,16 @@ export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: Activity
     handler: async () => {
       throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket (the Chrome DevTools Protocol)');
     },
+    // The token is checked before the upgrade: a refused client gets an HTTP answer (401, 404)
+    // and never a socket, so nothing it sends is read, let alone held.
+    preValidation: async (req) => {
+      verified.set(req, await resourceByToken(deps, req.params, req.query, 'cdp'));
+    },
     wsHandler: (client, req) => {
-      // A CDP client speaks as soon as the socket opens (Playwright sends Browser.getVersion at
-      // once): hold its messages from the first moment, while the token is still being checked.
-      const early: { data: WebSocket.RawData; isBinary: boolean }[] = [];
-      const hold = (data: WebSocket.RawData, isBinary: boolean) => early.push({ data, isBinary });
-      client.on('message', hold);
-      resourceByToken(deps, req.params, req.query, 'cdp').then(
-        ({ resource, cdpEndpoint }) => {
-          client.off('message', hold);
-          // The client may have left while the token was checked: open nothing for it.
-          if (client.readyState !== WebSocket.OPEN) return;
-          proxyCdp(client, cdpEndpoint, (force) => touch(resource.id, force), early);
-        },
-        (error: Error) => client.close(4001, error.message.slice(0, 120)),
-      );
+      const target = verified.get(req);
+      verified.delete(req);
+      if (!target) return client.close(4001, 'not authorised');
+      proxyCdp(client, target.cdpEndpoint, (force) => touch(target.resource.id, force), []);
     },
   });
 }

@@ -38,6 +38,9 @@ export const liveViewPaths: RawRoutePaths = {
 /** Live-view input events are a few hundred bytes; nothing bigger is read into memory. */
 const LIVE_MAX_PAYLOAD = 64 * 1024;
 
+/** What a request's token opened, from its upgrade check to its socket. */
+const verified = new WeakMap<object, Awaited<ReturnType<typeof resourceByToken>>>();
+
 /** The live view of a running browser (vncUrl): its page, and the WebSocket of frames and input, behind its token. */
 export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
   app.get<{ Params: ResourceParams; Querystring: { token?: string } }>(`${resourcePath}/live`, async (req, reply) => {
@@ -58,15 +61,17 @@ export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: Activity
     handler: async () => {
       throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket');
     },
+    // The token is checked before the upgrade, as the CDP proxy's is.
+    preValidation: async (req) => {
+      verified.set(req, await resourceByToken(deps, req.params, req.query, 'live'));
+    },
     wsHandler: (client, req) => {
       limitPayload(client, LIVE_MAX_PAYLOAD);
-      resourceByToken(deps, req.params, req.query, 'live').then(
-        ({ resource, cdpEndpoint, grant }) => {
-          if (client.readyState !== WebSocket.OPEN) return;
-          void serveLiveView(client, cdpEndpoint, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
-        },
-        (error: Error) => client.close(4001, error.message.slice(0, 120)),
-      );
+      const target = verified.get(req);
+      verified.delete(req);
+      if (!target) return client.close(4001, 'not authorised');
+      const { resource, cdpEndpoint, grant } = target;
+      void serveLiveView(client, cdpEndpoint, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
     },
   });
 }
