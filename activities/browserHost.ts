@@ -17,6 +17,9 @@ import { launchFailures } from '../workflows/contracts/browserSession.ts';
 import { nodeFailures } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
 
+/** How far past its `timeoutMs` a browser node may run before it is failed (its waits end within it). */
+const NODE_OVERRUN_GRACE_MS = 5_000;
+
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
  * proxy password and cookies, are read here from the database, so they never enter workflow
@@ -93,6 +96,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       const activity = Context.current();
       runs.touch(call.resourceId);
       let stopped: (() => void) | undefined;
+      let overrun: NodeJS.Timeout | undefined;
       const beat = setInterval(() => {
         activity.heartbeat();
         runs.touch(call.resourceId);
@@ -102,16 +106,20 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages });
           runs.track(call.runId, work);
+          // The node's time, held here: the activity's own timeout also allows for database waits.
+          const budget = (call.timeoutMs ?? 30_000) + NODE_OVERRUN_GRACE_MS;
           return Promise.race([
             work,
             new Promise<never>((_, reject) => {
               stopped = () => reject(new CancelledFailure('the run was stopped'));
               activity.cancellationSignal.addEventListener('abort', stopped, { once: true });
+              overrun = setTimeout(() => reject(new Error(`the node ran past its ${budget} ms`)), budget);
             }),
           ]);
         });
       } finally {
         clearInterval(beat);
+        clearTimeout(overrun);
         if (stopped) activity.cancellationSignal.removeEventListener('abort', stopped);
       }
     },

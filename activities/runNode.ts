@@ -1,11 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PipelineRun } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
+import { isDatabaseUnavailable } from '../server/infra/databaseErrors.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
+
+/**
+ * How long a node's activity waits for a database that is out of reach, retrying with backoff,
+ * before it gives up with `DatabaseUnavailable`. Such waits are the service's trouble, not the
+ * node's: they never count as the node's failure or use up its `retries`. The workflow gives node
+ * activities this much beyond the node's own timeout (`INFRASTRUCTURE_ALLOWANCE_MS`).
+ */
+export const DATABASE_WAIT_MS = 90_000;
+
+async function whileDatabaseDown<T>(work: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + DATABASE_WAIT_MS;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (Date.now() + delay > deadline) {
+        throw ApplicationFailure.create({
+          message: 'the database stayed out of reach',
+          type: 'DatabaseUnavailable',
+          cause: error as Error,
+        });
+      }
+      heartbeatIfActivity();
+      await sleep(delay);
+    }
+  }
+}
+
+function heartbeatIfActivity() {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    // not inside an activity (a test calling the wrapper directly)
+  }
+}
 
 /** One node of a run, as the workflow hands it to the activity that runs it. */
 export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
@@ -36,7 +74,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     ) => Promise<Record<string, unknown>>,
   ) {
     const em = orm.em.fork();
-    const run = await em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets', 'session'] });
+    const run = await whileDatabaseDown(() => em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets', 'session'] }));
     if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
     // One redactor for everything this node writes: its outputs, log lines and error.
     const secrets = openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies));
@@ -44,21 +82,15 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
     const stream = logStreams.run(run.id);
     const pending: NewLogEntry[] = [];
     const log = (entry: NewLogEntry) => pending.push(entry);
-    const flush = () => appendLogs(orm.em.fork(), run.project.id, stream, pending.splice(0), hide);
+    const flush = () => {
+      const entries = pending.splice(0);
+      return whileDatabaseDown(() => appendLogs(orm.em.fork(), run.project.id, stream, entries, hide));
+    };
     const started = Date.now();
     log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
+    let outputs: Record<string, unknown>;
     try {
-      const outputs = await execute(secrets.reveal(call.inputs), log, secrets.hidden);
-      const stored = hide.object(outputs);
-      await em
-        .getConnection()
-        .execute(
-          `update pipeline_runs set node_outputs = jsonb_set(node_outputs, ?::text[], ?::jsonb, true), updated = now() where id = ?`,
-          [`{${JSON.stringify(call.path)}}`, JSON.stringify(stored), run.id],
-        );
-      log({ context: call.path, severity: 'info', message: `${call.type} done in ${Date.now() - started} ms`, area: 'node' });
-      await flush();
-      return secrets.seal(outputs);
+      outputs = await execute(secrets.reveal(call.inputs), log, secrets.hidden);
     } catch (error) {
       // Without NUL, which PostgreSQL refuses in text and jsonb (a page script may throw one).
       const message = hide.text(error instanceof Error ? error.message : String(error)).replaceAll('\u0000', '');
@@ -69,5 +101,19 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
       const type = (error instanceof ApplicationFailure ? error.type : undefined) ?? 'node_failed';
       throw ApplicationFailure.create({ message, type, nonRetryable: error instanceof ApplicationFailure && Boolean(error.nonRetryable) });
     }
+    // The node ran: what is left is bookkeeping, and a database that is away for it is waited
+    // for (running the node again would repeat what it did to the page).
+    const stored = hide.object(outputs);
+    await whileDatabaseDown(() =>
+      em
+        .getConnection()
+        .execute(
+          `update pipeline_runs set node_outputs = jsonb_set(node_outputs, ?::text[], ?::jsonb, true), updated = now() where id = ?`,
+          [`{${JSON.stringify(call.path)}}`, JSON.stringify(stored), run.id],
+        ),
+    );
+    log({ context: call.path, severity: 'info', message: `${call.type} done in ${Date.now() - started} ms`, area: 'node' });
+    await flush();
+    return secrets.seal(outputs);
   };
 }

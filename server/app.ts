@@ -7,7 +7,16 @@ import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
-import { asDomainError, BadRequest, errorBody, httpAnswer, RateLimited, reshapeRestError, toTRPCError } from './errors.ts';
+import {
+  asDomainError,
+  BadRequest,
+  errorBody,
+  httpAnswer,
+  RateLimited,
+  reshapeRestError,
+  ServiceUnavailable,
+  toTRPCError,
+} from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { registerBillingPage } from './http/billingPage.ts';
 import { registerBillingRoutes } from './http/billingRoutes.ts';
@@ -121,6 +130,8 @@ export async function buildApp(deps: AppDeps) {
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
     const { status, body, domain } = httpAnswer(error);
+    const retryAfter = domain instanceof RateLimited || domain instanceof ServiceUnavailable ? domain.retryAfterSeconds : undefined;
+    if (retryAfter) reply.header('retry-after', String(retryAfter));
     // A 503 names no internals to the client; the cause (Temporal, SMTP) goes to the log.
     if (domain && status >= 500) req.log.warn({ err: domain }, 'request failed: a dependency is unavailable');
     else if (status >= 500) req.log.error({ err: error }, 'request failed');
@@ -204,8 +215,10 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   socket.destroy(error);
 }
 
-/** A rate-limited answer says when to come back, on /trpc as on the REST paths. */
+/** A rate-limited or unavailable answer says when to come back, on /trpc as on the REST paths. */
 function retryAfterMeta({ errors }: { errors: readonly { cause?: unknown }[] }) {
-  const limited = errors.map((error) => error.cause).find((cause) => cause instanceof RateLimited);
-  return limited ? { headers: { 'retry-after': String(limited.retryAfterSeconds) } } : {};
+  const later = errors
+    .map((error) => asDomainError(error.cause))
+    .find((cause): cause is RateLimited | ServiceUnavailable => cause instanceof RateLimited || cause instanceof ServiceUnavailable);
+  return later ? { headers: { 'retry-after': String(later.retryAfterSeconds) } } : {};
 }

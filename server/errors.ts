@@ -3,6 +3,7 @@ import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { FastifyError } from 'fastify';
 import { ZodError } from 'zod';
+import { isDatabaseUnavailable } from './infra/databaseErrors.ts';
 
 /**
  * The errors module: the domain errors, and how each edge answers them. Code inside the service
@@ -89,10 +90,12 @@ export class RateLimited extends DomainError {
   }
 }
 
-/** 503: a dependency (Temporal, the mail server) is out of reach; the request may be retried. */
+/** 503: a dependency (the database, Temporal, the mail server) is out of reach; the request may be retried. */
 export class ServiceUnavailable extends DomainError {
   override name = 'ServiceUnavailable';
   readonly status = 503;
+  /** What the Retry-After header says. */
+  readonly retryAfterSeconds = 5;
   constructor(message: string, cause?: unknown) {
     super('service_unavailable', message, { cause, retryable: true });
   }
@@ -117,6 +120,7 @@ export function asDomainError(error: unknown): DomainError | undefined {
   if (error instanceof UniqueConstraintViolationException) {
     return new Conflict('conflict', 'A record with the same unique name or slug exists', { cause: error });
   }
+  if (isDatabaseUnavailable(error)) return new ServiceUnavailable('The database is out of reach; try again shortly', error);
   return undefined;
 }
 

@@ -116,7 +116,8 @@ describe('a running browser', () => {
           (await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs`, { token: owner.token })).body.map(
             (e: { area: string }) => e.area,
           ),
-        { timeout: 10_000 },
+        // Log lines are written in batches; under a loaded machine a batch can take a while.
+        { timeout: 30_000 },
       )
       .toEqual(expect.arrayContaining(['lifecycle', 'navigation', 'console']));
     const page1 = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs?limit=1&offset=1`, {

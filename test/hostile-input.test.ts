@@ -36,7 +36,7 @@ describe('hostile bodies', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` },
     });
     expect([rest.status, rest.body.code]).toEqual([400, 'too_deep']);
-    const query = await stack.http.get(`/trpc/auth.me?input=${encodeURIComponent(nested(100))}`);
+    const query = await stack.http.get(`/trpc/auth.status?input=${encodeURIComponent(nested(100))}`);
     expect(query.status).toBe(400);
     expect(query.text).toContain('too_deep');
     const mcp = await stack.http.request('POST', '/some-project/api/mcp-servers/x/mcp', {

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,54 @@ describe('npm start on embedded defaults', () => {
     const logged = app.output();
     expect(logged).toContain('SIGTERM: shutting down');
     expect(logged).not.toMatch(/"level":(50|60)/);
+  });
+
+  it('after a kill -9, the next start stops the PostgreSQL and Temporal it left and starts cleanly', {
+    timeout: 2 * START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  }, async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-crashed-'));
+    chmodSync(dataDir, 0o755);
+    const port = await freePort();
+    const env = await embeddedDefaultsEnv(dataDir, port);
+    const ready = async (app: ReturnType<typeof spawnService>) => {
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (Date.now() < deadline && app.child.exitCode === null && !app.output().includes('API ready at')) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(app.output().includes('API ready at'), app.output().slice(-4000)).toBe(true);
+    };
+    const first = spawnService('npm', ['start', '--silent'], env);
+    started.push({ child: first.child, dataDir });
+    await ready(first);
+    // The service's own process, killed outright: nothing of its shutdown runs.
+    const service = processesMentioning('server/main/start.ts').filter((pid) => {
+      try {
+        // The node process, not the shell npm runs it from.
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return !command.includes('check-node') && readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`DATA_DIR=${dataDir}`);
+      } catch {
+        return false;
+      }
+    });
+    expect(service).toHaveLength(1);
+    process.kill(service[0] as number, 'SIGKILL');
+    await first.exited;
+    expect(processesMentioning(dataDir).length, 'PostgreSQL and Temporal outlive the crash').toBeGreaterThanOrEqual(2);
+
+    const second = spawnService('npm', ['start', '--silent'], env);
+    started.push({ child: second.child, dataDir });
+    await ready(second);
+    expect((await fetch(`http://127.0.0.1:${port}/api`)).status).toBe(200);
+    expect(second.output()).toContain('stopping the embedded PostgreSQL an earlier start left running');
+    expect(second.output()).toContain('stopping the Temporal dev server an earlier start left running');
+
+    const pid = second.child.pid as number;
+    process.kill(-pid, 'SIGTERM');
+    const stopDeadline = Date.now() + STOP_TIMEOUT_MS;
+    while ((groupAlive(pid) || processesMentioning(dataDir).length) && Date.now() < stopDeadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(processesMentioning(dataDir), 'nothing of either start is left running').toEqual([]);
   });
 
   it.runIf(process.getuid?.() === 0)(

@@ -43,14 +43,25 @@ async function openStack(env: Record<string, string>) {
 }
 
 /** The page size a client sees in the started browser, over its remoteUrl. */
-async function pageSize(started: Started) {
+/**
+ * The size a new tab of the browser gets, waiting up to 10 s for `expected`: the host's Playwright
+ * sizes a tab another client opened once it sees the new target, which under load lands a moment
+ * after the tab exists.
+ */
+async function pageSize(started: Started, expected: { width: number; height: number }) {
   if (!started.remoteUrl) throw new Error('the owner got no remoteUrl');
   const browser = await chromium.connectOverCDP(started.remoteUrl);
   try {
     const context = browser.contexts()[0];
     if (!context) throw new Error('no default context');
     const page = await context.newPage();
-    return await page.evaluate(() => ({ width: innerWidth, height: innerHeight }));
+    const size = () => page.evaluate(() => ({ width: innerWidth, height: innerHeight }));
+    let last = await size();
+    for (let waited = 0; waited < 10_000 && (last.width !== expected.width || last.height !== expected.height); waited += 100) {
+      await page.waitForTimeout(100);
+      last = await size();
+    }
+    return last;
   } finally {
     await browser.close();
   }
@@ -77,7 +88,7 @@ describe('warm browsers by launch signature', () => {
     const sessionId = await t.createSession();
     const started = await t.start(sessionId);
     expect(started.warm).toBe(true);
-    expect(await pageSize(started)).toEqual({ width: 1280, height: 720 });
+    expect(await pageSize(started, { width: 1280, height: 720 })).toEqual({ width: 1280, height: 720 });
     await t.stop(sessionId, started.id);
     // Refilled, and no browser warmed for the default settings beyond the pool.
     await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature]);
@@ -87,14 +98,14 @@ describe('warm browsers by launch signature', () => {
     const sessionId = await t.createSession({ screen });
     const first = await t.start(sessionId);
     expect(first.warm).toBe(false);
-    expect(await pageSize(first)).toEqual(screen);
+    expect(await pageSize(first, screen)).toEqual(screen);
     await t.stop(sessionId, first.id);
 
     // The host keeps one browser of these settings warm for the next start.
     await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature, ownScreen].sort());
     const second = await t.start(sessionId);
     expect(second.warm).toBe(true);
-    expect(await pageSize(second)).toEqual(screen);
+    expect(await pageSize(second, screen)).toEqual(screen);
     await t.stop(sessionId, second.id);
     // …and again once that one is taken.
     await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature, ownScreen].sort());

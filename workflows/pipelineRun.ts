@@ -17,6 +17,8 @@ import { workflowIds } from './names.ts';
 const DEFAULT_NODE_TIMEOUT_MS = 30_000;
 /** Time past the node's own budget before the activity itself times out. */
 const NODE_TIMEOUT_GRACE_MS = 5_000;
+/** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
+const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
 /** A host that does not pick up a node in this time is taken as gone: the run fails, not hangs. */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 /** Browser nodes heartbeat every second; a silent host is noticed this fast. */
@@ -65,7 +67,8 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
         activityNodes.add(path);
         const options = {
           // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed.
-          startToCloseTimeout: (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS,
+          // The node keeps its own time; the allowance is for waiting out the database (never the node's failure).
+          startToCloseTimeout: (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS + INFRASTRUCTURE_ALLOWANCE_MS,
           retry: {
             maximumAttempts: 1 + (call.retries ?? 0),
             initialInterval: '500 milliseconds',

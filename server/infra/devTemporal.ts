@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { stopStaleProcess } from './staleProcesses.ts';
 import { installTemporalRuntime } from './temporal.ts';
 
 const cliMissing = (candidate: string, why: string) =>
@@ -89,13 +90,26 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
-  if (options.dbFile) {
+  const pidFile = options.dbFile ? `${options.dbFile}.pid` : undefined;
+  if (options.dbFile && pidFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
+    // One an earlier start left running (a crash skips the stop) holds the port and the file.
+    await stopStaleProcess({
+      pidFile,
+      marker: options.dbFile,
+      what: 'Temporal dev server',
+      signal: 'SIGTERM',
+      group: true,
+      removePidFile: true,
+      log: options.log,
+    });
   }
   // Its own process group: `temporal` may be a shim (pyenv) whose child is the real server, and
   // stopping must reach both.
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // The group's leader: what a later start stops if this process dies without stopping it.
+  if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
       if (child.pid) process.kill(-child.pid, signal);
@@ -114,7 +128,10 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   // Detached, it would outlive this process: take it down on any exit, however abrupt.
   const onExit = () => signalGroup('SIGTERM');
   process.once('exit', onExit);
-  child.once('exit', () => process.off('exit', onExit));
+  child.once('exit', () => {
+    process.off('exit', onExit);
+    if (pidFile) rmSync(pidFile, { force: true });
+  });
   await Promise.race([waitForPort(options.port), exited]);
   return {
     ...listening(options),

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { stopStaleProcess } from './staleProcesses.ts';
 
 /**
  * PostgreSQL for `npm start` without DATABASE_URL: the binaries come from the npm package, the
@@ -38,6 +39,14 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
       });
     }
   }
+  // A server an earlier start left running (a crash skips the stop) holds the port and the folder.
+  await stopStaleProcess({
+    pidFile: path.join(databaseDir, 'postmaster.pid'),
+    marker: databaseDir,
+    what: 'embedded PostgreSQL',
+    signal: 'SIGINT',
+    log,
+  });
   log.info(`starting embedded PostgreSQL on 127.0.0.1:${port}`);
   try {
     await server.start();

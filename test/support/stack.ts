@@ -35,10 +35,13 @@ export async function startTestStack(
     controlWorker?: boolean;
     /** Where the app's log lines go (a test that reads them); LOG_LEVEL still applies. */
     logDestination?: DestinationStream;
+    /** The database URL the stack uses, from the scratch database's (a test that puts a cuttable link in between). */
+    databaseUrl?: (url: string) => string;
   } = {},
 ) {
   const port = await freePort();
   const database = await createScratchDatabase(testDatabaseBase, 'bftest');
+  const databaseUrl = options.databaseUrl?.(database.url) ?? database.url;
   const smtp = await startSmtpSink();
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
   const temporalAddress = inject('temporalAddress');
@@ -47,7 +50,7 @@ export async function startTestStack(
     // A port known up front, so PUBLIC_URL (and the resource URLs built from it) is right.
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: database.url,
+    DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     BROWSER_HOST_ID: `host-${taskQueue}`,
@@ -66,7 +69,7 @@ export async function startTestStack(
     ...env,
   });
   const log = createLogger(config, options.logDestination);
-  const orm = await initORM(database.url);
+  const orm = await initORM(databaseUrl);
   await migrate(orm);
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
   bundle ??= { code: readFileSync(inject('workflowBundlePath'), 'utf8') };
