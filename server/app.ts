@@ -3,6 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import querystring from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
@@ -27,7 +29,7 @@ import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
-import { buildOpenApiDocument, renderDocsHtml } from './http/openapi.ts';
+import { buildOpenApiDocument } from './http/openapi.ts';
 import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
 
@@ -174,9 +176,13 @@ export async function buildApp(deps: AppDeps) {
   registerExternalSessionRoutes(app, deps);
   await registerMcpRoutes(app, deps);
   const document = buildOpenApiDocument(deps.config.publicUrl);
-  const docsHtml = renderDocsHtml(document);
   app.get('/api/openapi.json', async () => document);
-  app.get('/api/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+  // The reference, rendered by Swagger UI from node_modules (no CDN): try-it-out with an API key.
+  await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/api/docs',
+    uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true },
+  });
 
   keepBodyTypesStrict(appRouter);
   // Last: its `/*` catch-all serves every REST path of the procedures, and 404 for the rest.

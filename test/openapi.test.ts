@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './support/chromium.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -215,15 +216,27 @@ describe('GET /api/openapi.json', () => {
 });
 
 describe('GET /api/docs', () => {
-  it('renders the reference as HTML listing the endpoints', async () => {
-    const response = await stack.http.get('/api/docs');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(response.text).toMatch(/^<!doctype html>/i);
-    for (const endpoint of specEndpoints) {
-      const [, path] = endpoint.split(' ') as [string, string];
-      expect(response.text, endpoint).toContain(path);
+  it('is Swagger UI, served from this host: a browser finds the operations and the API-key authorisation', async () => {
+    const page = await stack.http.get('/api/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).not.toMatch(/https?:\/\/(cdn|unpkg|cdnjs)/);
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.newPage();
+      await tab.goto(`${stack.url}/api/docs`);
+      await tab.waitForSelector('.opblock', { timeout: 30_000 });
+      const paths = await tab.locator('.opblock-summary-path').allTextContents();
+      const shown = paths.map((path) => path.replace(/\u200b/g, ''));
+      for (const endpoint of ['/api/projects', '/api/billing/plans', '/{project}/api/sessions/{sessionId}/start']) {
+        expect(shown, endpoint).toContain(endpoint);
+      }
+      await tab.click('button.authorize');
+      await expect
+        .poll(() => tab.locator('.auth-container').allTextContents())
+        .toEqual(expect.arrayContaining([expect.stringContaining('x-api-key')]));
+    } finally {
+      await browser.close();
     }
-    expect(response.text).toContain('/api/openapi.json');
   });
 });

@@ -6,7 +6,6 @@ import { billingPagePaths } from './billingPage.ts';
 import { billingRoutePaths } from './billingRoutes.ts';
 import { browserRoutePaths } from './browsers/index.ts';
 import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
-import { escapeHtml } from './html.ts';
 import { logRoutePaths } from './logRoutes.ts';
 import { mcpRoutePaths } from './mcpRoutes.ts';
 
@@ -19,7 +18,11 @@ const servedHerePaths: RawRoutePaths = {
     get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: { '200': { description: 'The document' } } },
   },
   '/api/docs': {
-    get: { summary: 'The API reference rendered as HTML', tags: ['docs'], responses: { '200': { description: 'HTML' } } },
+    get: {
+      summary: 'The API reference (Swagger UI, served from this host): every operation, with try-it-out and an API key',
+      tags: ['docs'],
+      responses: { '200': { description: 'HTML' } },
+    },
   },
   '/api/auth/external/{provider}/init': {
     get: {
@@ -126,22 +129,4 @@ function renameForkParameter(paths: NonNullable<OpenAPIObject['paths']>) {
     renamed[path.replace('{sourceProject}', '{project}')] = Object.fromEntries(operations);
   }
   return renamed;
-}
-
-/** A self-contained HTML reference: no scripts, no CDN, so it works on an offline host too. */
-export function renderDocsHtml(document: OpenAPIObject) {
-  const rows: string[] = [];
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const method of ['get', 'put', 'post', 'patch', 'delete'] as const) {
-      const op = (item as Record<string, { summary?: string; tags?: string[]; requestBody?: unknown; parameters?: unknown }>)[method];
-      if (!op) continue;
-      const details = JSON.stringify({ parameters: op.parameters, requestBody: op.requestBody }, null, 2);
-      rows.push(
-        `<section><h3><code class="m ${method}">${method.toUpperCase()}</code> <code>${escapeHtml(path)}</code></h3><p>${escapeHtml(op.summary ?? '')}</p><details><summary>parameters and body</summary><pre>${escapeHtml(details)}</pre></details></section>`,
-      );
-    }
-  }
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(document.info.title)}</title>
-<style>body{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}section{border-top:1px solid #ddd;padding:.3rem 0}h3{margin:.4rem 0;font-size:1rem}.m{display:inline-block;width:4.5rem}.get{color:#06c}.put,.post{color:#080}.patch{color:#a60}.delete{color:#c00}pre{background:#f6f6f6;padding:.5rem;overflow:auto}</style></head>
-<body><h1>${escapeHtml(document.info.title)} <small>${escapeHtml(document.info.version)}</small></h1><p>${escapeHtml(document.info.description ?? '')}</p><p><a href="/api/openapi.json">OpenAPI 3.1 JSON</a></p>${rows.join('\n')}</body></html>`;
 }

@@ -29,7 +29,11 @@ export async function startTestSite(routes: Record<string, (req: http.IncomingMe
     url: `http://${PAGE_HOST}:${port}`,
     port,
     hits,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

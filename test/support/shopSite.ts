@@ -101,6 +101,10 @@ export async function startShopSite(options: { cosmetic?: boolean; host?: string
   return {
     url: `http://${options.host ?? PAGE_HOST}:${port}`,
     hits,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

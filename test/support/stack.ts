@@ -109,14 +109,29 @@ export async function startTestStack(
     http: new HttpClient(url),
     browserHost,
     async close() {
-      await app.close();
-      await browserHost?.stop();
+      // Each step bounded: a component that does not stop is named in the output and the rest
+      // still closes (the database is dropped), instead of the whole file failing on its hook.
+      const step = async (name: string, work: () => unknown) => {
+        const t0 = Date.now();
+        let timer: NodeJS.Timeout | undefined;
+        const done = await Promise.race([
+          Promise.resolve(work()).then(() => true),
+          new Promise<false>((resolve) => {
+            timer = setTimeout(() => resolve(false), 30_000);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!done || Date.now() - t0 > 5_000)
+          console.warn(`test stack: closing ${name} took ${done ? `${Date.now() - t0} ms` : 'over 30 s; went on'}`);
+      };
+      await step('the app', () => app.close());
+      await step('the browser host', () => browserHost?.stop());
       control?.worker.shutdown();
-      await running;
-      await control?.connection.close();
-      await temporal.close();
-      await orm.close(true);
-      await smtp.close();
+      await step('the control worker', () => running);
+      await step('the worker connection', () => control?.connection.close());
+      await step('the Temporal client', () => temporal.close());
+      await step('the ORM', () => orm.close(true));
+      await step('the SMTP sink', () => smtp.close());
       await database.drop();
     },
   };

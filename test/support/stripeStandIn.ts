@@ -166,7 +166,11 @@ export async function startStripeStandIn(options: { webhookSecret: string }) {
     sessionOfUrl(checkoutUrl: string) {
       return checkoutUrl.split('/pay/')[1] as string;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -46,6 +46,8 @@ export class EgressProxy {
       this.#upgrade(req, client, head).catch(() => client.destroy());
     });
     this.#server.on('connection', (socket: Socket) => {
+      // A browser that goes away mid-request resets its sockets: that ends them, nothing more.
+      socket.on('error', () => socket.destroy());
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
     });
@@ -230,7 +232,11 @@ function connectTo(address: string, port: number): Promise<Socket> {
       resolve(socket);
     });
     socket.once('timeout', () => socket.destroy(new Error('connect timed out')));
-    socket.once('error', reject);
+    // Before the connection: the caller's failure; after it, whoever pipes it ends it.
+    socket.on('error', (error) => {
+      reject(error);
+      socket.destroy();
+    });
   });
 }
 
@@ -242,7 +248,10 @@ function connectTls(address: string, port: number, servername: string): Promise<
       resolve(socket);
     });
     socket.once('timeout', () => socket.destroy(new Error('connect timed out')));
-    socket.once('error', reject);
+    socket.on('error', (error) => {
+      reject(error);
+      socket.destroy();
+    });
   });
 }
 
