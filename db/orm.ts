@@ -20,6 +20,9 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
       snapshotName: '.snapshot',
     },
     pool: { min: 0, max: 10 },
+    // A database that goes away mid-query must not hold a pooled connection for ever: a connect
+    // gives up after 10 s, a query after 2 minutes, and dead peers are found by TCP keep-alive.
+    driverOptions: { connectionTimeoutMillis: 10_000, query_timeout: 120_000, keepAlive: true },
     // Every request and activity forks its own EntityManager; the global one is never used.
     allowGlobalContext: false,
     ...overrides,
