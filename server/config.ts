@@ -89,7 +89,7 @@ const usagePricingOverrides = z.strictObject({
 const defaultUsagePricing = { cpu: '0.0014', network: '0.00000001', tokens: '0.0001' } as const;
 
 /** The auth routes that are rate limited; each has a limit per client IP and per account. */
-export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor'] as const;
+export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor', 'externalFlow'] as const;
 export type RateLimitedAction = (typeof rateLimitedActions)[number];
 /**
  * `0` means no limit on that dimension. `perAccountAllIps` (login only): failed attempts on one
@@ -104,6 +104,8 @@ const defaultRateLimits: Record<RateLimitedAction, RateLimitRule> = {
   resetRequest: { perIp: 20, perAccount: 5, windowSeconds: 60 * MINUTE },
   verifySubmit: { perIp: 50, perAccount: 10, windowSeconds: 15 * MINUTE },
   twoFactor: { perIp: 50, perAccount: 5, windowSeconds: 15 * MINUTE },
+  /** External sign-in's browser steps (`…/init`, `…/redirect`): per address only. */
+  externalFlow: { perIp: 60, perAccount: 0, windowSeconds: 15 * MINUTE },
 };
 
 const rateLimitOverrides = z.partialRecord(

@@ -24,6 +24,7 @@ beforeAll(async () => {
       resetRequest: { perIp: 3, perAccount: 2, windowSeconds: WINDOW },
       verifySubmit: { perIp: 3, perAccount: 3, windowSeconds: WINDOW },
       twoFactor: { perIp: 20, perAccount: 3, windowSeconds: WINDOW },
+      externalFlow: { perIp: 3, windowSeconds: WINDOW },
     }),
   });
 });
@@ -268,5 +269,20 @@ describe('two-factor verify', () => {
       pending,
     );
     expect(after.status, after.text).toBe(200);
+  });
+});
+
+describe('external sign-in’s browser steps', () => {
+  it('limits /init and /redirect per address, whatever the provider', async () => {
+    const ip = newIp();
+    const get = (path: string) => stack.http.request('GET', path, { headers: { 'x-forwarded-for': ip } });
+    expect((await get('/api/auth/external/nobody/init')).status).toBe(404);
+    expect((await get('/api/auth/external/nobody/redirect?state=x')).status).toBe(404);
+    expect((await get('/api/auth/external/other/init')).status).toBe(404);
+    expectLimited(await get('/api/auth/external/nobody/redirect?state=x'));
+    // Another address is not affected.
+    expect((await stack.http.request('GET', '/api/auth/external/nobody/init', { headers: { 'x-forwarded-for': newIp() } })).status).toBe(
+      404,
+    );
   });
 });

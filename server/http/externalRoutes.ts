@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../appDeps.ts';
 import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/externalAccounts.ts';
 import { OidcClients } from '../auth/oidc.ts';
+import { enforceRateLimit, rateLimitAddress } from '../auth/rateLimits.ts';
 import { safeEqual } from '../auth/secrets.ts';
 import { signIn } from '../auth/signIn.ts';
 import { BadRequest } from '../errors.ts';
@@ -37,6 +38,7 @@ export function registerExternalRoutes(app: RawApp, deps: AppDeps) {
   });
 
   app.get<ProviderParams>('/api/auth/external/:provider/init', async (req, reply) => {
+    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'externalFlow', { ip: rateLimitAddress(req) });
     const provider = oidc.provider(req.params.provider);
     const returnTo = returnPath(deps.config.publicUrl, query(req).get('returnUrl'));
     const remember = ['', 'true', '1'].includes(query(req).get('remember') ?? 'false');
@@ -55,6 +57,7 @@ export function registerExternalRoutes(app: RawApp, deps: AppDeps) {
   });
 
   app.get<ProviderParams>('/api/auth/external/:provider/redirect', async (req, reply) => {
+    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'externalFlow', { ip: rateLimitAddress(req) });
     const provider = oidc.provider(req.params.provider);
     const flow = Object.fromEntries(flowCookies.map((name) => [name, req.cookies[name]]));
     for (const name of flowCookies) reply.clearCookie(name, cookieOptions(provider.name));
