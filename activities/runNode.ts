@@ -15,7 +15,7 @@ import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecre
  * node's: they never count as the node's failure or use up its `retries`. The workflow gives node
  * activities this much beyond the node's own timeout (`INFRASTRUCTURE_ALLOWANCE_MS`).
  */
-export const DATABASE_WAIT_MS = 90_000;
+const DATABASE_WAIT_MS = 90_000;
 
 async function whileDatabaseDown<T>(work: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + DATABASE_WAIT_MS;

@@ -55,6 +55,15 @@ export class Unauthenticated extends DomainError {
   }
 }
 
+/** 402: the account has no funds left (billing is on, balance and plan pools are spent). */
+export class PaymentRequired extends DomainError {
+  override name = 'PaymentRequired';
+  readonly status = 402;
+  constructor(message = 'The account has no funds left: top up or subscribe to a plan (GET /api/billing/overview)') {
+    super('insufficient_funds', message);
+  }
+}
+
 /** 403: authenticated, but this subject may not do this. */
 export class PermissionDenied extends DomainError {
   override name = 'PermissionDenied';

@@ -4,7 +4,6 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../db/entities/index.ts';
 import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agentJobs.ts';
 import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
@@ -12,6 +11,7 @@ import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
+import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import { encryptSecrets } from '../pipelines/runSecrets.ts';
 import { sessionBrowser } from '../pipelines/runs.ts';
@@ -115,7 +115,7 @@ export async function stopJob(
   try {
     await handle.cancel();
   } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError || (error instanceof Error && /not found|already completed/i.test(error.message)))) {
+    if (!workflowIsGone(error)) {
       throw new ServiceUnavailable('The job could not be stopped: the workflow engine is unavailable', error);
     }
   }

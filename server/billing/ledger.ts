@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BillingAccount, LedgerEntry, type Project, Subscription, type UsageRecord, type UsageUnit } from '../../db/entities/index.ts';
 import type { Config } from '../config.ts';
-import { DomainError } from '../errors.ts';
+import { PaymentRequired } from '../errors.ts';
 import { MICROS_PER_MINOR, minBig } from './money.ts';
 
 /**
@@ -12,15 +12,6 @@ import { MICROS_PER_MINOR, minBig } from './money.ts';
  */
 
 type Billing = Config['billing'];
-
-/** 402: the account has no funds left (billing is on, balance and plan pools are spent). */
-export class PaymentRequired extends DomainError {
-  override name = 'PaymentRequired';
-  readonly status = 402;
-  constructor(message = 'The account has no funds left: top up or subscribe to a plan (GET /api/billing/overview)') {
-    super('insufficient_funds', message);
-  }
-}
 
 /** The statuses of a Stripe subscription whose plan is in force. */
 const liveStatuses = ['active', 'trialing', 'past_due'];

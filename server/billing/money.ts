@@ -1,4 +1,4 @@
-import { type Dinero, dinero, halfEven, multiply, toDecimal, toSnapshot, transformScale } from 'dinero.js/bigint';
+import { type Dinero, dinero, halfEven, multiply, toSnapshot, transformScale } from 'dinero.js/bigint';
 import * as currencies from 'dinero.js/bigint/currencies';
 
 /**
@@ -109,11 +109,6 @@ export function scaledString({ amount, scale }: Scaled) {
   const whole = digits.slice(0, -scale);
   const fraction = digits.slice(-scale).replace(/0+$/, '');
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
-}
-
-/** Minor units in major units for people ("10.50"), through the money library's own decimal. */
-export function majorString(minor: bigint, currency: Currency) {
-  return toDecimal(dinero({ amount: minor, currency: currency as never }));
 }
 
 /** The smaller of two bigints (Math.min takes numbers only). */

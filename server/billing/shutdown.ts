@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { AnalysisJob, GenerationJob, PipelineRun, Project, SessionResource } from '../../db/entities/index.ts';
 import { fundsShutdownWorkflow } from '../../workflows/billing.ts';
 import { FUNDS_EXHAUSTED } from '../../workflows/contracts/billing.ts';
 import { stopBrowserSignal } from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { activeResourceStatuses } from '../browsers/resourceStatus.ts';
+import { workflowIsGone } from '../infra/workflowErrors.ts';
 import type { MeterAnswer } from './metering.ts';
 
 /**
@@ -50,7 +51,7 @@ async function ignoringGone(call: Promise<unknown>) {
   try {
     await call;
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError || (error instanceof Error && /not found|already completed/i.test(error.message))) return;
+    if (workflowIsGone(error)) return;
     throw error;
   }
 }

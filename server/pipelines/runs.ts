@@ -16,6 +16,7 @@ import { requireFunds } from '../billing/ledger.ts';
 import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
+import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
 import { planReadsCookies } from './engine/registry.ts';
@@ -160,7 +161,7 @@ export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, r
   try {
     await handle.cancel();
   } catch (error) {
-    if (!(error instanceof Error && /not found|already completed/i.test(error.message))) {
+    if (!workflowIsGone(error)) {
       throw new ServiceUnavailable('The run could not be stopped: the workflow engine is unavailable', error);
     }
   }

@@ -94,20 +94,26 @@ export class EgressProxy {
     return addresses[0] as string;
   }
 
+  /**
+   * A connection to the session's proxy, which is subject to the policy like any destination; the
+   * destination too, where it is an address (a name is the proxy's to resolve).
+   */
+  async #toUpstream(upstream: UpstreamProxy, host: string, port: number) {
+    const url = new URL(upstream.server);
+    const upstreamPort = Number(url.port) || (url.protocol === 'https:' ? 443 : url.protocol === 'socks5:' ? 1080 : 80);
+    const proxyAddress = await this.#resolve(url.hostname, upstreamPort);
+    const bare = host.replace(/^\[|\]$/g, '');
+    if (isIP(bare)) await this.#resolve(bare, port);
+    const socket = await connectTo(proxyAddress, upstreamPort, url.protocol === 'https:' ? url.hostname : undefined);
+    return { socket, protocol: url.protocol, bare };
+  }
+
   /** A raw connection to `host:port`, through the session's proxy when it has one. */
   async #open(host: string, port: number): Promise<Socket> {
     const upstream = this.#options.upstream;
     if (!upstream) return connectTo(await this.#resolve(host, port), port);
-    const url = new URL(upstream.server);
-    const upstreamPort = Number(url.port) || (url.protocol === 'https:' ? 443 : url.protocol === 'socks5:' ? 1080 : 80);
-    // The session's proxy is subject to the policy like any destination.
-    const proxyAddress = await this.#resolve(url.hostname, upstreamPort);
-    // The destination too, where it is an address; a name is the proxy's to resolve.
-    const bare = host.replace(/^\[|\]$/g, '');
-    if (isIP(bare)) await this.#resolve(bare, port);
-    if (url.protocol === 'socks5:') return socks5(await connectTo(proxyAddress, upstreamPort), bare, port);
-    const socket =
-      url.protocol === 'https:' ? await connectTls(proxyAddress, upstreamPort, url.hostname) : await connectTo(proxyAddress, upstreamPort);
+    const { socket, protocol, bare } = await this.#toUpstream(upstream, host, port);
+    if (protocol === 'socks5:') return socks5(socket, bare, port);
     const authority = isIP(bare) === 6 ? `[${bare}]:${port}` : `${bare}:${port}`;
     socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${proxyAuthorization(upstream)}\r\n`);
     const status = await readStatus(socket);
@@ -157,15 +163,7 @@ export class EgressProxy {
     try {
       if (upstream && !upstream.server.startsWith('socks5:')) {
         // An HTTP proxy takes the absolute form, with its credentials.
-        const proxyUrl = new URL(upstream.server);
-        const proxyPort = Number(proxyUrl.port) || (proxyUrl.protocol === 'https:' ? 443 : 80);
-        const proxyAddress = await this.#resolve(proxyUrl.hostname, proxyPort);
-        const bare = url.hostname.replace(/^\[|\]$/g, '');
-        if (isIP(bare)) await this.#resolve(bare, port);
-        const socket =
-          proxyUrl.protocol === 'https:'
-            ? await connectTls(proxyAddress, proxyPort, proxyUrl.hostname)
-            : await connectTo(proxyAddress, proxyPort);
+        const { socket } = await this.#toUpstream(upstream, url.hostname, port);
         const auth = upstream.username ? { 'proxy-authorization': basic(upstream) } : {};
         outgoing = http.request({
           method: req.method,
@@ -224,30 +222,18 @@ function authorityOf(authority: string, defaultPort: number) {
   return { host: match[1] as string, port: match[2] ? Number(match[2]) : defaultPort };
 }
 
-function connectTo(address: string, port: number): Promise<Socket> {
+/** A TCP connection to `address:port`, TLS when a `servername` is given (an https:// proxy). */
+function connectTo(address: string, port: number, servername?: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = tcpConnect({ host: address, port, timeout: CONNECT_TIMEOUT_MS });
-    socket.once('connect', () => {
+    const socket: Socket = servername
+      ? tlsConnect({ host: address, port, servername: isIP(servername) ? undefined : servername, timeout: CONNECT_TIMEOUT_MS })
+      : tcpConnect({ host: address, port, timeout: CONNECT_TIMEOUT_MS });
+    socket.once(servername ? 'secureConnect' : 'connect', () => {
       socket.setTimeout(0);
       resolve(socket);
     });
     socket.once('timeout', () => socket.destroy(new Error('connect timed out')));
     // Before the connection: the caller's failure; after it, whoever pipes it ends it.
-    socket.on('error', (error) => {
-      reject(error);
-      socket.destroy();
-    });
-  });
-}
-
-function connectTls(address: string, port: number, servername: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: address, port, servername: isIP(servername) ? undefined : servername, timeout: CONNECT_TIMEOUT_MS });
-    socket.once('secureConnect', () => {
-      socket.setTimeout(0);
-      resolve(socket);
-    });
-    socket.once('timeout', () => socket.destroy(new Error('connect timed out')));
     socket.on('error', (error) => {
       reject(error);
       socket.destroy();
