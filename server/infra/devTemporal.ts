@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -106,8 +106,12 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     });
   }
   // Its own process group: `temporal` may be a shim (pyenv) whose child is the real server, and
-  // stopping must reach both.
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // stopping must reach both. With a history file its output goes to a log beside it: through a
+  // pipe, a crash of this process would take it down too (Go dies of SIGPIPE on its next line),
+  // and what it said before would be lost.
+  const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
+  const child = spawn(cli, args, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
+  if (logFd !== undefined) closeSync(logFd);
   // The group's leader: what a later start stops if this process dies without stopping it.
   if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
   const signalGroup = (signal: NodeJS.Signals) => {
