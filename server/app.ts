@@ -12,6 +12,7 @@ import type { AppDeps } from './appDeps.ts';
 import {
   asDomainError,
   BadRequest,
+  type ErrorCode,
   errorBody,
   httpAnswer,
   RateLimited,
@@ -205,7 +206,7 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   // A reset connection is gone; there is no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, message] =
+  const [status, code, message]: [number, ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'headers_too_large', 'The request headers are too large']
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'

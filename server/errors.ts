@@ -13,17 +13,123 @@ import { isDatabaseUnavailable } from './infra/databaseErrors.ts';
  * the activities, by the error types their workflow contracts name.
  */
 
+/**
+ * Every `code` the API's error body can carry, by HTTP status: the domain errors below take theirs
+ * from here (the compiler holds them to it), and the OpenAPI document's enums are these lists. The
+ * lower-case tRPC names are what an error without a domain code becomes (the REST adapter's own).
+ */
+export const errorCodes = {
+  400: [
+    'already_subscribed',
+    'already_verified',
+    'analysis_rejected',
+    'analysis_running',
+    'analysis_without_output',
+    'bad_request',
+    'bad_url',
+    'billing_disabled',
+    'currency_not_accepted',
+    'currency_switch',
+    'downgrade',
+    'email_not_verified',
+    'event_stream_required',
+    'external_flow_mismatch',
+    'external_login_denied',
+    'external_login_failed',
+    'function_failed',
+    'generation_accepted',
+    'generation_does_not_compile',
+    'generation_rejected',
+    'generation_running',
+    'generation_without_output',
+    'invalid_amount',
+    'invalid_api_key',
+    'invalid_args',
+    'invalid_code',
+    'invalid_content_length',
+    'invalid_input',
+    'invalid_json',
+    'invalid_launch_args',
+    'invalid_mcp_server',
+    'invalid_password',
+    'invalid_return_url',
+    'invalid_signature',
+    'invalid_state',
+    'invalid_token',
+    'last_sign_in_method',
+    'mcp_session_required',
+    'model_not_allowed',
+    'no_external_sign_in',
+    'no_session',
+    'no_setup',
+    'parse_error',
+    'session_gone',
+    'too_deep',
+    'two_factor_disabled',
+    'two_factor_enabled',
+    'unknown_function',
+    'unknown_image',
+    'unknown_price',
+    'unknown_project',
+    'unknown_proxy',
+    'user_not_found',
+    'version_has_errors',
+    'websocket_required',
+  ],
+  401: [
+    'api_key_required',
+    'invalid_api_key',
+    'invalid_code',
+    'invalid_credentials',
+    'invalid_token',
+    'no_2fa_pending',
+    'session_ended',
+    'unauthenticated',
+    'unauthorized',
+  ],
+  402: ['insufficient_funds', 'payment_required'],
+  403: ['api_key_not_linked', 'forbidden', 'host_not_allowed'],
+  404: ['billing_disabled', 'browser_not_running', 'not_found', 'session_not_found', 'unknown_provider', 'unknown_tool'],
+  408: ['request_timeout'],
+  409: [
+    'browser_not_running',
+    'browser_starting',
+    'conflict',
+    'email_taken',
+    'function_cancelled',
+    'function_running',
+    'identity_linked_elsewhere',
+    'name_taken',
+    'pipeline_running',
+    'provider_already_linked',
+    'session_running',
+    'slug_taken',
+    'too_many_cookies',
+  ],
+  413: ['body_too_large', 'payload_too_large'],
+  414: ['uri_too_long'],
+  415: ['unsupported_media_type'],
+  431: ['headers_too_large'],
+  429: ['browser_hosts_full', 'browser_limit_reached', 'rate_limited', 'too_many_requests'],
+  500: ['internal_error', 'internal_server_error', 'payment_provider_error'],
+  503: ['browser_start_failed', 'function_timeout', 'service_unavailable'],
+} as const;
+
+export type ErrorStatus = keyof typeof errorCodes;
+/** The codes of one status (`ErrorCode<400>`), or of any. */
+export type ErrorCode<Status extends ErrorStatus = ErrorStatus> = (typeof errorCodes)[Status][number];
+
 export type ErrorIssue = { path: (string | number)[]; message: string; code?: string };
 
 type DomainErrorOptions = { cause?: unknown; retryable?: boolean; issues?: ErrorIssue[] };
 
 export abstract class DomainError extends Error {
   abstract readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly issues?: ErrorIssue[];
 
-  constructor(code: string, message: string, options: DomainErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: DomainErrorOptions = {}) {
     super(message, { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? false;
@@ -35,6 +141,9 @@ export abstract class DomainError extends Error {
 export class BadRequest extends DomainError {
   override name = 'BadRequest';
   readonly status = 400;
+  constructor(code: ErrorCode<400>, message: string, options?: DomainErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** 400 by the spec (5.4): the endpoint needs a verified e-mail address. */
@@ -50,7 +159,7 @@ export class EmailNotVerified extends DomainError {
 export class Unauthenticated extends DomainError {
   override name = 'Unauthenticated';
   readonly status = 401;
-  constructor(message = 'Authentication required', code = 'unauthenticated') {
+  constructor(message = 'Authentication required', code: ErrorCode<401> = 'unauthenticated') {
     super(code, message);
   }
 }
@@ -68,7 +177,7 @@ export class PaymentRequired extends DomainError {
 export class PermissionDenied extends DomainError {
   override name = 'PermissionDenied';
   readonly status = 403;
-  constructor(message = 'You do not have permission to do this', code = 'forbidden') {
+  constructor(message = 'You do not have permission to do this', code: ErrorCode<403> = 'forbidden') {
     super(code, message);
   }
 }
@@ -77,7 +186,7 @@ export class PermissionDenied extends DomainError {
 export class NotFound extends DomainError {
   override name = 'NotFound';
   readonly status = 404;
-  constructor(what: string, code = 'not_found') {
+  constructor(what: string, code: ErrorCode<404> = 'not_found') {
     super(code, `${what} not found`);
   }
 }
@@ -86,6 +195,9 @@ export class NotFound extends DomainError {
 export class Conflict extends DomainError {
   override name = 'Conflict';
   readonly status = 409;
+  constructor(code: ErrorCode<409>, message: string, options?: DomainErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 /** 429: too many requests; `retryAfterSeconds` goes to the Retry-After header. */
@@ -114,6 +226,9 @@ export class ServiceUnavailable extends DomainError {
 export class LimitReached extends DomainError {
   override name = 'LimitReached';
   readonly status = 429;
+  constructor(code: ErrorCode<429>, message: string, options?: DomainErrorOptions) {
+    super(code, message, options);
+  }
 }
 
 // ---- At the edges ------------------------------------------------------------------------------
@@ -134,9 +249,9 @@ export function asDomainError(error: unknown): DomainError | undefined {
 }
 
 /** The one error body of the API (ARCHITECTURE.md): `{status: "error", code, message, issues?}`. */
-export type ErrorBody = { status: 'error'; code: string; message: string; issues?: ErrorIssue[] };
+export type ErrorBody = { status: 'error'; code: ErrorCode; message: string; issues?: ErrorIssue[] };
 
-export function errorBody(code: string, message: string, issues?: ErrorIssue[]): ErrorBody {
+export function errorBody(code: ErrorCode, message: string, issues?: ErrorIssue[]): ErrorBody {
   return issues?.length ? { status: 'error', code, message, issues } : { status: 'error', code, message };
 }
 
@@ -211,7 +326,7 @@ type TrpcRestError = {
   message?: string;
   code?: string;
   issues?: { path: (string | number)[]; message: string; code?: string }[];
-  data?: { domainCode?: string; issues?: ErrorIssue[] };
+  data?: { domainCode?: ErrorCode; issues?: ErrorIssue[] };
 };
 
 /**
@@ -220,12 +335,19 @@ type TrpcRestError = {
  */
 export function reshapeRestError(raw: TrpcRestError): ErrorBody {
   const issues = raw.data?.issues ?? raw.issues?.map(({ path, message, code }) => ({ path, message, code }));
-  const code = raw.data?.domainCode ?? (raw.issues ? 'invalid_input' : (raw.code ?? 'error').toLowerCase());
+  const code = raw.data?.domainCode ?? (raw.issues ? 'invalid_input' : asErrorCode((raw.code ?? '').toLowerCase()));
   const message = code === 'invalid_input' && issues?.length ? describeIssues(issues) : (raw.message ?? 'Error');
   return errorBody(code, message, issues);
 }
 
-const fastifyCodes: Record<string, string> = {
+const knownCodes = new Set<string>(Object.values(errorCodes).flat());
+
+/** A code from outside the catalogue (the REST adapter's own tRPC codes) as one of it. */
+function asErrorCode(code: string): ErrorCode {
+  return knownCodes.has(code) ? (code as ErrorCode) : 'bad_request';
+}
+
+const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_content_length',

@@ -128,6 +128,7 @@ export const billingRoutePaths: RawRoutePaths = {
       responses: {
         '200': { description: '{received: true}' },
         '400': { description: 'The signature does not match the body, or is older than five minutes' },
+        '404': { description: 'Billing is off on this service (`billing_disabled`)' },
         '503': { description: 'The event could not be applied now; Stripe delivers it again' },
       },
     },

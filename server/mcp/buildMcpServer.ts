@@ -6,7 +6,7 @@ import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, typ
 import { FunctionVersion, McpServer, type PipelineFunction, Project } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
 import type { Subject } from '../auth/subject.ts';
-import { asDomainError, type ErrorIssue, errorBody } from '../errors.ts';
+import { asDomainError, type ErrorCode, type ErrorIssue, errorBody } from '../errors.ts';
 import { executeFunction } from '../functions/execute.ts';
 import { optionalParameters } from '../functions/functionVersions.ts';
 import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
@@ -108,7 +108,7 @@ function describeTool({ fn, version }: AssignedFunction): Tool {
 }
 
 /** A domain miss is a tool result the model can read (the API's error body as text), not a protocol error. */
-function failure(code: string, message: string, issues?: ErrorIssue[]): CallToolResult {
+function failure(code: ErrorCode, message: string, issues?: ErrorIssue[]): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message, issues)) }] };
 }
 

@@ -167,6 +167,7 @@ export const agentJobsRouter = router({
       openapi: {
         method: 'PUT',
         path: '/{project}/api/pipelines/{pipelineId}/analysis',
+        errorResponses: [402, 429],
         tags,
         summary: 'Start an analysis of a live session: a model (or builtin) proposes the pipeline’s next version',
         description:
@@ -213,6 +214,7 @@ export const agentJobsRouter = router({
       openapi: {
         method: 'POST',
         path: `${analysisPath}/accept`,
+        errorResponses: [402, 429],
         tags,
         summary: 'Accept a finished analysis: starts a generation with the given model (answers its id)',
       },

@@ -64,7 +64,7 @@ export async function sendVerificationMail(ctx: Context, user: User, requestedRe
 
 export const authRouter = router({
   register: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/auth/register', tags, summary: 'Create an account' } })
+    .meta({ openapi: { method: 'POST', path: '/api/auth/register', errorResponses: [429], tags, summary: 'Create an account' } })
     .input(z.strictObject({ email, password, firstName: personName, lastName: personName }))
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
@@ -92,7 +92,9 @@ export const authRouter = router({
     }),
 
   login: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/auth/login', tags, summary: 'Sign in with e-mail and password' } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/auth/login', errorResponses: [429], tags, summary: 'Sign in with e-mail and password' },
+    })
     .input(z.strictObject({ email, password: z.string().min(1).max(256), remember: z.boolean().default(false) }))
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
@@ -173,7 +175,13 @@ export const authRouter = router({
 
   verifySubmit: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/auth/verify/submit', tags, summary: 'Confirm the e-mail address with the mailed token' },
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/verify/submit',
+        errorResponses: [429],
+        tags,
+        summary: 'Confirm the e-mail address with the mailed token',
+      },
     })
     .input(z.strictObject({ token: z.string().min(1).max(200) }))
     .output(tokenAnswer)
@@ -192,7 +200,9 @@ export const authRouter = router({
     }),
 
   resetRequest: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/auth/reset/request', tags, summary: 'Mail a password-reset token' } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/auth/reset/request', errorResponses: [429], tags, summary: 'Mail a password-reset token' },
+    })
     .input(z.strictObject({ email, returnUrl }))
     .output(statusOk)
     .mutation(async ({ ctx, input }) => {

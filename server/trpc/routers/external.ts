@@ -75,6 +75,7 @@ export const externalAuthRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/external/register',
+        errorResponses: [429],
         tags,
         summary: 'Create an account for an identity of an external provider',
         description:

@@ -15,6 +15,7 @@ export const passwordRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/password',
+        errorResponses: [429],
         tags,
         summary: 'Change (or, for an account made through a provider, set) the password',
         description:

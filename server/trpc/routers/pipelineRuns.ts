@@ -82,6 +82,7 @@ export const pipelineRunsRouter = router({
       openapi: {
         method: 'POST',
         path: '/{project}/api/pipelines/{pipelineId}/start',
+        errorResponses: [402, 429],
         tags,
         summary: 'Run a version of the pipeline on a session',
       },

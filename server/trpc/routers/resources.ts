@@ -26,7 +26,13 @@ async function loadResource(ctx: ProjectContext, sessionId: string, resourceId: 
 export const resourcesRouter = router({
   start: projectProcedure
     .meta({
-      openapi: { method: 'POST', path: '/{project}/api/sessions/{sessionId}/start', tags, summary: 'Start a browser for the session' },
+      openapi: {
+        method: 'POST',
+        path: '/{project}/api/sessions/{sessionId}/start',
+        errorResponses: [402, 429],
+        tags,
+        summary: 'Start a browser for the session',
+      },
     })
     .input(z.strictObject(ids))
     .output(resourceView)

@@ -89,6 +89,7 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/enable/submit',
+        errorResponses: [429],
         tags,
         summary: 'Turn on two-factor sign-in with a current code',
         description:
@@ -117,6 +118,7 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/verify',
+        errorResponses: [429],
         tags,
         summary: 'Complete a sign-in that answered 2fa_required',
         description:
@@ -157,6 +159,7 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/reset',
+        errorResponses: [429],
         tags,
         summary: 'Turn off two-factor sign-in',
         description:
@@ -180,6 +183,7 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/recovery-codes',
+        errorResponses: [429],
         tags,
         summary: 'Replace the recovery codes',
         description:
