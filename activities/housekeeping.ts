@@ -2,14 +2,16 @@ import type { ActivityDeps } from './index.ts';
 
 /**
  * Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at
- * every login with 2FA on), one-time mail tokens and external registrations (they hold a
- * provider's e-mail and names), kept a day past expiry so a late request still gets "expired"
- * rather than "unknown" for a while; and rate-limit windows, which count as empty once ended.
+ * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
+ * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
+ * still gets "expired" rather than "unknown" for a while; and rate-limit windows, which count as
+ * empty once ended.
  */
 const expiredTables = [
   { table: 'auth_sessions', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'one_time_tokens', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'external_registrations', column: 'expires_at', keep: "interval '1 day'" },
+  { table: 'external_link_requests', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
 ] as const;
 

@@ -7,10 +7,12 @@ import type { Config } from './config.ts';
  */
 const secretParams = /([?&](?:token|key|secret|password|code|input)=)[^&#]*/gi;
 /**
- * Paths whose last segment is a credential: the external-registration token travels in the path
- * (the page a provider's sign-in lands on, and the API the page reads it from).
+ * Paths whose last segment is a credential: the external-registration and link-confirmation tokens
+ * travel in the path (the pages a provider's sign-in lands on, and the API the pages read them
+ * from; `link/confirm` and `link/cancel` are routes, not tokens).
  */
-const secretPathSegments = /(\/auth\/external-register\/|\/api\/auth\/external\/register\/)[^/?#]+/gi;
+const secretPathSegments =
+  /(\/auth\/external-register\/|\/api\/auth\/external\/register\/|\/auth\/external-link\/|\/api\/auth\/external\/link\/(?!(?:confirm|cancel)(?:[/?#]|$)))[^/?#]+/gi;
 
 export function redactUrl(url: string) {
   return url.replace(secretPathSegments, '$1[redacted]').replace(secretParams, '$1[redacted]');

@@ -1,7 +1,8 @@
 import { generate } from 'otplib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startExternalRegistration } from '../server/auth/externalAccounts.ts';
+import { AuthSession, User } from '../db/entities/index.ts';
+import { startExternalLink, startExternalRegistration } from '../server/auth/externalAccounts.ts';
 import { PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { linkFromMail } from './support/smtp.ts';
@@ -29,6 +30,19 @@ async function openInBrowser(url: string, cookies: { token?: string } = {}) {
   const page = await context.newPage();
   await page.goto(url);
   return page;
+}
+
+/** A link flow of `user`'s session that came back with `subject`, waiting at /auth/external-link/<token>. */
+async function pendingLink(user: { id: string; token: string }, subject: string, returnTo: string) {
+  const em = stack.orm.em.fork();
+  const { sid } = JSON.parse(Buffer.from(user.token.split('.')[1] ?? '', 'base64url').toString()) as { sid: string };
+  const profile = { provider: 'test', subject, email: `${subject}@idp.test`, emailVerified: true, firstName: 'Grace', lastName: 'Hopper' };
+  return startExternalLink(em, { user: em.getReference(User, user.id), session: em.getReference(AuthSession, sid), profile, returnTo });
+}
+
+async function linkedIdentities(subject: string) {
+  const rows = await stack.orm.em.fork().getConnection().execute('select user_id from external_identities where subject = ?', [subject]);
+  return rows.map((row) => String(row.user_id));
 }
 
 describe('pages behind the service’s own links', () => {
@@ -109,8 +123,49 @@ describe('pages behind the service’s own links', () => {
     await page.context().close();
   });
 
+  it('a signed-in user checks the provider account on the confirmation page, presses Link and lands on returnUrl', async () => {
+    const user = await registerUser(stack);
+    const subject = `page-link-${Date.now()}`;
+    const token = await pendingLink(user, subject, '/api/auth');
+    const page = await openInBrowser(`${stack.url}/auth/external-link/${token}`, { token: user.token });
+    expect(await page.title()).toBe('Link a sign-in provider');
+    await expect.poll(() => page.locator('[data-field="identity"]').textContent()).toBe(`Grace Hopper, ${subject}@idp.test`);
+    expect(await page.locator('[data-field="provider"]').textContent()).toBe('test');
+    expect(await page.locator('[data-field="account"]').textContent()).toBe(`Ada Lovelace, ${user.email}`);
+    expect(await linkedIdentities(subject)).toEqual([]);
+    await Promise.all([page.waitForURL(`${stack.url}/api/auth`), page.getByRole('button', { name: 'Link', exact: true }).click()]);
+    expect(await linkedIdentities(subject)).toEqual([user.id]);
+    await page.context().close();
+  });
+
+  it('a user who did not start the link presses Cancel, and nothing is linked', async () => {
+    const user = await registerUser(stack);
+    const subject = `page-cancel-${Date.now()}`;
+    const token = await pendingLink(user, subject, '/api/auth');
+    const page = await openInBrowser(`${stack.url}/auth/external-link/${token}`, { token: user.token });
+    await expect.poll(() => page.locator('[data-field="identity"]').textContent()).toContain(subject);
+    await Promise.all([page.waitForURL(`${stack.url}/api/auth`), page.getByRole('button', { name: 'Cancel' }).click()]);
+    expect(await linkedIdentities(subject)).toEqual([]);
+    expect((await stack.http.post('/api/auth/external/link/confirm', { token }, { cookie: `token=${user.token}` })).body.code).toBe(
+      'invalid_token',
+    );
+    await page.context().close();
+  });
+
+  it('shows another account nothing of a link and offers it no button', async () => {
+    const user = await registerUser(stack);
+    const other = await registerUser(stack);
+    const subject = `page-other-${Date.now()}`;
+    const token = await pendingLink(user, subject, '/');
+    const page = await openInBrowser(`${stack.url}/auth/external-link/${token}`, { token: other.token });
+    await expect.poll(() => page.locator('#result').textContent()).toMatch(/another session/);
+    expect(await page.getByRole('button', { name: 'Link', exact: true }).isVisible()).toBe(false);
+    expect(await page.content()).not.toContain(subject);
+    await page.context().close();
+  });
+
   it('serves the pages without inline scripts, third-party resources or a Referer', async () => {
-    for (const path of ['/auth/verify?token=x', '/auth/reset?token=x', '/auth/2fa', '/auth/external-register/x']) {
+    for (const path of ['/auth/verify?token=x', '/auth/reset?token=x', '/auth/2fa', '/auth/external-register/x', '/auth/external-link/x']) {
       const response = await fetch(`${stack.url}${path}`);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/html/);

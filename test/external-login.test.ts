@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../server/infra/ports.ts';
-import { PASSWORD, registerUser } from './support/accounts.ts';
+import { createApiKey, PASSWORD, registerUser } from './support/accounts.ts';
 import { Browser } from './support/browser.ts';
 import { authorizeAtProvider, completeAtApp, startOidcProvider } from './support/oidcProvider.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -56,6 +56,31 @@ function registrationToken(landedOn: URL | undefined) {
   const match = /^\/auth\/external-register\/([\w-]+)$/.exec(landedOn?.pathname ?? '');
   if (!match?.[1]) throw new Error(`not sent to the registration page: ${landedOn}`);
   return match[1];
+}
+
+function linkToken(landedOn: URL | undefined) {
+  const match = /^\/auth\/external-link\/([\w-]+)$/.exec(landedOn?.pathname ?? '');
+  if (!match?.[1]) throw new Error(`not sent to the link confirmation page: ${landedOn}`);
+  return match[1];
+}
+
+/** What the confirmation page's script sends: JSON, with the browser's session cookie. */
+const asSession = (sessionToken: string) => ({ cookie: `token=${sessionToken}` });
+
+/** A signed-in user links the provider account: the flow, then Link on the confirmation page. */
+async function linkWithProvider(sessionToken: string, accountId: string, initQuery?: string) {
+  const token = linkToken((await signInWithProvider(browserWith(sessionToken), accountId, initQuery)).landedOn);
+  const confirmed = await stack.http.post('/api/auth/external/link/confirm', { token }, asSession(sessionToken));
+  expect(confirmed.status, confirmed.text).toBe(200);
+  return confirmed.body as { status: 'ok'; provider: string; returnUrl: string };
+}
+
+async function identityRows(subject: string) {
+  const rows = await stack.orm.em
+    .fork()
+    .getConnection()
+    .execute('select count(*)::int as n from external_identities where subject = ?', [subject]);
+  return rows[0]?.n as number;
 }
 
 describe('external providers', () => {
@@ -217,11 +242,11 @@ describe('external providers', () => {
     }
   });
 
-  it('links an identity to the signed-in user; one identity cannot be linked to two users', async () => {
+  it('links an identity to the signed-in user once confirmed; one identity cannot be linked to two users', async () => {
     const carol = await registerUser(stack);
     idp.accounts.set('carol-sub', { email: carol.email, email_verified: true, given_name: 'Carol', family_name: 'C' });
-    const linking = await signInWithProvider(browserWith(carol.token), 'carol-sub', 'returnUrl=/settings');
-    expect(linking.landedOn?.href).toBe(`${appUrl}/settings`);
+    const linking = await linkWithProvider(carol.token, 'carol-sub', 'returnUrl=/settings');
+    expect(linking).toEqual({ status: 'ok', provider: PROVIDER, returnUrl: '/settings' });
     const linked = await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: carol.token });
     expect(linked.body).toMatchObject({ linked: true, subject: 'carol-sub' });
 
@@ -315,10 +340,157 @@ describe('external providers', () => {
       .execute(`select count(*)::int as n from external_identities where subject = 'switch-sub'`);
     expect(rows[0]?.n).toBe(0);
 
-    // The same flow completed by the session that started it links.
-    const linking = await signInWithProvider(browserWith(alice.token), 'switch-sub', 'returnUrl=/settings');
-    expect(linking.landedOn?.href).toBe(`${appUrl}/settings`);
+    // The same flow completed by the session that started it asks to confirm, and links then.
+    const linking = await linkWithProvider(alice.token, 'switch-sub', 'returnUrl=/settings');
+    expect(linking.returnUrl).toBe('/settings');
     expect(await isLinked(alice.token)).toBe(true);
+  });
+
+  it('a signed-in user who starts a link sees what would be linked, and nothing is linked until they confirm', async () => {
+    const user = await registerUser(stack);
+    idp.accounts.set('confirm-sub', { email: 'Confirm@Idp.test', email_verified: true, given_name: 'Con', family_name: 'Firm' });
+    const browser = browserWith(user.token);
+    const { landedOn } = await signInWithProvider(browser, 'confirm-sub', 'returnUrl=%2Fsettings%3Ftab%3Dproviders');
+    const token = linkToken(landedOn);
+
+    // The page the flow lands on, and what its script reads and shows.
+    const page = await browser.request(landedOn as URL);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<title>Link a sign-in provider</title>');
+    const details = await stack.http.get(`/api/auth/external/link/${token}`, asSession(user.token));
+    expect(details.status, details.text).toBe(200);
+    expect(details.body).toMatchObject({
+      provider: PROVIDER,
+      subject: 'confirm-sub',
+      email: 'confirm@idp.test',
+      emailVerified: true,
+      firstName: 'Con',
+      lastName: 'Firm',
+      account: { email: user.email, firstName: 'Ada', lastName: 'Lovelace' },
+      returnUrl: '/settings?tab=providers',
+    });
+    // Neither the flow nor reading what it brought linked anything.
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: user.token })).body.linked).toBe(false);
+    expect(await identityRows('confirm-sub')).toBe(0);
+
+    const confirmed = await stack.http.post('/api/auth/external/link/confirm', { token }, asSession(user.token));
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body).toEqual({ status: 'ok', provider: PROVIDER, returnUrl: '/settings?tab=providers' });
+    const linked = await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: user.token });
+    expect(linked.body).toMatchObject({ linked: true, subject: 'confirm-sub', email: 'confirm@idp.test' });
+
+    // Single use: it can be neither confirmed nor read again.
+    for (const again of [
+      await stack.http.post('/api/auth/external/link/confirm', { token }, asSession(user.token)),
+      await stack.http.get(`/api/auth/external/link/${token}`, asSession(user.token)),
+    ]) {
+      expect(again.status).toBe(400);
+      expect(again.body).toMatchObject({ status: 'error', code: 'invalid_token' });
+    }
+    // The token is in no log line, and the database holds its SHA-256 only.
+    const logged = logLines.join('');
+    expect(logged).toContain('/auth/external-link/[redacted]');
+    expect(logged).toContain('/api/auth/external/link/[redacted]');
+    expect(logged).toContain('/api/auth/external/link/confirm');
+    expect(logged).not.toContain(token);
+    const rows = await stack.orm.em.fork().getConnection().execute(`select * from external_link_requests where subject = 'confirm-sub'`);
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows[0]?.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a link forced on a signed-in browser can be confirmed by the session that started it only', async () => {
+    // Another site sent the victim's signed-in browser to /init, and the provider signed it in
+    // silently as the attacker: the flow is the victim session's own, so it reaches the page.
+    const victim = await registerUser(stack);
+    const attacker = await registerUser(stack);
+    idp.accounts.set('forced-sub', { email: 'forced@idp.test', email_verified: true, given_name: 'Mallory', family_name: 'M' });
+    const token = linkToken((await signInWithProvider(browserWith(victim.token), 'forced-sub')).landedOn);
+    expect(await identityRows('forced-sub')).toBe(0);
+
+    const confirm = '/api/auth/external/link/confirm';
+    const secondSession = await stack.http.post('/api/auth/login', { email: victim.email, password: PASSWORD });
+    expect(secondSession.status, secondSession.text).toBe(200);
+    const apiKey = await createApiKey(stack, victim.token, { accessType: 'full' });
+    const refusals: [Awaited<ReturnType<typeof stack.http.get>>, number, string?][] = [
+      // Holding the token is not enough: another user's session, another session of the victim.
+      [await stack.http.post(confirm, { token }, asSession(attacker.token)), 400, 'external_flow_mismatch'],
+      [await stack.http.post(confirm, { token }, { token: attacker.token }), 400, 'external_flow_mismatch'],
+      [await stack.http.get(`/api/auth/external/link/${token}`, asSession(attacker.token)), 400, 'external_flow_mismatch'],
+      [await stack.http.post(confirm, { token }, asSession(secondSession.body.token)), 400, 'external_flow_mismatch'],
+      // Signed out, or with the victim's API key.
+      [await stack.http.post(confirm, { token }), 401, 'unauthenticated'],
+      [await stack.http.post(confirm, { token }, { apiKey: apiKey.secret }), 403, 'forbidden'],
+      // What a cross-site form can send (form fields, text/plain) is refused even with the cookie;
+      // JSON needs a CORS preflight no other origin passes, and SameSite=Lax keeps the cookie off
+      // cross-site POSTs anyway.
+      [
+        await stack.http.request('POST', confirm, {
+          rawBody: new URLSearchParams({ token }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          as: asSession(victim.token),
+        }),
+        415,
+      ],
+      [
+        await stack.http.request('POST', confirm, {
+          rawBody: JSON.stringify({ token }),
+          headers: { 'content-type': 'text/plain' },
+          as: asSession(victim.token),
+        }),
+        415,
+      ],
+    ];
+    for (const [response, status, code] of refusals) {
+      expect(response.status, response.text).toBe(status);
+      expect(response.body).toMatchObject({ status: 'error', ...(code ? { code } : {}) });
+    }
+    expect(await identityRows('forced-sub')).toBe(0);
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: attacker.token })).body.linked).toBe(false);
+    // The refusals did not use the token up: the victim still sees what was forced on them.
+    const shown = await stack.http.get(`/api/auth/external/link/${token}`, asSession(victim.token));
+    expect(shown.status, shown.text).toBe(200);
+    expect(shown.body).toMatchObject({ email: 'forced@idp.test', account: { email: victim.email } });
+  });
+
+  it('a user who cancels on the confirmation page links nothing, and the link cannot be confirmed after', async () => {
+    const user = await registerUser(stack);
+    idp.accounts.set('cancel-sub', { email: 'cancel@idp.test', email_verified: true });
+    const token = linkToken((await signInWithProvider(browserWith(user.token), 'cancel-sub', 'returnUrl=/settings')).landedOn);
+    const cancelled = await stack.http.post('/api/auth/external/link/cancel', { token }, asSession(user.token));
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toEqual({ status: 'ok', returnUrl: '/settings' });
+    for (const path of ['/api/auth/external/link/confirm', '/api/auth/external/link/cancel']) {
+      const again = await stack.http.post(path, { token }, asSession(user.token));
+      expect(again.status).toBe(400);
+      expect(again.body.code).toBe('invalid_token');
+    }
+    expect(await identityRows('cancel-sub')).toBe(0);
+    expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: user.token })).body.linked).toBe(false);
+  });
+
+  it('a link waiting for confirmation expires after 10 minutes, and ends with the session that started it', async () => {
+    const user = await registerUser(stack);
+    idp.accounts.set('late-link-sub', { email: 'late-link@idp.test', email_verified: true });
+    const connection = stack.orm.em.fork().getConnection();
+    const token = linkToken((await signInWithProvider(browserWith(user.token), 'late-link-sub')).landedOn);
+    const [row] = await connection.execute(
+      `select extract(epoch from expires_at - created)::int as seconds from external_link_requests where subject = 'late-link-sub'`,
+    );
+    expect(row?.seconds).toBe(600);
+    await connection.execute(`update external_link_requests set expires_at = now() - interval '1 second' where subject = 'late-link-sub'`);
+    const late = await stack.http.post('/api/auth/external/link/confirm', { token }, asSession(user.token));
+    expect(late.status).toBe(400);
+    expect(late.body).toMatchObject({ status: 'error', code: 'invalid_token' });
+
+    // Signing out ends the pending link with the session: signed in again, it is gone.
+    const pending = linkToken((await signInWithProvider(browserWith(user.token), 'late-link-sub')).landedOn);
+    expect((await stack.http.get('/api/auth/logout', asSession(user.token))).status).toBe(200);
+    const again = await stack.http.post('/api/auth/login', { email: user.email, password: PASSWORD });
+    const afterLogout = await stack.http.post('/api/auth/external/link/confirm', { token: pending }, asSession(again.body.token));
+    expect(afterLogout.status).toBe(400);
+    expect(afterLogout.body.code).toBe('invalid_token');
+    expect(await identityRows('late-link-sub')).toBe(0);
   });
 
   it('links one identity for one user only when several link it at once: 409s, never a 500', async () => {
@@ -331,25 +503,28 @@ describe('external providers', () => {
         return { browser, callback };
       }),
     );
-    // The callbacks arrive together: every one may pass the "linked already?" check before any inserts.
-    const results = await Promise.all(flows.map(({ browser, callback }) => completeAtApp(browser, appUrl, callback)));
-    const statuses = results.map((result) => result.response.status);
+    // Nothing is linked yet, so every flow reaches its confirmation page.
+    const tokens = await Promise.all(
+      flows.map(async ({ browser, callback }) => linkToken((await completeAtApp(browser, appUrl, callback)).landedOn)),
+    );
+    // The confirmations arrive together: every one may pass the "linked already?" check before any inserts.
+    const results = await Promise.all(
+      tokens.map((token, index) => stack.http.post('/api/auth/external/link/confirm', { token }, asSession(users[index]?.token ?? ''))),
+    );
+    const statuses = results.map((result) => result.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(users.length - 1);
-    for (const result of results.filter((r) => r.response.status === 409)) {
-      expect(JSON.parse(result.response.text)).toMatchObject({ status: 'error' });
+    for (const result of results.filter((r) => r.status === 409)) {
+      expect(result.body).toMatchObject({ status: 'error', code: 'identity_linked_elsewhere' });
     }
-    const linked = await stack.orm.em
-      .fork()
-      .getConnection()
-      .execute(`select count(*)::int as n from external_identities where subject = 'race-sub'`);
-    expect(linked[0]?.n).toBe(1);
+    expect(await identityRows('race-sub')).toBe(1);
   });
 
   it('unlinks, but never the last way to sign in', async () => {
     // Carol-like user with a password: unlinking is fine.
     const user = await registerUser(stack);
     idp.accounts.set('unlink-sub', { email: user.email, email_verified: true });
-    await signInWithProvider(browserWith(user.token), 'unlink-sub');
+    await linkWithProvider(user.token, 'unlink-sub');
     const unlinked = await stack.http.delete(`/api/auth/external/${PROVIDER}`, { token: user.token });
     expect(unlinked.status, unlinked.text).toBe(200);
     expect((await stack.http.get(`/api/auth/external/${PROVIDER}`, { token: user.token })).body.linked).toBe(false);
@@ -423,7 +598,7 @@ describe('external providers', () => {
   it('asks a linked account with two-factor sign-in for its code', async () => {
     const erin = await registerUser(stack);
     idp.accounts.set('erin-sub', { email: erin.email, email_verified: true });
-    await signInWithProvider(browserWith(erin.token), 'erin-sub');
+    await linkWithProvider(erin.token, 'erin-sub');
     const setup = await stack.http.post('/api/auth/2fa/enable/request', undefined, { token: erin.token });
     expect(setup.status, setup.text).toBe(200);
     const enabled = await stack.http.post(
@@ -490,6 +665,10 @@ describe('the OpenAPI document', () => {
       ['post', '/api/auth/2fa/recovery-codes'],
       ['get', '/api/auth/external/register/{token}'],
       ['post', '/api/auth/external/register'],
+      ['get', '/api/auth/external/link/{token}'],
+      ['post', '/api/auth/external/link/confirm'],
+      ['post', '/api/auth/external/link/cancel'],
+      ['get', '/auth/external-link/{token}'],
       ['post', '/api/auth/password'],
     ];
     const missing = expected.filter(([method, path]) => !paths[path]?.[method]).map(([method, path]) => `${method} ${path}`);

@@ -121,6 +121,7 @@ const browserAndPipelineEndpoints = [
   'GET /auth/verify',
   'GET /auth/reset',
   'GET /auth/external-register/{token}',
+  'GET /auth/external-link/{token}',
   'GET /auth/2fa',
   'GET /billing',
 ];

@@ -5,6 +5,7 @@ import { BillingAccount } from './BillingAccount.ts';
 import { BrowserHost } from './BrowserHost.ts';
 import { BrowserSession } from './BrowserSession.ts';
 import { ExternalIdentity } from './ExternalIdentity.ts';
+import { ExternalLinkRequest } from './ExternalLinkRequest.ts';
 import { ExternalRegistration } from './ExternalRegistration.ts';
 import { FunctionVersion } from './FunctionVersion.ts';
 import { GenerationJob } from './GenerationJob.ts';
@@ -39,6 +40,7 @@ export {
   BrowserHost,
   BrowserSession,
   ExternalIdentity,
+  ExternalLinkRequest,
   ExternalRegistration,
   FunctionVersion,
   GenerationJob,
@@ -86,6 +88,7 @@ export const entities = [
   RecoveryCode,
   RateLimitBucket,
   ExternalRegistration,
+  ExternalLinkRequest,
   Pipeline,
   PipelineVersion,
   AnalysisJob,

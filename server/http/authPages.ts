@@ -4,15 +4,15 @@ import type { RawApp } from './rawRoutes.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
- * OpenID Connect redirects to registration and to the second factor. A self-hosted install has no
- * front end of its own, so these small pages complete each step against the JSON API; a front end
- * may serve the same paths instead. Tokens stay in the URL the user was given and are sent only to
+ * OpenID Connect redirects to registration, to a link's confirmation and to the second factor. A
+ * self-hosted install has no front end of its own, so these small pages complete each step against
+ * the JSON API; a front end may serve the same paths instead. Tokens stay in the URL the user was given and are sent only to
  * the API (no Referer, no third-party resources), and a returnUrl is followed on this origin only.
  */
 
 type Page = { title: string; body: string };
 
-const pages: Record<'verify' | 'reset' | 'externalRegister' | 'twoFactor', Page> = {
+const pages: Record<'verify' | 'reset' | 'externalRegister' | 'externalLink' | 'twoFactor', Page> = {
   verify: {
     title: 'Confirm your e-mail address',
     body: `<p>Confirm the e-mail address of your account.</p>
@@ -33,6 +33,18 @@ const pages: Record<'verify' | 'reset' | 'externalRegister' | 'twoFactor', Page>
 <label>First name <input name="firstName" autocomplete="given-name"></label>
 <label>Last name <input name="lastName" autocomplete="family-name"></label>
 <button type="submit">Create the account</button></form>`,
+  },
+  externalLink: {
+    title: 'Link a sign-in provider',
+    // Filled in by the script from the API; hidden until it is, so nobody confirms a blank page.
+    body: `<form data-action="external-link" hidden>
+<p>Link this account at <strong data-field="provider"></strong> to your account here?</p>
+<dl>
+<dt>Account at the provider</dt><dd data-field="identity"></dd>
+<dt>Your account here</dt><dd data-field="account"></dd>
+</dl>
+<p>Whoever can sign in to that provider account will be able to sign in to yours. If you did not just choose it, cancel.</p>
+<button type="submit">Link</button> <button type="button" data-cancel>Cancel</button></form>`,
   },
   twoFactor: {
     title: 'Two-factor sign-in',
@@ -69,7 +81,8 @@ async function post(path, body) {
   if (!response.ok) throw new Error(answer.message || 'The request failed (' + response.status + ')');
   return answer;
 }
-const registrationToken = location.pathname.split('/').pop();
+const pathToken = location.pathname.split('/').pop();
+const fill = (form, field, text) => { form.querySelector('[data-field="' + field + '"]').textContent = text; };
 const actions = {
   verify: async () => {
     await post('/api/auth/verify/submit', { token: query.get('token') || '' });
@@ -80,10 +93,15 @@ const actions = {
     show('Your password is changed; sign in with the new one.', true);
   },
   'external-register': async (form) => {
-    const body = { token: registrationToken };
+    const body = { token: pathToken };
     for (const field of ['email', 'firstName', 'lastName']) if (form[field].value) body[field] = form[field].value;
     const answer = await post('/api/auth/external/register', body);
     show(answer.status === 'email_not_verified' ? 'Your account is created: confirm your e-mail address with the mail we sent.' : 'Your account is created and you are signed in.', true);
+  },
+  'external-link': async () => {
+    const answer = await post('/api/auth/external/link/confirm', { token: pathToken });
+    show('Linked.', true);
+    location.assign(sameOrigin(answer.returnUrl));
   },
   '2fa': async (form) => {
     await post('/api/auth/2fa/verify', { token: form.token.value.trim() });
@@ -102,10 +120,28 @@ form.addEventListener('submit', (event) => {
   );
 });
 if (form.dataset.action === 'external-register') {
-  fetch('/api/auth/external/register/' + encodeURIComponent(registrationToken)).then((r) => r.json().then((details) => {
+  fetch('/api/auth/external/register/' + encodeURIComponent(pathToken)).then((r) => r.json().then((details) => {
     if (!r.ok) return show(details.message || 'This registration link is no longer valid.', false);
     for (const field of ['email', 'firstName', 'lastName']) if (details[field]) form[field].value = details[field];
   }));
+}
+if (form.dataset.action === 'external-link') {
+  fetch('/api/auth/external/link/' + encodeURIComponent(pathToken), { credentials: 'same-origin' }).then((r) => r.json().then((details) => {
+    if (!r.ok) return show(details.message || 'This link request is no longer valid.', false);
+    const name = [details.firstName, details.lastName].filter(Boolean).join(' ');
+    fill(form, 'provider', details.provider);
+    fill(form, 'identity', [name, details.email].filter(Boolean).join(', ') || details.subject);
+    fill(form, 'account', details.account.firstName + ' ' + details.account.lastName + ', ' + details.account.email);
+    form.hidden = false;
+  }));
+  const cancel = form.querySelector('[data-cancel]');
+  cancel.addEventListener('click', () => {
+    cancel.disabled = true;
+    post('/api/auth/external/link/cancel', { token: pathToken }).then(
+      (answer) => { form.hidden = true; show('Nothing was linked.', true); location.assign(sameOrigin(answer.returnUrl)); },
+      (error) => { show(error.message, false); cancel.disabled = false; },
+    );
+  });
 }
 `;
 
@@ -133,6 +169,10 @@ export const authPagePaths: RawRoutePaths = {
   '/auth/external-register/{token}': htmlPage('Page an unknown OpenID Connect identity lands on: creates the account', [
     { name: 'token', in: 'path', required: true, schema: { type: 'string' } },
   ]),
+  '/auth/external-link/{token}': htmlPage(
+    'Page a link flow (started signed in) lands on: shows the provider’s identity and the account, and links it only when the user presses Link',
+    [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+  ),
   '/auth/2fa': htmlPage('Page a sign-in with two-factor on lands on: takes the code, then follows returnUrl (same origin)', [
     { name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } },
   ]),
@@ -146,6 +186,7 @@ export function registerAuthPages(app: RawApp) {
   serve('/auth/verify', pages.verify);
   serve('/auth/reset', pages.reset);
   serve('/auth/external-register/:token', pages.externalRegister);
+  serve('/auth/external-link/:token', pages.externalLink);
   serve('/auth/2fa', pages.twoFactor);
   app.get('/auth/pages.js', async (_req, reply) =>
     reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }).send(script),

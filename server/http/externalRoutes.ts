@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../appDeps.ts';
-import { findIdentity, linkIdentity, startExternalRegistration } from '../auth/externalAccounts.ts';
+import { findIdentity, linkableIdentity, linkIdentity, startExternalLink, startExternalRegistration } from '../auth/externalAccounts.ts';
 import { OidcClients } from '../auth/oidc.ts';
 import { enforceRateLimit, rateLimitAddress } from '../auth/rateLimits.ts';
 import { safeEqual } from '../auth/secrets.ts';
@@ -16,8 +16,9 @@ import type { RawApp } from './rawRoutes.ts';
  *
  * /init keeps state, nonce and the PKCE verifier in HttpOnly cookies scoped to the provider's
  * /redirect path, for ten minutes, with the flow's intent: `link` bound to the session that
- * started it, or `login`. /redirect clears them first (one try per flow), then links the identity
- * to that same session's user, signs in the account linked to it, or sends the browser to
+ * started it, or `login`. /redirect clears them first (one try per flow), then sends that same
+ * session to /auth/external-link/<token> to confirm the link (POST /api/auth/external/link/confirm
+ * links it), signs in the account linked to the identity, or sends the browser to
  * /auth/external-register/<token>.
  */
 
@@ -96,8 +97,14 @@ export function registerExternalRoutes(app: RawApp, deps: AppDeps) {
     const target = { em, deps, reply };
 
     if (link && subject.kind === 'session') {
-      await linkIdentity(em, subject.user, profile);
-      return redirectTo(reply, deps, returnTo);
+      // A clash is a 409 now rather than after the user confirmed something that cannot be done.
+      if (await linkableIdentity(em, subject.user, profile)) {
+        // Linked to this account already: nothing new is attached, so there is nothing to confirm.
+        await linkIdentity(em, subject.user, profile);
+        return redirectTo(reply, deps, returnTo);
+      }
+      const token = await startExternalLink(em, { user: subject.user, session: subject.session, profile, returnTo });
+      return redirectTo(reply, deps, `/auth/external-link/${token}`);
     }
     const identity = await findIdentity(em, profile.provider, profile.subject);
     if (identity) {

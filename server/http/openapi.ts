@@ -29,7 +29,7 @@ const servedHerePaths: RawRoutePaths = {
     get: {
       summary: 'Start signing in (or linking) with an external OpenID Connect provider',
       description:
-        'Redirects the browser to the provider (authorization code flow with PKCE S256, state and nonce, kept in HttpOnly cookies for ten minutes). Signed in, the flow links the provider to the account; signed out, it signs in or registers. `returnUrl` (same origin) is where the browser lands at the end; `remember` asks for a long-lived session.',
+        'Redirects the browser to the provider (authorization code flow with PKCE S256, state and nonce, kept in HttpOnly cookies for ten minutes). Signed in, the flow links the provider to the account once the user confirms it; signed out, it signs in or registers. `returnUrl` (same origin) is where the browser lands at the end; `remember` asks for a long-lived session.',
       tags: ['auth'],
       parameters: [
         {
@@ -53,7 +53,7 @@ const servedHerePaths: RawRoutePaths = {
     get: {
       summary: 'The provider sends the browser back here',
       description:
-        'Checks state, nonce and the PKCE verifier and exchanges the code. Then: a flow /init started signed in → links the identity, only when the same session completes it (400 `external_flow_mismatch` otherwise, nothing linked), and redirects to returnUrl (409 if the identity is linked to another user, or the account has another identity of this provider); a flow started signed out never links, whoever is signed in by then: identity linked to an account → signs it in (cookie) and redirects to returnUrl, or to /auth/2fa?returnUrl=… when the account has two-factor sign-in; unknown identity → redirects to /auth/external-register/<token> (see POST /api/auth/external/register).',
+        'Checks state, nonce and the PKCE verifier and exchanges the code. Then: a flow /init started signed in → only when the same session completes it (400 `external_flow_mismatch` otherwise, nothing linked), and the identity can be linked (409 if it is linked to another user, or the account has another identity of this provider), redirects to /auth/external-link/<token>, where the user confirms (POST /api/auth/external/link/confirm) or cancels; nothing is linked before that (an identity linked to this account already is refreshed and the browser goes to returnUrl); a flow started signed out never links, whoever is signed in by then: identity linked to an account → signs it in (cookie) and redirects to returnUrl, or to /auth/2fa?returnUrl=… when the account has two-factor sign-in; unknown identity → redirects to /auth/external-register/<token> (see POST /api/auth/external/register).',
       tags: ['auth'],
       parameters: [
         { name: 'provider', in: 'path', required: true, schema: { type: 'string' } },
@@ -61,12 +61,14 @@ const servedHerePaths: RawRoutePaths = {
         { name: 'state', in: 'query', required: true, schema: { type: 'string' } },
       ],
       responses: {
-        '302': { description: 'To returnUrl, /auth/2fa or /auth/external-register/<token>' },
+        '302': { description: 'To /auth/external-link/<token>, returnUrl, /auth/2fa or /auth/external-register/<token>' },
         '400': {
           description:
             'No flow in progress, state mismatch, a link flow completed by another session than the one that started it, or the provider refused the code or the verifier',
         },
-        '409': { description: 'The identity is linked to another account' },
+        '409': {
+          description: 'A link flow: the identity is linked to another account, or the account has another identity of this provider',
+        },
       },
     },
   },

@@ -1,7 +1,14 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ExternalIdentity, User } from '../../../db/entities/index.ts';
-import { claimExternalRegistration, findExternalRegistration } from '../../auth/externalAccounts.ts';
+import {
+  cancelExternalLink,
+  claimExternalRegistration,
+  confirmExternalLink,
+  EXTERNAL_LINK_TTL_MS,
+  findExternalLink,
+  findExternalRegistration,
+} from '../../auth/externalAccounts.ts';
 import { enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { signIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
@@ -19,6 +26,7 @@ import { sendVerificationMail } from './auth.ts';
 const tags = ['auth'];
 const providerName = z.string().min(1).max(64);
 const registrationToken = z.string().min(1).max(200);
+const linkToken = z.string().min(1).max(200);
 const personName = z.string().trim().min(1).max(100);
 
 function knownProvider(ctx: Context, name: string) {
@@ -158,6 +166,83 @@ export const externalAuthRouter = router({
         }
       }
       return { status: answer.status === 'ok' ? ('ok' as const) : ('email_not_verified' as const), token: answer.token };
+    }),
+
+  pendingLink: sessionProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/auth/external/link/{token}',
+        tags,
+        summary: 'What a link flow would link: the provider’s identity and the account',
+        description:
+          'For the page at /auth/external-link/<token>, where a link flow started signed in lands: shows what the user is asked to confirm. Only the session that started the flow may read it (400 `external_flow_mismatch` for any other). 400 `invalid_token` when the token is unknown, expired or used. Does not use up the token.',
+      },
+    })
+    .input(z.strictObject({ token: linkToken }))
+    .output(
+      z.object({
+        provider: z.string(),
+        subject: z.string(),
+        email: z.string().nullable(),
+        emailVerified: z.boolean(),
+        firstName: z.string().nullable(),
+        lastName: z.string().nullable(),
+        account: z.object({ email: z.string(), firstName: z.string(), lastName: z.string() }),
+        returnUrl: z.string(),
+        expires: z.string(),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const row = await findExternalLink(ctx.em, input.token, ctx.subject.session);
+      return {
+        provider: row.provider,
+        subject: row.subject,
+        email: row.email ?? null,
+        emailVerified: row.emailVerified,
+        firstName: row.firstName ?? null,
+        lastName: row.lastName ?? null,
+        account: { email: ctx.user.email, firstName: ctx.user.firstName, lastName: ctx.user.lastName },
+        returnUrl: row.returnTo,
+        expires: iso(row.expiresAt),
+      };
+    }),
+
+  confirmLink: sessionProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/external/link/confirm',
+        tags,
+        summary: 'Link the identity a link flow came back with',
+        description: `Completes the redirect to /auth/external-link/<token>: links the provider’s identity to the signed-in account and answers the flow’s returnUrl. Only the session that started the flow may confirm (400 \`external_flow_mismatch\`, the token stays usable); the token is single-use and good for ${EXTERNAL_LINK_TTL_MS / 60_000} minutes (400 \`invalid_token\`). 409 \`identity_linked_elsewhere\` or \`provider_already_linked\` when the link cannot be made; the token stays usable.`,
+      },
+    })
+    .input(z.strictObject({ token: linkToken }))
+    .output(z.object({ status: z.literal('ok'), provider: z.string(), returnUrl: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await findExternalLink(ctx.em, input.token, ctx.subject.session);
+      await confirmExternalLink(ctx.em, row);
+      return { status: 'ok' as const, provider: row.provider, returnUrl: row.returnTo };
+    }),
+
+  cancelLink: sessionProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/auth/external/link/cancel',
+        tags,
+        summary: 'Refuse the link a link flow came back with',
+        description:
+          'Uses the token up without linking anything, and answers the flow’s returnUrl. The same session and token rules as confirm.',
+      },
+    })
+    .input(z.strictObject({ token: linkToken }))
+    .output(z.object({ status: z.literal('ok'), returnUrl: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await findExternalLink(ctx.em, input.token, ctx.subject.session);
+      await cancelExternalLink(ctx.em, row);
+      return { status: 'ok' as const, returnUrl: row.returnTo };
     }),
 
   get: authedProcedure
