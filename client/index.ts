@@ -1,5 +1,5 @@
 /**
- * The TypeScript SDK: the server's tRPC router type and a client factory over it.
+ * The TypeScript SDK, package `@browserflow/client`: the router type and a client factory over it.
  *
  *   const bf = createBrowserflowClient({ url: 'http://localhost:3000', apiKey: process.env.BROWSERFLOW_API_KEY });
  *   const project = await bf.projects.get.query({ project: 'my-shop' });
@@ -9,11 +9,25 @@
  * output types. Errors arrive as `TRPCClientError`; `error.data.httpStatus` is the status the REST
  * call would have answered and `error.data.domainCode` the `code` of its error body.
  */
-import { createTRPCClient, httpBatchLink, type TRPCClient } from '@trpc/client';
-import type { AppRouter } from '../server/trpc/router.ts';
+import { createTRPCClient, httpBatchLink, isTRPCClientError, type TRPCClient, type TRPCClientError } from '@trpc/client';
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { AppRouter } from './appRouter.ts';
 
 export { isTRPCClientError, TRPCClientError } from '@trpc/client';
 export type { AppRouter };
+
+/** Each procedure's input, by path: `RouterInputs['projects']['create']`. */
+export type RouterInputs = inferRouterInputs<AppRouter>;
+/** Each procedure's output, by path: `RouterOutputs['projects']['get']`. */
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
+
+/** A failed call: `data.httpStatus` is the REST answer's status, `data.domainCode` its error `code`. */
+export type BrowserflowError = TRPCClientError<AppRouter>;
+
+/** Whether `cause` is a failed call of this client, with `data` typed by the service's error shape. */
+export function isBrowserflowError(cause: unknown): cause is BrowserflowError {
+  return isTRPCClientError<AppRouter>(cause);
+}
 
 export type BrowserflowClientOptions = {
   /** Where the service runs, e.g. `http://localhost:3000`; the client calls `<url>/trpc`. */
