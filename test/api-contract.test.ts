@@ -12,13 +12,19 @@ import { startTestStack, type TestStack } from './support/stack.ts';
  * scripts/setup.sh) generates requests from /api/openapi.json and holds every answer to the
  * document: no 5xx, only documented statuses and content types, bodies matching their schemas.
  * Stateful links (inferred from the document) give operations ids that exist. The budget fits CI;
- * CONTRACT_MAX_EXAMPLES and CONTRACT_MAX_TIME make the long run of docs/api-contract.md.
+ * CONTRACT_MAX_EXAMPLES and CONTRACT_MAX_TIME make the long run of docs/api-contract.md;
+ * CONTRACT_CHECKS and CONTRACT_MODE (positive, negative, all) narrow a run while investigating.
  */
 
 const schemathesis = path.join(projectRoot, '.venv-contract/bin/st');
 const maxExamples = Number(process.env.CONTRACT_MAX_EXAMPLES ?? 15);
 const maxTimeSeconds = Number(process.env.CONTRACT_MAX_TIME ?? 150);
-const checks = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance'];
+const checks = process.env.CONTRACT_CHECKS?.split(',') ?? [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_schema_conformance',
+];
 
 let stack: TestStack;
 const reports = mkdtempSync(path.join(os.tmpdir(), 'bf-contract-'));
@@ -66,6 +72,8 @@ function runSchemathesis(
     report,
     '--output-truncate',
     'false',
+    '--mode',
+    process.env.CONTRACT_MODE ?? 'all',
     ...(options.include ? ['--include-path-regex', options.include] : []),
   ];
   const [project, doomed] = options.projects;

@@ -8,7 +8,7 @@ import { browserRoutePaths } from './browsers/index.ts';
 import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
 import { logRoutePaths } from './logRoutes.ts';
 import { mcpRoutePaths } from './mcpRoutes.ts';
-import { withExactErrors } from './openapiErrors.ts';
+import { withExactErrors, withNulRefused } from './openapiContract.ts';
 
 /** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
 export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[string]>;
@@ -104,7 +104,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   });
   document.openapi = '3.1.0';
   document.paths = { ...renameForkParameter(document.paths ?? {}), ...rawRoutePaths };
-  return withExactErrors(document);
+  return withNulRefused(withExactErrors(document));
 }
 
 /**

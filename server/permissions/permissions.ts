@@ -70,12 +70,15 @@ export const proxyActions = {
 /** What a public project grants everyone, signed in or not. Never write, cookies or secrets. */
 const publicReadActions = ['projects.read', 'pipelines.read', 'functions.read'];
 
-const segmentPattern = /^[A-Za-z0-9_-]+$|^\*$/;
+/**
+ * A permission string: 2 to 6 dot-separated segments of letters, digits, dashes and underscores,
+ * or `*`. At least `<project>.<area or *>`: a lone segment would be a grant that covers nothing.
+ * A regular expression, so the OpenAPI document states it as the request schema's `pattern`.
+ */
+export const permissionPattern = /^(?:[A-Za-z0-9_-]+|\*)(?:\.(?:[A-Za-z0-9_-]+|\*)){1,5}$/;
 
 export function isValidPermission(permission: string) {
-  const segments = permission.split('.');
-  // At least `<project>.<area or *>`: a lone segment would be a grant that covers nothing.
-  return segments.length >= 2 && segments.length <= 6 && segments.every((segment) => segmentPattern.test(segment));
+  return permissionPattern.test(permission);
 }
 
 export function grantCovers(grant: string, required: string) {

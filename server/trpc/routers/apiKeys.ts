@@ -5,15 +5,15 @@ import { generateApiKey } from '../../auth/apiKeys.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { BadRequest, NotFound, PermissionDenied } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { canScopeApiKeyTo, isValidPermission, projectRef } from '../../permissions/permissions.ts';
+import { canScopeApiKeyTo, permissionPattern, projectRef } from '../../permissions/permissions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
 import { authedProcedure, router } from '../base.ts';
 
 const permissionString = z
   .string()
   .max(300)
-  .refine(
-    isValidPermission,
+  .regex(
+    permissionPattern,
     'not a permission string: <project>.<area>.<action>[.<id>], segments of letters, digits, dashes, underscores or *',
   );
 

@@ -159,3 +159,76 @@ export function withExactErrors(document: OpenAPIObject): OpenAPIObject {
     },
   } as OpenAPIObject;
 }
+
+/** What every text of a request must match: the tRPC layer refuses NUL (server/trpc/base.ts). */
+const withoutNul = '^[^\\u0000]*$';
+
+type Schema = Record<string, unknown>;
+
+const subschemaLists = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+const subschemas = ['items', 'additionalProperties', 'not', 'propertyNames'];
+const subschemaMaps = ['properties', 'patternProperties', '$defs'];
+
+/** `schema` with every string it describes (not an enum, a constant or its own pattern) refusing NUL. */
+function refuseNul(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const out: Schema = { ...(schema as Schema) };
+  for (const key of subschemaLists) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map(refuseNul);
+  for (const key of subschemas) if (key in out) out[key] = refuseNul(out[key]);
+  for (const key of subschemaMaps) {
+    if (out[key] && typeof out[key] === 'object') {
+      out[key] = Object.fromEntries(Object.entries(out[key] as Schema).map(([name, item]) => [name, refuseNul(item)]));
+    }
+  }
+  const types = ([] as unknown[]).concat(out.type ?? []);
+  if (types.includes('string') && out.pattern === undefined && out.enum === undefined && out.const === undefined) {
+    out.pattern = withoutNul;
+  }
+  return out;
+}
+
+/** A parameter's or a body's media types' schemas, NUL refused. */
+function withSchemasRefusingNul<T extends { schema?: unknown; content?: Record<string, { schema?: unknown }> }>(part: T): T {
+  return {
+    ...part,
+    ...(part.schema ? { schema: refuseNul(part.schema) } : {}),
+    ...(part.content
+      ? {
+          content: Object.fromEntries(
+            Object.entries(part.content).map(([type, media]) => [
+              type,
+              media.schema ? { ...media, schema: refuseNul(media.schema) } : media,
+            ]),
+          ),
+        }
+      : {}),
+  };
+}
+
+/**
+ * Request schemas say what the server refuses: no text of any request may hold a NUL (PostgreSQL
+ * cannot store it), so every string parameter and body field carries that pattern, and a client
+ * generated from the document refuses the same input before sending it.
+ */
+export function withNulRefused(document: OpenAPIObject): OpenAPIObject {
+  const paths: Paths = {};
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const entry: Record<string, unknown> = { ...item };
+    for (const method of methods) {
+      const operation = item[method] as
+        | (Omit<Operation, 'parameters' | 'requestBody'> & {
+            parameters?: { in?: string; schema?: unknown }[];
+            requestBody?: { content?: Record<string, { schema?: unknown }> };
+          })
+        | undefined;
+      if (!operation) continue;
+      entry[method] = {
+        ...operation,
+        ...(operation.parameters ? { parameters: operation.parameters.map((parameter) => refuseNul(parameter) as { in?: string }) } : {}),
+        ...(operation.requestBody ? { requestBody: withSchemasRefusingNul(operation.requestBody) } : {}),
+      };
+    }
+    paths[path] = entry as Paths[string];
+  }
+  return { ...document, paths };
+}
