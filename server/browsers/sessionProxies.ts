@@ -15,10 +15,11 @@ export const proxyProtocols = ['http', 'https', 'socks5'] as const;
 /** Spec 2, Proxy: `protocol` a required non-empty string; we take the ones Chromium can use. */
 export const proxyProtocolSchema = z
   .string()
+  // Spelled out without the `i` flag: the OpenAPI document carries the pattern, not its flags.
+  .regex(/^\s*(?:[Hh][Tt][Tt][Pp][Ss]?|[Ss][Oo][Cc][Kk][Ss]5)\s*$/, `one of ${proxyProtocols.join(', ')}`)
   .trim()
   .toLowerCase()
-  .min(1, 'must not be empty')
-  .refine((protocol) => (proxyProtocols as readonly string[]).includes(protocol), `one of ${proxyProtocols.join(', ')}`)
+  .pipe(z.enum(proxyProtocols))
   .describe('http, https or socks5 (any case)');
 
 /** Lower-cased and trimmed; a DNS name, an IPv4 address, or an IPv6 address in brackets. */
@@ -34,7 +35,7 @@ export const proxyHostnameSchema = z
 /** A positive integer; a string of digits (`"8080"`) is taken as that integer. */
 export const proxyPortSchema = z
   .union([
-    z.number(),
+    z.number().int('a whole number').min(1, 'a positive integer').max(65535),
     z
       .string()
       .trim()
