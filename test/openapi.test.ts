@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCodes } from '../server/errors.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -205,6 +206,46 @@ describe('GET /api/openapi.json', () => {
   it('lists itself and the docs page', () => {
     expect(operation('GET /api/openapi.json')).toBeDefined();
     expect(operation('GET /api/docs')).toBeDefined();
+  });
+
+  it('documents the real error body on every operation, with the codes of each status from the catalogue', () => {
+    for (const [status, codes] of Object.entries(errorCodes)) {
+      expect(document.components.schemas[`Error${status}`]).toMatchObject({
+        required: ['status', 'code', 'message'],
+        additionalProperties: false,
+        properties: { status: { const: 'error' }, code: { enum: [...codes] } },
+      });
+    }
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { responses: Record<string, { $ref?: string; content?: any }> }>)) {
+        const errors = Object.entries(op.responses).filter(([status]) => Number(status) >= 400);
+        expect(
+          errors.map(([status]) => status),
+          `${method} ${path}`,
+        ).toEqual(expect.arrayContaining(['400', '401', '500', '503']));
+        for (const [status, response] of errors) {
+          const schema = response.$ref ?? response.content?.['application/json']?.schema?.$ref;
+          expect(schema, `${method} ${path} ${status}`).toMatch(new RegExp(`/Error${status}$`));
+        }
+      }
+    }
+  });
+
+  it('documents 404 where a path names something, 409 where a request changes something, and 402/429 where the code answers them', () => {
+    const statuses = (endpoint: string) => Object.keys(operation(endpoint)?.responses ?? {});
+    expect(statuses('GET /{project}/api/sessions/{sessionId}')).toContain('404');
+    expect(statuses('GET /api')).not.toContain('404');
+    expect(statuses('PUT /api/projects')).toEqual(expect.arrayContaining(['409', '413', '415']));
+    expect(statuses('GET /api/projects')).not.toContain('409');
+    expect(statuses('POST /api/auth/login')).toContain('429');
+    expect(statuses('POST /{project}/api/sessions/{sessionId}/start')).toEqual(expect.arrayContaining(['402', '429']));
+    expect(statuses('GET /{project}/api/sessions')).not.toContain('429');
+  });
+
+  it('states in request schemas that no text may hold NUL', () => {
+    const password = operation('POST /api/auth/login')?.requestBody?.content['application/json']?.schema.properties.password;
+    expect(new RegExp(password.pattern, 'u').test('a\u0000b')).toBe(false);
+    expect(new RegExp(password.pattern, 'u').test('correct horse')).toBe(true);
   });
 
   it('lists only paths the service answers (no route in the document is a 404)', async () => {
