@@ -1,5 +1,6 @@
 import { escapeHtml } from './html.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import { htmlAnswer } from './rawAnswers.ts';
 import type { RawApp } from './rawRoutes.ts';
 
 /**
@@ -159,7 +160,7 @@ export const pageHeaders = {
 type Parameter = NonNullable<NonNullable<RawRoutePaths[string]['get']>['parameters']>[number];
 
 const htmlPage = (summary: string, parameters: Parameter[] = []) => ({
-  get: { summary, tags: ['auth pages'], parameters, responses: { '200': { description: 'HTML' } } },
+  get: { summary, tags: ['auth pages'], parameters, responses: htmlAnswer() },
 });
 const tokenQuery: Parameter = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
 

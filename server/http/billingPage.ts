@@ -1,5 +1,6 @@
 import { pageHeaders } from './authPages.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import { htmlAnswer } from './rawAnswers.ts';
 import type { RawApp } from './rawRoutes.ts';
 
 /**
@@ -113,7 +114,7 @@ export const billingPagePaths: RawRoutePaths = {
     get: {
       summary: 'The billing page: balance, plan, plans to subscribe to, a top-up form and the portal (signs in first if needed)',
       tags: ['billing'],
-      responses: { '200': { description: 'HTML' } },
+      responses: htmlAnswer(),
     },
   },
 };

@@ -12,6 +12,7 @@ import type { StripeEventInput } from '../billing/stripeEvents.ts';
 import { BadRequest, invalidInput, NotFound, ServiceUnavailable } from '../errors.ts';
 import { refuseDeepJson } from './jsonDepth.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import { jsonAnswer } from './rawAnswers.ts';
 import { type RawApp, sameSecret } from './rawRoutes.ts';
 
 /**
@@ -126,7 +127,11 @@ export const billingRoutePaths: RawRoutePaths = {
       parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }],
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       responses: {
-        '200': { description: '{received: true}' },
+        ...jsonAnswer('{received: true}', {
+          type: 'object',
+          properties: { received: { const: true } },
+          required: ['received'],
+        }),
         '400': { description: 'The signature does not match the body, or is older than five minutes' },
         '404': { description: 'Billing is off on this service (`billing_disabled`)' },
         '503': { description: 'The event could not be applied now; Stripe delivers it again' },
@@ -157,7 +162,11 @@ export const billingRoutePaths: RawRoutePaths = {
         },
       },
       responses: {
-        '200': { description: '{action: "continue" | "shutdown"}' },
+        ...jsonAnswer('Whether the host may go on', {
+          type: 'object',
+          properties: { action: { enum: ['continue', 'shutdown'] } },
+          required: ['action'],
+        }),
         '400': { description: 'The report is malformed' },
         '404': { description: 'A wrong token (indistinguishable from no route), or an unknown resource' },
       },

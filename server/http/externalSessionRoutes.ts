@@ -10,6 +10,7 @@ import { Conflict, invalidInput, NotFound, ServiceUnavailable, Unauthenticated }
 import { defaultSessionName } from '../projects/defaultSession.ts';
 import { findProject } from '../projects/projectRepository.ts';
 import type { RawRoutePaths } from './openapi.ts';
+import { jsonAnswer } from './rawAnswers.ts';
 import { type RawApp, sameSecret } from './rawRoutes.ts';
 
 /**
@@ -123,7 +124,7 @@ export const externalSessionRoutePaths: RawRoutePaths = {
         },
       },
       responses: {
-        '200': { description: 'The resource, as GET …/sessions/{sessionId}/{resourceId} shows it, with `project`' },
+        ...jsonAnswer('The resource, as GET …/sessions/{sessionId}/{resourceId} shows it, with `project`'),
         '401': { description: 'The token is missing or wrong' },
         '404': { description: 'EXTERNAL_TOKEN is unset, or no such project or session' },
         '503': { description: 'The browser could not be reached' },
@@ -136,7 +137,11 @@ export const externalSessionRoutePaths: RawRoutePaths = {
       tags: ['system'],
       parameters: [{ name: 'id', in: 'path' as const, required: true, schema: { type: 'string' as const } }, ...tokenParameters],
       responses: {
-        '200': { description: '{session, resource, cookies: <count>}' },
+        ...jsonAnswer('{session, resource, cookies: <count>}', {
+          type: 'object',
+          properties: { session: { type: 'string' }, resource: { type: 'string' }, cookies: { type: 'integer' } },
+          required: ['session', 'resource', 'cookies'],
+        }),
         '404': { description: 'EXTERNAL_TOKEN is unset, or no such external resource' },
         '409': { description: 'The external browser is not connected' },
       },

@@ -1,10 +1,11 @@
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { NotFound } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';
-import { serveLogs } from '../logs/logResponses.ts';
+import { logEntryView, serveLogs } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
@@ -30,6 +31,17 @@ const logParams = [
   },
 ];
 
+/** A page of entries as JSON, or the live stream: both documented, with the entry's schema. */
+const logsAnswer = (description: string) => ({
+  '200': {
+    description,
+    content: {
+      'application/json': { schema: z.toJSONSchema(z.array(logEntryView), { io: 'output', target: 'draft-2020-12' }) },
+      'text/event-stream': { schema: { type: 'string' as const, description: '`id: <seq>`, `event: log`, `data: <entry as JSON>`' } },
+    },
+  },
+});
+
 const agentLogPath = (kind: 'analysis' | 'generation') => ({
   get: {
     summary: `The ${kind}'s messages and tool calls as log entries, secrets redacted: paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)`,
@@ -43,7 +55,7 @@ const agentLogPath = (kind: 'analysis' | 'generation') => ({
       })),
       ...logParams,
     ],
-    responses: { '200': { description: 'JSON array of log entries, or text/event-stream' } },
+    responses: logsAnswer('A page of log entries, or the live stream'),
   },
 });
 
@@ -56,7 +68,7 @@ export const logRoutePaths: RawRoutePaths = {
         'Browser logs (console, navigations, lifecycle, errors): paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)',
       tags: ['sessions'],
       parameters: [...resourcePathParams, ...logParams],
-      responses: { '200': { description: 'JSON array of {seq, context, severity, message, area, object, created}, or text/event-stream' } },
+      responses: logsAnswer('A page of log entries (console, navigations, lifecycle, errors), or the live stream'),
     },
   },
   '/{project}/api/pipelines/{pipelineId}/{runId}/logs': {
@@ -72,7 +84,7 @@ export const logRoutePaths: RawRoutePaths = {
         })),
         ...logParams,
       ],
-      responses: { '200': { description: 'JSON array of log entries, or text/event-stream' } },
+      responses: logsAnswer('A page of log entries, or the live stream'),
     },
   },
 };

@@ -9,6 +9,7 @@ import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
 import { logRoutePaths } from './logRoutes.ts';
 import { mcpRoutePaths } from './mcpRoutes.ts';
 import { withExactErrors, withNulRefused } from './openapiContract.ts';
+import { htmlAnswer, jsonAnswer } from './rawAnswers.ts';
 
 /** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
 export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[string]>;
@@ -16,13 +17,13 @@ export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[s
 /** These docs and the external sign-in redirects (externalRoutes.ts). */
 const servedHerePaths: RawRoutePaths = {
   '/api/openapi.json': {
-    get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: { '200': { description: 'The document' } } },
+    get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: jsonAnswer('The document') },
   },
   '/api/docs': {
     get: {
       summary: 'The API reference (Swagger UI, served from this host): every operation, with try-it-out and an API key',
       tags: ['docs'],
-      responses: { '200': { description: 'HTML' } },
+      responses: htmlAnswer(),
     },
   },
   '/api/auth/external/{provider}/init': {

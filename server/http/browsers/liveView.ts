@@ -5,6 +5,7 @@ import { CdpClient } from '../../browsers/cdpClient.ts';
 import { liveViewHtml } from '../../browsers/liveViewPage.ts';
 import { BadRequest } from '../../errors.ts';
 import type { RawRoutePaths } from '../openapi.ts';
+import { htmlAnswer } from '../rawAnswers.ts';
 import type { BrowserApp } from './index.ts';
 import {
   type ActivityTouch,
@@ -22,7 +23,7 @@ export const liveViewPaths: RawRoutePaths = {
       summary: 'Live view page (vncUrl)',
       tags: ['sessions'],
       parameters: [...resourcePathParams, tokenParam],
-      responses: { '200': { description: 'HTML' } },
+      responses: htmlAnswer(),
     },
   },
   [`${resourceDocPath}/live/ws`]: {
