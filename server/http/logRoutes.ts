@@ -31,13 +31,33 @@ const logParams = [
   },
 ];
 
-/** A page of entries as JSON, or the live stream: both documented, with the entry's schema. */
+const entrySchema = z.toJSONSchema(logEntryView, { io: 'output', target: 'draft-2020-12' });
+
+/**
+ * A page of entries as JSON, or the live stream. Each server-sent event is `event: log`, `id:` the
+ * entry's `seq` and `data:` the entry as JSON; `event: end` (data `{}`) closes a finished stream.
+ * The stream's schema describes one event.
+ */
 const logsAnswer = (description: string) => ({
   '200': {
     description,
     content: {
-      'application/json': { schema: z.toJSONSchema(z.array(logEntryView), { io: 'output', target: 'draft-2020-12' }) },
-      'text/event-stream': { schema: { type: 'string' as const, description: '`id: <seq>`, `event: log`, `data: <entry as JSON>`' } },
+      'application/json': { schema: { type: 'array' as const, items: entrySchema } },
+      'text/event-stream': {
+        schema: {
+          type: 'object' as const,
+          properties: {
+            event: { enum: ['log', 'end'] },
+            id: { type: 'string' as const, description: 'The entry’s seq: send it back as Last-Event-ID to resume' },
+            data: {
+              type: 'string' as const,
+              contentMediaType: 'application/json',
+              contentSchema: { anyOf: [entrySchema, { type: 'object', maxProperties: 0 }] },
+            },
+            retry: { type: 'integer' as const },
+          },
+        },
+      },
     },
   },
 });
