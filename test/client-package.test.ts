@@ -38,7 +38,8 @@ function commandEnv(cache: string): NodeJS.ProcessEnv {
 
 async function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
   try {
-    return await execFileAsync(command, args, { cwd, env, timeout: 90_000, maxBuffer: 20 * 1024 * 1024 });
+    // Generous: the build type-checks the server, which takes minutes when the suite loads both cores.
+    return await execFileAsync(command, args, { cwd, env, timeout: 300_000, maxBuffer: 20 * 1024 * 1024 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${stdout ?? ''}\n${stderr ?? ''}`, { cause: error });
@@ -144,7 +145,7 @@ beforeAll(async () => {
   // The stack starts while npm packs and installs.
   const [started] = await Promise.all([startTestStack(), installPackedSdk()]);
   stack = started;
-});
+}, 600_000);
 
 afterAll(async () => {
   await stack?.close();
