@@ -9,6 +9,8 @@ import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
+import { AccessCache } from './auth/accessCache.ts';
+import { listenForAccessChanges } from './auth/accessChanges.ts';
 import {
   asDomainError,
   BadRequest,
@@ -50,9 +52,20 @@ export function parseQueryString(query: string) {
 
 /**
  * Builds the HTTP app: tRPC at /trpc, the spec's REST paths from the same procedures, and raw
- * routes beside them. It does not listen; the process mains do.
+ * routes beside them. It does not listen; the process mains do. It does hear the database's
+ * access changes, for its access cache, until it closes.
  */
-export async function buildApp(deps: AppDeps) {
+export async function buildApp(given: Omit<AppDeps, 'access'>) {
+  const access = new AccessCache();
+  const accessChanges = listenForAccessChanges(access, {
+    url: given.orm.config.get('clientUrl') as string,
+    pool: await given.orm.em.getConnection().getNativeClient(),
+    log: given.log,
+  });
+  // Not listening yet (the database is away) is no reason not to start: requests then go to it.
+  await accessChanges.ready;
+  const deps: AppDeps = { ...given, access };
+
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -78,6 +91,7 @@ export async function buildApp(deps: AppDeps) {
     clientErrorHandler: answerClientError,
   });
 
+  app.addHook('onClose', () => accessChanges.close());
   await app.register(fastifyCookie);
 
   // An empty body with a JSON content type reads as "no body", like a bodyless POST.
@@ -120,6 +134,10 @@ export async function buildApp(deps: AppDeps) {
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
+    // A change to keys, sessions or projects made while answering is heard by every api process
+    // before the caller has the answer (server/auth/accessChanges.ts).
+    const held = access.held;
+    if (held) await held;
     if (reply.statusCode < 400 || typeof payload !== 'string' || req.url.startsWith('/trpc')) return payload;
     if (!String(reply.getHeader('content-type') ?? '').includes('json')) return payload;
     try {
@@ -186,6 +204,26 @@ export async function buildApp(deps: AppDeps) {
   });
 
   keepBodyTypesStrict(appRouter);
+  // The REST adapter hands tRPC the Fastify reply dressed as a ServerResponse, without
+  // `writableEnded`; tRPC reads that on the response's `close` to tell a finished answer from a
+  // client gone mid-request, and without it aborts every request's signal after the fact (an
+  // AbortController abort and a DOMException with its stack, per request).
+  app.decorateReply('writableEnded', {
+    getter(this: import('fastify').FastifyReply) {
+      return this.raw.writableEnded;
+    },
+  });
+  // Its handler sends with `reply.send` without awaiting or returning the reply: while an onSend
+  // hook waits (the access hold above), Fastify takes the handler's `undefined` for "nothing sent"
+  // and sends a second time. Returning the reply says the answer is on its way.
+  app.addHook('onRoute', (route) => {
+    if (route.url !== '/*') return;
+    const handler = route.handler;
+    route.handler = async function (req, reply) {
+      await handler.call(this, req, reply);
+      return reply;
+    };
+  });
   // Last: its `/*` catch-all serves every REST path of the procedures, and 404 for the rest.
   await app.register(fastifyTRPCOpenApiPlugin, {
     router: appRouter,

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Logger } from 'pino';
+import type { AccessCache } from './auth/accessCache.ts';
 import type { JwtSigner } from './auth/jwt.ts';
 import type { ResourceTokens } from './browsers/resourceTokens.ts';
 import type { Config } from './config.ts';
@@ -16,6 +17,11 @@ export type AppDeps = {
   resourceTokens: ResourceTokens;
   temporal: TemporalClient;
   log: Logger;
+  /**
+   * API keys, sessions and projects kept between requests, in step with the database
+   * (server/auth/accessCache.ts). Made by buildApp, which owns its LISTEN connection.
+   */
+  access: AccessCache;
   /** Hooks run after a project is created (the browser-sessions work provisions "Default session"). */
   onProjectCreated?: ((projectId: string, deps: AppDeps) => Promise<void>)[];
 };

@@ -24,12 +24,12 @@ function header(req: FastifyRequest, name: string) {
  * drive them), `cookie` for the browser redirects of external sign-in.
  */
 export function resolveCaller(
-  deps: Pick<AppDeps, 'jwt'>,
+  deps: Pick<AppDeps, 'jwt' | 'access'>,
   em: EntityManager,
   req: FastifyRequest,
   from: 'any' | 'cookie' | 'headers' = 'any',
 ) {
-  return resolveSubject(em, deps.jwt, {
+  return resolveSubject(em, deps, {
     cookieToken: from === 'headers' ? undefined : req.cookies.token,
     authorization: from === 'cookie' ? undefined : header(req, 'authorization'),
     apiKeyHeader: from === 'cookie' ? undefined : header(req, 'x-api-key'),
@@ -49,8 +49,13 @@ export type ProjectScope = {
  * The project named by a path segment (slug or id), loaded from the path, never from a body.
  * A caller who may not read it gets the same 404 as for a project that does not exist.
  */
-export async function enterProject(em: EntityManager, subject: Subject, projectParam: unknown): Promise<ProjectScope> {
-  const project = typeof projectParam === 'string' ? await findProject(em, projectParam) : null;
+export async function enterProject(
+  deps: Pick<AppDeps, 'access'>,
+  em: EntityManager,
+  subject: Subject,
+  projectParam: unknown,
+): Promise<ProjectScope> {
+  const project = typeof projectParam === 'string' ? await findProject(deps.access, em, projectParam) : null;
   if (!project) throw new NotFound('Project');
   const ref = projectRef(project);
   authorize(subject, ref, projectActions.read);
@@ -63,8 +68,8 @@ export async function enterProject(em: EntityManager, subject: Subject, projectP
 }
 
 /** For raw routes what projectProcedure does for procedures: the caller, then the project from the path. */
-export async function projectRequest(deps: Pick<AppDeps, 'jwt' | 'orm'>, req: FastifyRequest, projectParam: string) {
+export async function projectRequest(deps: Pick<AppDeps, 'jwt' | 'orm' | 'access'>, req: FastifyRequest, projectParam: string) {
   const em = deps.orm.em.fork();
   const subject = await resolveCaller(deps, em, req);
-  return { em, subject, ...(await enterProject(em, subject, projectParam)) };
+  return { em, subject, ...(await enterProject(deps, em, subject, projectParam)) };
 }

@@ -1,55 +1,10 @@
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { cuttableLink, throughLink } from './support/cuttableLink.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-
-/**
- * PostgreSQL going away, as the stack sees it: its database URL goes through a link this test can
- * cut (every connection dropped, new ones refused) and restore, on the port it had. The shared
- * PostgreSQL of the test run keeps serving the other files.
- */
-function cuttableLink(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const open = () =>
-    new Promise<void>((resolve) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(target.port, target.host);
-        sockets.add(client).add(upstream);
-        client.pipe(upstream).pipe(client);
-        const drop = () => {
-          client.destroy();
-          upstream.destroy();
-          sockets.delete(client);
-          sockets.delete(upstream);
-        };
-        client.on('error', drop).on('close', drop);
-        upstream.on('error', drop).on('close', drop);
-        if (!server?.listening) drop();
-      });
-      const listening = server;
-      listening.listen(port, '127.0.0.1', () => {
-        port = (listening.address() as net.AddressInfo).port;
-        resolve();
-      });
-    });
-  return {
-    open,
-    get port() {
-      return port;
-    },
-    async cut() {
-      const closing = new Promise((resolve) => server?.close(resolve));
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-      await closing;
-    },
-  };
-}
 
 const link = cuttableLink({ host: '127.0.0.1', port: 5432 });
 let stack: TestStack;
@@ -58,10 +13,8 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 beforeAll(async () => {
   await link.open();
   site = await startTestSite();
-  stack = await startTestStack(
-    {},
-    { browserHost: true, databaseUrl: (url) => url.replace(/@127\.0\.0\.1:5432\//, `@127.0.0.1:${link.port}/`) },
-  );
+  // The stack's database goes through a link this test cuts and restores.
+  stack = await startTestStack({}, { browserHost: true, databaseUrl: (url) => throughLink(url, link) });
 }, 60_000);
 
 afterAll(async () => {

@@ -29,12 +29,13 @@ const other = user(OTHER_ID);
 const admin = user(ADMIN_ID, { isAdmin: true });
 
 function session(of: User): Subject {
-  return { kind: 'session', user: of, session: {} as never, claims: { sub: of.id, sid: 'sid', kind: 'full' } };
+  return { kind: 'session', account: of, user: of, session: {} as never, claims: { sub: of.id, sid: 'sid', kind: 'full' } };
 }
 
 function key(of: User, accessType: 'full' | 'projects' | 'custom', scope: { projectIds?: string[]; permissions?: string[] } = {}): Subject {
   return {
     kind: 'apiKey',
+    account: of,
     user: of,
     apiKey: {
       id: 'key',
@@ -48,7 +49,7 @@ function key(of: User, accessType: 'full' | 'projects' | 'custom', scope: { proj
 }
 
 const anonymous: Subject = { kind: 'anonymous' };
-const pending2fa: Subject = { kind: 'pending2fa', user: owner, session: {} as never };
+const pending2fa: Subject = { kind: 'pending2fa', account: owner, user: owner, session: {} as never };
 
 function project(visibility: 'public' | 'private', overrides: Partial<ProjectRef> = {}): ProjectRef {
   return { id: PROJECT_ID, slug: 'shop', visibility, ownerId: OWNER_ID, ...overrides };

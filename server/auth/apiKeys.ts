@@ -1,4 +1,4 @@
-import { randomToken, safeEqual, sha256 } from './secrets.ts';
+import { randomToken, sha256, sha256Matches } from './secrets.ts';
 
 /**
  * API key format: `bfk_<8 chars>_<32 random bytes>`. The part before the second underscore is
@@ -22,5 +22,5 @@ export function parseApiKey(value: string) {
 }
 
 export function apiKeyMatches(secret: string, secretHash: string) {
-  return safeEqual(sha256(secret), secretHash);
+  return sha256Matches(secret, secretHash);
 }

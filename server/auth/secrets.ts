@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A URL-safe random token with `bytes` bytes of entropy. */
 export function randomToken(bytes = 32) {
@@ -6,7 +6,14 @@ export function randomToken(bytes = 32) {
 }
 
 export function sha256(value: string) {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value);
+}
+
+/** Whether `value` hashes to `digest` (a SHA-256 in hex), compared in constant time. */
+export function sha256Matches(value: string, digest: string) {
+  const given = hash('sha256', value, 'buffer');
+  const stored = Buffer.from(digest, 'hex');
+  return stored.length === given.length && timingSafeEqual(given, stored);
 }
 
 /** Constant-time equality of two strings (of any lengths). */

@@ -1,21 +1,31 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey, AuthSession, User } from '../../db/entities/index.ts';
 import { Unauthenticated } from '../errors.ts';
+import type { AccessCache } from './accessCache.ts';
 import { apiKeyMatches, parseApiKey } from './apiKeys.ts';
 import { type JwtSigner, looksLikeJwt } from './jwt.ts';
+
+/**
+ * What the permission module decides on about the user behind a credential. It comes with the
+ * credential, so deciding needs no entity: `user` (and `session`) are mapped into the request's
+ * EntityManager only when something asks for them, which most requests on an API key never do.
+ */
+export type Account = { readonly id: string; readonly isAdmin: boolean; readonly emailVerified: boolean };
 
 /** Who is calling. Resolved once per request from the cookie or the headers. */
 export type Subject =
   | { kind: 'anonymous' }
   | {
       kind: 'session';
+      account: Account;
       user: User;
       session: AuthSession;
       claims: { sub: string; sid: string; kind: string; iat?: number; exp?: number };
     }
-  | { kind: 'pending2fa'; user: User; session: AuthSession }
+  | { kind: 'pending2fa'; account: Account; user: User; session: AuthSession }
   | {
       kind: 'apiKey';
+      account: Account;
       user: User;
       apiKey: {
         id: string;
@@ -35,17 +45,20 @@ export type CredentialSource = {
   apiKeyHeader?: string;
 };
 
+/** What resolving a caller needs beside the request's EntityManager. */
+export type SubjectDeps = { jwt: JwtSigner; access: AccessCache };
+
 /**
  * Precedence: an explicit header beats the cookie, so a script that sends a key while a browser
  * cookie is present acts as the key. A credential that is present but invalid is an error (401),
  * never silently anonymous: a revoked key must fail loudly.
  */
-export async function resolveSubject(em: EntityManager, jwt: JwtSigner, source: CredentialSource): Promise<Subject> {
+export async function resolveSubject(em: EntityManager, deps: SubjectDeps, source: CredentialSource): Promise<Subject> {
   const credential = pickCredential(source);
   if (!credential) return { kind: 'anonymous' };
-  if (credential.type === 'apiKey') return resolveApiKey(em, credential.value);
+  if (credential.type === 'apiKey') return resolveApiKey(em, deps.access, credential.value);
   try {
-    return await resolveJwt(em, jwt, credential.value);
+    return await resolveJwt(em, deps, credential.value);
   } catch (error) {
     // A stale cookie must not lock a browser out of public pages: it reads as signed out.
     if (credential.fromCookie && error instanceof Unauthenticated) return { kind: 'anonymous' };
@@ -72,38 +85,121 @@ function pickCredential(source: CredentialSource): Credential | null {
   return null;
 }
 
-async function resolveJwt(em: EntityManager, jwt: JwtSigner, token: string): Promise<Subject> {
-  const claims = await jwt.verify(token);
-  if (!claims) throw new Unauthenticated('Session token is invalid or expired', 'invalid_token');
-  const session = await em.findOne(AuthSession, { id: claims.sid }, { populate: ['user'] });
-  if (!session || session.user.id !== claims.sub || session.expiresAt < new Date()) {
-    throw new Unauthenticated('Session has ended; sign in again', 'session_ended');
-  }
-  if (session.kind === '2fa_pending') return { kind: 'pending2fa', user: session.user, session };
-  return { kind: 'session', user: session.user, session, claims };
+/**
+ * The user's columns, from the entity's metadata, leaving out the lazy ones (password hash, TOTP
+ * secret): a request never holds them, and the access cache never keeps them.
+ */
+let userColumnList: string | undefined;
+function userColumns(em: EntityManager) {
+  userColumnList ??= em
+    .getMetadata(User)
+    .props.filter((prop) => !prop.lazy && prop.persist !== false)
+    .flatMap((prop) => prop.fieldNames ?? [])
+    .map((column) => `u.${column}`)
+    .join(', ');
+  return userColumnList;
 }
 
-/**
- * The key, its user and, for `projects` keys, its allow list, in one round trip. The user's
- * columns come from the entity's metadata, leaving out the lazy ones (password hash, TOTP
- * secret): a request on an API key never holds them.
- */
-let apiKeyQuery: string | undefined;
-function apiKeySql(em: EntityManager) {
-  apiKeyQuery ??= `
-    select k.id as key_id, k.name as key_name, k.access_type, k.secret_hash, k.permissions, k.last_used,
-      case when k.access_type = 'projects'
-        then array(select kp.project_id from api_key_projects kp where kp.api_key_id = k.id) end as project_ids,
-      ${em
-        .getMetadata(User)
-        .props.filter((prop) => !prop.lazy && prop.persist !== false)
-        .flatMap((prop) => prop.fieldNames ?? [])
-        .map((column) => `u.${column}`)
-        .join(', ')}
-    from api_keys k join users u on u.id = k.user_id
-    where k.key_prefix = ?`;
-  return apiKeyQuery;
+type UserRow = Record<string, unknown> & { id: string; is_admin: boolean; email_verified: boolean };
+
+function accountOf(user: UserRow): Account {
+  return Object.freeze({ id: user.id, isAdmin: user.is_admin, emailVerified: user.email_verified });
 }
+
+/** The entity `make` builds, built on first use only (see Account). */
+function onFirstUse<T>(make: () => T) {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
+/** A sign-in session and its user, as kept between requests. */
+type SessionEntry = {
+  /** As the row reads (column names, PostgreSQL's text for timestamps), for `em.map`. */
+  session: { id: string; user_id: string; kind: 'full' | '2fa_pending'; remember: boolean; expires_at: string; created: string };
+  /** When it ends, in ms; NaN (a date that did not parse) counts as ended. */
+  endsAt: number;
+  user: UserRow;
+  account: Account;
+};
+
+async function loadSession(em: EntityManager, sessionId: string) {
+  const [row] = await em.getConnection().execute<(UserRow & Record<`session_${string}`, unknown>)[]>(
+    `select s.kind as session_kind, s.remember as session_remember, s.expires_at as session_expires_at,
+      s.created as session_created, ${userColumns(em)}
+    from auth_sessions s join users u on u.id = s.user_id
+    where s.id = ?`,
+    [sessionId],
+  );
+  if (!row) return null;
+  const { session_kind, session_remember, session_expires_at, session_created, ...user } = row;
+  const entry: SessionEntry = {
+    session: {
+      id: sessionId,
+      user_id: user.id,
+      kind: session_kind as SessionEntry['session']['kind'],
+      remember: session_remember as boolean,
+      expires_at: session_expires_at as string,
+      created: session_created as string,
+    },
+    endsAt: new Date(session_expires_at as string).getTime(),
+    user,
+    account: accountOf(user),
+  };
+  return { value: entry, tags: [`session:${sessionId}`, `user:${user.id}`] };
+}
+
+async function resolveJwt(em: EntityManager, deps: SubjectDeps, token: string): Promise<Subject> {
+  const claims = await deps.jwt.verify(token);
+  if (!claims) throw new Unauthenticated('Session token is invalid or expired', 'invalid_token');
+  // The session row is the truth (logout and password changes delete it); the cache hears of that.
+  const entry = await deps.access.read(`session:${claims.sid}`, () => loadSession(em, claims.sid));
+  if (!entry || entry.session.user_id !== claims.sub || !(entry.endsAt > Date.now())) {
+    throw new Unauthenticated('Session has ended; sign in again', 'session_ended');
+  }
+  // Entities of this request's EntityManager, when asked for: routers use them as such.
+  const user = onFirstUse(() => em.map(User, entry.user));
+  const session = onFirstUse(() => {
+    user();
+    return em.map(AuthSession, entry.session);
+  });
+  const { account } = entry;
+  if (entry.session.kind === '2fa_pending') {
+    return {
+      kind: 'pending2fa',
+      account,
+      get user() {
+        return user();
+      },
+      get session() {
+        return session();
+      },
+    };
+  }
+  return {
+    kind: 'session',
+    account,
+    claims,
+    get user() {
+      return user();
+    },
+    get session() {
+      return session();
+    },
+  };
+}
+
+/** An API key with its user and, for `projects` keys, its allow list, as kept between requests. */
+type ApiKeyEntry = {
+  secretHash: string;
+  apiKey: Extract<Subject, { kind: 'apiKey' }>['apiKey'];
+  user: UserRow;
+  account: Account;
+  /** When `lastUsed` was last written (or read), so a busy key is written once a minute, not per request. */
+  lastUsedAt: number;
+};
 
 type ApiKeyRow = {
   key_id: string;
@@ -113,35 +209,64 @@ type ApiKeyRow = {
   permissions: string[];
   last_used: Date | null;
   project_ids: string[] | null;
-} & Record<string, unknown>;
+} & UserRow;
 
-/**
- * Every API request comes through here, so it is one raw query rather than the ORM's query
- * builder (which cost more than PostgreSQL did); the user row is still mapped to the entity.
- */
-async function resolveApiKey(em: EntityManager, value: string): Promise<Subject> {
-  const parsed = parseApiKey(value);
-  const [row] = parsed ? await em.getConnection().execute<ApiKeyRow[]>(apiKeySql(em), [parsed.keyPrefix]) : [];
-  if (!parsed || !row || !apiKeyMatches(parsed.secret, row.secret_hash)) {
-    throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
-  }
-  const { key_id, key_name, access_type, secret_hash: _hash, permissions, last_used, project_ids, ...userRow } = row;
-  // `lastUsed` is shown on key reads; a minute's precision spares a busy key a write per request.
-  const now = new Date();
-  if (!last_used || now.getTime() - new Date(last_used).getTime() > LAST_USED_PRECISION_MS) {
-    await em.nativeUpdate(ApiKey, { id: key_id }, { lastUsed: now });
-  }
-  return {
-    kind: 'apiKey',
-    user: em.map(User, userRow),
-    apiKey: {
+/** The key, its user and, for `projects` keys, its allow list, in one round trip. */
+async function loadApiKey(em: EntityManager, keyPrefix: string) {
+  const [row] = await em.getConnection().execute<ApiKeyRow[]>(
+    `select k.id as key_id, k.name as key_name, k.access_type, k.secret_hash, k.permissions, k.last_used,
+      case when k.access_type = 'projects'
+        then array(select kp.project_id from api_key_projects kp where kp.api_key_id = k.id) end as project_ids,
+      ${userColumns(em)}
+    from api_keys k join users u on u.id = k.user_id
+    where k.key_prefix = ?`,
+    [keyPrefix],
+  );
+  if (!row) return null;
+  const { key_id, key_name, access_type, secret_hash, permissions, last_used, project_ids, ...user } = row;
+  const entry: ApiKeyEntry = {
+    secretHash: secret_hash,
+    // Shared by every request on this key until it changes: frozen, so none can alter it for the next.
+    apiKey: Object.freeze({
       id: key_id,
       name: key_name,
-      keyPrefix: parsed.keyPrefix,
+      keyPrefix,
       accessType: access_type,
-      permissions,
+      permissions: Object.freeze([...permissions]) as string[],
       // Only `projects` keys have an allow list.
-      projectIds: project_ids ?? [],
+      projectIds: Object.freeze([...(project_ids ?? [])]) as string[],
+    }),
+    user,
+    account: accountOf(user),
+    lastUsedAt: last_used ? new Date(last_used).getTime() : 0,
+  };
+  return { value: entry, tags: [`key:${key_id}`, `user:${user.id}`] };
+}
+
+/**
+ * Every API request comes through here: the key from the access cache (one raw query when it is
+ * not there), the secret checked against its SHA-256 in constant time on every request.
+ */
+async function resolveApiKey(em: EntityManager, access: AccessCache, value: string): Promise<Subject> {
+  const parsed = parseApiKey(value);
+  const entry = parsed ? await access.read(`apiKey:${parsed.keyPrefix}`, () => loadApiKey(em, parsed.keyPrefix)) : null;
+  if (!parsed || !entry || !apiKeyMatches(parsed.secret, entry.secretHash)) {
+    throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
+  }
+  // `lastUsed` is shown on key reads; a minute's precision spares a busy key a write per request.
+  // (The write is not an access change: the trigger ignores `last_used`.)
+  const now = Date.now();
+  if (now - entry.lastUsedAt > LAST_USED_PRECISION_MS) {
+    entry.lastUsedAt = now;
+    await em.nativeUpdate(ApiKey, { id: entry.apiKey.id }, { lastUsed: new Date(now) });
+  }
+  const user = onFirstUse(() => em.map(User, entry.user));
+  return {
+    kind: 'apiKey',
+    account: entry.account,
+    apiKey: entry.apiKey,
+    get user() {
+      return user();
     },
   };
 }

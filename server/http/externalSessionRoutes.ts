@@ -53,7 +53,7 @@ export function registerExternalSessionRoutes(app: RawApp, deps: AppDeps) {
     const parsed = registration.safeParse(req.body ?? {});
     if (!parsed.success) throw invalidInput(parsed.error);
     const em = deps.orm.em.fork();
-    const project = await findProject(em, parsed.data.project);
+    const project = await findProject(deps.access, em, parsed.data.project);
     if (!project) throw new NotFound(`Project ${parsed.data.project}`);
     const session = parsed.data.session
       ? await em.findOne(BrowserSession, { id: parsed.data.session, project })

@@ -174,7 +174,7 @@ export async function registerMcpRoutes(
     const subject = await resolveCaller(deps, em, req, 'headers');
     if (subject.kind !== 'apiKey')
       throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
-    const { project } = await enterProject(em, subject, req.params.project);
+    const { project } = await enterProject(deps, em, subject, req.params.project);
     const serverId = req.params.serverId.toLowerCase();
     const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
     if (!server) throw new NotFound('MCP server');

@@ -112,13 +112,13 @@ function grantReachesProject(grant: string, project: ProjectRef) {
 }
 
 function isAdmin(subject: Subject) {
-  return (subject.kind === 'session' || subject.kind === 'apiKey') && subject.user.isAdmin && subject.user.emailVerified;
+  return (subject.kind === 'session' || subject.kind === 'apiKey') && subject.account.isAdmin && subject.account.emailVerified;
 }
 
 /** What the user behind a subject may do, before any key narrows it. */
 function userMay(subject: Subject, project: ProjectRef) {
   if (subject.kind !== 'session' && subject.kind !== 'apiKey') return false;
-  return isAdmin(subject) || subject.user.id === project.ownerId;
+  return isAdmin(subject) || subject.account.id === project.ownerId;
 }
 
 /** Whether the key (if any) lets its user's permission through for this action. */
@@ -208,7 +208,7 @@ export function canSeeRunOutputs(subject: Subject, project: ProjectRef, run: { s
  */
 export function canUseApiKeyOf(subject: Subject, keyOwnerId: string) {
   if (subject.kind !== 'session' && subject.kind !== 'apiKey') return false;
-  return isAdmin(subject) || subject.user.id === keyOwnerId;
+  return isAdmin(subject) || subject.account.id === keyOwnerId;
 }
 
 /** May this subject create projects at all (before the e-mail check)? Narrowed keys may not. */
@@ -240,7 +240,7 @@ const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 export function readableProjects(subject: Subject): ReadableProjects {
   if (subject.kind !== 'session' && subject.kind !== 'apiKey') return { privateScope: null };
-  const ownerId = isAdmin(subject) ? undefined : subject.user.id;
+  const ownerId = isAdmin(subject) ? undefined : subject.account.id;
   if (subject.kind === 'session' || subject.apiKey.accessType === 'full') return { privateScope: { ownerId } };
   if (subject.apiKey.accessType === 'projects') return { privateScope: { ownerId, ids: subject.apiKey.projectIds, slugs: [] } };
   const reached = subject.apiKey.permissions.map((grant) => normalizeGrant(grant).split('.', 1)[0] ?? '');

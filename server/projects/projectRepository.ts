@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Project } from '../../db/entities/index.ts';
+import type { AccessCache } from '../auth/accessCache.ts';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Any slug slugSchema ever let through; anything else (a NUL byte, 10 kB) names no project. */
@@ -10,13 +11,18 @@ export function isUuid(value: string) {
 }
 
 /**
- * The project a path names, by UUID or by slug (slugs are stored lower-case). Every project route
- * starts here, so it is one raw query mapped to the entity, not the ORM's query builder.
+ * The project a path names, by UUID or by slug (slugs are stored lower-case), mapped into `em`.
+ * Every project route starts here: the row comes from the access cache, or from one raw query
+ * (not the ORM's query builder) when it is not there; a change to the project drops it.
  */
-export async function findProject(em: EntityManager, slugOrId: string): Promise<Project | null> {
+export async function findProject(access: AccessCache, em: EntityManager, slugOrId: string): Promise<Project | null> {
   // PostgreSQL refuses text with a NUL byte outright (a 500), so the shape is checked first.
   if (!slugShape.test(slugOrId)) return null;
-  const column = isUuid(slugOrId) ? 'id' : 'slug';
-  const [row] = await em.getConnection().execute(`select * from projects where ${column} = ? limit 1`, [slugOrId.toLowerCase()]);
+  const name = slugOrId.toLowerCase();
+  const row = await access.read(`project:${name}`, async () => {
+    const column = isUuid(name) ? 'id' : 'slug';
+    const [found] = await em.getConnection().execute<{ id: string }[]>(`select * from projects where ${column} = ? limit 1`, [name]);
+    return found ? { value: found, tags: [`project:${found.id}`] } : null;
+  });
   return row ? em.map(Project, row) : null;
 }

@@ -6,16 +6,6 @@ import type { Context } from './context.ts';
 
 const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({ errorFormatter: formatTRPCError });
 
-/** Translates domain errors (and the database's unique violations) to tRPC errors, once, here. */
-const domainErrors = t.middleware(async ({ next }) => {
-  const result = await next();
-  if (!result.ok) {
-    const domain = asDomainError(result.error.cause);
-    if (domain) throw toTRPCError(domain);
-  }
-  return result;
-});
-
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
@@ -47,25 +37,37 @@ function findNulCharacter(input: unknown): (string | number)[] | undefined {
   return undefined;
 }
 
-/** Refused with 400 at the door, rather than failing at the database with a 500. */
-const refuseNulCharacters = t.middleware(async ({ getRawInput, next }) => {
+/**
+ * The door of every procedure. Input holding a NUL is refused with 400 here, rather than failing
+ * at the database with a 500; domain errors (and the database's unique violations) are
+ * translated to tRPC errors on the way out, once, here. One middleware, not two: tRPC copies a
+ * call's options at each one, on every request.
+ */
+const door = t.middleware(async ({ getRawInput, next }) => {
   const path = findNulCharacter(await getRawInput());
   if (path) {
     const message = 'text may not contain NUL (\\u0000) characters';
-    throw new BadRequest('invalid_input', `Invalid input: ${path.length ? `${path.join('.')}: ` : ''}${message}`, {
-      issues: [{ path, message }],
-    });
+    throw toTRPCError(
+      new BadRequest('invalid_input', `Invalid input: ${path.length ? `${path.join('.')}: ` : ''}${message}`, {
+        issues: [{ path, message }],
+      }),
+    );
   }
-  return next();
+  const result = await next();
+  if (!result.ok) {
+    const domain = asDomainError(result.error.cause);
+    if (domain) throw toTRPCError(domain);
+  }
+  return result;
 });
 
-export const publicProcedure = t.procedure.use(domainErrors).use(refuseNulCharacters);
+export const publicProcedure = t.procedure.use(door);
 
 /** Signed in with a full session or an API key. */
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
   const { subject } = ctx;
   if (subject.kind !== 'session' && subject.kind !== 'apiKey') throw new Unauthenticated();
-  return next({ ctx: { ...ctx, subject, user: subject.user } });
+  return next({ ctx: { subject, user: subject.user } });
 });
 
 /**
@@ -76,7 +78,7 @@ export const sessionProcedure = publicProcedure.use(({ ctx, next }) => {
   const { subject } = ctx;
   if (subject.kind === 'apiKey') throw new PermissionDenied('This needs a signed-in session; API keys cannot change account security');
   if (subject.kind !== 'session') throw new Unauthenticated();
-  return next({ ctx: { ...ctx, subject, user: subject.user } });
+  return next({ ctx: { subject, user: subject.user } });
 });
 
 /** Signed in, and the account's e-mail is verified (spec 5.4: HTTP 400 otherwise). */
@@ -93,8 +95,8 @@ export const verifiedProcedure = authedProcedure.use(({ ctx, next }) => {
  */
 export const projectProcedure = publicProcedure.use(async ({ ctx, next, getRawInput }) => {
   const raw = (await getRawInput()) as { project?: unknown } | undefined;
-  const scope = await enterProject(ctx.em, ctx.subject, raw?.project);
-  return next({ ctx: { ...ctx, ...scope } });
+  // tRPC merges these into the context.
+  return next({ ctx: await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.project) });
 });
 
 /** The context a projectProcedure's resolver receives, for helpers that take it. */

@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../server/infra/ports.ts';
+import { HttpClient } from './http.ts';
 import { PAGE_HOST } from './pages.ts';
+import type { TestStack } from './stack.ts';
 
 /** For tests that run the service's own processes (npm start, server/main/start.ts). */
 
@@ -61,4 +65,46 @@ export function spawnService(command: string, args: string[], env: NodeJS.Proces
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
   return { child, exited, output: () => output };
+}
+
+/**
+ * Another api replica beside a test stack: `npm run start:api`'s main (server/main/api.ts) in its
+ * own process, on the stack's settings (database, Temporal, JWT secret, so a key or a token works
+ * on both) with its own port, and `databaseUrl` when it should reach the database another way.
+ */
+export async function startApiProcess(stack: TestStack, options: { databaseUrl?: string } = {}) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const service = spawnService(process.execPath, ['server/main/api.ts'], {
+    ...process.env,
+    ...stack.settings,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: url,
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'bf-api-')),
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+  });
+  const http = new HttpClient(url);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const exited = await Promise.race([service.exited, new Promise<false>((resolve) => setTimeout(() => resolve(false), 200))]);
+    if (exited) throw new Error(`the api process exited (${exited.code ?? exited.signal}) before it answered:\n${service.output()}`);
+    const answer = await http.get('/api').catch(() => undefined);
+    if (answer?.status === 200) break;
+    if (Date.now() > deadline) throw new Error(`the api process did not answer in 60 s:\n${service.output()}`);
+  }
+  return {
+    url,
+    http,
+    output: service.output,
+    /** SIGTERM, as a deployment stops it; SIGKILL if it has not gone in 30 s. */
+    async stop() {
+      const pid = service.child.pid;
+      if (!pid || !groupAlive(pid)) return;
+      process.kill(-pid, 'SIGTERM');
+      const gone = await Promise.race([service.exited, new Promise<false>((resolve) => setTimeout(() => resolve(false), 30_000))]);
+      if (!gone && groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+    },
+  };
 }

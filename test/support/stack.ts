@@ -45,7 +45,7 @@ export async function startTestStack(
   const smtp = await startSmtpSink();
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
   const temporalAddress = inject('temporalAddress');
-  const config = parseConfig({
+  const settings: Record<string, string> = {
     NODE_ENV: 'test',
     // A port known up front, so PUBLIC_URL (and the resource URLs built from it) is right.
     PORT: String(port),
@@ -67,7 +67,8 @@ export async function startTestStack(
     // The pages tests serve to the service's browsers (test/support/pages.ts, PAGE_HOST).
     BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
     ...env,
-  });
+  };
+  const config = parseConfig(settings);
   const log = createLogger(config, options.logDestination);
   const orm = await initORM(databaseUrl);
   await migrate(orm);
@@ -102,6 +103,8 @@ export async function startTestStack(
     url,
     app,
     config,
+    /** The environment `config` was parsed from: another process of the same service starts from it. */
+    settings,
     orm,
     smtp,
     serviceSecret: secret,

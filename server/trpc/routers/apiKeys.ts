@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiKey, apiKeyAccessTypes, type Project, type User } from '../../../db/entities/index.ts';
+import type { AppDeps } from '../../appDeps.ts';
 import { generateApiKey } from '../../auth/apiKeys.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { BadRequest, NotFound, PermissionDenied } from '../../errors.ts';
@@ -60,10 +61,10 @@ const keyManagerProcedure = authedProcedure.use(({ ctx, next }) => {
 });
 
 /** Projects named by id or slug; each must exist and be one the caller may scope a key to. */
-async function resolveProjects(em: EntityManager, subject: Subject, refs: string[]) {
+async function resolveProjects({ deps, em, subject }: { deps: AppDeps; em: EntityManager; subject: Subject }, refs: string[]) {
   const projects: Project[] = [];
   for (const ref of new Set(refs)) {
-    const project = await findProject(em, ref);
+    const project = await findProject(deps.access, em, ref);
     if (!project || !canScopeApiKeyTo(subject, projectRef(project))) {
       throw new BadRequest('unknown_project', `Project ${ref} does not exist or is not yours`, {
         issues: [{ path: ['projectIds'], message: `unknown project ${ref}` }],
@@ -122,7 +123,7 @@ export const apiKeysRouter = router({
     .output(keyView.extend({ secret: z.string() }))
     .mutation(async ({ ctx, input }) => {
       checkShape(input.accessType, input.projectIds, input.permissions);
-      const projects = await resolveProjects(ctx.em, ctx.subject, input.projectIds);
+      const projects = await resolveProjects(ctx, input.projectIds);
       const { keyPrefix, secret, secretHash } = generateApiKey();
       const key = ctx.em.create(ApiKey, {
         user: ctx.user,
@@ -176,7 +177,7 @@ export const apiKeysRouter = router({
       const projectIds = input.projectIds ?? (changesType ? [] : key.projects.getItems().map((project) => project.id));
       const permissions = input.permissions ?? (changesType ? [] : key.permissions);
       checkShape(accessType, projectIds, permissions);
-      key.projects.set(await resolveProjects(ctx.em, ctx.subject, projectIds));
+      key.projects.set(await resolveProjects(ctx, projectIds));
       if (input.name !== undefined) key.name = input.name;
       key.accessType = accessType;
       key.permissions = permissions;

@@ -190,7 +190,7 @@ async function history(ctx: ProjectContext, start: PipelineVersion, depth: numbe
  */
 const sourceProjectProcedure = publicProcedure.use(async ({ ctx, next, getRawInput }) => {
   const raw = (await getRawInput()) as { sourceProject?: unknown } | undefined;
-  return next({ ctx: { ...ctx, ...(await enterProject(ctx.em, ctx.subject, raw?.sourceProject)) } });
+  return next({ ctx: await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.sourceProject) });
 });
 
 const tags = ['pipelines'];
@@ -295,7 +295,7 @@ const versionsRouter = router({
     .output(z.object({ id: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const version = await findVersion(ctx, input.versionId);
-      const target = input.project === undefined ? ctx.project : await findProject(ctx.em, input.project);
+      const target = input.project === undefined ? ctx.project : await findProject(ctx.deps.access, ctx.em, input.project);
       // A target the caller cannot see answers like a missing one; a visible one without write, 403.
       if (!target || !can(ctx.subject, projectRef(target), projectActions.read)) throw new NotFound('Target project');
       authorize(ctx.subject, projectRef(target), pipelineActions.write);

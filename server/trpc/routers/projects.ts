@@ -17,7 +17,7 @@ import { provisionDefaultSession } from '../../projects/defaultSession.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { authedProcedure, projectProcedure, publicProcedure, router } from '../base.ts';
 
-const projectView = z.object({
+export const projectView = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string(),
