@@ -15,7 +15,11 @@ export const cookieCapturePaths: RawRoutePaths = {
       summary: "The running browser's cookies: a JSON snapshot, or SSE (event `cookies` on every change); needs cookies.read",
       tags: ['sessions'],
       parameters: resourcePathParams,
-      responses: { '200': { description: '{cookies: [...]} or text/event-stream' } },
+      responses: {
+        '200': { description: '{cookies: [...]} or text/event-stream' },
+        '409': { description: 'The browser is not running (starting, stopping or stopped), or stopped meanwhile' },
+        '503': { description: 'The browser did not answer' },
+      },
     },
   },
 };
