@@ -1,20 +1,26 @@
 /**
  * `npm run bench:browser-start`: how long from `POST …/sessions/{id}/start` until the browser is
  * usable over CDP (Playwright `connectOverCDP` through remoteUrl done), cold and from the warm
- * pool, beside a raw playwright-core `chromium.launch()` in the same run; and the full lifecycle
- * start → connectOverCDP → goto a local page → stop. Writes docs/benchmarks/browser-start.md.
+ * pool, beside a raw playwright-core `chromium.launch()` in the same run; how long a stop takes to
+ * answer and the teardown behind it; and the full lifecycle start → connectOverCDP → goto a local
+ * page → stop beside a raw `chromium.launch()` → goto → close. Prints the issue's goals beside
+ * their baselines. Writes docs/benchmarks/browser-start.md (not with BENCH_NO_WRITE=1).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium } from 'playwright-core';
-import { WarmBrowser } from '../db/entities/index.ts';
+import { type Browser, chromium } from 'playwright-core';
+import { SessionResource, WarmBrowser } from '../db/entities/index.ts';
 import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const LIFECYCLE_RUNS = Number(process.env.BENCH_LIFECYCLE_RUNS ?? 20);
+
+/** The issue's goals (14, Speed). */
+const STOP_GOAL_MS = 50;
+const LIFECYCLE_GOAL_RATIO = 0.5;
 
 const site = http.createServer((_req, res) => {
   res.setHeader('content-type', 'text/html');
@@ -22,6 +28,13 @@ const site = http.createServer((_req, res) => {
 });
 await new Promise<void>((resolve) => site.listen(0, BENCH_PAGE_HOST, resolve));
 const siteUrl = `http://${BENCH_PAGE_HOST}:${(site.address() as { port: number }).port}/`;
+
+/** The page a client drives: the one a started browser has open, as a script would take it. */
+async function firstPage(browser: Browser) {
+  const context = browser.contexts()[0];
+  if (!context) throw new Error('the browser has no default context');
+  return context.pages()[0] ?? (await context.newPage());
+}
 
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host with a warm pool of 2)');
 // BROWSER_WARM_RECENT off: it would warm a browser for the cold session's own screen, and the
@@ -34,6 +47,18 @@ try {
   ).id;
   const warmSession = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'warm' })).id;
 
+  const resourcePath = (sessionId: string, resourceId: string) => `/${stack.slug}/api/sessions/${sessionId}/${resourceId}`;
+
+  /** POST stop, timed. The teardown behind it is read afterwards: the row's `stoppedAt` against the request's time. */
+  async function stop(sessionId: string, resourceId: string) {
+    const requestedAt = Date.now();
+    const t0 = performance.now();
+    const answer = await stack.call('POST', `${resourcePath(sessionId, resourceId)}/stop`, stack.token);
+    stopAnswered.push(performance.now() - t0);
+    if (answer.status === 'stopping') stoppingAnswers++;
+    stops.push({ resourceId, requestedAt });
+  }
+
   async function startToUsable(sessionId: string) {
     const t0 = performance.now();
     const resource = await stack.call('POST', `/${stack.slug}/api/sessions/${sessionId}/start`, stack.token);
@@ -42,7 +67,7 @@ try {
     const elapsed = performance.now() - t0;
     (sessionId === coldSession ? coldAnswer : warmAnswer).push(answered);
     await browser.close();
-    await stack.call('POST', `/${stack.slug}/api/sessions/${sessionId}/${resource.id}/stop`, stack.token);
+    await stop(sessionId, resource.id);
     return { elapsed, warm: resource.warm as boolean };
   }
 
@@ -50,12 +75,19 @@ try {
   const waitForWarm = async () => {
     while ((await stack.orm.em.fork().count(WarmBrowser, {})) < 1) await sleep(20);
   };
+  // Before a raw measurement, untimed: no teardown of the service's browsers shares the cores with it.
+  const waitForTeardowns = async () => {
+    while ((await stack.orm.em.fork().count(SessionResource, { status: 'stopping' })) > 0) await sleep(20);
+  };
 
   const coldAnswer: number[] = [];
   const warmAnswer: number[] = [];
   const cold: number[] = [];
   const warm: number[] = [];
   const raw: number[] = [];
+  const stopAnswered: number[] = [];
+  const stops: { resourceId: string; requestedAt: number }[] = [];
+  let stoppingAnswers = 0;
   let warmMisses = 0;
   for (let i = 0; i < RUNS; i++) {
     cold.push((await startToUsable(coldSession)).elapsed);
@@ -63,6 +95,7 @@ try {
     const w = await startToUsable(warmSession);
     if (!w.warm) warmMisses++;
     warm.push(w.elapsed);
+    await waitForTeardowns();
     const t0 = performance.now();
     const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_FLAGS });
     raw.push(performance.now() - t0);
@@ -71,20 +104,39 @@ try {
   }
 
   const lifecycle: number[] = [];
+  const rawLifecycle: number[] = [];
   for (let i = 0; i < LIFECYCLE_RUNS; i++) {
     await waitForWarm();
     const t0 = performance.now();
     const resource = await stack.call('POST', `/${stack.slug}/api/sessions/${warmSession}/start`, stack.token);
     const browser = await chromium.connectOverCDP(resource.remoteUrl);
-    const page = await browser.contexts()[0]!.newPage();
-    await page.goto(siteUrl);
+    await (await firstPage(browser)).goto(siteUrl);
     await browser.close();
-    await stack.call('POST', `/${stack.slug}/api/sessions/${warmSession}/${resource.id}/stop`, stack.token);
+    await stop(warmSession, resource.id);
     lifecycle.push(performance.now() - t0);
-  }
 
+    // The same steps with Playwright alone: launch, a page, the same local page, close.
+    await waitForTeardowns();
+    const r0 = performance.now();
+    const own = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_FLAGS });
+    await (await own.newPage()).goto(siteUrl);
+    await own.close();
+    rawLifecycle.push(performance.now() - r0);
+  }
+  // Every stop's teardown, from its request until the workflow recorded it stopped.
+  const ids = stops.map((entry) => entry.resourceId);
+  while ((await stack.orm.em.fork().count(SessionResource, { id: { $in: ids }, status: 'stopping' })) > 0) await sleep(100);
+  const stoppedAt = new Map(
+    (await stack.orm.em.fork().find(SessionResource, { id: { $in: ids } })).map((row) => [row.id, row.stoppedAt?.getTime() ?? Number.NaN]),
+  );
+  const stopToStopped = stops.map((entry) => (stoppedAt.get(entry.resourceId) ?? Number.NaN) - entry.requestedAt);
+
+  const median = (values: number[]) => percentile(values, 50);
+  const ms = (value: number) => `${value.toFixed(0)} ms`;
   const row = (name: string, values: number[]) =>
     `| ${name} | ${values.length} | ${percentile(values, 50).toFixed(0)} | ${percentile(values, 95).toFixed(0)} |`;
+  const met = (ok: boolean) => (ok ? 'met' : '**not met**');
+  const lifecycleLimit = LIFECYCLE_GOAL_RATIO * median(rawLifecycle);
   const report = `# Benchmark: browser start latency
 
 Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}, Chromium at ${chromiumPath}.
@@ -100,6 +152,22 @@ the pool of recently started settings (\`BROWSER_WARM_RECENT\`) is off for the r
 stay cold. With it on (the default), a session with its own screen started again takes a warm
 browser like the warm rows.
 
+A stop answers once it is requested (the workflow signalled, the row \`stopping\`); "stop → stopped"
+is timed from the same request until the workflow recorded the resource \`stopped\` (its
+\`stopped\` time): the teardown, which a stop waited for before. The lifecycle takes the page the
+started browser has open (\`pages()[0]\`); the raw lifecycle launches Chromium with the same flags,
+opens a page, loads the same local page and closes. Raw measurements start once no teardown of the
+service's browsers is under way.
+
+## Goals
+
+| goal | target | measured (median) | baseline (median, same run) | |
+|---|---|---|---|---|
+| stop answers | ≤ ${STOP_GOAL_MS} ms | ${ms(median(stopAnswered))} | ${ms(median(stopToStopped))} until stopped | ${met(median(stopAnswered) <= STOP_GOAL_MS)} |
+| full lifecycle: start → connectOverCDP → goto → stop (warm) | ≤ ${LIFECYCLE_GOAL_RATIO} × raw = ${ms(lifecycleLimit)} | ${ms(median(lifecycle))} | raw launch → goto → close ${ms(median(rawLifecycle))} | ${met(median(lifecycle) <= lifecycleLimit)} |
+
+## All measures
+
 | measure | runs | median ms | p95 ms |
 |---|---|---|---|
 ${row('POST start answered (running, URLs issued), cold', coldAnswer)}
@@ -107,13 +175,19 @@ ${row('POST start answered (running, URLs issued), warm pool', warmAnswer)}
 ${row('start → CDP usable, cold (no warm browser fits the session)', cold)}
 ${row('start → CDP usable, warm pool', warm)}
 ${row('raw playwright-core chromium.launch() (no service)', raw)}
+${row('POST stop answered (stopping)', stopAnswered)}
+${row('POST stop → resource stopped (teardown, not waited for)', stopToStopped)}
 ${row('full lifecycle: start → connectOverCDP → goto local page → stop (warm)', lifecycle)}
+${row('raw playwright-core chromium.launch() → newPage → goto local page → close', rawLifecycle)}
 
-Warm starts that missed the pool: ${warmMisses} of ${RUNS}.
+Warm starts that missed the pool: ${warmMisses} of ${RUNS}. Stops answered \`stopping\` (the rest had
+already stopped): ${stoppingAnswers} of ${stopAnswered.length}.
 `;
-  const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'browser-start.md'), report);
+  if (process.env.BENCH_NO_WRITE !== '1') {
+    const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'browser-start.md'), report);
+  }
   console.log(report);
 } finally {
   await stack.stop();

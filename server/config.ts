@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
 import { parseAllowedDestinations } from './browsers/egressPolicy.ts';
+import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hostCapacity.ts';
 
 /**
  * The one place that reads the environment. Everything else receives a `Config`.
@@ -172,7 +173,8 @@ const environment = z.object({
     .default('local'),
   /** Only recorded in `browser_hosts.address`: the api reaches browsers at the loopback CDP endpoint the host records. */
   BROWSER_HOST_ADDRESS: z.string().default('127.0.0.1'),
-  BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(500).default(8),
+  /** Unset: from the machine's memory and cores (server/browsers/hostCapacity.ts). */
+  BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(MAX_BROWSERS_PER_HOST).optional(),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
   /**
@@ -307,7 +309,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     browsers: {
       hostId: e.BROWSER_HOST_ID,
       hostAddress: e.BROWSER_HOST_ADDRESS,
-      perHost: e.BROWSERS_PER_HOST,
+      perHost: e.BROWSERS_PER_HOST ?? defaultBrowsersPerHost(),
       perProject: e.BROWSERS_PER_PROJECT,
       warmPool: e.BROWSER_WARM_POOL,
       warmRecent: e.BROWSER_WARM_RECENT,

@@ -8,6 +8,7 @@ import { BrowserHost } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { PAGE_HOST, startTestSite } from './support/pages.ts';
+import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -138,10 +139,8 @@ describe('a browser host that dies', () => {
     // The restarted host serves new browsers.
     const again = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, { token: owner.token });
     expect(again.status, again.text).toBe(200);
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${again.body.id}/stop`, undefined, {
-      token: owner.token,
-    });
-    expect(stopped.body.status).toBe('stopped');
+    const stopped = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${again.body.id}`, { token: owner.token });
+    expect(stopped.ended.status).toBe('stopped');
   });
 
   it('settles the resource of a host that stays dead within the detection time', async () => {

@@ -12,6 +12,7 @@ import { workflowIds } from '../workflows/names.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';
+import { stopAndWait } from './support/resources.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -133,14 +134,12 @@ describe('a running browser', () => {
     expect(JSON.parse(sse[0]?.data ?? '{}')).toMatchObject({ seq: 2 });
 
     await browser.close();
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, {
-      token: owner.token,
-    });
-    expect(stopped.status, stopped.text).toBe(200);
-    expect(stopped.body).toMatchObject({ status: 'stopped', remoteUrl: null, vncUrl: null, stopReason: 'stopped on request' });
+    const stopped = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resource.id}`, { token: owner.token });
+    expect(stopped.answer).toMatchObject({ remoteUrl: null, vncUrl: null, stopReason: 'stopped on request' });
+    expect(stopped.ended).toMatchObject({ status: 'stopped', remoteUrl: null, vncUrl: null, stopReason: 'stopped on request' });
 
     // The workflow is closed and no Chromium of this resource is left.
-    // Stop is answered once the browser is stopped; the workflow completes just after.
+    // The row is stopped once the browser is; the workflow completes just after.
     const workflow = stack.temporal.workflow.getHandle(`browser-${resource.id}`);
     await expect.poll(async () => (await workflow.describe()).status.name, { timeout: 10_000, interval: 200 }).toBe('COMPLETED');
     expect(findProcessesMentioning(`${stack.config.dataDir}/browsers/`)).toEqual([]);
@@ -162,10 +161,8 @@ describe('a running browser', () => {
     const shown = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}`, { token: owner.token });
     expect(shown.body.status).toBe('running');
 
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, {
-      token: owner.token,
-    });
-    expect(stopped.body).toMatchObject({ status: 'stopped', stopReason: 'stopped on request' });
+    const stopped = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resource.id}`, { token: owner.token });
+    expect(stopped.ended).toMatchObject({ status: 'stopped', stopReason: 'stopped on request' });
   });
 
   it('is refused its cookies without cookies.read, and hidden from other users', async () => {
@@ -201,7 +198,8 @@ describe('a running browser', () => {
       expect(await page.textContent('#greeting')).toBe('Hello from the test site');
       expect(proxy.relayed).toContain(`${site.url}/through-proxy`);
       await browser.close();
-      await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, { token: owner.token });
+      // Until stopped: the host writes what the browser logged last as it closes it.
+      await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resource.id}`, { token: owner.token });
       const logs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs?limit=200`, { token: owner.token });
       expect(logs.text).not.toContain('proxy-secret-pw');
     } finally {
@@ -349,8 +347,8 @@ describe('a running browser', () => {
       await expect
         .poll(async () => (await warmStack.http.get(`${base}/logs`, { token: user.token })).text, { timeout: 15_000 })
         .toContain(`navigated to ${site.url}/warm`);
-      const stopped = await warmStack.http.post(`${base}/stop`, undefined, { token: user.token });
-      expect(stopped.body.status).toBe('stopped');
+      const stopped = await stopAndWait(warmStack.http, base, { token: user.token });
+      expect(stopped.ended.status).toBe('stopped');
       await expect.poll(warmRows, { timeout: 30_000 }).toBe(1);
     } finally {
       await warmStack.close();
@@ -417,13 +415,13 @@ describe('a host at its limit, and starts that went wrong', () => {
       const second = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
       expect(second.status, second.text).toBe(200);
       expect(second.body).toMatchObject({ status: 'running', warm: false, host: otherId });
-      const stopped = await small.http.post(`${base(sessionId, second.body.id)}/stop`, undefined, { token: user.token });
-      expect(stopped.body.status).toBe('stopped');
+      const stopped = await stopAndWait(small.http, base(sessionId, second.body.id), { token: user.token });
+      expect(stopped.ended.status).toBe('stopped');
     } finally {
       await other.stop();
     }
-    const stopped = await small.http.post(`${base(sessionId, first.body.id)}/stop`, undefined, { token: user.token });
-    expect(stopped.body.status).toBe('stopped');
+    const stopped = await stopAndWait(small.http, base(sessionId, first.body.id), { token: user.token });
+    expect(stopped.ended.status).toBe('stopped');
   }, 180_000);
 
   it('replaces a warm browser whose offer is gone and that no resource holds', async () => {
@@ -467,8 +465,8 @@ describe('a host at its limit, and starts that went wrong', () => {
     const again = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
     expect(again.status, again.text).toBe(200);
     expect(again.body).toMatchObject({ status: 'running', warm: false, host: small.config.browsers.hostId });
-    const stopped = await small.http.post(`${base(sessionId, again.body.id)}/stop`, undefined, { token: user.token });
-    expect(stopped.body.status).toBe('stopped');
+    const stopped = await stopAndWait(small.http, base(sessionId, again.body.id), { token: user.token });
+    expect(stopped.ended.status).toBe('stopped');
   }, 120_000);
 
   it('settles resources whose workflow never started (the api died mid-start), and frees the warm browser one held', async () => {
@@ -516,6 +514,6 @@ describe('a host at its limit, and starts that went wrong', () => {
     await expect.poll(async () => (await warmRows()).length, { timeout: 60_000 }).toBe(1);
     const again = await small.http.post(`/${p.slug}/api/sessions/${sessionId}/start`, undefined, { token: user.token });
     expect(again.status, again.text).toBe(200);
-    await small.http.post(`${base(sessionId, again.body.id)}/stop`, undefined, { token: user.token });
+    await stopAndWait(small.http, base(sessionId, again.body.id), { token: user.token });
   }, 180_000);
 });

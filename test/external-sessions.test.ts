@@ -7,6 +7,7 @@ import { createProject, registerUser } from './support/accounts.ts';
 import { CHROMIUM, CHROMIUM_FLAGS } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
+import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 const EXTERNAL_TOKEN = 'external-token-for-the-tests';
@@ -109,9 +110,8 @@ describe('external sessions', () => {
     expect(stored.body.cookies).toEqual([expect.objectContaining({ name: 'sid', value: 'elsewhere-session-value' })]);
 
     // A stop disconnects; the browser stays its owner's.
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/${resourceId}/stop`, undefined, as);
-    expect(stopped.status, stopped.text).toBe(200);
-    expect(stopped.body.status).toBe('stopped');
+    const stopped = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${session.body.id}/${resourceId}`, as);
+    expect(stopped.ended.status).toBe('stopped');
     const page = await elsewhere.newPage();
     await page.goto(`${site.url}/shop`);
     expect(await page.textContent('h1')).toBe('Welcome back, Ada');

@@ -4,6 +4,7 @@ import { freePort } from '../server/infra/ports.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline as createPipelineIn, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
+import { stopAndWait } from './support/resources.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -233,10 +234,8 @@ describe('a pipeline run', () => {
     expect(second?.run.result).toEqual({ heading: 'tab second' });
     // Both ran on the session's running browser, which is still running for its user.
     expect(first?.run.resources[0]?.id).toBe(browser.body.id);
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${browser.body.id}/stop`, undefined, {
-      token: owner.token,
-    });
-    expect(stopped.body.status).toBe('stopped');
+    const stopped = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${browser.body.id}`, { token: owner.token });
+    expect(stopped.ended.status).toBe('stopped');
   });
 
   it('loops over a list and branches on a condition', async () => {

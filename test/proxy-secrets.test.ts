@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';
+import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -89,7 +90,8 @@ async function reachThroughProxy(sessionId: string, proxy: typeof storedProxy, s
     }
     expect(proxy.relayed).toContain(`${site.url}${path}`);
   } finally {
-    await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/stop`, undefined, as());
+    // Until stopped: the host writes what the browser logged last as it closes it.
+    await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resource.id}`, as());
   }
   // The host still redacts the opened password from the browser's log.
   const logs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs?limit=200`, as());

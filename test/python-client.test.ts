@@ -75,7 +75,8 @@ describe('a client generated for Python', () => {
     expect(byName['key created']).toMatchObject({ secretLooksRight: true });
     expect(byName['project read']).toMatchObject({ name: 'From Python' });
     expect(byName['browser started']).toMatchObject({ status: 'running', hasRemoteUrl: true });
-    expect(byName['browser stopped']).toMatchObject({ status: 'stopped' });
+    expect(['stopping', 'stopped']).toContain(byName['browser stopped']?.status);
+    expect(byName['browser stopped']).toMatchObject({ ended: 'stopped' });
     expect(byName['error read']).toMatchObject({ status: 'error', code: 'not_found' });
     expect(String(byName['error read']?.message)).toMatch(/not found/i);
   });

@@ -6,6 +6,7 @@ import { WarmBrowser } from '../db/entities/index.ts';
 import { isAlive } from '../server/browsers/host/processes.ts';
 import { defaultLaunchSignature, launchSignature } from '../server/browsers/launchSignature.ts';
 import { createProject, registerUser } from './support/accounts.ts';
+import { stopAndWait } from './support/resources.ts';
 import { startTestStack } from './support/stack.ts';
 
 /**
@@ -35,9 +36,8 @@ async function openStack(env: Record<string, string>) {
       return started.body;
     },
     async stop(sessionId: string, resourceId: string) {
-      const stopped = await stack.http.post(`${sessions}/${sessionId}/${resourceId}/stop`, undefined, { token: owner.token });
-      expect(stopped.status, stopped.text).toBe(200);
-      expect(stopped.body.status).toBe('stopped');
+      const stopped = await stopAndWait(stack.http, `${sessions}/${sessionId}/${resourceId}`, { token: owner.token });
+      expect(stopped.ended.status).toBe('stopped');
     },
   };
 }

@@ -214,7 +214,7 @@ export async function browserSessionWorkflow(
   }
 
   state.phase = 'stopping';
-  await settle.markResource(resourceId, { status: 'stopping' });
+  await settle.markResource(resourceId, { status: 'stopping', reason: stopReason });
   if (!hostLost) {
     try {
       await host.stop.stopBrowser(resourceId);

@@ -1,21 +1,27 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  type Client as TemporalClient,
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
 import { browserSessionWorkflow } from '../../workflows/browserSession.ts';
-import { awaitReadyUpdate, type BrowserSessionState, stopBrowserUpdate } from '../../workflows/contracts/browserSession.ts';
+import {
+  awaitReadyUpdate,
+  type BrowserSessionState,
+  stopBrowserSignal,
+  stopBrowserUpdate,
+} from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
-import { activeResourceStatuses, settleUnmanaged, summarizeLaunchFailure } from './resourceStatus.ts';
+import {
+  activeResourceStatuses,
+  inUseResourceStatuses,
+  recordStopRequested,
+  settleUnmanaged,
+  summarizeLaunchFailure,
+} from './resourceStatus.ts';
 import { setSessionCookies } from './sessionCookies.ts';
 
 /**
@@ -52,7 +58,7 @@ export async function startBrowser(
     // is already running: nothing on the host would stop its adoption). The same lock keeps two
     // starts of one project from both passing its limit.
     await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
-    const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...activeResourceStatuses] } });
+    const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...inUseResourceStatuses] } });
     if (active >= limit) {
       throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
     }
@@ -197,42 +203,72 @@ async function hostsWithRoom(em: EntityManager) {
 const START_GRACE_MS = 30_000;
 
 /**
- * Asks the resource's workflow to stop the browser and waits until it has. When the workflow is
+ * Asks the resource's workflow to stop the browser and answers at once: the signal is durable once
+ * Temporal has taken it, and the row says `stopping` before the caller hears back
+ * (`recordStopRequested`). The workflow tears the browser down and records `stopped`; a start made
+ * meanwhile never gets this browser (nothing hands out a `stopping` one). When the workflow is
  * already closed (terminated, or it ended without settling the row), the row is settled here, so
- * the answer never says running for a browser nothing manages; the host destroys a browser that
- * no resource holds any more.
+ * the answer never says running for a browser nothing manages; the host destroys a browser that no
+ * resource holds any more.
  */
 export async function stopBrowser(deps: { temporal: TemporalClient }, em: EntityManager, resource: SessionResource, reason: string) {
   if (resource.status === 'stopped' || resource.status === 'failed') return resource;
   const handle = deps.temporal.workflow.getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id));
   try {
-    await handle.executeUpdate(stopBrowserUpdate, { args: [reason] });
+    await handle.signal(stopBrowserSignal, reason);
   } catch (error) {
-    // Not found: closed (or never started, or long purged). Update failed: the workflow closed before the update
-    // finished (its handlers never fail). Anything else is an outage.
-    if (!(error instanceof WorkflowNotFoundError) && !(error instanceof WorkflowUpdateFailedError)) {
+    // Not found: closed (or never started, or long purged). Anything else is an outage.
+    if (!(error instanceof WorkflowNotFoundError)) {
       throw new ServiceUnavailable('The browser could not be stopped: the workflow engine is unavailable', error);
     }
-    const ended = await workflowEnd(handle);
-    if (ended === 'running') {
-      throw new ServiceUnavailable('The browser could not be stopped: its workflow did not answer', error);
-    }
-    if (ended === 'not found' && Date.now() - resource.created.getTime() < START_GRACE_MS) {
-      throw new Conflict('browser_starting', 'The browser is still being started; stop it again in a moment');
-    }
-    // Whatever settled the row meanwhile (the sweeper, a late workflow step) keeps its outcome.
-    await settleUnmanaged(em, resource, {
-      status: 'stopped',
-      reason: `${reason} (${ended === 'not found' ? 'no workflow managed it' : `its workflow had already ended: ${ended}`})`,
-      severity: 'warn',
-    });
+    await settleWithoutWorkflow(handle, em, resource, reason);
+    await em.refresh(resource);
+    return resource;
   }
+  await recordStopRequested(em, resource, reason);
   await em.refresh(resource);
   return resource;
 }
 
+/** Settles the row of a resource whose workflow is closed or was never started. */
+async function settleWithoutWorkflow(handle: BrowserWorkflowHandle, em: EntityManager, resource: SessionResource, reason: string) {
+  const ended = await workflowEnd(handle);
+  // Running after all: it was started between the signal and now (its api still starting it).
+  if (ended === 'running' || (ended === 'not found' && Date.now() - resource.created.getTime() < START_GRACE_MS)) {
+    throw new Conflict('browser_starting', 'The browser is still being started; stop it again in a moment');
+  }
+  // Whatever settled the row meanwhile (the sweeper, a late workflow step) keeps its outcome.
+  await settleUnmanaged(em, resource, {
+    status: 'stopped',
+    reason: `${reason} (${ended === 'not found' ? 'no workflow managed it' : `its workflow had already ended: ${ended}`})`,
+    severity: 'warn',
+  });
+}
+
+type BrowserWorkflowHandle = ReturnType<TemporalClient['workflow']['getHandle']>;
+
+/**
+ * Waits until these resources' workflows have stopped their browsers (each was asked to already),
+ * at most `timeoutMs`; a workflow that is gone counts as done. The `stop` update answers once the
+ * row is settled.
+ */
+export async function waitUntilStopped(deps: { temporal: TemporalClient }, resources: SessionResource[], timeoutMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const waits = resources.map((resource) =>
+    deps.temporal.workflow
+      .getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id))
+      .executeUpdate(stopBrowserUpdate, { args: [resource.stopReason ?? 'stopped on request'] })
+      .catch(() => undefined),
+  );
+  try {
+    await Promise.race([Promise.all(waits), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** `running`, the lower-case status of a closed workflow, or `not found` (never started, or purged). */
-async function workflowEnd(handle: ReturnType<TemporalClient['workflow']['getHandle']>) {
+async function workflowEnd(handle: BrowserWorkflowHandle) {
   try {
     const { status } = await handle.describe();
     return status.name === 'RUNNING' ? 'running' : status.name.toLowerCase();

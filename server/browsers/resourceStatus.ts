@@ -8,13 +8,21 @@ import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
  * `running` (a warm browser the api claimed: the claim and the row are one transaction); from
  * then on every change goes through here and writes the row and its lifecycle log line together:
  * the host records `running` when it has launched (one round trip less before the api answers),
- * the workflow records `stopping` and its end, and whatever settles a row its workflow no longer
- * will (the sweeper, a stop that finds the workflow closed, a start that never began) does so
- * conditionally, so an outcome written meanwhile stands.
+ * the api records `stopping` as soon as a stop is asked of the workflow, the workflow records
+ * `stopping` and its end, and whatever settles a row its workflow no longer will (the sweeper, a
+ * stop that finds the workflow closed, a start that never began) does so conditionally, so an
+ * outcome written meanwhile stands.
  */
 
-/** Resources in these states hold (or are about to hold) a browser. */
+/** Resources in these states hold (or are about to hold) a browser: they take their place on its host. */
 export const activeResourceStatuses = ['starting', 'running', 'stopping'] as const;
+
+/**
+ * Resources their project still uses: a `stopping` one was let go by a stop (its workflow finishes
+ * the teardown), so it no longer counts against the project's limit or makes its session `running`,
+ * though it keeps its place on its host until it has stopped.
+ */
+export const inUseResourceStatuses = ['starting', 'running'] as const;
 
 type Settled = 'stopped' | 'failed';
 
@@ -46,27 +54,52 @@ function lifecycle(em: EntityManager, resource: SessionResource, entry: Omit<New
   ]);
 }
 
-/** The host launched the browser: running, at this endpoint. */
+/**
+ * The host launched the browser: running, at this endpoint. Only a row still `starting` changes: a
+ * stop requested during the launch (`stopping`) or an outcome written meanwhile stands, and the
+ * workflow stops the browser next.
+ */
 export async function recordLaunched(
   em: EntityManager,
   resource: SessionResource,
   launched: { cdpEndpoint: string; pid: number | null; warm: boolean },
 ) {
   const now = new Date();
-  resource.status = 'running';
-  resource.cdpEndpoint = launched.cdpEndpoint;
-  resource.pid = launched.pid;
-  resource.warm = launched.warm;
-  resource.startedAt ??= now;
-  resource.lastActivity ??= now;
-  await Promise.all([
-    em.flush(),
-    lifecycle(em.fork(), resource, {
-      severity: 'info',
-      message: `browser running on host ${resource.hostId}`,
-      object: { status: 'running' },
-    }),
-  ]);
+  const changed = await em.nativeUpdate(
+    SessionResource,
+    { id: resource.id, status: 'starting' },
+    {
+      status: 'running',
+      cdpEndpoint: launched.cdpEndpoint,
+      pid: launched.pid,
+      warm: launched.warm,
+      startedAt: resource.startedAt ?? now,
+      lastActivity: resource.lastActivity ?? now,
+      updated: now,
+    },
+  );
+  if (!changed) return;
+  await lifecycle(em, resource, {
+    severity: 'info',
+    message: `browser running on host ${resource.hostId}`,
+    object: { status: 'running' },
+  });
+}
+
+/**
+ * A stop was asked of the resource's workflow (it holds the signal): the row says `stopping` before
+ * the caller hears back, so nothing takes the browser for running any more (a run looking for the
+ * session's browser, the project's limit, the CDP proxy). Only from `starting` or `running`: the
+ * workflow may have moved on already, and its own steps (`recordWorkflowStep`) stand. The lifecycle
+ * line is the workflow's, written when it starts the teardown. Answers whether the row changed.
+ */
+export async function recordStopRequested(em: EntityManager, resource: SessionResource, reason: string) {
+  const changed = await em.nativeUpdate(SessionResource, { id: resource.id, status: { $in: [...inUseResourceStatuses] } } as never, {
+    status: 'stopping',
+    stopReason: summarizeLaunchFailure(reason),
+    updated: new Date(),
+  });
+  return changed > 0;
 }
 
 /** The host took over the warm browser the api claimed (its row says running since the claim). */
@@ -79,7 +112,7 @@ export async function recordAdopted(em: EntityManager, resource: SessionResource
 }
 
 /**
- * The workflow's own steps: `stopping`, then its end with a reason. Reasons come from the host
+ * The workflow's own steps: `stopping`, then its end, each with the reason. Reasons come from the host
  * (Playwright's text with its call log, flags and paths): the row and the resource's log, which
  * callers read, get the summary; the server log the rest.
  */
@@ -92,13 +125,14 @@ export async function recordWorkflowStep(
   const resource = await em.findOne(SessionResource, { id: resourceId });
   if (!resource) return;
   const reason = change.reason === undefined ? undefined : summarizeLaunchFailure(change.reason);
-  if (reason !== undefined && reason !== change.reason) {
+  if (reason !== undefined && reason !== change.reason && change.status !== 'stopping') {
     log.warn({ resourceId, status: change.status, reason: change.reason }, 'browser resource settled');
   }
   resource.status = change.status;
+  // While stopping, the reason says why (the api may have written it first, from a stop request).
+  resource.stopReason = reason ?? resource.stopReason ?? null;
   if (change.status !== 'stopping') {
     resource.stoppedAt ??= new Date();
-    resource.stopReason = reason ?? resource.stopReason ?? null;
     resource.cdpEndpoint = null;
   }
   await em.flush();

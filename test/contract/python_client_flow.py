@@ -8,12 +8,13 @@ step, so the test can follow along and check every answer.
 
 import json
 import sys
+import time
 
 from browserflow_api_client import AuthenticatedClient, Client
 from browserflow_api_client.api.api_keys import api_keys_create
 from browserflow_api_client.api.auth import auth_register, auth_verify_submit
 from browserflow_api_client.api.projects import projects_create, projects_get
-from browserflow_api_client.api.sessions import resources_start, resources_stop, sessions_create
+from browserflow_api_client.api.sessions import resources_get, resources_start, resources_stop, sessions_create
 from browserflow_api_client.models import (
     ApiKeysCreateBody,
     ApiKeysCreateBodyAccessType,
@@ -79,7 +80,13 @@ def main():
     started = ok(resources_start.sync(client=with_key, project=slug, session_id=session.id))
     say("browser started", status=str(started.status), hasRemoteUrl=bool(started.remote_url))
     stopped = ok(resources_stop.sync(client=with_key, project=slug, session_id=session.id, resource_id=started.id))
-    say("browser stopped", status=str(stopped.status))
+    # The stop answers once requested (stopping); the resource reads stopped when the teardown is done.
+    ended = stopped
+    deadline = time.monotonic() + 30
+    while str(ended.status) == "stopping" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        ended = ok(resources_get.sync(client=with_key, project=slug, session_id=session.id, resource_id=started.id))
+    say("browser stopped", status=str(stopped.status), ended=str(ended.status))
 
     missing = expect(projects_get.sync(client=with_key, project="no-such-project"), Error404)
     say("error read", status=missing.status, code=str(missing.code), message=missing.message)

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
-import { CHROMIUM_FLAGS } from '../chromiumFlags.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, withFeatures } from '../chromiumFlags.ts';
 import type { EgressPolicy } from '../egressPolicy.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
@@ -13,13 +13,26 @@ import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import { EgressProxy } from './egressProxy.ts';
 import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
-import { findProcessesMentioning, isAlive, measureProcessTree } from './processes.ts';
+import { findProcessesMentioning, isAlive, ProcessTable } from './processes.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
-/** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
 /** Under the egress policy: WebRTC may not send UDP around the proxy. */
 const EGRESS_FLAGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+/** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
 const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
+
+/**
+ * Chromium's command line on this host (Playwright adds its own switches before it): the host's
+ * flags, the screen, the session's flags, and one feature switch of each kind carrying
+ * Playwright's features, the host's memory savings and the session's own (`withFeatures`).
+ */
+export function chromiumArgs(settings: LaunchSettings, options: { egress: boolean }) {
+  const { screen, args } = settings;
+  return withFeatures(
+    [...REQUIRED_FLAGS, ...(options.egress ? EGRESS_FLAGS : []), `--window-size=${screen.width},${screen.height}`, ...args],
+    [PLAYWRIGHT_FEATURES, LEAN_FEATURES],
+  );
+}
 
 /** Variables of the host's environment Chromium (and Debian's launcher script) may see. */
 const INHERITED_ENV = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'FONTCONFIG_PATH', 'FONTCONFIG_FILE'];
@@ -55,6 +68,8 @@ export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkByt
 type Instance = {
   /** Set on warm browsers: the id they are offered under. */
   warmId?: string;
+  /** Measured since it became a resource's (its first measurement is its billing baseline). */
+  measured?: boolean;
   resourceId: string;
   projectId: string;
   context: BrowserContext;
@@ -120,6 +135,8 @@ export class BrowserPool {
   /** Warm launches in flight, by launch signature. */
   readonly #warming = new Map<string, number>();
   readonly #warmPolicy: WarmPolicy;
+  /** Every check of every browser reads the machine's processes from here (ProcessTable). */
+  readonly #processes = new ProcessTable(1000);
   #closed = false;
   #reconciling = false;
   #trimming = false;
@@ -277,7 +294,9 @@ export class BrowserPool {
     const instance = this.#running.get(resourceId);
     if (!instance) return { alive: false, usage: null };
     const alive = instance.remote ? instance.remote.isConnected() : instance.pid ? isAlive(instance.pid) : true;
-    const tree = instance.pid ? measureProcessTree(instance.pid) : null;
+    // The first measurement (a warm browser's billing baseline) is read now; later ones may be a moment old.
+    const tree = instance.pid ? this.#processes.measureTree(instance.pid, { fresh: !instance.measured }) : null;
+    instance.measured = true;
     return {
       alive,
       usage: { cpuSeconds: tree?.cpuSeconds ?? 0, memoryBytes: tree?.memoryBytes ?? 0, networkBytes: instance.networkBytes },
@@ -431,7 +450,7 @@ export class BrowserPool {
   }
 
   async #launchChromium(settings: LaunchSettings, proxy: LaunchSpec['proxy']): Promise<WarmBrowser> {
-    const { screen, args } = settings;
+    const { screen } = settings;
     const userDataDir = path.join(this.#options.browsersDir, randomUUID());
     const env = browserEnvironment(userDataDir);
     mkdirSync(env.HOME as string, { recursive: true });
@@ -444,7 +463,7 @@ export class BrowserPool {
         executablePath: this.#options.chromiumPath,
         env,
         headless: true,
-        args: [...REQUIRED_FLAGS, ...(egress ? EGRESS_FLAGS : []), `--window-size=${screen.width},${screen.height}`, ...args],
+        args: chromiumArgs(settings, { egress: egress !== null }),
         viewport: screen,
         screen,
         proxy: egress ? { server: egress.server, bypass: '<-loopback>' } : (proxy ?? undefined),

@@ -17,8 +17,8 @@ export const cookieCapturePaths: RawRoutePaths = {
       parameters: resourcePathParams,
       responses: {
         '200': { description: '{cookies: [...]} or text/event-stream' },
-        '409': { description: 'The browser is not running (`browser_not_running`)' },
-        '503': { description: 'The browser does not answer' },
+        '409': { description: 'The browser is not running (starting, stopping or stopped), or stopped meanwhile' },
+        '503': { description: 'The browser did not answer' },
       },
     },
   },

@@ -60,7 +60,14 @@ export const resourcesRouter = router({
 
   stop: projectProcedure
     .meta({
-      openapi: { method: 'POST', path: '/{project}/api/sessions/{sessionId}/{resourceId}/stop', tags, summary: 'Stop a started browser' },
+      openapi: {
+        method: 'POST',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}/stop',
+        tags,
+        summary: 'Stop a started browser',
+        description:
+          'Answers as soon as the stop is requested, with the resource `stopping` (or as it already was, when stopped or failed); the teardown continues, and a later GET shows `stopped`.',
+      },
     })
     .input(z.strictObject({ ...ids, resourceId: z.string().max(100) }))
     .output(resourceView)

@@ -3,11 +3,12 @@ import { z } from 'zod';
 import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
 import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entities/index.ts';
 import type { Subject } from '../../auth/subject.ts';
+import { waitUntilStopped } from '../../browsers/browserSessions.ts';
 import { defaultBrowserImage } from '../../browsers/images.ts';
 import { checkImage, defaultScreen, maxLaunchArgsLength, parseLaunchArgs, screenSchema } from '../../browsers/launchSettings.ts';
 import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
 import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
-import { activeResourceStatuses } from '../../browsers/resourceStatus.ts';
+import { activeResourceStatuses, inUseResourceStatuses } from '../../browsers/resourceStatus.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { cookiesSchema, cookieView } from '../../browsers/sessionCookies.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/sessionProxies.ts';
@@ -23,7 +24,8 @@ import { findInProject, listReadable } from '../projectRows.ts';
  * elsewhere) creates resources. Every check goes to the permission module, per session id.
  */
 
-const runningStatuses = ['starting', 'running'];
+/** How long a delete waits for the session's stopping browsers to finish stopping. */
+const STOPPING_WAIT_MS = 15_000;
 
 const projectParam = z.string().max(100);
 const sessionIdParam = z.string().max(100);
@@ -74,10 +76,10 @@ async function resourceStats(em: EntityManager, sessionIds: string[]) {
   const stats = new Map<string, ResourceStats>();
   if (sessionIds.length === 0) return stats;
   const rows = await em.getConnection().execute<{ session_id: string; running: number; last_started: Date | string | null }[]>(
-    `select session_id, count(*) filter (where status in (${runningStatuses.map(() => '?').join(', ')}))::int as running,
+    `select session_id, count(*) filter (where status in (${inUseResourceStatuses.map(() => '?').join(', ')}))::int as running,
             max(started_at) as last_started
        from session_resources where session_id in (${sessionIds.map(() => '?').join(', ')}) group by session_id`,
-    [...runningStatuses, ...sessionIds],
+    [...inUseResourceStatuses, ...sessionIds],
     'all',
   );
   for (const row of rows) {
@@ -292,10 +294,18 @@ export const sessionsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const session = await findSession(ctx, input.sessionId, sessionActions.write);
       // Removing the row would cascade to resources whose browsers still run, leaving them
-      // unaccounted for; the caller stops them first.
-      const active = await ctx.em.count(SessionResource, { session: session.id, status: { $in: [...activeResourceStatuses] } });
-      if (active > 0) {
-        throw new Conflict('session_running', `The session has ${active} running browser(s); stop them before deleting it`);
+      // unaccounted for (a stopping browser holds its place on its host until it has stopped); the
+      // caller stops them first. A stop answers before the teardown ends, so a delete right after
+      // one waits for it.
+      const active = () => ctx.em.find(SessionResource, { session: session.id, status: { $in: [...activeResourceStatuses] } });
+      let held = await active();
+      const stopping = held.filter((resource) => resource.status === 'stopping');
+      if (stopping.length === held.length && stopping.length) {
+        await waitUntilStopped(ctx.deps, stopping, STOPPING_WAIT_MS);
+        held = await active();
+      }
+      if (held.length > 0) {
+        throw new Conflict('session_running', `The session has ${held.length} running browser(s); stop them before deleting it`);
       }
       await ctx.em.nativeDelete(BrowserSession, { id: session.id });
       return { status: 'ok' as const };
