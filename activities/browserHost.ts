@@ -70,6 +70,27 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     return { em, resource, spec };
   }
 
+  /**
+   * The Playwright context of a resource's browser on this host. A warm browser the api claimed is
+   * adopted by its `browserSession` workflow, which a run or job started right after the claim can
+   * overtake: then the browser is adopted here, from what the resource row says (the workflow's
+   * adoption finds it done). Undefined when the browser is not (or no longer) on this host.
+   */
+  async function contextOf(resourceId: string) {
+    const running = pool.contextOf(resourceId);
+    if (running) return running;
+    const resource = await orm.em.fork().findOne(SessionResource, { id: resourceId }, { fields: ['warm', 'status', 'cdpEndpoint'] });
+    // The workflow may have adopted it while the row was read.
+    const adopted = pool.contextOf(resourceId);
+    if (adopted) return adopted;
+    const warmId =
+      resource?.warm && resource.status === 'running' && resource.cdpEndpoint ? pool.warmIdAt(resource.cdpEndpoint) : undefined;
+    if (!warmId) return undefined;
+    // Gone meanwhile (the host lost it): then it is not here, which the caller reports.
+    await pool.adoptWarm(warmId, (await loadLaunch(resourceId)).spec).catch(() => undefined);
+    return pool.contextOf(resourceId);
+  }
+
   return {
     /**
      * Takes over the warm browser the api claimed for this resource (the api already answered
@@ -90,7 +111,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      * host that dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
     async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
-      const context = pool.contextOf(call.resourceId);
+      const context = await contextOf(call.resourceId);
       if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage);
       const pages = runs.nodePages(call.runId, call.path, context);
       const activity = Context.current();
@@ -134,7 +155,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
 
     /** An analysis turn's tool calls, in the job's own tab of the browser (server/browsers/host/agentTools.ts). */
     async runAgentTools(call: { jobId: string; resourceId: string; calls: ToolCallRequest[]; step: number }) {
-      const context = pool.contextOf(call.resourceId);
+      const context = await contextOf(call.resourceId);
       if (!context) throw ApplicationFailure.nonRetryable('the job’s browser is no longer running on this host', nodeFailures.noPage);
       runs.touch(call.resourceId);
       const activity = Context.current();

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { PipelineRun } from '../db/entities/index.ts';
+import { PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
@@ -103,6 +103,13 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
         workflowId: (run) => workflowIds.run(run.id),
         leftUndone: 'recording the end',
         async settle(run, reason) {
+          // Written with the browser it starts, a run has no workflow while that browser launches
+          // (createRun, server/pipelines/runs.ts): not lost. A start that died mid-launch is
+          // settled by the resource sweeper, and then this run on a later pass.
+          if (run.ownsResource && run.resource) {
+            const browser = await em.findOne(SessionResource, { id: run.resource.id }, { fields: ['status'] });
+            if (browser?.status === 'starting') return false;
+          }
           const changed = await em.nativeUpdate(
             PipelineRun,
             { id: run.id, status: { $in: ['queued', 'running'] } },

@@ -16,6 +16,12 @@ export type AppDeps = {
   /** Signs the tokens inside remoteUrl and vncUrl. */
   resourceTokens: ResourceTokens;
   temporal: TemporalClient;
+  /**
+   * `temporal` is a client on the control worker's own connection, in this process (`npm start`):
+   * workflow starts then ask for eager execution, so the first workflow task goes straight to that
+   * worker instead of through the server's task queue. False when the api runs on its own.
+   */
+  eagerStart?: boolean;
   log: Logger;
   /**
    * API keys, sessions and projects kept between requests, in step with the database

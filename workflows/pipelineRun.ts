@@ -2,15 +2,17 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
   getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
+  setHandler,
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
 import { PipelineRunError, runPlan } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
-import { nodeFailures, type PipelineRunInput } from './contracts/pipelineRun.ts';
+import { nodeFailures, type PipelineRunInput, runEndedUpdate } from './contracts/pipelineRun.ts';
 import { workflowIds } from './names.ts';
 
 /** A node without its own timeout gets this per attempt. */
@@ -53,6 +55,10 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
   const activityNodes = new Set<string>();
   const flowOutputs: Record<string, Record<string, unknown>> = {};
+  let ended = false;
+  // Not cancellable: a stopped run's caller waits for its end like any other. No commands, so
+  // histories without the update replay unchanged.
+  setHandler(runEndedUpdate, () => CancellationScope.nonCancellable(() => condition(() => ended)));
   try {
     // Inside the try, so a stop that arrives this early still records the end and releases the
     // browser; not cancellable, so the mark cannot land after that end (the first node sees the stop).
@@ -133,6 +139,9 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       }
     });
   } finally {
+    // The end is recorded (or could not be): whoever waits for the result is answered now, not
+    // after the browser's release below.
+    ended = true;
     await CancellationScope.nonCancellable(async () => {
       const host = proxyActivities<BrowserHostActivities>({
         taskQueue: hostQueue,

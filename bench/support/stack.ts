@@ -19,11 +19,13 @@ import { createLogger } from '../../server/logger.ts';
 export const BENCH_PAGE_HOST = '127.0.0.5';
 
 /**
- * The whole service for a benchmark, as `npm start` runs it (api, control worker, browser host)
- * but on a scratch database and a throw-away Temporal dev server, plus a verified user with a
- * project. `stop` tears it all down.
+ * The whole service for a benchmark, as `npm start` runs it (api, control worker, browser host;
+ * the api on the worker's connection, starting workflows eagerly) but on a scratch database and a
+ * throw-away Temporal dev server, plus a verified user with a project. With `splitApi`, a second
+ * api on its own connection, as an api process apart from the worker runs (`splitBase`).
+ * `stop` tears it all down.
  */
-export async function startBenchStack(env: Record<string, string> = {}) {
+export async function startBenchStack(env: Record<string, string> = {}, options: { splitApi?: boolean } = {}) {
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -52,7 +54,11 @@ export async function startBenchStack(env: Record<string, string> = {}) {
   await migrate(orm);
   const temporal = await connectTemporalClient(temporalServer.address, config.temporal.namespace);
   cleanups.push(temporal.close);
-  const { worker, connection } = await createControlWorker(
+  const {
+    worker,
+    connection,
+    client: workerClient,
+  } = await createControlWorker(
     { config, orm, log },
     {
       address: temporalServer.address,
@@ -70,21 +76,23 @@ export async function startBenchStack(env: Record<string, string> = {}) {
   const host = await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address });
   cleanups.push(host.stop);
   const secret = config.jwtSecret as string;
-  const app = await buildApp({
-    config,
-    orm,
-    jwt: new JwtSigner(secret),
-    serviceSecret: secret,
-    resourceTokens: new ResourceTokens(secret),
-    temporal: temporal.client,
-    log,
-  });
+  const appDeps = { config, orm, jwt: new JwtSigner(secret), serviceSecret: secret, resourceTokens: new ResourceTokens(secret), log };
+  const app = await buildApp({ ...appDeps, temporal: workerClient, eagerStart: true });
   await app.listen({ port, host: '127.0.0.1' });
   cleanups.push(() => app.close());
   const base = `http://127.0.0.1:${port}`;
+  let splitBase: string | undefined;
+  if (options.splitApi) {
+    const splitApp = await buildApp({ ...appDeps, temporal: temporal.client });
+    const splitPort = await freePort();
+    await splitApp.listen({ port: splitPort, host: '127.0.0.1' });
+    cleanups.push(() => splitApp.close());
+    splitBase = `http://127.0.0.1:${splitPort}`;
+  }
 
-  const call = async (method: string, url: string, token?: string, body?: unknown) => {
-    const response = await fetch(`${base}${url}`, {
+  /** A JSON request to the api (`at`: which one, the in-process one by default). */
+  const call = async (method: string, url: string, token?: string, body?: unknown, at = base) => {
+    const response = await fetch(`${at}${url}`, {
       method,
       headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body ? JSON.stringify(body) : undefined,
@@ -103,7 +111,7 @@ export async function startBenchStack(env: Record<string, string> = {}) {
   await orm.em.fork().nativeUpdate(User, { email }, { emailVerified: true });
   const slug = `bench-${randomBytes(3).toString('hex')}`;
   await call('PUT', '/api/projects', first, { name: 'Bench', slug });
-  return { base, config, orm, host, call, token: first, slug, stop };
+  return { base, splitBase, config, orm, host, temporal: temporal.client, call, token: first, slug, stop };
 }
 
 export function percentile(values: number[], p: number) {

@@ -36,13 +36,21 @@ export class BrowserStartFailed extends DomainError {
   }
 }
 
+/** What `reserveBrowser` took: the resource row, and the warm browser it claimed (null: a cold launch). */
+export type BrowserReservation = {
+  resource: SessionResource;
+  session: BrowserSession;
+  warm: { id: string; hostId: string; cdpEndpoint: string; pid: number | null } | null;
+};
+
+type StartDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean };
+
 /**
- * Starts a browser for `session` and resolves once it is usable (or failed). The resource row is
- * written first, under one advisory lock for every start, so concurrent starts respect both the
- * project's limit and the hosts' capacity; the `browserSession` workflow then owns it.
+ * Starts a browser for `session` and resolves once it is usable (or failed): `reserveBrowser` in
+ * a transaction of its own, then `bringUpBrowser`.
  */
 export async function startBrowser(
-  deps: { config: Config; temporal: TemporalClient },
+  deps: StartDeps,
   em: EntityManager,
   project: Project,
   session: BrowserSession,
@@ -50,41 +58,64 @@ export async function startBrowser(
   external?: { cdpUrl: string },
 ) {
   await requireFunds(em, deps.config.billing, project);
+  const reservation = await em.transactional((tx) => reserveBrowser(deps, tx, project, session, external));
+  return bringUpBrowser(deps, em, reservation);
+}
+
+/**
+ * The first half of a start, inside the caller's transaction `tx`: the limits checked and a host
+ * picked under one advisory lock for every start, then a warm browser claimed (row `running`) or
+ * the row written `starting`. A caller that writes the row owning the browser in the same
+ * transaction (a pipeline run) makes the claim and the ownership one commit, so no other start
+ * sees the browser running without its owner. Funds are the caller's to check.
+ */
+export async function reserveBrowser(
+  deps: StartDeps,
+  tx: EntityManager,
+  project: Project,
+  session: BrowserSession,
+  external?: { cdpUrl: string },
+): Promise<BrowserReservation> {
   const limit = deps.config.browsers.perProject;
   const signature = external ? null : warmSignatureOf(session);
-  const { resource, warm } = await em.transactional(async (tx) => {
-    // Host room is decided under one lock for every project, so two starts cannot both take the
-    // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
-    // is already running: nothing on the host would stop its adoption). The same lock keeps two
-    // starts of one project from both passing its limit.
-    await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
-    const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...inUseResourceStatuses] } });
-    if (active >= limit) {
-      throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
-    }
-    const roomy = await hostsWithRoom(tx);
-    const claimed = signature ? await claimWarmBrowser(tx, roomy, signature) : null;
-    if (claimed) {
-      const now = new Date();
-      const row = tx.create(SessionResource, {
-        session,
-        project,
-        status: 'running',
-        hostId: claimed.hostId,
-        cdpEndpoint: claimed.cdpEndpoint,
-        pid: claimed.pid,
-        warm: true,
-        startedAt: now,
-        lastActivity: now,
-      });
-      return { resource: row, warm: claimed };
-    }
-    const hostId = roomy[0];
-    if (!hostId) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
-    const row = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
-    return { resource: row, warm: null };
-  });
+  // Host room is decided under one lock for every project, so two starts cannot both take the
+  // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
+  // is already running: nothing on the host would stop its adoption). The same lock keeps two
+  // starts of one project from both passing its limit.
+  await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
+  const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...inUseResourceStatuses] } });
+  if (active >= limit) {
+    throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
+  }
+  const roomy = await hostsWithRoom(tx);
+  const claimed = signature ? await claimWarmBrowser(tx, roomy, signature) : null;
+  if (claimed) {
+    const now = new Date();
+    const resource = tx.create(SessionResource, {
+      session,
+      project,
+      status: 'running',
+      hostId: claimed.hostId,
+      cdpEndpoint: claimed.cdpEndpoint,
+      pid: claimed.pid,
+      warm: true,
+      startedAt: now,
+      lastActivity: now,
+    });
+    return { resource, session, warm: claimed };
+  }
+  const hostId = roomy[0];
+  if (!hostId) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
+  const resource = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
+  return { resource, session, warm: null };
+}
 
+/**
+ * The second half of a start, once the reservation is committed: its `browserSession` workflow
+ * started, and for a cold launch awaited until the browser is usable. A failure settles the row
+ * and throws (503 `browser_start_failed`, or `service_unavailable`).
+ */
+export async function bringUpBrowser(deps: StartDeps, em: EntityManager, { resource, session, warm }: BrowserReservation) {
   const input = {
     hostId: resource.hostId as string,
     idleTimeoutSeconds: deps.config.browsers.idleTimeoutSeconds,
@@ -111,6 +142,8 @@ export async function startBrowser(
         taskQueue: deps.config.temporal.taskQueue,
         workflowId: workflowIds.browser(resource.id),
         args: [resource.id, { ...input, adoptWarmId: warm.id }],
+        // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
+        requestEagerStart: deps.eagerStart,
       });
     } catch (error) {
       throw await fail(

@@ -2,8 +2,6 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
-import { workflowIds } from '../../workflows/names.ts';
-import type { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
@@ -20,7 +18,7 @@ import {
 } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/engine/plan.ts';
 import { planReadsCookies } from '../pipelines/engine/registry.ts';
-import { startRun, waitForRun } from '../pipelines/runs.ts';
+import { runToEnd } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { optionalParameters } from './functionVersions.ts';
@@ -43,7 +41,7 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
  */
 
-export type ExecuteDeps = { config: Config; temporal: TemporalClient; serviceSecret: string; orm?: MikroORM };
+export type ExecuteDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string; orm?: MikroORM };
 
 /**
  * The raw execution payload: the run as stored. A run whose plan reads cookies holds cookie
@@ -107,14 +105,14 @@ export class FunctionTimedOut extends DomainError {
 
 /**
  * The function with `slug` in `project`, when `subject` may read it; else 404 (a private
- * project the subject cannot read, too). Its current version is loaded.
+ * project the subject cannot read, too). Its current version is loaded, with its plan.
  */
 export async function findReadableFunction(em: EntityManager, subject: Subject, project: Project, slug: string) {
   const ref = projectRef(project);
   if (!can(subject, ref, projectActions.read)) throw new NotFound('Project');
   const fn = await em.findOne(PipelineFunction, { project: project.id, slug: slug.toLowerCase() });
   if (!fn || !can(subject, ref, functionActions.read, fn.id)) throw new NotFound('Function');
-  const version = fn.currentVersion ? await em.findOne(FunctionVersion, { id: fn.currentVersion.id }) : null;
+  const version = fn.currentVersion ? await em.findOne(FunctionVersion, { id: fn.currentVersion.id }, { populate: ['plan'] }) : null;
   if (!version) throw new NotFound('Function version');
   return { fn, version };
 }
@@ -219,7 +217,6 @@ export async function executeFunction(
       },
     );
   }
-  await em.populate(version, ['plan']);
   const { values, issues } = checkFunctionArgs(version.parameters, args, {
     optional: optionalParameters(version.plan as unknown as Plan | null),
   });
@@ -234,39 +231,27 @@ export async function executeFunction(
   }
   const session = await sessionFor(em, project, version.metadata);
   if (options.signal?.aborted) throw new FunctionCancelled('not started');
-  const run = await startRun(deps, em, {
-    project,
-    session,
-    functionVersion: version,
-    args: values,
-    freshBrowser: true,
-  });
   const timeoutMs = options.timeoutMs ?? deps.config.functions.timeoutSeconds * 1000;
   const started = Date.now();
-  let cancelled = false;
-  // Cancelling the workflow ends it through its own cleanup (run `cancelled`, browser stopped), so
-  // waitForRun below simply sees the run end.
-  const cancel = () => {
-    cancelled = true;
-    deps.temporal.workflow
-      .getHandle<typeof pipelineRunWorkflow>(workflowIds.run(run.id))
-      .cancel()
-      .catch(() => {});
-  };
-  options.signal?.addEventListener('abort', cancel, { once: true });
   const progress = options.onProgress
     ? setInterval(() => options.onProgress?.(Date.now() - started), options.progressEveryMs ?? 5_000)
     : undefined;
   let ended: PipelineRun;
   let timedOut: boolean;
   try {
-    ({ run: ended, timedOut } = await waitForRun(deps, em, run, timeoutMs));
+    // Aborting `signal` cancels the workflow, which ends the run through its own cleanup (run
+    // `cancelled`, browser stopped): runToEnd answers that end like any other.
+    ({ run: ended, timedOut } = await runToEnd(
+      deps,
+      em,
+      { project, session, functionVersion: version, args: values, freshBrowser: true },
+      { timeoutMs, signal: options.signal },
+    ));
   } finally {
     clearInterval(progress);
-    options.signal?.removeEventListener('abort', cancel);
   }
   if (timedOut) throw new FunctionTimedOut(ended.id, timeoutMs);
-  if (cancelled && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
+  if (options.signal?.aborted && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
   const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: session.id, readsCookies: ended.readsCookies });
   const result = payload(ended, showOutputs);
   if (ended.status !== 'succeeded') throw new FunctionFailed(ended.id, result);

@@ -63,7 +63,8 @@ export async function createControlWorker(
   });
   // The sweeper of stuck browser resources runs once per control queue, as long as the queue is
   // served: every worker makes sure it runs, the first start wins. A client on the worker's own
-  // connection (`worker.client` is typed optional for replay workers, and must not skip this).
+  // connection (`worker.client` is typed optional for replay workers, and must not skip this);
+  // an api in the same process uses it too, for eager workflow starts (AppDeps.eagerStart).
   const client = new Client({ connection, namespace: options.namespace });
   // Likewise the sweeper of pipeline runs nothing settled, and the deletion of expired rows.
   for (const [workflow, workflowId] of [
@@ -73,5 +74,5 @@ export async function createControlWorker(
   ] as const) {
     await client.workflow.start(workflow, { taskQueue: options.taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
   }
-  return { worker, connection };
+  return { worker, connection, client };
 }

@@ -18,7 +18,7 @@ runProcess(log, async (shutdown) => {
   log.info('bundling workflow code');
   const workflowBundle = await bundleWorkflows();
   shutdown.throwIfRequested();
-  const { worker, connection } = await createControlWorker(
+  const { worker, connection, client } = await createControlWorker(
     { config, orm: runtime.orm, log },
     { address: runtime.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle },
   );
@@ -37,7 +37,9 @@ runProcess(log, async (shutdown) => {
     jwt: runtime.jwt,
     serviceSecret: runtime.serviceSecret,
     resourceTokens: runtime.resourceTokens,
-    temporal: runtime.temporal,
+    // The worker's own connection: workflow starts hand their first task straight to it.
+    temporal: client,
+    eagerStart: true,
     log,
   });
   shutdown.add('api', () => app.close());

@@ -1,5 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client as TemporalClient, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  type Client as TemporalClient,
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  type WorkflowHandle,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import {
   type BrowserSession,
   type FunctionVersion,
@@ -9,11 +16,11 @@ import {
   type Project,
   SessionResource,
 } from '../../db/entities/index.ts';
-import type { PipelineRunInput } from '../../workflows/contracts/pipelineRun.ts';
+import { type PipelineRunInput, runEndedUpdate } from '../../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { requireFunds } from '../billing/ledger.ts';
-import { startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
+import { bringUpBrowser, reserveBrowser, startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
@@ -27,7 +34,25 @@ const holdsNul = (value: unknown): boolean =>
     ? value.includes('\u0000')
     : value !== null && typeof value === 'object' && Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item));
 
-type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
+type Deps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string };
+
+/** What runs, on which session, with which arguments (see startRun). */
+type RunTarget = {
+  project: Project;
+  session: BrowserSession;
+  /** What runs: a pipeline version, or a function version (both carry a compiled plan). */
+  pipeline?: Pipeline;
+  version?: PipelineVersion;
+  functionVersion?: FunctionVersion;
+  args: Record<string, unknown>;
+  /** Always start a new browser for this run (functions do), instead of using a running one. */
+  freshBrowser?: boolean;
+  /**
+   * The caller's permission check, given what the run needs: it runs before the version and the
+   * arguments are checked and before anything is started, and refuses by throwing.
+   */
+  authorize?: (run: { readsCookies: boolean }) => void;
+};
 
 /**
  * Starts a run of `version` on `session`: the session's running browser is used, or one is
@@ -35,26 +60,105 @@ type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
  * against the parameters here (400 with every problem); secret ones are sealed in the run row
  * and travel through the workflow only as placeholders. Answers the run once its workflow runs.
  */
-export async function startRun(
-  deps: Deps,
-  em: EntityManager,
-  target: {
-    project: Project;
-    session: BrowserSession;
-    /** What runs: a pipeline version, or a function version (both carry a compiled plan). */
-    pipeline?: Pipeline;
-    version?: PipelineVersion;
-    functionVersion?: FunctionVersion;
-    args: Record<string, unknown>;
-    /** Always start a new browser for this run (functions do), instead of using a running one. */
-    freshBrowser?: boolean;
-    /**
-     * The caller's permission check, given what the run needs: it runs before the version and the
-     * arguments are checked and before anything is started, and refuses by throwing.
-     */
-    authorize?: (run: { readsCookies: boolean }) => void;
-  },
-) {
+export async function startRun(deps: Deps, em: EntityManager, target: RunTarget) {
+  const { run, input } = await createRun(deps, em, target);
+  try {
+    await deps.temporal.workflow.start(pipelineRunWorkflow, {
+      taskQueue: deps.config.temporal.taskQueue,
+      workflowId: workflowIds.run(run.id),
+      args: [run.id, input],
+      requestEagerStart: deps.eagerStart,
+    });
+  } catch (error) {
+    throw await notStarted(deps, em, run, error);
+  }
+  return run;
+}
+
+/**
+ * Runs `target` to its end, as executing a function does, and answers the run as stored then.
+ * The `runEnded` update answers when the end is recorded, before the browser is released. At
+ * `timeoutMs` the run is stopped and answered as it then is (`timedOut`). Aborting `signal`
+ * cancels the workflow: the run ends `cancelled` through its own cleanup and is answered like
+ * any other end.
+ */
+export async function runToEnd(deps: Deps, em: EntityManager, target: RunTarget, options: { timeoutMs: number; signal?: AbortSignal }) {
+  const deadline = Date.now() + options.timeoutMs;
+  const { run, input } = await createRun(deps, em, target);
+  const { ended } = await startAwaitingEnd(deps, em, run, input);
+  if (!ended) return awaitClose(deps, em, run, deadline);
+  const cancel = () => {
+    runHandle(deps, run)
+      .cancel()
+      .catch(() => {});
+  };
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  if (options.signal?.aborted) cancel();
+  try {
+    if (!(await within(ended, deadline - Date.now()))) return { run: await stopRun(deps, em, run), timedOut: true };
+  } catch (error) {
+    // Refused or cut short (the workflow closed first): its close says it all the same.
+    if (!(error instanceof WorkflowUpdateFailedError) && !(error instanceof WorkflowNotFoundError)) {
+      throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
+    }
+    return awaitClose(deps, em, run, deadline);
+  } finally {
+    options.signal?.removeEventListener('abort', cancel);
+  }
+  await em.refresh(run);
+  // The workflow could not record the end (the database stayed away): it fails; wait for that.
+  if (run.status === 'queued' || run.status === 'running') return awaitClose(deps, em, run, deadline);
+  return { run, timedOut: false };
+}
+
+/**
+ * Starts the run's workflow with the `runEnded` update, in the fewest round trips the process
+ * allows, and answers once the workflow exists (a cancel reaches it from then on). `ended`
+ * settles when the end is recorded; null when the workflow runs but refused the update (a worker
+ * without its handler): then only its close tells. A workflow that did not start fails the run (503).
+ *
+ * - Eager (the control worker in this process, `npm start`): the start hands the first workflow
+ *   task to that worker directly, and the update follows while the run's first activity runs.
+ * - Otherwise update-with-start: start and update in one call (the engine refuses eager
+ *   execution for it), answered once the worker took the update in its first task.
+ */
+async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun, input: PipelineRunInput) {
+  const options = {
+    taskQueue: deps.config.temporal.taskQueue,
+    workflowId: workflowIds.run(run.id),
+    args: [run.id, input] as [string, PipelineRunInput],
+  };
+  if (deps.eagerStart) {
+    let handle: WorkflowHandle<typeof pipelineRunWorkflow>;
+    try {
+      handle = await deps.temporal.workflow.start(pipelineRunWorkflow, { ...options, requestEagerStart: true });
+    } catch (error) {
+      throw await notStarted(deps, em, run, error);
+    }
+    return { ended: handle.executeUpdate(runEndedUpdate) };
+  }
+  const startWorkflowOperation = new WithStartWorkflowOperation(pipelineRunWorkflow, { ...options, workflowIdConflictPolicy: 'FAIL' });
+  try {
+    const update = await deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, { startWorkflowOperation, waitForStage: 'ACCEPTED' });
+    return { ended: update.result() };
+  } catch (error) {
+    const started = await startWorkflowOperation.workflowHandle().then(
+      () => true,
+      () => false,
+    );
+    if (!started) throw await notStarted(deps, em, run, error);
+    return { ended: null };
+  }
+}
+
+/**
+ * Checks what a run needs and writes its row, with the browser it runs on, in one transaction:
+ * the session's running browser that no run started, or one reserved for it (`reserveBrowser`).
+ * The browser a run starts is owned by the run from the commit on, so a concurrent start cannot
+ * take it for its own; it is then brought up (a cold launch is awaited). Answers the run and its
+ * workflow's input.
+ */
+async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const { project, pipeline, session, functionVersion } = target;
   const version = target.version ?? functionVersion;
   if (!version) throw new Error('startRun needs a pipeline version or a function version');
@@ -91,62 +195,84 @@ export async function startRun(
     Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? secretPlaceholder(name) : value]),
   );
   const shownArgs = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value]));
+  const sealedSecrets = Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null;
 
-  const { resource, ownsResource } = await sessionBrowser(deps, em, project, session, { fresh: target.freshBrowser });
-
-  const run = em.create(PipelineRun, {
-    project,
-    pipeline: pipeline ?? null,
-    version: target.version ?? null,
-    functionVersion: functionVersion ?? null,
-    session,
-    resource,
-    ownsResource,
-    readsCookies,
-    args: shownArgs,
-    sealedSecrets: Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null,
-  });
-  await em.flush();
-  const input: PipelineRunInput = { plan, args: workflowArgs, hostId: resource.hostId as string, resourceId: resource.id, ownsResource };
-  try {
-    await deps.temporal.workflow.start(pipelineRunWorkflow, {
-      taskQueue: deps.config.temporal.taskQueue,
-      workflowId: workflowIds.run(run.id),
-      args: [run.id, input],
+  const { run, reservation } = await em.transactional(async (tx) => {
+    const shared = target.freshBrowser ? null : await unownedBrowser(tx, session);
+    const reservation = shared ? null : await reserveBrowser(deps, tx, project, session);
+    const run = tx.create(PipelineRun, {
+      project,
+      pipeline: pipeline ?? null,
+      version: target.version ?? null,
+      functionVersion: functionVersion ?? null,
+      session,
+      resource: shared ?? reservation?.resource,
+      ownsResource: !shared,
+      readsCookies,
+      args: shownArgs,
+      sealedSecrets,
     });
-  } catch (error) {
-    run.status = 'failed';
-    run.evaluation = 'failed';
-    run.error = { node: null, code: 'not_started', message: 'the run could not be started' };
-    run.finishedAt = new Date();
-    await em.flush();
-    if (ownsResource) await stopBrowser(deps, em, resource, 'its pipeline run could not start').catch(() => {});
-    throw new ServiceUnavailable('The run could not be started: the workflow engine is unavailable', error);
+    return { run, reservation };
+  });
+  if (reservation) {
+    try {
+      await bringUpBrowser(deps, em, reservation);
+    } catch (error) {
+      // The caller gets the browser's error, not a run: the row goes (no workflow ever had it).
+      await em.nativeDelete(PipelineRun, { id: run.id });
+      throw error;
+    }
+    // The run sweeper leaves a run alone while its browser is `starting`, then for its grace
+    // from the last update: counted from now, not from before the launch.
+    if (!reservation.warm) await em.nativeUpdate(PipelineRun, { id: run.id }, { updated: new Date() });
   }
-  return run;
+  const resource = run.resource as SessionResource;
+  const input: PipelineRunInput = {
+    plan,
+    args: workflowArgs,
+    hostId: resource.hostId as string,
+    resourceId: resource.id,
+    ownsResource: run.ownsResource,
+  };
+  return { run, input };
+}
+
+/** The run's workflow could not start: the run fails, its browser is stopped; the 503 to throw. */
+async function notStarted(deps: Deps, em: EntityManager, run: PipelineRun, error: unknown) {
+  run.status = 'failed';
+  run.evaluation = 'failed';
+  run.error = { node: null, code: 'not_started', message: 'the run could not be started' };
+  run.finishedAt = new Date();
+  await em.flush();
+  if (run.ownsResource && run.resource) {
+    await stopBrowser(deps, em, run.resource as SessionResource, 'its pipeline run could not start').catch(() => {});
+  }
+  return new ServiceUnavailable('The run could not be started: the workflow engine is unavailable', error);
 }
 
 /**
- * The browser a run or an agent job uses: the session's running browser, or one started for it
- * (`ownsResource`: a run stops it when done; a job leaves it with the session). A browser another
- * run started is that run's: it stops it when it ends, so it is not shared.
+ * The session's running browser that no run started, newest first, or null. A browser a run
+ * started is that run's: it stops it when it ends, so it is not shared. The run owning a browser
+ * is written in the transaction that claims it (createRun), so a browser is never seen running
+ * here before its owner is.
  */
-export async function sessionBrowser(
-  deps: Deps,
-  em: EntityManager,
-  project: Project,
-  session: BrowserSession,
-  options: { fresh?: boolean } = {},
-) {
-  const running = options.fresh
-    ? []
-    : await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
+async function unownedBrowser(em: EntityManager, session: BrowserSession) {
+  const running = await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
+  if (!running.length) return null;
   const owned = new Set(
     (await em.find(PipelineRun, { resource: { $in: running.map((r) => r.id) }, ownsResource: true }, { fields: ['resource'] })).map(
       (r) => r.resource?.id,
     ),
   );
-  const existing = running.find((candidate) => !owned.has(candidate.id)) ?? null;
+  return running.find((candidate) => !owned.has(candidate.id)) ?? null;
+}
+
+/**
+ * The browser an agent job uses: the session's running browser that no run started, or one
+ * started for it (`ownsResource`; the job leaves it with the session when it ends).
+ */
+export async function sessionBrowser(deps: Deps, em: EntityManager, project: Project, session: BrowserSession) {
+  const existing = await unownedBrowser(em, session);
   if (existing) return { resource: existing, ownsResource: false };
   return { resource: await startBrowser(deps, em, project, session), ownsResource: true };
 }
@@ -170,12 +296,9 @@ export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, r
   return run;
 }
 
-/**
- * Waits until the run has ended (its workflow closed), at most `timeoutMs`; answers the run as
- * stored. A run still going at the deadline is stopped, and answered as it then is.
- */
-export async function waitForRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun, timeoutMs: number) {
-  if (!(await closed(runHandle(deps, run), timeoutMs))) return { run: await stopRun(deps, em, run), timedOut: true };
+/** Waits (until `deadline`) for the run's workflow to close and answers the run as stored; stops it past the deadline. */
+async function awaitClose(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun, deadline: number) {
+  if (!(await closed(runHandle(deps, run), deadline - Date.now()))) return { run: await stopRun(deps, em, run), timedOut: true };
   await em.refresh(run);
   return { run, timedOut: false };
 }
@@ -190,23 +313,31 @@ function runHandle(deps: Pick<Deps, 'temporal'>, run: PipelineRun) {
  * An engine that does not answer is a 503, not a closed run.
  */
 async function closed(handle: ReturnType<typeof runHandle>, timeoutMs: number) {
+  return within(
+    handle.result().then(
+      () => true,
+      (error: unknown) => {
+        // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
+        // the engine not answering, and says nothing about the run.
+        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
+        throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
+      },
+    ),
+    timeoutMs,
+  );
+}
+
+/** Whether `work` settled within `timeoutMs` (its failure is thrown); false once the time is up. */
+async function within(work: Promise<unknown>, timeoutMs: number) {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
+    timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
   });
+  const settled = work.then(() => true);
+  // A failure after the time is up has nobody left to tell.
+  settled.catch(() => {});
   try {
-    return await Promise.race([
-      handle.result().then(
-        () => true,
-        (error: unknown) => {
-          // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
-          // the engine not answering, and says nothing about the run.
-          if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
-          throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
-        },
-      ),
-      timedOut,
-    ]);
+    return await Promise.race([settled, timedOut]);
   } finally {
     clearTimeout(timer);
   }

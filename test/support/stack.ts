@@ -37,6 +37,11 @@ export async function startTestStack(
     logDestination?: DestinationStream;
     /** The database URL the stack uses, from the scratch database's (a test that puts a cuttable link in between). */
     databaseUrl?: (url: string) => string;
+    /**
+     * The app on the control worker's connection, starting workflows eagerly, as `npm start` runs
+     * it (AppDeps.eagerStart); otherwise on a connection of its own, as an api process apart.
+     */
+    eagerStart?: boolean;
   } = {},
 ) {
   const port = await freePort();
@@ -91,7 +96,7 @@ export async function startTestStack(
     jwt: new JwtSigner(secret),
     serviceSecret: secret,
     resourceTokens: new ResourceTokens(secret),
-    temporal: temporal.client,
+    ...(options.eagerStart && control ? { temporal: control.client, eagerStart: true } : { temporal: temporal.client }),
     log,
   });
   // A test that must know the URL before the stack starts (OIDC redirect URIs) passes its own

@@ -1,10 +1,11 @@
+import { defineUpdate } from '@temporalio/workflow';
 import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
  * The contract of `pipelineRunWorkflow` (workflows/pipelineRun.ts): what a run is started with,
  * and the node failure types no retry can mend. The api (server/pipelines/runs.ts) and the node
  * executors import this module, never the workflow's internals. Runs are stopped by cancelling
- * the workflow; it has no signals, updates or queries.
+ * the workflow.
  */
 
 export type PipelineRunInput = {
@@ -25,3 +26,11 @@ export const nodeFailures = {
   /** The run's page or browser is gone. */
   noPage: 'no_page',
 } as const;
+
+/**
+ * Answers once the run's end is recorded (its row holds the final status, outputs and error), or
+ * the workflow gave up recording it: before the browser is released, which the caller need not
+ * wait for. A function execution sends it with the start (update-with-start), so starting and
+ * awaiting the result is one call. Never fails, and a cancelled run answers too.
+ */
+export const runEndedUpdate = defineUpdate<void>('runEnded');

@@ -319,6 +319,11 @@ export class BrowserPool {
     await Promise.all(all.map((instance) => this.#destroy(instance)));
   }
 
+  /** The offer id of the warm browser listening at `cdpEndpoint`, if this host has one waiting. */
+  warmIdAt(cdpEndpoint: string) {
+    return this.#warm.find((browser) => browser.cdpEndpoint === cdpEndpoint)?.warmId;
+  }
+
   /**
    * Takes over a warm browser the api claimed for `spec.resourceId`; idempotent. Fails when this
    * host no longer has it (it restarted since): the workflow then settles the resource.

@@ -107,7 +107,7 @@ export const pipelineRunsRouter = router({
       ctx.authorize(pipelineActions.execute, version.id);
       // A session the caller cannot see is 404; one it may see but not drive, 403.
       const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
-      const run = await startRun({ config: ctx.deps.config, temporal: ctx.deps.temporal, serviceSecret: ctx.deps.serviceSecret }, ctx.em, {
+      const run = await startRun(ctx.deps, ctx.em, {
         project: ctx.project,
         pipeline,
         version,
