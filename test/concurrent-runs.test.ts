@@ -8,6 +8,7 @@ import { pipelineRunWorkflow } from '../workflows/pipelineRun.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
+import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -171,9 +172,8 @@ describe('runs started at once on one session', () => {
     await expect
       .poll(async () => JSON.stringify((await stack.http.get(logs, as)).body), { timeout: 30_000 })
       .toContain('(from the warm pool)');
-    const stopped = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${resourceId}/stop`, undefined, as);
-    expect(stopped.status, stopped.text).toBe(200);
-    expect(stopped.body.status).toBe('stopped');
+    const { ended: stopped } = await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resourceId}`, as);
+    expect(stopped.status).toBe('stopped');
     expect(stack.browserHost?.pool.contextOf(resourceId)).toBeUndefined();
   }, 120_000);
 });

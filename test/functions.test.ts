@@ -474,7 +474,8 @@ describe('executing a function', () => {
     const em = stack.orm.em.fork();
     const projectRow = await em.findOneOrFail(Project, { id: project.id });
     const user = await em.findOneOrFail(User, { id: owner.id });
-    const subject = { kind: 'session', user } as unknown as Subject;
+    const account = { id: user.id, isAdmin: user.isAdmin, emailVerified: user.emailVerified };
+    const subject = { kind: 'session', account, user } as unknown as Subject;
     const error = await executeFunction(stack, em, subject, projectRow, slow.slug, {}, { timeoutMs: 3000 }).catch((e) => e);
     expect(error.code).toBe('function_timeout');
     expect(error.status).toBe(503);
