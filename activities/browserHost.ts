@@ -13,12 +13,11 @@ import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
 import type { Config } from '../server/config.ts';
+import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
-import { nodeFailures } from '../workflows/contracts/pipelineRun.ts';
+import { type BrowserStretchCall, nodeFailures } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
-
-/** How far past its `timeoutMs` a browser node may run before it is failed (its waits end within it). */
-const NODE_OVERRUN_GRACE_MS = 5_000;
+import { createStretchRunner, NODE_OVERRUN_GRACE_MS } from './runStretch.ts';
 
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
@@ -28,6 +27,7 @@ const NODE_OVERRUN_GRACE_MS = 5_000;
 export function createBrowserHostActivities({ pool, orm, config, log }: { pool: BrowserPool; orm: MikroORM; config: Config; log: Logger }) {
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext({ orm, config });
+  const stretches = createStretchRunner({ orm, config });
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
   const agentTabs = new AgentTabs({ orm, config });
 
@@ -86,8 +86,34 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     },
 
     /**
-     * One browser node of a run, against the run's browser on this host. It heartbeats, so a
-     * host that dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
+     * A stretch of a run with browser nodes (activities/runStretch.ts), against the run's browser
+     * on this host; its pure nodes run here too. It heartbeats, so a host that dies mid-stretch is
+     * noticed in seconds, and a stopped run stops waiting at once.
+     */
+    async runBrowserStretch(call: BrowserStretchCall) {
+      runs.touch(call.resourceId);
+      const browser = () => {
+        const context = pool.contextOf(call.resourceId);
+        if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
+        return context;
+      };
+      return stretches.run(
+        call,
+        async (node, path, inputs, { log, hidden }) => {
+          const context = browser();
+          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
+          runs.track(call.runId, work);
+          return work;
+        },
+        { beat: () => runs.touch(call.resourceId), check: browser },
+      );
+    },
+
+    /**
+     * One browser node of a run, against the run's browser on this host: how runs started before
+     * stretches existed run their nodes (workflows/pipelineRun.ts). It heartbeats, so a host that
+     * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
     async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
       const context = pool.contextOf(call.resourceId);
@@ -129,6 +155,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      * to the browser), and stops hiding the run's secrets in the browser's log.
      */
     async releaseRunPages(runId: string) {
+      stretches.release(runId);
       return runs.release(runId);
     },
 

@@ -1,3 +1,4 @@
+import type { StretchCall } from '../../server/pipelines/engine/interpreter.ts';
 import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
@@ -25,3 +26,28 @@ export const nodeFailures = {
   /** The run's page or browser is gone. */
   noPage: 'no_page',
 } as const;
+
+/** A stretch (server/pipelines/engine/interpreter.ts) as the workflow hands it to the activity that runs it. */
+export type StretchActivityCall = StretchCall & { runId: string };
+
+/** A stretch with a browser node: it runs on the host that holds the run's browser. */
+export type BrowserStretchCall = StretchActivityCall & { resourceId: string };
+
+/**
+ * How far a stretch has come, as its activity heartbeats it (activities/runStretch.ts): `done`
+ * nodes have their outputs and log lines stored, `outputs` are their kept outputs as the workflow
+ * gets them (secrets sealed), and `running` counts the attempts made of the node under way. A
+ * retry of the activity resumes from it, and the workflow reads it from a timeout's last
+ * heartbeat to name the node whose attempt was lost.
+ */
+export type StretchProgress = {
+  done: number;
+  outputs: Record<string, unknown>[];
+  running?: { index: number; attempts: number };
+};
+
+/** What a stretch's failure carries besides its type (the node's error code) and message. */
+export type StretchFailureDetails = {
+  /** The path of the node that failed (`name`, `loop.2.name`). */
+  node: string;
+};
