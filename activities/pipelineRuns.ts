@@ -11,7 +11,7 @@ import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import type { StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../workflows/names.ts';
-import { createRunNodeContext, type NodeCall, withheldMessage } from './runNode.ts';
+import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
 import { createStretchRunner } from './runStretch.ts';
 import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
@@ -47,10 +47,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     if (patch.nodeOutputs && Object.keys(patch.nodeOutputs).length) run.nodeOutputs = { ...run.nodeOutputs, ...patch.nodeOutputs };
     if (patch.status && patch.status !== 'running' && patch.status !== 'queued') run.finishedAt ??= new Date();
     await em.flush();
-    const severity = patch.status === 'failed' ? 'error' : patch.status === 'cancelled' ? 'warn' : 'info';
-    await appendLogs(em, run.project.id, logStreams.run(run.id), [
-      { context: 'run', severity, message, area: 'run', object: { status: run.status, evaluation: run.evaluation } },
-    ]);
+    await appendLogs(em, run.project.id, logStreams.run(run.id), [runStatusLine(message, run)]);
   }
 
   return {

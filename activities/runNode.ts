@@ -63,6 +63,12 @@ export const nodeLines = {
   }),
 };
 
+/** The log line of a run's status change; the run's log stream ends after the one of its end. */
+export function runStatusLine(message: string, status: { status: string; evaluation: string }): NewLogEntry {
+  const severity = status.status === 'failed' ? 'error' : status.status === 'cancelled' ? 'warn' : 'info';
+  return { context: 'run', severity, message, area: 'run', object: { status: status.status, evaluation: status.evaluation } };
+}
+
 /**
  * A node's error as the run keeps it: the message without the run's secrets or NUL (PostgreSQL
  * refuses it in text and jsonb; a page script may throw one), a code (the failure type Temporal

@@ -13,7 +13,7 @@ import {
   type StretchFailureDetails,
   type StretchProgress,
 } from '../workflows/contracts/pipelineRun.ts';
-import { nodeFailure, nodeLines, openRun, whileDatabaseDown, withheldMessage } from './runNode.ts';
+import { nodeFailure, nodeLines, openRun, runStatusLine, whileDatabaseDown, withheldMessage } from './runNode.ts';
 
 /**
  * A stretch: nodes of a run that follow one another without a flow node between them, run by one
@@ -147,6 +147,8 @@ export function createStretchRunner({ orm, config }: { orm: MikroORM; config: Co
         beat();
       });
       const writer = store;
+      // At once, not with the first batch: the run shows running as its first node starts.
+      if (call.markRunning) writer.markRunning().catch(() => {});
       const nodeFailed = async (node: StretchNode, message: string, code: string): Promise<never> => {
         await writer.flush();
         throw ApplicationFailure.create({
@@ -302,6 +304,7 @@ class StretchStore {
   #entries: NewLogEntry[] = [];
   #done = 0;
   #timer: NodeJS.Timeout | undefined;
+  #markRunning = false;
   #writing: Promise<void> = Promise.resolve();
   #broken: unknown;
   #closed = false;
@@ -332,14 +335,21 @@ class StretchStore {
     if (this.#broken) throw this.#broken;
   }
 
+  /** Marks the run running (if it is still queued: an ended run keeps its end) with the next batch, written now. */
+  markRunning() {
+    this.#markRunning = true;
+    return this.flush();
+  }
+
   /** Writes what is pending; resolves once it and every earlier batch are stored. */
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#entries.length === 0 && Object.keys(this.#outputs).length === 0) return this.#writing;
-    const batch = { outputs: this.#outputs, entries: this.#entries, done: this.#done };
+    if (this.#entries.length === 0 && Object.keys(this.#outputs).length === 0 && !this.#markRunning) return this.#writing;
+    const batch = { outputs: this.#outputs, entries: this.#entries, done: this.#done, markRunning: this.#markRunning };
     this.#outputs = {};
     this.#entries = [];
+    this.#markRunning = false;
     this.#writing = this.#writing.then(async () => {
       if (this.#broken) throw this.#broken;
       try {
@@ -367,9 +377,21 @@ class StretchStore {
     }, STORE_EVERY_MS);
   }
 
-  async #write(batch: { outputs: Record<string, unknown>; entries: NewLogEntry[] }) {
+  async #write(batch: { outputs: Record<string, unknown>; entries: NewLogEntry[]; markRunning: boolean }) {
     const run = this.#run;
     await this.#orm.em.fork().transactional(async (tx) => {
+      let entries = batch.entries;
+      if (batch.markRunning) {
+        // The row's lock orders this with the run's end: after it, nothing is marked or logged.
+        const marked = await tx.getConnection().execute<{ id: string }[]>(
+          `update pipeline_runs set status = 'running', evaluation = 'running', started_at = coalesce(started_at, now()), updated = now()
+             where id = ? and status = 'queued' and finished_at is null returning id`,
+          [run.id],
+          'all',
+          tx.getTransactionContext(),
+        );
+        if (marked.length) entries = [runStatusLine('run running', { status: 'running', evaluation: 'running' }), ...entries];
+      }
       if (Object.keys(batch.outputs).length) {
         await tx
           .getConnection()
@@ -380,7 +402,7 @@ class StretchStore {
             tx.getTransactionContext(),
           );
       }
-      await appendLogsIn(tx, run.project.id, logStreams.run(run.id), batch.entries, this.hide);
+      await appendLogsIn(tx, run.project.id, logStreams.run(run.id), entries, this.hide);
     });
   }
 }

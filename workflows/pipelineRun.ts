@@ -12,6 +12,7 @@ import {
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
 import {
+  isFlowStep,
   PipelineRunError,
   type RunNode,
   type RunStretch,
@@ -91,15 +92,19 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       heartbeatTimeout: NODE_HEARTBEAT_TIMEOUT,
     });
 
+  // The first stretch marks the run running, unless the run starts with a flow node (or none).
+  let marked = false;
   const runStretch: RunStretch = async (call) => {
+    const markRunning = !marked;
+    marked = true;
     for (const node of call.nodes) activityNodes.add(pathOf(call, node));
     // A Temporal retry resumes after the last stored node and counts the lost attempt as one of
     // that node's (activities/runStretch.ts); node failures never come back retryable.
     const attempts = 1 + call.nodes.reduce((sum, node) => sum + (node.retries ?? 0), 0);
     const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts);
     try {
-      if (call.browser) return await onHost(options).runBrowserStretch({ ...call, runId, resourceId: input.resourceId });
-      return await proxyLocalActivities<ReturnType<typeof createActivities>>(options).runPureStretch({ ...call, runId });
+      if (call.browser) return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
+      return await proxyLocalActivities<ReturnType<typeof createActivities>>(options).runPureStretch({ ...call, runId, markRunning });
     } catch (error) {
       if (isCancellation(error)) throw error;
       throw stretchFailure(error, call);
@@ -137,7 +142,11 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
   try {
     // Inside the try, so a stop that arrives this early still records the end and releases the
     // browser; not cancellable, so the mark cannot land after that end (the first node sees the stop).
-    await CancellationScope.nonCancellable(() => bookkeeping.markRun(runId, { status: 'running', evaluation: 'running' }));
+    const first = input.plan.steps[0];
+    if (!stretches || !first || isFlowStep(first)) {
+      marked = true;
+      await CancellationScope.nonCancellable(() => bookkeeping.markRun(runId, { status: 'running', evaluation: 'running' }));
+    }
     const { result } = await runPlan(input.plan, {
       args: input.args,
       onNodeDone: ({ key, outputs }) => {

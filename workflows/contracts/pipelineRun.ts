@@ -28,7 +28,11 @@ export const nodeFailures = {
 } as const;
 
 /** A stretch (server/pipelines/engine/interpreter.ts) as the workflow hands it to the activity that runs it. */
-export type StretchActivityCall = StretchCall & { runId: string };
+export type StretchActivityCall = StretchCall & {
+  runId: string;
+  /** The run's first stretch marks it running (when still queued), saving the workflow a step before it. */
+  markRunning?: boolean;
+};
 
 /** A stretch with a browser node: it runs on the host that holds the run's browser. */
 export type BrowserStretchCall = StretchActivityCall & { resourceId: string };

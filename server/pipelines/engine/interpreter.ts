@@ -183,7 +183,8 @@ function refuseSecrets(step: PlanStep, what: string, values: unknown[]) {
   }
 }
 
-const isFlowStep = (step: PlanStep) => step.type === 'flow.forEach' || step.type === 'flow.condition';
+/** The nodes the interpreter runs itself; every other node is handed over. */
+export const isFlowStep = (step: PlanStep) => step.type === 'flow.forEach' || step.type === 'flow.condition';
 
 /**
  * Every output something reads, by node: references in inputs and in sub-graph and pipeline
