@@ -13,6 +13,7 @@ import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
 import type { Config } from '../server/config.ts';
+import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
 import { type BrowserStretchCall, nodeFailures } from '../workflows/contracts/pipelineRun.ts';
@@ -100,6 +101,8 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       return stretches.run(
         call,
         async (node, path, inputs, { log, hidden }) => {
+          // A pure node of the stretch needs no browser: it runs here as it would anywhere.
+          if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });

@@ -75,8 +75,8 @@ export function createStretchRunner({ orm, config }: { orm: MikroORM; config: Co
   const attempts = new StretchAttempts();
 
   /**
-   * `hooks.beat` runs with every heartbeat; `hooks.check` before every attempt, throwing when the
-   * nodes cannot run here (the run's browser is gone).
+   * `hooks.beat` runs with every heartbeat; `hooks.check` before every attempt of a browser node,
+   * throwing when it cannot run here (the run's browser is gone).
    */
   async function runStretch(call: StretchActivityCall, runNode: NodeRunner, hooks: { beat?: () => void; check?: () => void } = {}) {
     const activity = Context.current();
@@ -184,7 +184,7 @@ export function createStretchRunner({ orm, config }: { orm: MikroORM; config: Co
           try {
             outputs = await whenAborted(
               attemptWithin(node, () => {
-                hooks.check?.();
+                if (node.browser) hooks.check?.();
                 const inputs = secrets.reveal(inputsOf(node, outputsOf));
                 const work = runNode(node, path, inputs, { log: (entry) => writer.log(entry), hidden: secrets.hidden });
                 inflight = work;

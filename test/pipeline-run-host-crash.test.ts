@@ -136,27 +136,30 @@ describe('a pipeline run whose browser host fails mid-stretch', () => {
     expect(stored).toEqual(NODES.slice(0, stored.length));
     expect(stored.length).toBeGreaterThanOrEqual(5);
     expect(stored.length).toBeLessThan(NODES.length);
-    // The node under way is the one that failed: its lost attempt counted, its retry found no browser.
+    // The node under way is the one that failed. Its lost attempt counted; its retry went to the
+    // restarted host, which has no browser for it (browsers die with their host). On a machine too
+    // slow to restart the host within the pickup time, the retry times out instead.
     const failedAt = NODES[stored.length] as string;
-    expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'no_page' });
-    expect(run.error.message).toMatch(/browser is no longer running on this host/);
-
     const lines = await nodeLines(runUrl);
+    const retriedOnRestartedHost = (await stretchAttempts(runId)).some((started) => started.attempt === 2);
+    if (retriedOnRestartedHost) {
+      expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'no_page' });
+      expect(run.error.message).toMatch(/browser is no longer running on this host/);
+      expect(lines(failedAt)).toEqual(
+        expect.arrayContaining([
+          `${typeOf(failedAt)} failed: the attempt was lost: the browser host stopped answering in time`,
+          expect.stringMatching(/failed: the run’s browser is no longer running on this host$/),
+        ]),
+      );
+    } else {
+      expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'node_failed' });
+      expect(run.error.message).toMatch(/no browser host picked the node up/);
+    }
     for (const node of stored) {
-      // Run once, before the crash: the retry resumed after them.
+      // Run once, before the crash: nothing resumed before them.
       expect(lines(node), node).toEqual([`${typeOf(node)} started`, expect.stringMatching(/ done in \d+ ms$/)]);
     }
-    expect(lines(failedAt)).toEqual(
-      expect.arrayContaining([
-        `${typeOf(failedAt)} failed: the attempt was lost: the browser host stopped answering in time`,
-        expect.stringMatching(/failed: the run’s browser is no longer running on this host$/),
-      ]),
-    );
     for (const node of NODES.slice(stored.length + 1)) expect(lines(node), node).toEqual([]);
-
-    // The retry ran on the restarted host.
-    const attempts = await stretchAttempts(runId);
-    expect(attempts.map((started) => started.attempt)).toContain(2);
 
     // The secret is nowhere: not in the run, its logs, nor workflow history (heartbeats included).
     const texts = [
