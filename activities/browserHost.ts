@@ -16,9 +16,9 @@ import type { Config } from '../server/config.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
-import { type BrowserStretchCall, nodeFailures } from '../workflows/contracts/pipelineRun.ts';
+import { type BrowserStretchCall, nodeFailures, nodeTime } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
-import { createStretchRunner, NODE_OVERRUN_GRACE_MS } from './runStretch.ts';
+import { createStretchRunner } from './runStretch.ts';
 
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
@@ -136,7 +136,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
           const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages });
           runs.track(call.runId, work);
           // The node's time, held here: the activity's own timeout also allows for database waits.
-          const budget = (call.timeoutMs ?? 30_000) + NODE_OVERRUN_GRACE_MS;
+          const budget = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs;
           return Promise.race([
             work,
             new Promise<never>((_, reject) => {

@@ -9,6 +9,7 @@ import { keptOutputs, resolveStretchInputs, type StretchNode } from '../server/p
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import {
   nodeFailures,
+  nodeTime,
   type StretchActivityCall,
   type StretchFailureDetails,
   type StretchProgress,
@@ -34,7 +35,7 @@ import { nodeFailure, nodeLines, openRun, runStatusLine, whileDatabaseDown, with
  */
 
 /** A batch of outputs and log lines is stored at most this long after its first entry. */
-export const STORE_EVERY_MS = 100;
+const STORE_EVERY_MS = 100;
 /** The progress heartbeat; the workflow gives up on a host silent for 10 s. */
 const HEARTBEAT_EVERY_MS = 1_000;
 /**
@@ -43,15 +44,6 @@ const HEARTBEAT_EVERY_MS = 1_000;
  * stretch answers must stay well inside Temporal's 2 MB payload limit (a node may answer 1.6 MB).
  */
 const MAX_CARRIED_CHARS = 256_000;
-/** Waits between a node's attempts: those of the retry policy node activities had (500 ms, doubling, at most 50 s). */
-export const RETRY_INTERVAL_MS = 500;
-export const RETRY_MAX_INTERVAL_MS = 50_000;
-/** How far past its `timeoutMs` an attempt may run before it is failed (a node's own waits end within its time). */
-export const NODE_OVERRUN_GRACE_MS = 5_000;
-const DEFAULT_NODE_TIMEOUT_MS = 30_000;
-
-export const retryWaitMs = (attempt: number) => Math.min(RETRY_INTERVAL_MS * 2 ** (attempt - 1), RETRY_MAX_INTERVAL_MS);
-
 const LOST_MESSAGE = 'the attempt was lost: the browser host stopped answering in time';
 const OUTPUTS_LOST_MESSAGE = 'what it reads was lost with the browser host that ran the nodes before it';
 
@@ -198,7 +190,7 @@ export function createStretchRunner({ orm, config }: { orm: MikroORM; config: Co
             if (error instanceof CancelledFailure) throw error;
             const retryable = failure.retryable && !(Object.values(nodeFailures) as string[]).includes(failure.code);
             if (!retryable || tries >= allowed) return await nodeFailed(node, failure.message, failure.code);
-            await whenAborted(new Promise((resolve) => setTimeout(resolve, retryWaitMs(tries))));
+            await whenAborted(new Promise((resolve) => setTimeout(resolve, nodeTime.retryWaitMs(tries))));
           }
         }
         const kept = keptOutputs(node, secrets.seal(outputs));
@@ -261,7 +253,7 @@ function inputsOf(node: StretchNode, outputsOf: ReadonlyMap<string, Record<strin
 
 /** One attempt of a node, failed once it runs past its time (its own waits end within `timeoutMs`). */
 function attemptWithin(node: StretchNode, work: () => Promise<Record<string, unknown>>) {
-  const budget = (node.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_OVERRUN_GRACE_MS;
+  const budget = (node.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs;
   let overrun: NodeJS.Timeout | undefined;
   return Promise.race([
     Promise.resolve().then(work),

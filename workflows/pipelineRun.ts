@@ -21,7 +21,13 @@ import {
   type StretchNode,
 } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
-import { nodeFailures, type PipelineRunInput, type StretchFailureDetails, type StretchProgress } from './contracts/pipelineRun.ts';
+import {
+  nodeFailures,
+  nodeTime,
+  type PipelineRunInput,
+  type StretchFailureDetails,
+  type StretchProgress,
+} from './contracts/pipelineRun.ts';
 import { workflowIds } from './names.ts';
 
 /**
@@ -30,19 +36,12 @@ import { workflowIds } from './names.ts';
  */
 const STRETCHES_PATCH = 'run-stretches';
 
-/** A node without its own timeout gets this per attempt. */
-const DEFAULT_NODE_TIMEOUT_MS = 30_000;
-/** Time past the node's own budget before the activity itself times out. */
-const NODE_TIMEOUT_GRACE_MS = 5_000;
 /** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
 const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
 /** A host that does not pick up a node in this time is taken as gone: the run fails, not hangs. */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 /** Browser nodes heartbeat every second; a silent host is noticed this fast. */
 const NODE_HEARTBEAT_TIMEOUT = '10 seconds';
-/** The waits between a node's attempts inside a stretch (activities/runStretch.ts `retryWaitMs`). */
-const RETRY_INTERVAL_MS = 500;
-const RETRY_MAX_INTERVAL_MS = 50_000;
 
 const BOOKKEEPING = {
   startToCloseTimeout: '30 seconds',
@@ -116,7 +115,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
     activityNodes.add(path);
     // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed,
     // the allowance is for waiting out the database (never the node's failure).
-    const time = (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS + INFRASTRUCTURE_ALLOWANCE_MS;
+    const time = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs + INFRASTRUCTURE_ALLOWANCE_MS;
     const options = nodeActivityOptions(time, 1 + (call.retries ?? 0));
     try {
       if (call.browser) {
@@ -220,8 +219,8 @@ function stretchTimeMs(nodes: StretchNode[]) {
   let total = INFRASTRUCTURE_ALLOWANCE_MS;
   for (const node of nodes) {
     const retries = node.retries ?? 0;
-    total += ((node.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS) * (1 + retries);
-    for (let attempt = 1; attempt <= retries; attempt++) total += Math.min(RETRY_INTERVAL_MS * 2 ** (attempt - 1), RETRY_MAX_INTERVAL_MS);
+    total += ((node.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs) * (1 + retries);
+    for (let attempt = 1; attempt <= retries; attempt++) total += nodeTime.retryWaitMs(attempt);
   }
   return total;
 }

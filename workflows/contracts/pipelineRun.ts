@@ -18,6 +18,18 @@ export type PipelineRunInput = {
   ownsResource: boolean;
 };
 
+/**
+ * A node's time, where it runs and for the workflow that bounds its activity: an attempt gets its
+ * `timeoutMs` (this when the plan gives none) and this grace before it is failed (its own waits end
+ * within its time, so it can say which wait failed); between attempts it waits as node activities
+ * did under their retry policy (500 ms, doubling, at most 50 s).
+ */
+export const nodeTime = {
+  defaultTimeoutMs: 30_000,
+  overrunGraceMs: 5_000,
+  retryWaitMs: (attempt: number) => Math.min(500 * 2 ** (attempt - 1), 50_000),
+} as const;
+
 /** Node failure types that fail the node at once, whatever its `retries`. */
 export const nodeFailures = {
   /** An input is not what the node takes (NodeInputError). */
