@@ -87,6 +87,8 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
           : `run ${patch.status}`;
       const { flowOutputs: _flow, lostIn: _lost, ...status } = patch;
       await update(runId, { ...status, result, error, nodeOutputs }, message);
+      // What this worker kept of the run's pure stretches (a lost attempt's progress) is done with.
+      stretches.release(runId);
     },
 
     /** A stretch of pure nodes (activities/runStretch.ts); the workflow runs it as a local activity. */
