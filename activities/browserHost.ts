@@ -13,12 +13,12 @@ import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
 import type { Config } from '../server/config.ts';
+import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
+import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
-import { nodeFailures } from '../workflows/contracts/pipelineRun.ts';
+import { type BrowserStretchCall, nodeFailures, nodeTime } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
-
-/** How far past its `timeoutMs` a browser node may run before it is failed (its waits end within it). */
-const NODE_OVERRUN_GRACE_MS = 5_000;
+import { createStretchRunner } from './runStretch.ts';
 
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
@@ -28,6 +28,7 @@ const NODE_OVERRUN_GRACE_MS = 5_000;
 export function createBrowserHostActivities({ pool, orm, config, log }: { pool: BrowserPool; orm: MikroORM; config: Config; log: Logger }) {
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext({ orm, config });
+  const stretches = createStretchRunner({ orm, config });
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
   const agentTabs = new AgentTabs({ orm, config });
 
@@ -107,8 +108,36 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     },
 
     /**
-     * One browser node of a run, against the run's browser on this host. It heartbeats, so a
-     * host that dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
+     * A stretch of a run with browser nodes (activities/runStretch.ts), against the run's browser
+     * on this host; its pure nodes run here too. It heartbeats, so a host that dies mid-stretch is
+     * noticed in seconds, and a stopped run stops waiting at once.
+     */
+    async runBrowserStretch(call: BrowserStretchCall) {
+      runs.touch(call.resourceId);
+      const browser = () => {
+        const context = pool.contextOf(call.resourceId);
+        if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
+        return context;
+      };
+      return stretches.run(
+        call,
+        async (node, path, inputs, { log, hidden }) => {
+          // A pure node of the stretch needs no browser: it runs here as it would anywhere.
+          if (!node.browser) return executeDataNode(node.type, inputs);
+          const context = browser();
+          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
+          runs.track(call.runId, work);
+          return work;
+        },
+        { beat: () => runs.touch(call.resourceId), check: browser },
+      );
+    },
+
+    /**
+     * One browser node of a run, against the run's browser on this host: how runs started before
+     * stretches existed run their nodes (workflows/pipelineRun.ts). It heartbeats, so a host that
+     * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
     async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
       const context = await contextOf(call.resourceId);
@@ -128,7 +157,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
           const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages });
           runs.track(call.runId, work);
           // The node's time, held here: the activity's own timeout also allows for database waits.
-          const budget = (call.timeoutMs ?? 30_000) + NODE_OVERRUN_GRACE_MS;
+          const budget = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs;
           return Promise.race([
             work,
             new Promise<never>((_, reject) => {
@@ -150,6 +179,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      * to the browser), and stops hiding the run's secrets in the browser's log.
      */
     async releaseRunPages(runId: string) {
+      stretches.release(runId);
       return runs.release(runId);
     },
 

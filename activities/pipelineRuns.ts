@@ -9,8 +9,10 @@ import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
 import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
+import type { StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../workflows/names.ts';
-import { createRunNodeContext, type NodeCall, withheldMessage } from './runNode.ts';
+import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
+import { createStretchRunner } from './runStretch.ts';
 import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
@@ -20,6 +22,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
   const { orm, config } = deps;
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext(deps);
+  const stretches = createStretchRunner(deps);
 
   async function update(
     runId: string,
@@ -44,10 +47,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
     if (patch.nodeOutputs && Object.keys(patch.nodeOutputs).length) run.nodeOutputs = { ...run.nodeOutputs, ...patch.nodeOutputs };
     if (patch.status && patch.status !== 'running' && patch.status !== 'queued') run.finishedAt ??= new Date();
     await em.flush();
-    const severity = patch.status === 'failed' ? 'error' : patch.status === 'cancelled' ? 'warn' : 'info';
-    await appendLogs(em, run.project.id, logStreams.run(run.id), [
-      { context: 'run', severity, message, area: 'run', object: { status: run.status, evaluation: run.evaluation } },
-    ]);
+    await appendLogs(em, run.project.id, logStreams.run(run.id), [runStatusLine(message, run)]);
   }
 
   return {
@@ -61,25 +61,42 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
         result?: Record<string, unknown>;
         error?: { node: string | null; code: string; message: string };
         flowOutputs?: Record<string, Record<string, unknown>>;
+        /**
+         * The error is a stretch's lost attempt: the paths of the nodes it may have been running,
+         * in order. The error names the first whose outputs are not stored (the heartbeat the
+         * workflow named it by may lag behind them).
+         */
+        lostIn?: string[];
       },
     ) {
       const em = orm.em.fork();
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets', 'session'] });
+      const lostAt = run && patch.lostIn?.find((path) => !Object.hasOwn(run.nodeOutputs, path));
       const secrets = openRunSecrets(serviceSecret, run?.sealedSecrets, storedCookieValues(run?.session?.cookies));
       // The result holds sealed values where it holds secrets: opened, then redacted for storing.
       const result = patch.result ? (secrets.redactor.object(secrets.reveal(patch.result)) as Record<string, unknown>) : undefined;
       const nodeOutputs = patch.flowOutputs
         ? (secrets.redactor.object(secrets.reveal(patch.flowOutputs)) as Record<string, unknown>)
         : undefined;
-      const error = patch.error ? { ...patch.error, message: secrets.redactor.text(patch.error.message) } : undefined;
+      const error = patch.error
+        ? { ...patch.error, ...(lostAt ? { node: lostAt } : {}), message: secrets.redactor.text(patch.error.message) }
+        : undefined;
       const message =
         patch.status === 'failed' && error
           ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${run ? withheldMessage(run, error.message) : error.message}`
           : `run ${patch.status}`;
-      const { flowOutputs: _flow, ...status } = patch;
+      const { flowOutputs: _flow, lostIn: _lost, ...status } = patch;
       await update(runId, { ...status, result, error, nodeOutputs }, message);
+      // What this worker kept of the run's pure stretches (a lost attempt's progress) is done with.
+      stretches.release(runId);
     },
 
+    /** A stretch of pure nodes (activities/runStretch.ts); the workflow runs it as a local activity. */
+    async runPureStretch(call: StretchActivityCall) {
+      return stretches.run(call, async (node, _path, inputs) => executeDataNode(node.type, inputs));
+    },
+
+    /** One pure node: how runs started before stretches existed run them (workflows/pipelineRun.ts). */
     async runPureNode(call: NodeCall) {
       return withRunNode(call, async (inputs) => executeDataNode(call.type, inputs));
     },

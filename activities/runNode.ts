@@ -6,6 +6,7 @@ import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
 import { isDatabaseUnavailable } from '../server/infra/databaseErrors.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
+import type { Redactor } from '../server/logs/redact.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
 
@@ -17,7 +18,7 @@ import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecre
  */
 const DATABASE_WAIT_MS = 90_000;
 
-async function whileDatabaseDown<T>(work: () => Promise<T>): Promise<T> {
+export async function whileDatabaseDown<T>(work: () => Promise<T>, whileWaiting: () => void = heartbeatIfActivity): Promise<T> {
   const deadline = Date.now() + DATABASE_WAIT_MS;
   for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
     try {
@@ -31,7 +32,7 @@ async function whileDatabaseDown<T>(work: () => Promise<T>): Promise<T> {
           cause: error as Error,
         });
       }
-      heartbeatIfActivity();
+      whileWaiting();
       await sleep(delay);
     }
   }
@@ -43,6 +44,53 @@ function heartbeatIfActivity() {
   } catch {
     // not inside an activity (a test calling the wrapper directly)
   }
+}
+
+/** The log lines of a node's start, end and failure (`path` is its context), the same wherever it runs. */
+export const nodeLines = {
+  started: (path: string, type: string): NewLogEntry => ({ context: path, severity: 'info', message: `${type} started`, area: 'node' }),
+  done: (path: string, type: string, ms: number): NewLogEntry => ({
+    context: path,
+    severity: 'info',
+    message: `${type} done in ${ms} ms`,
+    area: 'node',
+  }),
+  failed: (path: string, type: string, message: string): NewLogEntry => ({
+    context: path,
+    severity: 'error',
+    message: `${type} failed: ${message}`,
+    area: 'node',
+  }),
+};
+
+/** The log line of a run's status change; the run's log stream ends after the one of its end. */
+export function runStatusLine(message: string, status: { status: string; evaluation: string }): NewLogEntry {
+  const severity = status.status === 'failed' ? 'error' : status.status === 'cancelled' ? 'warn' : 'info';
+  return { context: 'run', severity, message, area: 'run', object: { status: status.status, evaluation: status.evaluation } };
+}
+
+/**
+ * A node's error as the run keeps it: the message without the run's secrets or NUL (PostgreSQL
+ * refuses it in text and jsonb; a page script may throw one), a code (the failure type Temporal
+ * records), and whether another attempt could help.
+ */
+export function nodeFailure(error: unknown, hide?: Redactor) {
+  const text = error instanceof Error ? error.message : String(error);
+  const message = (hide ? hide.text(text) : text).replaceAll('\u0000', '');
+  if (error instanceof NodeError) return { message, code: error.code as string, retryable: error.retryable };
+  if (error instanceof ApplicationFailure) return { message, code: error.type ?? 'node_failed', retryable: !error.nonRetryable };
+  return { message, code: 'node_failed', retryable: true };
+}
+
+/** A run with its secrets opened (server/pipelines/runSecrets.ts), for the activity that runs its nodes; waits out the database. */
+export async function openRun(orm: MikroORM, serviceSecret: string, runId: string, whileWaiting?: () => void) {
+  const em = orm.em.fork();
+  const run = await whileDatabaseDown(
+    () => em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets', 'session'] }),
+    whileWaiting,
+  );
+  if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+  return { em, run, secrets: openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies)) };
 }
 
 /** One node of a run, as the workflow hands it to the activity that runs it. */
@@ -73,11 +121,8 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
       hidden: readonly string[],
     ) => Promise<Record<string, unknown>>,
   ) {
-    const em = orm.em.fork();
-    const run = await whileDatabaseDown(() => em.findOne(PipelineRun, { id: call.runId }, { populate: ['sealedSecrets', 'session'] }));
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${call.runId} does not exist`, 'RunMissing');
+    const { em, run, secrets } = await openRun(orm, serviceSecret, call.runId);
     // One redactor for everything this node writes: its outputs, log lines and error.
-    const secrets = openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies));
     const hide = secrets.redactor;
     const stream = logStreams.run(run.id);
     const pending: NewLogEntry[] = [];
@@ -87,19 +132,15 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
       return whileDatabaseDown(() => appendLogs(orm.em.fork(), run.project.id, stream, entries, hide));
     };
     const started = Date.now();
-    log({ context: call.path, severity: 'info', message: `${call.type} started`, area: 'node' });
+    log(nodeLines.started(call.path, call.type));
     let outputs: Record<string, unknown>;
     try {
       outputs = await execute(secrets.reveal(call.inputs), log, secrets.hidden);
     } catch (error) {
-      // Without NUL, which PostgreSQL refuses in text and jsonb (a page script may throw one).
-      const message = hide.text(error instanceof Error ? error.message : String(error)).replaceAll('\u0000', '');
-      log({ context: call.path, severity: 'error', message: `${call.type} failed: ${withheldMessage(run, message)}`, area: 'node' });
+      const failure = nodeFailure(error, hide);
+      log(nodeLines.failed(call.path, call.type, withheldMessage(run, failure.message)));
       await flush().catch(() => {});
-      // A node's own errors carry a code and whether another attempt could help.
-      if (error instanceof NodeError) throw ApplicationFailure.create({ message, type: error.code, nonRetryable: !error.retryable });
-      const type = (error instanceof ApplicationFailure ? error.type : undefined) ?? 'node_failed';
-      throw ApplicationFailure.create({ message, type, nonRetryable: error instanceof ApplicationFailure && Boolean(error.nonRetryable) });
+      throw ApplicationFailure.create({ message: failure.message, type: failure.code, nonRetryable: !failure.retryable });
     }
     // The node ran: what is left is bookkeeping, and a database that is away for it is waited
     // for (running the node again would repeat what it did to the page).
@@ -112,7 +153,7 @@ export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: C
           [`{${JSON.stringify(call.path)}}`, JSON.stringify(stored), run.id],
         ),
     );
-    log({ context: call.path, severity: 'info', message: `${call.type} done in ${Date.now() - started} ms`, area: 'node' });
+    log(nodeLines.done(call.path, call.type, Date.now() - started));
     await flush();
     return secrets.seal(outputs);
   };

@@ -1,13 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserHost } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { createProject, registerUser } from './support/accounts.ts';
-import { PAGE_HOST, startTestSite } from './support/pages.ts';
+import { browserHostProcess } from './support/browserHostProcess.ts';
+import { startTestSite } from './support/pages.ts';
 import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -16,59 +16,21 @@ let site: Awaited<ReturnType<typeof startTestSite>>;
 const hostId = `crash-${Date.now().toString(36)}`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-'));
 const browsersDir = path.join(dataDir, 'browsers', hostId);
-let host: ChildProcess | undefined;
-/** What the host processes wrote (warnings and up), for assertions on what a restart did. */
-let hostOutput = '';
 /** The marker BrowserPool.start() looks for in command lines: every browser's user-data-dir is below it. */
 const orphanMarker = `--user-data-dir=${browsersDir}${path.sep}`;
-
-/** The browser host as its own process, as production runs it. */
-function startHostProcess() {
-  const child = spawn(process.execPath, ['server/main/browserHost.ts'], {
-    cwd: path.join(import.meta.dirname, '..'),
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.config.databaseUrl,
-      TEMPORAL_ADDRESS: stack.config.temporal.address,
-      BROWSER_HOST_ID: hostId,
-      DATA_DIR: dataDir,
-      BROWSER_WARM_POOL: '0',
-      BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
-      JWT_SECRET: stack.config.jwtSecret,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => {
-    process.stderr.write(chunk);
-    hostOutput += chunk.toString('utf8');
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return child;
-}
-
-async function killHost() {
-  const dying = host;
-  if (!dying || dying.exitCode !== null || dying.signalCode !== null) return;
-  const exited = new Promise((resolve) => dying.once('exit', resolve));
-  dying.kill('SIGKILL');
-  await exited;
-}
+let host: ReturnType<typeof browserHostProcess>;
 
 /** How long Chromium gets to exit by itself after its host died, before it counts as an orphan. */
 const ORPHAN_WAIT_MS = 15_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function hostAlive() {
-  const row = await stack.orm.em.fork().findOne(BrowserHost, { id: hostId });
-  return Boolean(row && Date.now() - row.heartbeatAt.getTime() < 10_000);
-}
+const hostAlive = () => host.alive();
+const killHost = () => host.kill();
 
 beforeAll(async () => {
   stack = await startTestStack();
   site = await startTestSite();
+  host = browserHostProcess(stack, { hostId, dataDir });
 });
 afterAll(async () => {
   await killHost();
@@ -79,7 +41,7 @@ afterAll(async () => {
 
 describe('a browser host that dies', () => {
   it('leaves no browser running or stuck: the resource settles as stopped and the restarted host cleans up', async () => {
-    host = startHostProcess();
+    host.start();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
 
     const owner = await registerUser(stack);
@@ -116,14 +78,14 @@ describe('a browser host that dies', () => {
     expect(orphans.length).toBeGreaterThan(0);
     expect(orphans.every(isAlive), 'the orphans live while no host runs').toBe(true);
 
-    hostOutput = '';
-    host = startHostProcess();
+    host.clearOutput();
+    host.start();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
     // The restart killed them (before it heartbeat), and said so.
     if (planted) expect(await planted.exited).toBe('SIGKILL');
     await expect.poll(() => orphans.filter(isAlive), { timeout: 5_000 }).toEqual([]);
-    await expect.poll(() => hostOutput, { timeout: 5_000 }).toContain('killed browsers left by a previous run of this host');
-    expect(hostOutput).toContain(`"count":${orphans.length}`);
+    await expect.poll(() => host.output, { timeout: 5_000 }).toContain('killed browsers left by a previous run of this host');
+    expect(host.output).toContain(`"count":${orphans.length}`);
 
     const resourceUrl = `/${project.slug}/api/sessions/${sessionId}/${started.body.id}`;
     await expect
@@ -145,7 +107,7 @@ describe('a browser host that dies', () => {
 
   it('settles the resource of a host that stays dead within the detection time', async () => {
     await killHost();
-    host = startHostProcess();
+    host.start();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
     const owner = await registerUser(stack);
     const project = await createProject(stack, owner.token);
@@ -173,7 +135,7 @@ describe('a browser host that dies', () => {
 
   it('fails a pipeline run cleanly, naming the node, when its host dies mid-node', async () => {
     await killHost();
-    host = startHostProcess();
+    host.start();
     await expect.poll(hostAlive, { timeout: 30_000, interval: 250 }).toBe(true);
     const owner = await registerUser(stack);
     const project = await createProject(stack, owner.token);
@@ -198,18 +160,14 @@ describe('a browser host that dies', () => {
     );
     expect(started.status, started.text).toBe(200);
     const runUrl = `/${project.slug}/api/pipelines/${pipeline.body.id}/${started.body.id}`;
-    // The kill must land inside `wait`: `page` stores its outputs before its activity completes,
-    // so stored outputs alone leave a window where the host dies inside `page`. The second browser
-    // node activity is scheduled only once `page` has completed.
-    const runWorkflow = stack.temporal.workflow.getHandle(`run-${started.body.id}`);
-    const browserNodesScheduled = async () =>
-      ((await runWorkflow.fetchHistory()).events ?? []).filter(
-        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'runBrowserNode',
-      ).length;
-    await expect.poll(browserNodesScheduled, { timeout: 30_000, interval: 250 }).toBe(2);
+    // The kill must land inside `wait` (60 s): both nodes run in one stretch, which stores
+    // `page`'s outputs (with its log lines) once `wait` has started.
+    await expect
+      .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000, interval: 250 })
+      .toBeTruthy();
 
     await killHost();
-    host = startHostProcess();
+    host.start();
 
     await expect
       .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.status.pipeline, { timeout: 90_000, interval: 500 })

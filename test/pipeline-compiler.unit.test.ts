@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { inferValue, toNumber, uniqueKeys } from '../server/browsers/host/nodes/cellValues.ts';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
 import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/engine/dataNodes.ts';
-import { MAX_RUN_STEPS, type NodeCall, PipelineRunError, prepareArgs, runPlan } from '../server/pipelines/engine/interpreter.ts';
+import {
+  keptOutputs,
+  MAX_RUN_STEPS,
+  type NodeCall,
+  PipelineRunError,
+  prepareArgs,
+  resolveStretchInputs,
+  runPlan,
+  type StretchCall,
+} from '../server/pipelines/engine/interpreter.ts';
 import type { Plan, PlanStep } from '../server/pipelines/engine/plan.ts';
 import type { RefType } from '../server/pipelines/engine/refTypes.ts';
 import { type InputSpec, nodeCatalog, nodeRegistry, renderNodeReference } from '../server/pipelines/engine/registry.ts';
@@ -820,28 +829,157 @@ describe('runPlan', () => {
   });
 });
 
-describe('limits of a run', () => {
-  it('fails a run past the step cap with too_many_steps, naming the node, before it runs it', async () => {
+/**
+ * A runStretch that runs each node with `recorder`'s answers, resolving the stretch's own
+ * references, and answers the kept outputs; `answerFirst` makes it answer for only that many nodes.
+ */
+function stretchRecorder(answers: Parameters<typeof recorder>[0] = {}, answerFirst?: (call: StretchCall) => number) {
+  const stretches: StretchCall[] = [];
+  const { runNode } = recorder(answers);
+  const runStretch = async (call: StretchCall) => {
+    stretches.push(call);
+    const outputs = new Map<string, Record<string, unknown>>();
+    const kept: Record<string, unknown>[] = [];
+    for (const node of call.nodes.slice(0, answerFirst?.(call) ?? call.nodes.length)) {
+      const { keep: _keep, inputs: _inputs, ...rest } = node;
+      const result = await runNode({ ...rest, path: call.path, inputs: resolveStretchInputs(node, outputs) });
+      outputs.set(node.node, result);
+      kept.push(keptOutputs(node, result));
+    }
+    return kept;
+  };
+  return { stretches, runStretch };
+}
+
+describe('runPlan in stretches', () => {
+  it('hands a straight line of nodes over as one stretch: its own references stay, the rest is resolved, read outputs come back', async () => {
     const plan = compiled({
-      parameters: { items: { refType: 'list' } },
+      parameters: { user: { refType: 'string' } },
       nodes: {
-        loop: {
+        tab: page,
+        url: { type: 'text.template', inputs: { template: 'https://shop.test/{{user}}', user: { $param: 'user' } } },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'tab.page' }, url: { $ref: 'url.text' } }, retries: 2 },
+        title: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+      },
+      outputs: { title: { $ref: 'title.text' }, url: { $ref: 'open.url' } },
+    });
+    const { stretches, runStretch } = stretchRecorder({
+      'page.goto': (call) => ({ page: call.inputs.page, url: call.inputs.url, status: 200 }),
+      'extract.text': (call) => ({ page: call.inputs.page, text: 'Ada', texts: ['Ada'], count: 1 }),
+    });
+    const run = await runPlan(plan, { args: { user: 'ada' }, runStretch });
+    expect(stretches).toHaveLength(1);
+    const [stretch] = stretches as [StretchCall];
+    expect(stretch.browser).toBe(true);
+    expect(stretch.path).toEqual([]);
+    expect(stretch.nodes.map((node) => node.node)).toEqual(['tab', 'url', 'open', 'title']);
+    expect(stretch.nodes[1]?.inputs).toEqual({
+      template: { kind: 'value', value: 'https://shop.test/{{user}}' },
+      user: { kind: 'value', value: 'ada' },
+    });
+    expect(stretch.nodes[2]).toMatchObject({
+      type: 'page.goto',
+      browser: true,
+      retries: 2,
+      timeoutMs: 30_000,
+      inputs: { page: { kind: 'ref', node: 'tab', output: 'page' }, url: { kind: 'ref', node: 'url', output: 'text' } },
+    });
+    expect(stretch.nodes.map((node) => [...node.keep].sort())).toEqual([['page'], ['text'], ['page', 'url'], ['text']]);
+    expect(run.result).toEqual({ title: 'Ada', url: 'https://shop.test/ada' });
+    // Only what is read later comes back: the title's other outputs stay in the activity.
+    expect(run.outputs.title).toEqual({ text: 'Ada' });
+  });
+
+  it('a flow node ends a stretch; a loop’s body is a stretch per iteration, under its path', async () => {
+    const plan = compiled({
+      nodes: {
+        tab: page,
+        items: { type: 'extract.text', inputs: { page: { $ref: 'tab.page' }, selector: 'li' } },
+        each: {
           type: 'flow.forEach',
-          inputs: { items: { $param: 'items' } },
-          body: { nodes: { line: { type: 'text.template', inputs: { template: 'x' } } } },
+          inputs: { items: { $ref: 'items.texts' } },
+          body: {
+            nodes: {
+              line: { type: 'text.template', inputs: { template: '{{n}}: {{x}}', n: { $ref: 'each.index' }, x: { $ref: 'each.item' } } },
+            },
+            outputs: { line: { $ref: 'line.text' } },
+          },
         },
+        joined: { type: 'json.object', inputs: { lines: { $ref: 'each.line' } } },
       },
     });
-    const { calls, runNode } = recorder({ 'text.template': () => ({ text: 'x' }) });
-    // The loop itself is a step, each iteration's node another.
-    await expect(runPlan(plan, { args: { items: Array(MAX_RUN_STEPS - 1).fill(0) }, runNode })).resolves.toBeTruthy();
-    calls.length = 0;
-    const error = await runPlan(plan, { args: { items: Array(MAX_RUN_STEPS).fill(0) }, runNode }).catch((caught) => caught);
-    expect(error).toBeInstanceOf(PipelineRunError);
-    expect(error).toMatchObject({ node: 'line', code: 'too_many_steps' });
-    expect(error.message).toContain(`loop.${MAX_RUN_STEPS - 1}.line`);
-    expect(calls).toHaveLength(MAX_RUN_STEPS - 1);
+    const { stretches, runStretch } = stretchRecorder({
+      'extract.text': (call) => ({ page: call.inputs.page, text: 'a', texts: ['a', 'b'], count: 2 }),
+    });
+    const run = await runPlan(plan, { args: {}, runStretch });
+    expect(stretches.map((stretch) => [stretch.path.join('.'), stretch.browser, stretch.nodes.map((node) => node.node)])).toEqual([
+      ['', true, ['tab', 'items']],
+      ['each.0', false, ['line']],
+      ['each.1', false, ['line']],
+      ['', false, ['joined']],
+    ]);
+    expect(stretches[2]?.nodes[0]?.inputs).toMatchObject({ n: { kind: 'value', value: 1 }, x: { kind: 'value', value: 'b' } });
+    // What a later node reads comes back, and all a sink answers (it is the result).
+    expect(stretches[0]?.nodes[1]?.keep).toEqual(['texts']);
+    expect(stretches[3]?.nodes[0]?.keep).toEqual(['record']);
+    expect(run.result).toEqual({ joined: { record: { lines: ['0: a', '1: b'] } } });
   });
+
+  it('a stretch that answers for its first nodes only gets the rest handed over again, their inputs resolved', async () => {
+    const plan = compiled({
+      nodes: {
+        tab: page,
+        open: goto('tab'),
+        title: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+      },
+      outputs: { title: { $ref: 'title.text' } },
+    });
+    const { stretches, runStretch } = stretchRecorder(
+      {
+        'page.goto': (call) => ({ page: call.inputs.page, url: call.inputs.url, status: 200 }),
+        'extract.text': (call) => ({ page: call.inputs.page, text: 'Hi', texts: ['Hi'], count: 1 }),
+      },
+      (call) => (call.nodes.length === 3 ? 2 : call.nodes.length),
+    );
+    const run = await runPlan(plan, { args: {}, runStretch });
+    expect(stretches.map((stretch) => stretch.nodes.map((node) => node.node))).toEqual([['tab', 'open', 'title'], ['title']]);
+    expect(stretches[1]?.nodes[0]?.inputs.page).toEqual({ kind: 'value', value: { pageId: 'p1' } });
+    expect(run.result).toEqual({ title: 'Hi' });
+    // An answer for no node at all is a broken runner, not a loop for ever.
+    await expect(runPlan(plan, { args: {}, runStretch: async () => [] })).rejects.toMatchObject({ code: 'invalid_outputs' });
+  });
+});
+
+describe('limits of a run', () => {
+  it.each(['node by node', 'in stretches'])(
+    'fails a run past the step cap with too_many_steps, naming the node, before it runs it (%s)',
+    async (mode) => {
+      const plan = compiled({
+        parameters: { items: { refType: 'list' } },
+        nodes: {
+          loop: {
+            type: 'flow.forEach',
+            inputs: { items: { $param: 'items' } },
+            body: { nodes: { line: { type: 'text.template', inputs: { template: 'x' } } } },
+          },
+        },
+      });
+      const answers = { 'text.template': () => ({ text: 'x' }) };
+      const { calls, runNode } = recorder(answers);
+      const { stretches, runStretch } = stretchRecorder(answers);
+      const run = (items: number) =>
+        runPlan(plan, { args: { items: Array(items).fill(0) }, ...(mode === 'in stretches' ? { runStretch } : { runNode }) });
+      const handedOver = () => (mode === 'in stretches' ? stretches : calls);
+      // The loop itself is a step, each iteration's node another (in stretches too).
+      await expect(run(MAX_RUN_STEPS - 1)).resolves.toBeTruthy();
+      handedOver().length = 0;
+      const error = await run(MAX_RUN_STEPS).catch((caught) => caught);
+      expect(error).toBeInstanceOf(PipelineRunError);
+      expect(error).toMatchObject({ node: 'line', code: 'too_many_steps' });
+      expect(error.message).toContain(`loop.${MAX_RUN_STEPS - 1}.line`);
+      expect(handedOver()).toHaveLength(MAX_RUN_STEPS - 1);
+    },
+  );
 
   it('matches in linear time: a catastrophic pattern answers at once', () => {
     const started = performance.now();

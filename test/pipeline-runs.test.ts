@@ -3,7 +3,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline as createPipelineIn, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
+import { createPipeline as createPipelineIn, historyText, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
 import { stopAndWait } from './support/resources.ts';
 import { readSse } from './support/sse.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -156,16 +156,12 @@ async function everythingOf(runId: string, runUrl: string) {
     until: (events) => events.some((e) => e.event === 'end'),
   });
   expect(sse.at(-1)?.event).toBe('end');
-  const history = await stack.temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
-  // Payloads are base64 in the history's JSON: decoded, so a value in them shows in the text.
-  const historyText = JSON.stringify(history, (key, value) =>
-    key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
-  );
+  const history = await historyText(stack, runId);
   return {
     logs: logs.body,
     browserLogs: browserLogs.text,
-    historyText,
-    texts: [run.text, logs.text, JSON.stringify(sse), historyText, browserLogs.text],
+    historyText: history,
+    texts: [run.text, logs.text, JSON.stringify(sse), history, browserLogs.text],
   };
 }
 

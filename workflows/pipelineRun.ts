@@ -5,20 +5,40 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
-import { PipelineRunError, runPlan } from '../server/pipelines/engine/interpreter.ts';
+import {
+  isFlowStep,
+  PipelineRunError,
+  type RunNode,
+  type RunStretch,
+  runPlan,
+  type StretchCall,
+  type StretchNode,
+} from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
-import { nodeFailures, type PipelineRunInput, runEndedUpdate } from './contracts/pipelineRun.ts';
+import {
+  nodeFailures,
+  nodeTime,
+  type PipelineRunInput,
+  runEndedUpdate,
+  type StretchFailureDetails,
+  type StretchProgress,
+} from './contracts/pipelineRun.ts';
 import { workflowIds } from './names.ts';
 
-/** A node without its own timeout gets this per attempt. */
-const DEFAULT_NODE_TIMEOUT_MS = 30_000;
-/** Time past the node's own budget before the activity itself times out. */
-const NODE_TIMEOUT_GRACE_MS = 5_000;
+/**
+ * Runs started before stretches existed replay their history as they ran it: one activity per
+ * node, bookkeeping as activities on the control queue. Every run started since has this marker.
+ */
+const STRETCHES_PATCH = 'run-stretches';
+
 /** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
 const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
 /** A host that does not pick up a node in this time is taken as gone: the run fails, not hangs. */
@@ -26,31 +46,40 @@ const HOST_PICKUP_TIMEOUT = '15 seconds';
 /** Browser nodes heartbeat every second; a silent host is noticed this fast. */
 const NODE_HEARTBEAT_TIMEOUT = '10 seconds';
 
-const control = proxyActivities<ReturnType<typeof createActivities>>({
+const BOOKKEEPING = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
-});
+} as const;
+const control = proxyActivities<ReturnType<typeof createActivities>>(BOOKKEEPING);
+/** The same bookkeeping run by the workflow's own worker: no round trip through the task queue. */
+const localControl = proxyLocalActivities<ReturnType<typeof createActivities>>(BOOKKEEPING);
 
 /** A node failed: the run fails with its error and the node named. */
 class NodeFailed extends Error {
   override name = 'NodeFailed';
   readonly node: string;
   readonly code: string;
-  constructor(node: string, code: string, message: string) {
+  /** A stretch's lost attempt: the nodes it may have been running (see `finishRun`). */
+  readonly lostIn: string[] | undefined;
+  constructor(node: string, code: string, message: string, lostIn?: string[]) {
     super(message);
     this.node = node;
     this.code = code;
+    this.lostIn = lostIn;
   }
 }
 
 /**
- * Executes one pipeline run (workflow id `run-<runId>`): the plan's nodes in order, browser nodes
- * on the host that holds the browser, pure nodes on the control queue; every node's outputs and
- * log lines are stored by the activity that ran it, flow nodes' outputs with the run's end.
- * Cancelling the workflow stops the run.
+ * Executes one pipeline run (workflow id `run-<runId>`): the plan's nodes in order, flow nodes
+ * inside the workflow, every run of other nodes between them as one stretch (one activity: on the
+ * host that holds the browser when it has a browser node, else a local activity of this worker);
+ * the activity that ran a node stores its outputs and log lines, flow nodes' outputs are stored
+ * with the run's end. Cancelling the workflow stops the run.
  */
 export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
   const hostQueue = browserHostQueue(input.hostId);
+  const stretches = patched(STRETCHES_PATCH);
+  const bookkeeping = stretches ? localControl : control;
   // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
   const activityNodes = new Set<string>();
@@ -59,78 +88,102 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
   // Not cancellable: a stopped run's caller waits for its end like any other. No commands, so
   // histories without the update replay unchanged.
   setHandler(runEndedUpdate, () => CancellationScope.nonCancellable(() => condition(() => ended)));
+
+  /** Activities that run nodes on the host that holds the run's browser. */
+  const onHost = (options: NodeActivityOptions) =>
+    proxyActivities<BrowserHostActivities>({
+      ...options,
+      taskQueue: hostQueue,
+      scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
+      heartbeatTimeout: NODE_HEARTBEAT_TIMEOUT,
+    });
+
+  // The first stretch marks the run running, unless the run starts with a flow node (or none).
+  let marked = false;
+  const runStretch: RunStretch = async (call) => {
+    const markRunning = !marked;
+    marked = true;
+    for (const node of call.nodes) activityNodes.add(pathOf(call, node));
+    // A Temporal retry resumes after the last stored node and counts the lost attempt as one of
+    // that node's (activities/runStretch.ts); node failures never come back retryable.
+    const attempts = 1 + call.nodes.reduce((sum, node) => sum + (node.retries ?? 0), 0);
+    const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts);
+    try {
+      if (call.browser) return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
+      return await proxyLocalActivities<ReturnType<typeof createActivities>>(options).runPureStretch({ ...call, runId, markRunning });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      throw stretchFailure(error, call);
+    }
+  };
+
+  const runNode: RunNode = async (call) => {
+    const path = [...call.path, call.node].join('.');
+    activityNodes.add(path);
+    // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed,
+    // the allowance is for waiting out the database (never the node's failure).
+    const time = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs + INFRASTRUCTURE_ALLOWANCE_MS;
+    const options = nodeActivityOptions(time, 1 + (call.retries ?? 0));
+    try {
+      if (call.browser) {
+        return await onHost(options).runBrowserNode({
+          runId,
+          resourceId: input.resourceId,
+          path,
+          type: call.type,
+          inputs: call.inputs,
+          timeoutMs: call.timeoutMs,
+        });
+      }
+      const pure = proxyActivities<ReturnType<typeof createActivities>>(options);
+      return await pure.runPureNode({ runId, path, type: call.type, inputs: call.inputs });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const cause = error instanceof ActivityFailure ? error.cause : error;
+      const code = cause instanceof ApplicationFailure ? (cause.type ?? 'node_failed') : 'node_failed';
+      throw new NodeFailed(path, code, cause instanceof Error ? cause.message : String(cause));
+    }
+  };
+
   try {
     // Inside the try, so a stop that arrives this early still records the end and releases the
     // browser; not cancellable, so the mark cannot land after that end (the first node sees the stop).
-    await CancellationScope.nonCancellable(() => control.markRun(runId, { status: 'running', evaluation: 'running' }));
+    const first = input.plan.steps[0];
+    if (!stretches || !first || isFlowStep(first)) {
+      marked = true;
+      await CancellationScope.nonCancellable(() => bookkeeping.markRun(runId, { status: 'running', evaluation: 'running' }));
+    }
     const { result } = await runPlan(input.plan, {
       args: input.args,
       onNodeDone: ({ key, outputs }) => {
         if (!activityNodes.has(key)) flowOutputs[key] = outputs;
       },
-      runNode: async (call) => {
-        const path = [...call.path, call.node].join('.');
-        activityNodes.add(path);
-        const options = {
-          // The node keeps its own waits inside `timeoutMs`; the grace lets it report which wait failed.
-          // The node keeps its own time; the allowance is for waiting out the database (never the node's failure).
-          startToCloseTimeout: (call.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS) + NODE_TIMEOUT_GRACE_MS + INFRASTRUCTURE_ALLOWANCE_MS,
-          retry: {
-            maximumAttempts: 1 + (call.retries ?? 0),
-            initialInterval: '500 milliseconds',
-            nonRetryableErrorTypes: Object.values(nodeFailures),
-          },
-        };
-        try {
-          if (call.browser) {
-            const host = proxyActivities<BrowserHostActivities>({
-              ...options,
-              taskQueue: hostQueue,
-              scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
-              heartbeatTimeout: NODE_HEARTBEAT_TIMEOUT,
-            });
-            return await host.runBrowserNode({
-              runId,
-              resourceId: input.resourceId,
-              path,
-              type: call.type,
-              inputs: call.inputs,
-              timeoutMs: call.timeoutMs,
-            });
-          }
-          const pure = proxyActivities<ReturnType<typeof createActivities>>(options);
-          return await pure.runPureNode({ runId, path, type: call.type, inputs: call.inputs });
-        } catch (error) {
-          if (isCancellation(error)) throw error;
-          const cause = error instanceof ActivityFailure ? error.cause : error;
-          const code = cause instanceof ApplicationFailure ? (cause.type ?? 'node_failed') : 'node_failed';
-          throw new NodeFailed(path, code, cause instanceof Error ? cause.message : String(cause));
-        }
-      },
+      ...(stretches ? { runStretch } : { runNode }),
     });
     // A stop that arrives while the success is recorded must not turn it into a cancellation.
     await CancellationScope.nonCancellable(() =>
-      control.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result, flowOutputs }),
+      bookkeeping.finishRun(runId, { status: 'succeeded', evaluation: 'completed', result, flowOutputs }),
     );
   } catch (error) {
     await CancellationScope.nonCancellable(async () => {
       if (isCancellation(error)) {
-        await control.finishRun(runId, {
+        await bookkeeping.finishRun(runId, {
           status: 'cancelled',
           evaluation: 'stopped',
           flowOutputs,
           error: { node: null, code: 'stopped', message: 'the run was stopped' },
         });
       } else if (error instanceof NodeFailed || error instanceof PipelineRunError) {
-        await control.finishRun(runId, {
+        await bookkeeping.finishRun(runId, {
           status: 'failed',
           evaluation: 'failed',
           flowOutputs,
           error: { node: error.node, code: error.code, message: error.message },
+          ...(error instanceof NodeFailed && error.lostIn ? { lostIn: error.lostIn } : {}),
         });
       } else {
         const message = error instanceof Error ? error.message : String(error);
-        await control.finishRun(runId, {
+        await bookkeeping.finishRun(runId, {
           status: 'failed',
           evaluation: 'failed',
           flowOutputs,
@@ -157,4 +210,56 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       }
     });
   }
+}
+
+type NodeActivityOptions = ReturnType<typeof nodeActivityOptions>;
+
+/** A node's (or a stretch's) activity: its time, and attempts that never repeat what no retry mends. */
+function nodeActivityOptions(startToCloseTimeout: number, maximumAttempts: number) {
+  return {
+    startToCloseTimeout,
+    retry: { maximumAttempts, initialInterval: '500 milliseconds', nonRetryableErrorTypes: Object.values(nodeFailures) },
+  };
+}
+
+const pathOf = (call: StretchCall, node: StretchNode) => [...call.path, node.node].join('.');
+
+/** A stretch's activity time: every attempt of every node at its full time, the waits between them, and the database allowance. */
+function stretchTimeMs(nodes: StretchNode[]) {
+  let total = INFRASTRUCTURE_ALLOWANCE_MS;
+  for (const node of nodes) {
+    const retries = node.retries ?? 0;
+    total += ((node.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs) * (1 + retries);
+    for (let attempt = 1; attempt <= retries; attempt++) total += nodeTime.retryWaitMs(attempt);
+  }
+  return total;
+}
+
+const TIMEOUT_MESSAGES: Record<string, string> = {
+  HEARTBEAT: `the browser host stopped answering while the node ran (silent for ${NODE_HEARTBEAT_TIMEOUT})`,
+  SCHEDULE_TO_START: `no browser host picked the node up within ${HOST_PICKUP_TIMEOUT}: is the run's host running?`,
+  START_TO_CLOSE: 'the node ran past its time',
+};
+
+/**
+ * A failed stretch as the node that failed: named by the failure (activities/runStretch.ts), or,
+ * when the attempt was lost (a timeout), by the progress its last heartbeat reported.
+ */
+function stretchFailure(error: unknown, call: StretchCall) {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details?.[0] as StretchFailureDetails | undefined;
+    return new NodeFailed(details?.node ?? nodeAt(0), cause.type ?? 'node_failed', cause.message);
+  }
+  if (cause instanceof TimeoutFailure) {
+    // The last heartbeat Temporal kept may lag behind what the stretch stored: the run's end names
+    // the first of the nodes from there on whose outputs are not stored.
+    const progress = cause.lastHeartbeatDetails as StretchProgress | undefined;
+    const message = (cause.timeoutType && TIMEOUT_MESSAGES[cause.timeoutType]) || cause.message;
+    const from = progress?.done ?? 0;
+    const lostIn = call.nodes.slice(from).map((node) => pathOf(call, node));
+    return new NodeFailed(nodeAt(progress?.running?.index ?? from), 'node_failed', message, lostIn);
+  }
+  return new NodeFailed(nodeAt(0), 'node_failed', cause instanceof Error ? cause.message : String(cause));
 }

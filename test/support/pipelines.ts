@@ -32,3 +32,11 @@ export async function startRun(stack: TestStack, projectSlug: string, as: Creden
   const runId = started.body.id as string;
   return { runId, runUrl: `/${projectSlug}/api/pipelines/${pipelineId}/${runId}` };
 }
+
+/** A run's workflow history as text, payloads decoded (base64 in the history's JSON), so a value in them shows. */
+export async function historyText(stack: TestStack, runId: string) {
+  const history = await stack.temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
+  return JSON.stringify(history, (key, value) =>
+    key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
+  );
+}

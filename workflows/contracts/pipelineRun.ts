@@ -1,4 +1,5 @@
 import { defineUpdate } from '@temporalio/workflow';
+import type { StretchCall } from '../../server/pipelines/engine/interpreter.ts';
 import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
@@ -18,6 +19,18 @@ export type PipelineRunInput = {
   ownsResource: boolean;
 };
 
+/**
+ * A node's time, where it runs and for the workflow that bounds its activity: an attempt gets its
+ * `timeoutMs` (this when the plan gives none) and this grace before it is failed (its own waits end
+ * within its time, so it can say which wait failed); between attempts it waits as node activities
+ * did under their retry policy (500 ms, doubling, at most 50 s).
+ */
+export const nodeTime = {
+  defaultTimeoutMs: 30_000,
+  overrunGraceMs: 5_000,
+  retryWaitMs: (attempt: number) => Math.min(500 * 2 ** (attempt - 1), 50_000),
+} as const;
+
 /** Node failure types that fail the node at once, whatever its `retries`. */
 export const nodeFailures = {
   /** An input is not what the node takes (NodeInputError). */
@@ -34,3 +47,31 @@ export const nodeFailures = {
  * awaiting the result is one call. Never fails, and a cancelled run answers too.
  */
 export const runEndedUpdate = defineUpdate<void>('runEnded');
+/** A stretch (server/pipelines/engine/interpreter.ts) as the workflow hands it to the activity that runs it. */
+export type StretchActivityCall = StretchCall & {
+  runId: string;
+  /** The run's first stretch marks it running (when still queued), saving the workflow a step before it. */
+  markRunning?: boolean;
+};
+
+/** A stretch with a browser node: it runs on the host that holds the run's browser. */
+export type BrowserStretchCall = StretchActivityCall & { resourceId: string };
+
+/**
+ * How far a stretch has come, as its activity heartbeats it (activities/runStretch.ts): `done`
+ * nodes have their outputs and log lines stored, `outputs` are their kept outputs as the workflow
+ * gets them (secrets sealed), and `running` counts the attempts made of the node under way. A
+ * retry of the activity resumes from it, and the workflow reads it from a timeout's last
+ * heartbeat to name the node whose attempt was lost.
+ */
+export type StretchProgress = {
+  done: number;
+  outputs: Record<string, unknown>[];
+  running?: { index: number; attempts: number };
+};
+
+/** What a stretch's failure carries besides its type (the node's error code) and message. */
+export type StretchFailureDetails = {
+  /** The path of the node that failed (`name`, `loop.2.name`). */
+  node: string;
+};

@@ -96,6 +96,10 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     taskQueue: browserHostQueue(config.browsers.hostId),
     activities: createBrowserHostActivities({ pool, orm, config, log }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
+    // A stretch heartbeats its progress as it stores it (activities/runStretch.ts): sent within
+    // this time instead of 0.8 × the heartbeat timeout, a retry after a crash resumes from it and
+    // a lost attempt is put on the node that ran.
+    maxHeartbeatThrottleInterval: '500 milliseconds',
   });
   const running = worker.run();
   log.info(

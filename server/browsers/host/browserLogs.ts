@@ -41,7 +41,8 @@ export class BrowserLog {
 
     const entries = this.#buffer.splice(0);
     if (!entries.length) return Promise.resolve();
-    return this.#write(resourceId, projectId, entries, this.secrets).catch((error) => {
+    // A copy: a release may take a run's secrets out of the list while this batch is written.
+    return this.#write(resourceId, projectId, entries, [...this.secrets]).catch((error) => {
       this.#log.warn({ err: error, resourceId }, 'could not write browser logs');
     });
   }

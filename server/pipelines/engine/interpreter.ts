@@ -8,6 +8,14 @@
  * the workflow implements with activities (browser nodes on the browser's host, pure nodes on the
  * control queue, or pure nodes inline through `runPureNode` of engine/dataNodes.ts).
  *
+ * Stretches. Given `runStretch`, the interpreter hands over every run of consecutive nodes that
+ * are not flow nodes as one call (a stretch), instead of one `runNode` call per node: the
+ * workflow runs a stretch as one activity, paying for durability once per stretch. Inputs that
+ * come from before the stretch are resolved here; those that read an earlier node of the same
+ * stretch stay references, which whoever runs the stretch resolves. A stretch answers only the
+ * outputs something reads later (`keep`), and may answer for a first part of its nodes only:
+ * the rest is handed over again as a new stretch.
+ *
  * Output keys: a node's outputs are recorded under its path, `name` at the top level,
  * `loop.<index>.name` inside an iteration of `loop`, `check.then.name` inside a branch; node names
  * contain no dots, so the keys are unambiguous.
@@ -38,6 +46,47 @@ export type NodeCall = {
 };
 
 export type RunNode = (call: NodeCall) => Promise<Record<string, unknown>>;
+
+/** An input of a node in a stretch: resolved before the stretch, or an output of an earlier node of it. */
+export type StretchInput = { kind: 'value'; value: unknown } | { kind: 'ref'; node: string; output: string };
+
+export type StretchNode = Omit<NodeCall, 'inputs' | 'path'> & {
+  inputs: Record<string, StretchInput>;
+  /** The outputs read after this node (by any node, a sub-graph's outputs or the result): all the stretch hands back of it. */
+  keep: string[];
+};
+
+export type StretchCall = {
+  /** As NodeCall's `path`, for every node of the stretch. */
+  path: string[];
+  /** Whether any node of it is a browser node (and so must run on the browser's host). */
+  browser: boolean;
+  /** In execution order. */
+  nodes: StretchNode[];
+};
+
+/**
+ * Runs a stretch's nodes in order and answers the kept outputs of each node that ran: every node,
+ * or a first part of them (at least one), after which the interpreter hands over the rest.
+ */
+export type RunStretch = (call: StretchCall) => Promise<Record<string, unknown>[]>;
+
+/** The inputs of `node`, its references resolved from the outputs of the stretch's earlier nodes (by node name). */
+export function resolveStretchInputs(node: StretchNode, earlier: ReadonlyMap<string, Record<string, unknown>>) {
+  return Object.fromEntries(
+    Object.entries(node.inputs).map(([name, input]) => {
+      if (input.kind === 'value') return [name, input.value];
+      const source = earlier.get(input.node);
+      if (!source) throw new PipelineRunError(node.node, 'invalid_plan', `\`${node.node}\` reads \`${input.node}\`, which has not run`);
+      return [name, Object.hasOwn(source, input.output) ? source[input.output] : null];
+    }),
+  );
+}
+
+/** The kept part of a node's outputs (see StretchNode.keep). */
+export function keptOutputs(node: StretchNode, outputs: Record<string, unknown>) {
+  return Object.fromEntries(node.keep.filter((name) => Object.hasOwn(outputs, name)).map((name) => [name, outputs[name]]));
+}
 
 /** Called after each node (flow nodes included) with its outputs; e.g. to store them as the run goes. */
 export type OnNodeDone = (event: {
@@ -134,10 +183,51 @@ function refuseSecrets(step: PlanStep, what: string, values: unknown[]) {
   }
 }
 
-export async function runPlan(
-  plan: Plan,
-  options: { args: Record<string, unknown>; runNode: RunNode; onNodeDone?: OnNodeDone },
-): Promise<RunResult> {
+/** The nodes the interpreter runs itself; every other node is handed over. */
+export const isFlowStep = (step: PlanStep) => step.type === 'flow.forEach' || step.type === 'flow.condition';
+
+/**
+ * Every output something reads, by node: references in inputs and in sub-graph and pipeline
+ * outputs, and, when the result is the sinks', every output of those nodes but their pages.
+ */
+function readOutputs(plan: Plan) {
+  const read = new Map<string, Set<string>>();
+  const note = (node: string, output: string) => {
+    const outputs = read.get(node) ?? new Set<string>();
+    read.set(node, outputs);
+    outputs.add(output);
+  };
+  const noteValues = (values: Record<string, PlanValue>) => {
+    for (const value of Object.values(values)) if (value.kind === 'ref') note(value.node, value.output);
+  };
+  const walk = (steps: PlanStep[]) => {
+    for (const step of steps) {
+      noteValues(step.inputs);
+      for (const block of Object.values(step.blocks ?? {})) {
+        walk(block.steps);
+        noteValues(block.outputs);
+      }
+    }
+  };
+  walk(plan.steps);
+  if (plan.result.kind === 'declared') noteValues(plan.result.outputs);
+  else {
+    const sinks = new Set(plan.result.nodes);
+    for (const step of plan.steps) {
+      if (!sinks.has(step.name)) continue;
+      for (const [output, refType] of Object.entries(step.outputs)) if (refType !== 'page') note(step.name, output);
+    }
+  }
+  return read;
+}
+
+/** How the nodes that are not flow nodes run: one call per node, or one per stretch. */
+export type RunPlanOptions = { args: Record<string, unknown>; onNodeDone?: OnNodeDone } & (
+  | { runNode: RunNode }
+  | { runStretch: RunStretch }
+);
+
+export async function runPlan(plan: Plan, options: RunPlanOptions): Promise<RunResult> {
   if (plan?.format !== PLAN_FORMAT)
     throw new PipelineRunError(null, 'invalid_plan', `not a plan of format ${PLAN_FORMAT}; recompile the version`);
   // Inside the workflow a secret argument may be a stand-in the activity swaps back
@@ -147,6 +237,8 @@ export async function runPlan(
 
   const outputs: Record<string, Record<string, unknown>> = {};
   let steps = 0;
+  const stretches = 'runStretch' in options ? options.runStretch : undefined;
+  const readLater = stretches ? readOutputs(plan) : new Map<string, Set<string>>();
 
   const read = (value: PlanValue, scope: Scope, node: string): unknown => {
     switch (value.kind) {
@@ -166,14 +258,70 @@ export async function runPlan(
   const readAll = (values: Record<string, PlanValue>, scope: Scope, node: string) =>
     Object.fromEntries(Object.entries(values).map(([name, value]) => [name, read(value, scope, node)]));
 
+  const done = async (step: PlanStep, result: Record<string, unknown>, scope: Scope, path: string[]) => {
+    scope.set(step.name, result);
+    const key = [...path, step.name].join('.');
+    outputs[key] = result;
+    await options.onNodeDone?.({ key, node: step.name, type: step.type, path, outputs: result });
+  };
+
   const runBlock = async (block: PlanBlock, scope: Scope, path: string[]) => {
-    for (const step of block.steps) {
-      const result = await runStep(step, scope, path);
-      scope.set(step.name, result);
-      const key = [...path, step.name].join('.');
-      outputs[key] = result;
-      await options.onNodeDone?.({ key, node: step.name, type: step.type, path, outputs: result });
+    for (let i = 0; i < block.steps.length; ) {
+      const step = block.steps[i] as PlanStep;
+      // The next stretch: this step and the steps after it up to a flow node, within the step limit.
+      let end = i;
+      while (stretches && end < block.steps.length && end - i < MAX_RUN_STEPS - steps && !isFlowStep(block.steps[end] as PlanStep)) end++;
+      if (end === i) {
+        await done(step, await runStep(step, scope, path), scope, path);
+        i++;
+        continue;
+      }
+      const stretch = block.steps.slice(i, end);
+      const results = await handOver(stretch, scope, path);
+      for (const [index, result] of results.entries()) {
+        steps++;
+        await done(stretch[index] as PlanStep, result, scope, path);
+      }
+      i += results.length;
     }
+  };
+
+  const handOver = async (stretch: PlanStep[], scope: Scope, path: string[]) => {
+    if (!stretches) throw new Error('a stretch without runStretch');
+    const inside = new Set(stretch.map((step) => step.name));
+    const nodes = stretch.map(
+      (step): StretchNode => ({
+        node: step.name,
+        type: step.type,
+        browser: step.browser,
+        inputs: Object.fromEntries(
+          Object.entries(step.inputs).map(([name, value]) => [
+            name,
+            value.kind === 'ref' && inside.has(value.node)
+              ? { kind: 'ref', node: value.node, output: value.output }
+              : { kind: 'value', value: read(value, scope, step.name) },
+          ]),
+        ),
+        keep: [...(readLater.get(step.name) ?? [])],
+        ...(step.timeoutMs === undefined ? {} : { timeoutMs: step.timeoutMs }),
+        ...(step.retries ? { retries: step.retries } : {}),
+      }),
+    );
+    const results = await stretches({ path, browser: nodes.some((node) => node.browser), nodes });
+    if (!Array.isArray(results) || results.length === 0 || results.length > nodes.length) {
+      throw new PipelineRunError(
+        stretch[0]?.name ?? null,
+        'invalid_outputs',
+        `the stretch from \`${stretch[0]?.name}\` answered no outputs`,
+      );
+    }
+    for (const [index, result] of results.entries()) {
+      if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+        const step = stretch[index] as PlanStep;
+        throw new PipelineRunError(step.name, 'invalid_outputs', `\`${step.name}\` (${step.type}) returned no outputs record`);
+      }
+    }
+    return results;
   };
 
   const runStep = async (step: PlanStep, scope: Scope, path: string[]): Promise<Record<string, unknown>> => {
@@ -188,6 +336,8 @@ export async function runPlan(
     const inputs = readAll(step.inputs, scope, step.name);
     if (step.type === 'flow.forEach') return runForEach(step, inputs, scope, path);
     if (step.type === 'flow.condition') return runCondition(step, inputs, scope, path);
+    // With stretches, a node that is not a flow node reaches here only past the step limit (thrown above).
+    if (!('runNode' in options)) throw new PipelineRunError(step.name, 'invalid_plan', `\`${step.name}\` was not part of a stretch`);
     const result = await options.runNode({
       node: step.name,
       type: step.type,

@@ -75,6 +75,28 @@ async function waitForMatch(locator: Locator, selector: string, timeout: number)
 }
 
 /**
+ * Reads what matches `selector` in one browser call; when nothing matches yet and the node is not
+ * `optional`, waits for a first match (attached) and reads again. Reading first saves the wait's
+ * round trips when the element is there, as it mostly is.
+ */
+async function readMatches<T>(
+  locator: Locator,
+  inputs: Inputs,
+  selector: string,
+  left: () => number,
+  read: () => Promise<T>,
+  matched: (result: T) => boolean,
+) {
+  const what = `reading \`${selector}\``;
+  // The wait's time is taken before the read, so it still says how long the node waited in all.
+  const timeout = left();
+  const first = await attempt(what, read);
+  if (matched(first) || flag(inputs, 'optional')) return first;
+  await waitForMatch(locator, selector, timeout);
+  return attempt(what, read);
+}
+
+/**
  * Runs an action that may navigate. With a load state, waits for the navigation the action
  * starts (registered before the action, so a fast navigation is not missed); then, with
  * `waitForSelector`, for that element to be visible.
@@ -245,12 +267,17 @@ export const browserNodes: Record<string, BrowserNode> = {
     const left = budget(ctx);
     const selector = text(inputs, 'selector');
     const locator = page.locator(selector);
-    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
-    const texts = await attempt(`reading \`${selector}\``, () =>
-      locator.evaluateAll((elements) =>
-        // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
-        elements.map((element) => ((element as HTMLElement).innerText ?? element.textContent ?? '').trim()),
-      ),
+    const texts = await readMatches(
+      locator,
+      inputs,
+      selector,
+      left,
+      () =>
+        locator.evaluateAll((elements) =>
+          // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+          elements.map((element) => ((element as HTMLElement).innerText ?? element.textContent ?? '').trim()),
+        ),
+      (found) => found.length > 0,
     );
     log(ctx, page, `read the text of ${texts.length} element(s) matching ${selector}`);
     return { text: texts[0] ?? '', texts, count: texts.length };
@@ -262,21 +289,26 @@ export const browserNodes: Record<string, BrowserNode> = {
     const attribute = text(inputs, 'attribute');
     const resolveUrl = flag(inputs, 'resolveUrl');
     const locator = page.locator(selector);
-    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
-    const values = await attempt(`reading \`${selector}\``, () =>
-      locator.evaluateAll(
-        (elements, [name, resolve]) =>
-          elements.map((element) => {
-            const value = element.getAttribute(name);
-            if (value === null || !resolve) return value;
-            try {
-              return new URL(value, document.baseURI).href;
-            } catch {
-              return value;
-            }
-          }),
-        [attribute, resolveUrl] as const,
-      ),
+    const values = await readMatches(
+      locator,
+      inputs,
+      selector,
+      left,
+      () =>
+        locator.evaluateAll(
+          (elements, [name, resolve]) =>
+            elements.map((element) => {
+              const value = element.getAttribute(name);
+              if (value === null || !resolve) return value;
+              try {
+                return new URL(value, document.baseURI).href;
+              } catch {
+                return value;
+              }
+            }),
+          [attribute, resolveUrl] as const,
+        ),
+      (found) => found.length > 0,
     );
     log(ctx, page, `read ${attribute} of ${values.length} element(s) matching ${selector}`);
     return { value: values[0] ?? null, values, count: values.length };
@@ -288,11 +320,15 @@ export const browserNodes: Record<string, BrowserNode> = {
     const outer = flag(inputs, 'outer');
     if (!selector) return { html: await attempt('reading the document', () => page.content()) };
     const locator = page.locator(selector);
-    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
-    const html = await attempt(`reading \`${selector}\``, () =>
-      locator.evaluateAll((elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : ''), outer),
+    const html = await readMatches(
+      locator,
+      inputs,
+      selector,
+      left,
+      () => locator.evaluateAll((elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null), outer),
+      (found) => found !== null,
     );
-    return { html };
+    return { html: html ?? '' };
   },
 
   async 'extract.list'(page, inputs, ctx) {
@@ -305,30 +341,37 @@ export const browserNodes: Record<string, BrowserNode> = {
     });
     const limit = optionalCount(inputs, 'limit');
     const locator = page.locator(selector);
-    if (!flag(inputs, 'optional')) await waitForMatch(locator, selector, left());
-    const rows = await attempt(`reading \`${selector}\``, () =>
-      locator.evaluateAll(
-        (items, [fieldSpecs, max]) =>
-          items.slice(0, max ?? items.length).map((item) =>
-            fieldSpecs.map((field) => {
-              const element = field.selector === '' || field.selector === '.' ? item : item.querySelector(field.selector);
-              if (!element) return null;
-              if (field.attribute) {
-                const value = element.getAttribute(field.attribute);
-                if (value === null || (field.attribute !== 'href' && field.attribute !== 'src')) return value;
-                try {
-                  return new URL(value, document.baseURI).href;
-                } catch {
-                  return value;
+    const { rows } = await readMatches(
+      locator,
+      inputs,
+      selector,
+      left,
+      () =>
+        locator.evaluateAll(
+          (items, [fieldSpecs, max]) => ({
+            matches: items.length,
+            rows: items.slice(0, max ?? items.length).map((item) =>
+              fieldSpecs.map((field) => {
+                const element = field.selector === '' || field.selector === '.' ? item : item.querySelector(field.selector);
+                if (!element) return null;
+                if (field.attribute) {
+                  const value = element.getAttribute(field.attribute);
+                  if (value === null || (field.attribute !== 'href' && field.attribute !== 'src')) return value;
+                  try {
+                    return new URL(value, document.baseURI).href;
+                  } catch {
+                    return value;
+                  }
                 }
-              }
-              if (field.type === 'html') return element.innerHTML;
-              // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
-              return ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
-            }),
-          ),
-        [specs.map(({ selector: s, attribute, type }) => ({ selector: s, attribute, type: type ?? null })), limit ?? null] as const,
-      ),
+                if (field.type === 'html') return element.innerHTML;
+                // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+                return ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
+              }),
+            ),
+          }),
+          [specs.map(({ selector: s, attribute, type }) => ({ selector: s, attribute, type: type ?? null })), limit ?? null] as const,
+        ),
+      (found) => found.matches > 0,
     );
     const records = rows.map((row) =>
       Object.fromEntries(specs.map((field, index) => [field.name, convertText(row[index] ?? null, field.type ?? 'string', false)])),
@@ -343,28 +386,39 @@ export const browserNodes: Record<string, BrowserNode> = {
     const infer = flag(inputs, 'inferTypes');
     const headersOverride = inputs.headers as string[] | undefined;
     const types = (inputs.types ?? {}) as Record<string, CellType>;
-    const locator = page.locator(selector).first();
-    if (!flag(inputs, 'optional')) await waitForMatch(page.locator(selector), selector, left());
-    else if ((await page.locator(selector).count()) === 0) return { records: [], headers: [], count: 0 };
-    const table = await attempt(`reading the table \`${selector}\``, () =>
-      locator.evaluate((element) => {
-        if (!(element instanceof HTMLTableElement)) return null;
-        // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
-        const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
-        const rows = Array.from(element.rows);
-        const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
-        let header = headRows.at(-1);
-        let body = rows.filter((row) => !headRows.includes(row));
-        if (!header && body[0]) {
-          header = body[0];
-          body = body.slice(1);
-        }
-        return {
-          headers: header ? Array.from(header.cells).map(text) : [],
-          rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
-        };
-      }),
+    const locator = page.locator(selector);
+    const read = await readMatches(
+      locator,
+      inputs,
+      selector,
+      left,
+      () =>
+        locator.evaluateAll((elements) => {
+          const element = elements[0];
+          if (!element) return { matched: false as const };
+          if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
+          // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+          const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
+          const rows = Array.from(element.rows);
+          const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
+          let header = headRows.at(-1);
+          let body = rows.filter((row) => !headRows.includes(row));
+          if (!header && body[0]) {
+            header = body[0];
+            body = body.slice(1);
+          }
+          return {
+            matched: true as const,
+            table: {
+              headers: header ? Array.from(header.cells).map(text) : [],
+              rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
+            },
+          };
+        }),
+      (found) => found.matched,
     );
+    if (!read.matched) return { records: [], headers: [], count: 0 };
+    const { table } = read;
     if (!table) throw new NodeInputError(`\`${selector}\` is not a <table>`);
     const width = Math.max(table.headers.length, ...table.rows.map((row) => row.length));
     const keys = uniqueKeys(headersOverride ?? table.headers, width);

@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { BrowserHost } from '../../db/entities/index.ts';
+import { PAGE_HOST } from './pages.ts';
+import type { TestStack } from './stack.ts';
+
+/**
+ * A browser host as its own process (`server/main/browserHost.ts`), as production runs it,
+ * serving `stack`: started, killed (SIGKILL) or frozen (SIGSTOP/SIGCONT) by the test, restarted
+ * with the same host id. What it writes (warnings and up) is passed on and kept in `output`.
+ */
+export function browserHostProcess(stack: TestStack, options: { hostId: string; dataDir: string }) {
+  let child: ChildProcess | undefined;
+  let output = '';
+  const running = () => child && child.exitCode === null && child.signalCode === null;
+  return {
+    get output() {
+      return output;
+    },
+    clearOutput() {
+      output = '';
+    },
+    start() {
+      const started = spawn(process.execPath, ['server/main/browserHost.ts'], {
+        cwd: path.join(import.meta.dirname, '..', '..'),
+        env: {
+          ...process.env,
+          NODE_ENV: 'test',
+          DATABASE_URL: stack.config.databaseUrl,
+          TEMPORAL_ADDRESS: stack.config.temporal.address,
+          BROWSER_HOST_ID: options.hostId,
+          DATA_DIR: options.dataDir,
+          BROWSER_WARM_POOL: '0',
+          BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
+          JWT_SECRET: stack.config.jwtSecret,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const keep = (chunk: Buffer) => {
+        process.stderr.write(chunk);
+        output += chunk.toString('utf8');
+      };
+      started.stdout?.on('data', keep);
+      started.stderr?.on('data', keep);
+      child = started;
+    },
+    /** Whether the host's heartbeat row is fresh: it serves its queue. */
+    async alive() {
+      const row = await stack.orm.em.fork().findOne(BrowserHost, { id: options.hostId });
+      return Boolean(row && Date.now() - row.heartbeatAt.getTime() < 10_000);
+    },
+    /** Kills the process at once, as a crash would (Chromium is left to its own fate). */
+    async kill() {
+      const dying = child;
+      if (!dying || !running()) return;
+      const exited = new Promise((resolve) => dying.once('exit', resolve));
+      // A frozen process takes a SIGKILL as well.
+      dying.kill('SIGKILL');
+      await exited;
+    },
+    /** Freezes the process (its browsers run on): a host that stalls, as under a long pause of the machine. */
+    freeze() {
+      if (running()) child?.kill('SIGSTOP');
+    },
+    thaw() {
+      if (running()) child?.kill('SIGCONT');
+    },
+  };
+}
