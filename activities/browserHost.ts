@@ -114,6 +114,8 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
      */
     async runBrowserStretch(call: BrowserStretchCall) {
       runs.touch(call.resourceId);
+      // A warm browser claimed for the run may reach this host before its workflow adopted it.
+      await contextOf(call.resourceId);
       const browser = () => {
         const context = pool.contextOf(call.resourceId);
         if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
