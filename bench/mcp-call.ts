@@ -16,8 +16,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tsToMs } from '@temporalio/common/lib/time.js';
+import proto from '@temporalio/proto';
+import { PipelineRun } from '../db/entities/index.ts';
+import { workflowIds } from '../workflows/names.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
+const { EventType } = proto.temporal.api.enums.v1;
 const CALLS = Number(process.env.BENCH_RUNS ?? 50);
 const WARMUP = 3;
 
@@ -100,6 +105,8 @@ try {
   }
 
   type Measure = { label: string; kind: 'mcp' | 'rest'; call: () => Promise<void>; times: number[]; close?: () => Promise<void> };
+  /** Every call in order, warm-up included, with its wall-clock bounds: paired with its run below. */
+  const calls: { measure: Measure; sent: number; answered: number; counted: boolean }[] = [];
   const measures: Measure[] = [];
   const apis = [
     { base: stack.base, where: 'api with the worker (npm start)' },
@@ -134,8 +141,10 @@ try {
     for (let k = 0; k < measures.length; k++) {
       const measure = measures[(round + k) % measures.length] as Measure;
       const t0 = performance.now();
+      const sent = Date.now();
       await measure.call();
       if (round >= WARMUP) measure.times.push(performance.now() - t0);
+      calls.push({ measure, sent, answered: Date.now(), counted: round >= WARMUP });
     }
   }
   for (const measure of measures) await measure.close?.();
@@ -146,6 +155,8 @@ try {
     const median = percentile(times, 50);
     return `| ${label} | ${times.length} | ${ms(median)} | ${ms(percentile(times, 95))} | ${ms(Math.min(...times))} | ${ms(Math.max(...times))} | ≤ ${GOAL_MEDIAN_MS} (${median <= GOAL_MEDIAN_MS ? 'met' : 'not met'}) | ${baseline ? `${baseline.median} / ${baseline.p95}` : 'not recorded'} |`;
   });
+
+  const phases = await whereTheTimeGoes(calls);
 
   const report = `# Benchmark: a function called over MCP and REST
 
@@ -176,11 +187,65 @@ browser claimed and the run row written in one transaction, the \`pipelineRun\` 
 and its \`runEnded\` update awaited (one call to the engine without eager start), each node run as
 an activity on the browser host with its outputs stored, the end recorded. The browser is
 released after the answer.
+
+## Where the time goes
+
+Each counted call split by its run's workflow history (event times written by Temporal's dev
+server; the calls' own times by this process, on the same clock), medians over the calls of each
+measure. "Request → workflow started": the api's work before the engine has the run (the key,
+the function, the arguments, the warm browser claimed and the run row written, the start).
+"→ stretch started": the workflow's first task and the host worker picking up the stretch activity.
+"Stretch": the three nodes on the host, their outputs and log lines stored, the run marked running.
+"→ end recorded": the workflow's task after the stretch, the end recorded (a local activity) and
+the \`runEnded\` update completed. "→ answer": the update's result reaching the api, the run read
+back and the answer sent.
+
+| measure | request → workflow started | → stretch started | stretch | → end recorded | → answer | total |
+|---|---|---|---|---|---|---|
+${phases.join('\n')}
 `;
   const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'mcp-call.md'), report);
   console.log(report);
+
+  /**
+   * The medians of each measure's phases, one table row per measure: the calls ran one after
+   * another, so the runs in creation order pair with them one to one.
+   */
+  async function whereTheTimeGoes(made: typeof calls) {
+    const runs = await stack.orm.em.fork().find(PipelineRun, {}, { orderBy: { created: 'asc' }, fields: ['id', 'created'] });
+    if (runs.length !== made.length) return [`| (runs ${runs.length} do not pair with calls ${made.length}) | | | | | | |`];
+    const split = new Map<Measure, number[][]>();
+    for (const [i, call] of made.entries()) {
+      if (!call.counted) continue;
+      const history = await stack.temporal.workflow.getHandle(workflowIds.run((runs[i] as { id: string }).id)).fetchHistory();
+      const events = history.events ?? [];
+      const at = (type: proto.temporal.api.enums.v1.EventType) => {
+        const event = events.find((e) => e.eventType === type);
+        return event ? tsToMs(event.eventTime) : Number.NaN;
+      };
+      const started = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+      const stretchStarted = at(EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED);
+      const stretchDone = at(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+      // The caller's answer waits for the run's end (the runEnded update), not for the workflow's.
+      const ended = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+      const parts = [
+        started - call.sent,
+        stretchStarted - started,
+        stretchDone - stretchStarted,
+        ended - stretchDone,
+        call.answered - ended,
+        call.answered - call.sent,
+      ];
+      split.set(call.measure, [...(split.get(call.measure) ?? []), parts]);
+    }
+    return measures.map((measure) => {
+      const rows = split.get(measure) ?? [];
+      const cell = (k: number) => ms(percentile(rows.map((row) => row[k] as number).filter(Number.isFinite), 50));
+      return `| ${measure.label} | ${[0, 1, 2, 3, 4, 5].map(cell).join(' | ')} |`;
+    });
+  }
 } finally {
   await stack.stop();
   site.close();
