@@ -21,11 +21,12 @@ export const BENCH_PAGE_HOST = '127.0.0.5';
 /**
  * The whole service for a benchmark, as `npm start` runs it (api, control worker, browser host;
  * the api on the worker's connection, starting workflows eagerly) but on a scratch database and a
- * throw-away Temporal dev server, plus a verified user with a project. With `splitApi`, a second
+ * throw-away Temporal dev server, plus a verified user with a project (`browserHost: false`: no
+ * host in this process). With `splitApi`, a second
  * api on its own connection, as an api process apart from the worker runs (`splitBase`).
  * `stop` tears it all down.
  */
-export async function startBenchStack(env: Record<string, string> = {}, options: { splitApi?: boolean } = {}) {
+export async function startBenchStack(env: Record<string, string> = {}, options: { splitApi?: boolean; browserHost?: boolean } = {}) {
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -73,8 +74,10 @@ export async function startBenchStack(env: Record<string, string> = {}, options:
     await running;
     await connection.close();
   });
-  const host = await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address });
-  cleanups.push(host.stop);
+  // Without one, the benchmark runs its hosts as processes of their own.
+  const host =
+    options.browserHost === false ? undefined : await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address });
+  if (host) cleanups.push(host.stop);
   const secret = config.jwtSecret as string;
   const appDeps = { config, orm, jwt: new JwtSigner(secret), serviceSecret: secret, resourceTokens: new ResourceTokens(secret), log };
   const app = await buildApp({ ...appDeps, temporal: workerClient, eagerStart: true });
