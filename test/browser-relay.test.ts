@@ -47,7 +47,13 @@ beforeAll(async () => {
     });
     host.process.start();
   }
-  for (const host of hosts) await expect.poll(() => host.process?.alive(), { timeout: 60_000, interval: 250 }).toBe(true);
+  const deadline = Date.now() + 60_000;
+  for (const host of hosts) {
+    while (!(await host.process?.alive())) {
+      if (Date.now() > deadline) throw new Error(`browser host ${host.id} did not start:\n${host.process?.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }, 120_000);
 afterAll(async () => {
   await Promise.all(hosts.map((host) => host.process?.stop()));
