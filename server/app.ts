@@ -11,6 +11,7 @@ import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
 import { AccessCache } from './auth/accessCache.ts';
 import { listenForAccessChanges } from './auth/accessChanges.ts';
+import { RelayTokens } from './browsers/relayTokens.ts';
 import {
   asDomainError,
   BadRequest,
@@ -55,7 +56,7 @@ export function parseQueryString(query: string) {
  * routes beside them. It does not listen; the process mains do. It does hear the database's
  * access changes, for its access cache, until it closes.
  */
-export async function buildApp(given: Omit<AppDeps, 'access'>) {
+export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
   const access = new AccessCache();
   const accessChanges = listenForAccessChanges(access, {
     url: given.orm.config.get('clientUrl') as string,
@@ -64,7 +65,8 @@ export async function buildApp(given: Omit<AppDeps, 'access'>) {
   });
   // Not listening yet (the database is away) is no reason not to start: requests then go to it.
   await accessChanges.ready;
-  const deps: AppDeps = { ...given, access };
+  const relayTokens = new RelayTokens({ relaySecret: given.config.browsers.relaySecret, serviceSecret: given.serviceSecret });
+  const deps: AppDeps = { ...given, access, relayTokens };
 
   const app = Fastify({
     loggerInstance: deps.log,

@@ -3,6 +3,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AccessCache } from './auth/accessCache.ts';
 import type { JwtSigner } from './auth/jwt.ts';
+import type { RelayTokens } from './browsers/relayTokens.ts';
 import type { ResourceTokens } from './browsers/resourceTokens.ts';
 import type { Config } from './config.ts';
 
@@ -15,6 +16,11 @@ export type AppDeps = {
   serviceSecret: string;
   /** Signs the tokens inside remoteUrl and vncUrl. */
   resourceTokens: ResourceTokens;
+  /**
+   * Mints the token of each connection the api opens to a browser host's relay (BROWSER_RELAY_SECRET,
+   * or derived from `serviceSecret`). Made by buildApp.
+   */
+  relayTokens: RelayTokens;
   temporal: TemporalClient;
   /**
    * `temporal` is a client on the control worker's own connection, in this process (`npm start`):

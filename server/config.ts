@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
@@ -171,8 +173,26 @@ const environment = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,60}$/)
     .default('local'),
-  /** Only recorded in `browser_hosts.address`: the api reaches browsers at the loopback CDP endpoint the host records. */
-  BROWSER_HOST_ADDRESS: z.string().default('127.0.0.1'),
+  /**
+   * Where the host's relay listens and the api dials it: an IP address, a host name, or `auto` (the
+   * machine's first non-internal IPv4 address, for containers). Chromium's DevTools stay on 127.0.0.1.
+   */
+  BROWSER_HOST_ADDRESS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine(
+      (value) =>
+        value === 'auto' ||
+        isIP(value) !== 0 ||
+        /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(value),
+      'an IP address, a host name or "auto"',
+    )
+    .default('127.0.0.1'),
+  /** The relay's port on BROWSER_HOST_ADDRESS; 0: a free one, chosen at start and recorded in `browser_hosts`. */
+  BROWSER_RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  /** Signs the relay's connection tokens; the api and every host need the same. Unset: derived from JWT_SECRET. */
+  BROWSER_RELAY_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
   /** Unset: from the machine's memory and cores (server/browsers/hostCapacity.ts). */
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(MAX_BROWSERS_PER_HOST).optional(),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
@@ -308,7 +328,10 @@ export function parseConfig(env: Record<string, string | undefined>) {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     browsers: {
       hostId: e.BROWSER_HOST_ID,
-      hostAddress: e.BROWSER_HOST_ADDRESS,
+      hostAddress: resolveHostAddress(e.BROWSER_HOST_ADDRESS),
+      relayPort: e.BROWSER_RELAY_PORT,
+      /** Unset: the relay key comes from the service secret (server/browsers/relayTokens.ts). */
+      relaySecret: e.BROWSER_RELAY_SECRET,
       perHost: e.BROWSERS_PER_HOST ?? defaultBrowsersPerHost(),
       perProject: e.BROWSERS_PER_PROJECT,
       warmPool: e.BROWSER_WARM_POOL,
@@ -476,6 +499,17 @@ function parseHostList(value: string | undefined): string[] | null {
   const bad = hosts.find((host) => !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(host));
   if (bad) throw new ConfigError(`Invalid configuration:\n  MCP_ALLOWED_HOSTS: "${bad}" is not a host name (no scheme, port or path)`);
   return hosts.length ? hosts : null;
+}
+
+/** `auto`: the machine's first non-internal IPv4 address (a container's own), read once at start. */
+function resolveHostAddress(value: string) {
+  if (value !== 'auto') return value;
+  const address = Object.values(os.networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+  if (!address)
+    throw new ConfigError('Invalid configuration:\n  BROWSER_HOST_ADDRESS: "auto" found no non-internal IPv4 address on this machine');
+  return address;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

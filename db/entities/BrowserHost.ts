@@ -7,8 +7,13 @@ export const BrowserHost = defineEntity({
   tableName: 'browser_hosts',
   properties: {
     id: p.string().length(100).primary(),
-    /** Where the api reaches this host's browsers (the host part of CDP URLs). */
+    /** Where the api reaches this host's relay (BROWSER_HOST_ADDRESS, resolved): the host part of relay URLs. */
     address: p.string().length(255),
+    /**
+     * The port the host's relay is bound to (server/browsers/host/browserRelay.ts), the only way in
+     * to its browsers; null for a host of a version before the relay.
+     */
+    relayPort: p.integer().nullable(),
     capacity: p.integer(),
     running: p.integer().default(0),
     heartbeatAt: p.datetime(),

@@ -9,6 +9,7 @@ import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agen
 import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
+import type { RelayTokens } from '../browsers/relayTokens.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
@@ -19,7 +20,7 @@ import { createVersion } from '../pipelines/versions.ts';
 import { requireModel } from './models.ts';
 import { readPromptValues } from './promptValues.ts';
 
-type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string };
+type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string; relayTokens: RelayTokens };
 
 const STOP_WAIT_MS = 10_000;
 

@@ -13,8 +13,10 @@ import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
+import { browserDialUrl } from './browserDial.ts';
 import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
+import type { RelayTokens } from './relayTokens.ts';
 import {
   activeResourceStatuses,
   inUseResourceStatuses,
@@ -43,7 +45,7 @@ export type BrowserReservation = {
   warm: { id: string; hostId: string; cdpEndpoint: string; pid: number | null } | null;
 };
 
-type StartDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean };
+type StartDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; relayTokens: RelayTokens };
 
 /**
  * Starts a browser for `session` and resolves once it is usable (or failed): `reserveBrowser` in
@@ -131,7 +133,8 @@ export async function bringUpBrowser(deps: StartDeps, em: EntityManager, { resou
     };
     if (session.cookies.length) {
       try {
-        await setSessionCookies(warm.cdpEndpoint, session.cookies);
+        // Through the host's relay, which lets the claimed browser through before its adoption.
+        await setSessionCookies(await browserDialUrl(deps, em, resource), session.cookies);
       } catch (error) {
         const reason = `its cookies could not be set (${summarizeLaunchFailure(error instanceof Error ? error.message : String(error))})`;
         throw await fail(`could not start: ${reason}`, new BrowserStartFailed(reason, { cause: error }));

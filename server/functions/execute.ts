@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
 import type { Subject } from '../auth/subject.ts';
+import type { RelayTokens } from '../browsers/relayTokens.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
 import {
@@ -41,7 +42,14 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
  */
 
-export type ExecuteDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string; orm?: MikroORM };
+export type ExecuteDeps = {
+  config: Config;
+  temporal: TemporalClient;
+  eagerStart?: boolean;
+  serviceSecret: string;
+  relayTokens: RelayTokens;
+  orm?: MikroORM;
+};
 
 /**
  * The raw execution payload: the run as stored. A run whose plan reads cookies holds cookie

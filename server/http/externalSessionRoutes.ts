@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
+import { browserDialUrl } from '../browsers/browserDial.ts';
 import { startBrowser } from '../browsers/browserSessions.ts';
 import { CdpClient } from '../browsers/cdpClient.ts';
 import { presentResource } from '../browsers/resourceView.ts';
@@ -76,7 +77,8 @@ export function registerExternalSessionRoutes(app: RawApp, deps: AppDeps) {
     }
     let cookies: unknown[];
     try {
-      const cdp = await CdpClient.connect(resource.cdpEndpoint, CAPTURE_CONNECT_MS);
+      // Its own CDP URL: an external browser is behind no host's relay (browserDialUrl).
+      const cdp = await CdpClient.connect(await browserDialUrl(deps, em, resource), CAPTURE_CONNECT_MS);
       try {
         cookies = (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
       } finally {

@@ -21,6 +21,7 @@ import { workflowIds } from '../../workflows/names.ts';
 import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import { bringUpBrowser, reserveBrowser, startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
+import type { RelayTokens } from '../browsers/relayTokens.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
@@ -34,7 +35,7 @@ const holdsNul = (value: unknown): boolean =>
     ? value.includes('\u0000')
     : value !== null && typeof value === 'object' && Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item));
 
-type Deps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string };
+type Deps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string; relayTokens: RelayTokens };
 
 /** What runs, on which session, with which arguments (see startRun). */
 type RunTarget = {

@@ -9,7 +9,17 @@ import type { TestStack } from './stack.ts';
  * serving `stack`: started, killed (SIGKILL) or frozen (SIGSTOP/SIGCONT) by the test, restarted
  * with the same host id. What it writes (warnings and up) is passed on and kept in `output`.
  */
-export function browserHostProcess(stack: TestStack, options: { hostId: string; dataDir: string }) {
+export function browserHostProcess(
+  stack: TestStack,
+  options: {
+    hostId: string;
+    dataDir: string;
+    /** BROWSER_HOST_ADDRESS: where its relay listens (a loopback address of its own, e.g. 127.0.0.2). */
+    address?: string;
+    /** More of its environment (BROWSER_WARM_POOL, BROWSER_RELAY_SECRET, …). */
+    env?: Record<string, string>;
+  },
+) {
   let child: ChildProcess | undefined;
   let output = '';
   const running = () => child && child.exitCode === null && child.signalCode === null;
@@ -34,6 +44,8 @@ export function browserHostProcess(stack: TestStack, options: { hostId: string; 
           BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
           JWT_SECRET: stack.config.jwtSecret,
           LOG_LEVEL: 'warn',
+          ...(options.address ? { BROWSER_HOST_ADDRESS: options.address } : {}),
+          ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -58,6 +70,16 @@ export function browserHostProcess(stack: TestStack, options: { hostId: string; 
       // A frozen process takes a SIGKILL as well.
       dying.kill('SIGKILL');
       await exited;
+    },
+    /** Stops the process as an operator would (SIGTERM: it closes its browsers), killing it if that takes over 20 s. */
+    async stop() {
+      const stopping = child;
+      if (!stopping || !running()) return;
+      const exited = new Promise((resolve) => stopping.once('exit', resolve));
+      stopping.kill('SIGTERM');
+      const timer = setTimeout(() => stopping.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
     },
     /** Freezes the process (its browsers run on): a host that stalls, as under a long pause of the machine. */
     freeze() {

@@ -9,6 +9,7 @@ import { createScratchDatabase } from '../../scripts/scratch-database.ts';
 import { buildApp } from '../../server/app.ts';
 import { JwtSigner } from '../../server/auth/jwt.ts';
 import { startBrowserHost } from '../../server/browsers/host/browserHost.ts';
+import { RelayTokens } from '../../server/browsers/relayTokens.ts';
 import { ResourceTokens } from '../../server/browsers/resourceTokens.ts';
 import { parseConfig } from '../../server/config.ts';
 import { freePort } from '../../server/infra/ports.ts';
@@ -113,6 +114,8 @@ export async function startTestStack(
     orm,
     smtp,
     serviceSecret: secret,
+    /** The relay tokens the app mints (for a test that calls a start's halves itself, or dials a relay). */
+    relayTokens: new RelayTokens({ relaySecret: config.browsers.relaySecret, serviceSecret: secret }),
     temporal: temporal.client,
     http: new HttpClient(url),
     browserHost,

@@ -3,21 +3,25 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost.ts';
-import { BrowserHost, WarmBrowser } from '../../../db/entities/index.ts';
+import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import { browserHostQueue } from '../../../workflows/contracts/browserSession.ts';
+import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../egressPolicy.ts';
+import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
+import { startBrowserRelay } from './browserRelay.ts';
 
 const HEARTBEAT_MS = 5_000;
 
 /**
  * A browser host: a Temporal worker on `browsers.<hostId>` whose activities launch, check and
- * stop Chromium, plus a heartbeat row in `browser_hosts` by which hosts are picked.
+ * stop Chromium, its relay (the only way in to those browsers from outside the host), plus a
+ * heartbeat row in `browser_hosts` by which hosts are picked and their relay is found.
  */
 export async function startBrowserHost(options: { config: Config; orm: MikroORM; log: Logger; temporalAddress: string }) {
   const { config, orm } = options;
@@ -71,11 +75,31 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId: config.browsers.hostId });
   await pool.start();
 
+  const hostId = config.browsers.hostId;
+  const relay = await startBrowserRelay({
+    address: config.browsers.hostAddress,
+    port: config.browsers.relayPort,
+    hostId,
+    tokens: new RelayTokens({ relaySecret: config.browsers.relaySecret, serviceSecret: resolveJwtSecret(config) }),
+    // The row says which browser the resource holds; the pool, whether that is one of ours. A warm
+    // browser the api just claimed (row `running`, not adopted yet) passes: its cookies are set now.
+    endpointOf: async (resourceId) => {
+      const row = await orm.em.fork().findOne(SessionResource, { id: resourceId }, { fields: ['hostId', 'status', 'cdpEndpoint'] });
+      if (!row?.cdpEndpoint || row.hostId !== hostId || !(activeResourceStatuses as readonly string[]).includes(row.status)) return null;
+      return pool.launchedBrowserAt(row.cdpEndpoint) ? row.cdpEndpoint : null;
+    },
+    log,
+  }).catch(async (error: unknown) => {
+    await pool.close();
+    throw error;
+  });
+
   const heartbeat = async () => {
     const em = orm.em.fork();
     await em.upsert(BrowserHost, {
       id: config.browsers.hostId,
       address: config.browsers.hostAddress,
+      relayPort: relay.port,
       capacity: config.browsers.perHost,
       running: pool.runningCount,
       heartbeatAt: new Date(),
@@ -103,7 +127,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   });
   const running = worker.run();
   log.info(
-    `browser host ${config.browsers.hostId} ready (capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
+    `browser host ${config.browsers.hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
   );
 
   return {
@@ -119,6 +143,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
       await running;
       await connection.close();
       await pool.close();
+      await relay.close();
       // Mark the host gone at once rather than waiting for its heartbeat to go stale.
       await orm.em
         .fork()

@@ -325,6 +325,16 @@ export class BrowserPool {
   }
 
   /**
+   * Whether a Chromium this host launched listens at `cdpEndpoint`: a running one, or a warm one
+   * (claimed by the api and not adopted yet, a warm start sets its cookies through the relay). A
+   * browser running elsewhere (external) is not behind this host's relay.
+   */
+  launchedBrowserAt(cdpEndpoint: string) {
+    const owns = (instance: Instance) => instance.cdpEndpoint === cdpEndpoint && !instance.remote;
+    return this.#warm.some(owns) || [...this.#running.values()].some(owns);
+  }
+
+  /**
    * Takes over a warm browser the api claimed for `spec.resourceId`; idempotent. Fails when this
    * host no longer has it (it restarted since): the workflow then settles the resource.
    */

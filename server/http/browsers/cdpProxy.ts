@@ -6,8 +6,8 @@ import type { RawRoutePaths } from '../openapi.ts';
 import type { BrowserApp } from './index.ts';
 import {
   type ActivityTouch,
+  browserByToken,
   type ResourceParams,
-  resourceByToken,
   resourceDocPath,
   resourcePath,
   resourcePathParams,
@@ -25,9 +25,8 @@ export const cdpProxyPaths: RawRoutePaths = {
   },
 };
 
-/** The CDP endpoint of a running browser (remoteUrl), behind its token. */
 /** What a request's token opened, from its upgrade check to its socket. */
-const verified = new WeakMap<object, Awaited<ReturnType<typeof resourceByToken>>>();
+const verified = new WeakMap<object, Awaited<ReturnType<typeof browserByToken>>>();
 
 export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
   app.route<{ Params: ResourceParams }>({
@@ -39,29 +38,31 @@ export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: Activity
     // The token is checked before the upgrade: a refused client gets an HTTP answer (401, 404)
     // and never a socket, so nothing it sends is read, let alone held.
     preValidation: async (req) => {
-      verified.set(req, await resourceByToken(deps, req.params, req.query, 'cdp'));
+      verified.set(req, await browserByToken(deps, req.params, req.query, 'cdp'));
     },
     wsHandler: (client, req) => {
       const target = verified.get(req);
       verified.delete(req);
       if (!target) return client.close(4001, 'not authorised');
-      proxyCdp(client, target.cdpEndpoint, (force) => touch(target.resource.id, force), []);
+      proxyCdp(client, target.browserUrl, (force) => touch(target.resource.id, force), deps);
     },
   });
 }
 
 /**
- * Pipes a client WebSocket to the browser's CDP endpoint. Client messages pass `guardCdpMessage`
- * (a refused one is answered here and never reaches the browser) and wait in order until the
- * browser side is open; either side closing closes the other.
+ * Pipes a client WebSocket to the browser, through its host's relay (`browserUrl`). Client
+ * messages pass `guardCdpMessage` (a refused one is answered here and never reaches the browser)
+ * and wait in order until the browser side is open; either side closing closes the other.
  */
-function proxyCdp(
-  client: WebSocket,
-  endpoint: string,
-  touch: (force?: boolean) => void,
-  queued: { data: WebSocket.RawData; isBinary: boolean }[],
-) {
-  const upstream = new WebSocket(endpoint, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+function proxyCdp(client: WebSocket, browserUrl: string, touch: (force?: boolean) => void, deps: AppDeps) {
+  const queued: { data: WebSocket.RawData; isBinary: boolean }[] = [];
+  const upstream = new WebSocket(browserUrl, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+  // The relay refusing the api (a relay secret that differs between api and host) is an operator's matter.
+  upstream.on('unexpected-response', (_req, res) => {
+    deps.log.warn({ status: res.statusCode }, 'the browser relay refused the CDP proxy');
+    res.resume();
+    closeBoth();
+  });
   const toBrowser = (data: WebSocket.RawData) => {
     const verdict = guardCdpMessage(String(data));
     if ('refuse' in verdict) {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SessionResource } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
+import { browserDialUrl } from '../../browsers/browserDial.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
 import { Conflict, ServiceUnavailable } from '../../errors.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
@@ -40,10 +41,11 @@ export function registerCookieCapture(app: BrowserApp, deps: AppDeps, closing: A
   }
 
   app.get<{ Params: ResourceParams }>(`${resourcePath}/capture`, async (req, reply) => {
-    const { resource } = await resourceForCaller(deps, req, req.params, [sessionActions.read, sessionActions.readCookies]);
+    const { resource, em } = await resourceForCaller(deps, req, req.params, [sessionActions.read, sessionActions.readCookies]);
     if (resource.status !== 'running' || !resource.cdpEndpoint) throw new Conflict('browser_not_running', 'The browser is not running');
+    const browserUrl = await browserDialUrl(deps, em, resource);
     // The browser may die between the status read and these calls: a stopped one is a 409, never a 500.
-    const cdp = await CdpClient.connect(resource.cdpEndpoint, CAPTURE_CONNECT_MS).catch(async (error) => {
+    const cdp = await CdpClient.connect(browserUrl, CAPTURE_CONNECT_MS).catch(async (error) => {
       throw await browserFailure(resource.id, error);
     });
     const readCookies = async () => (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;

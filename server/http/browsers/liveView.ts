@@ -9,6 +9,7 @@ import { htmlAnswer } from '../rawAnswers.ts';
 import type { BrowserApp } from './index.ts';
 import {
   type ActivityTouch,
+  browserByToken,
   type ResourceParams,
   resourceByToken,
   resourceDocPath,
@@ -40,7 +41,7 @@ export const liveViewPaths: RawRoutePaths = {
 const LIVE_MAX_PAYLOAD = 64 * 1024;
 
 /** What a request's token opened, from its upgrade check to its socket. */
-const verified = new WeakMap<object, Awaited<ReturnType<typeof resourceByToken>>>();
+const verified = new WeakMap<object, Awaited<ReturnType<typeof browserByToken>>>();
 
 /** The live view of a running browser (vncUrl): its page, and the WebSocket of frames and input, behind its token. */
 export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
@@ -64,15 +65,15 @@ export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: Activity
     },
     // The token is checked before the upgrade, as the CDP proxy's is.
     preValidation: async (req) => {
-      verified.set(req, await resourceByToken(deps, req.params, req.query, 'live'));
+      verified.set(req, await browserByToken(deps, req.params, req.query, 'live'));
     },
     wsHandler: (client, req) => {
       limitPayload(client, LIVE_MAX_PAYLOAD);
       const target = verified.get(req);
       verified.delete(req);
       if (!target) return client.close(4001, 'not authorised');
-      const { resource, cdpEndpoint, grant } = target;
-      void serveLiveView(client, cdpEndpoint, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
+      const { resource, browserUrl, grant } = target;
+      void serveLiveView(client, browserUrl, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
     },
   });
 }
@@ -119,7 +120,7 @@ const liveInput = z.discriminatedUnion('type', [
  */
 async function serveLiveView(
   client: WebSocket,
-  endpoint: string,
+  browserUrl: string,
   viewer: { control: boolean; touch: (force?: boolean) => void },
   deps: AppDeps,
 ) {
@@ -135,7 +136,7 @@ async function serveLiveView(
   client.on('close', close);
   client.on('error', close);
   try {
-    cdp = await CdpClient.connect(endpoint);
+    cdp = await CdpClient.connect(browserUrl);
     // The viewer may have left while this connected: its 'close' found no connection to close.
     if (closed) {
       cdp.close();

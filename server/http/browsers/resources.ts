@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SessionResource } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
+import { browserDialUrl } from '../../browsers/browserDial.ts';
 import type { ResourceTokenUse } from '../../browsers/resourceTokens.ts';
 import { NotFound, Unauthenticated } from '../../errors.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
@@ -48,7 +49,16 @@ export async function resourceByToken(deps: AppDeps, params: ResourceParams, que
     throw new NotFound('Resource');
   }
   if (resource.status !== 'running' || !resource.cdpEndpoint) throw new NotFound('Running browser', 'browser_not_running');
-  return { em, resource, cdpEndpoint: resource.cdpEndpoint, grant };
+  return { em, resource, grant };
+}
+
+/**
+ * `resourceByToken` for a WebSocket route, before its upgrade: also where its browser is dialed
+ * (a fresh relay URL), so a host that cannot be reached is a 503 and never an opened socket.
+ */
+export async function browserByToken(deps: AppDeps, params: ResourceParams, query: unknown, use: ResourceTokenUse) {
+  const target = await resourceByToken(deps, params, query, use);
+  return { ...target, browserUrl: await browserDialUrl(deps, target.em, target.resource) };
 }
 
 /** Resource by ids, for the API-credential routes (logs, capture). */
