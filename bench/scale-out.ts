@@ -167,7 +167,7 @@ Reproduce: \`npm run bench:scale-out\` (BENCH_SECONDS, BENCH_CLIENTS, BENCH_HOST
 
 Browser hosts run as their own processes (\`server/main/browserHost.ts\`), each on a loopback
 address of its own (127.0.0.2, 127.0.0.3; the api on 127.0.0.1), reached only through their relays
-(docs/browsers.md, Hosts on other machines), with the default warm pool and ${HOST_CAPACITY}
+(docs/browsers.md, Browser hosts and their relay), with the default warm pool and ${HOST_CAPACITY}
 browsers each. ${CLIENTS} clients at once, each in a loop for ${SECONDS} s on a session of its own:
 \`POST …/sessions/{id}/start\` → Playwright's \`connectOverCDP\` through the answer's \`remoteUrl\`
 ("usable") → goto a local page → read its heading → disconnect → \`POST …/stop\`. First with one host,
