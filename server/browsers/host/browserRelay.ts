@@ -10,7 +10,7 @@ import type { RelayTokens } from '../relayTokens.ts';
  * the host's loopback. It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
  * WebSocket at `/resources/<resourceId>?token=…` to the DevTools endpoint of that resource's
  * browser, byte for byte once the handshake is through. The api's CDP proxy (with its guard), live
- * view, cookie capture and warm-start cookies all come this way (server/browsers/relayUrl.ts).
+ * view, cookie capture and warm-start cookies all come this way (server/browsers/browserDial.ts).
  *
  * Refused before any byte reaches a browser, with the API's error body: a missing, forged or
  * expired token, or one minted for another resource or host (401); a resource that is not active
