@@ -48,7 +48,7 @@ async function createSession(name: string) {
 }
 
 describe('Temporal search attributes', () => {
-  it('an operator finds a project’s run and the browser it started by ProjectId, RunId and HostId', async () => {
+  it('an operator finds a project’s run and the browser it started by ProjectId, PipelineRunId and HostId', async () => {
     const as = { token: owner.token };
     const sessionId = await createSession('searchable');
     const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(10));
@@ -63,7 +63,7 @@ describe('Temporal search attributes', () => {
     ]);
     // Only this project's: another project's workflows on the same Temporal are not listed.
     expect(inProject.every((id) => id === workflowIds.run(runId) || id === workflowIds.browser(resource.id))).toBe(true);
-    await findWorkflows(stack.temporal, `RunId = "${runId}"`, [workflowIds.run(runId), workflowIds.browser(resource.id)]);
+    await findWorkflows(stack.temporal, `PipelineRunId = "${runId}"`, [workflowIds.run(runId), workflowIds.browser(resource.id)]);
     await findWorkflows(stack.temporal, `HostId = "${hostId}" AND PipelineId = "${pipelineId}"`, [workflowIds.run(runId)]);
 
     const run = await stack.temporal.workflow.getHandle(workflowIds.run(runId)).describe();
@@ -107,9 +107,10 @@ describe('Temporal search attributes', () => {
         { timeout: 20_000, interval: 500 },
       )
       .toBeUndefined();
-    expect(first?.registered.sort()).toEqual(['HostId', 'PipelineId', 'ProjectId', 'RunId', 'SessionId']);
+    expect(first?.registered.sort()).toEqual(['HostId', 'PipelineId', 'PipelineRunId', 'ProjectId', 'SessionId']);
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
-    for (const name of ['ProjectId', 'SessionId', 'PipelineId', 'RunId', 'HostId']) expect(listed.customAttributes?.[name]).toBeDefined();
+    for (const name of ['ProjectId', 'SessionId', 'PipelineId', 'PipelineRunId', 'HostId'])
+      expect(listed.customAttributes?.[name]).toBeDefined();
     expect(await ensureSearchAttributes(connection.operatorService, namespace, log)).toEqual({ registered: [] });
 
     lines.length = 0;
@@ -118,7 +119,7 @@ describe('Temporal search attributes', () => {
     expect(refused.failed).toBeTruthy();
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string).msg).toContain(
-      `temporal operator search-attribute create --namespace ${missing} --name ProjectId --name SessionId --name PipelineId --name RunId --name HostId --type Keyword`,
+      `temporal operator search-attribute create --namespace ${missing} --name ProjectId --name SessionId --name PipelineId --name PipelineRunId --name HostId --type Keyword`,
     );
   });
 });

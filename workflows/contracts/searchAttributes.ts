@@ -12,7 +12,8 @@ export const searchAttributeKeys = {
   projectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
   sessionId: defineSearchAttributeKey('SessionId', SearchAttributeType.KEYWORD),
   pipelineId: defineSearchAttributeKey('PipelineId', SearchAttributeType.KEYWORD),
-  runId: defineSearchAttributeKey('RunId', SearchAttributeType.KEYWORD),
+  /** Not `RunId`: Temporal reserves that name for an execution's own run id. */
+  runId: defineSearchAttributeKey('PipelineRunId', SearchAttributeType.KEYWORD),
   hostId: defineSearchAttributeKey('HostId', SearchAttributeType.KEYWORD),
 } as const;
 
