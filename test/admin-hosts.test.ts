@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserflowClient } from '../client/index.ts';
 import { BrowserHost } from '../db/entities/index.ts';
@@ -23,7 +24,9 @@ beforeAll(async () => {
   // ADMIN_EMAILS of the test stack.
   admin = await registerUser(stack, { email: 'admin@example.test' });
   user = await registerUser(stack);
-  await expect.poll(() => second.alive(), { timeout: 30_000, interval: 300 }).toBe(true);
+  for (const deadline = Date.now() + 30_000; !(await second.alive()); await sleep(300)) {
+    if (Date.now() > deadline) throw new Error(`the second host did not heartbeat within 30 s:\n${second.output}`);
+  }
 });
 afterAll(async () => {
   await second?.kill();

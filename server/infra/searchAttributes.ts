@@ -1,5 +1,6 @@
 import { TypedSearchAttributes } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// A default import: Node's ESM loader finds no named exports in this CommonJS module.
+import proto from '@temporalio/proto';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
 
@@ -7,7 +8,7 @@ type OperatorService = {
   listSearchAttributes(request: { namespace: string }): Promise<{ customAttributes?: Record<string, unknown> | null }>;
   addSearchAttributes(request: {
     namespace: string;
-    searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType>;
+    searchAttributes: Record<string, proto.temporal.api.enums.v1.IndexedValueType>;
   }): Promise<unknown>;
 };
 
@@ -27,7 +28,7 @@ export function searchAttributeCommand(namespace: string) {
  * operator rights), it logs what to run and the worker starts anyway.
  */
 export async function ensureSearchAttributes(operator: OperatorService, namespace: string, log: Logger) {
-  const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+  const keyword = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   try {
     const { customAttributes } = await operator.listSearchAttributes({ namespace });
     const missing = keys.filter((key) => customAttributes?.[key.name] === undefined);
