@@ -48,12 +48,14 @@ describe('GET /api/admin/hosts', () => {
   it('a global admin sees both running hosts, their load and warm browsers, and a host long gone', async () => {
     const ownId = stack.config.browsers.hostId;
     // A host that stopped heartbeating a while ago keeps its row.
-    await stack.orm.em.fork().insert(BrowserHost, {
+    const em = stack.orm.em.fork();
+    em.create(BrowserHost, {
       id: `retired-${Date.now()}`,
       address: '10.0.0.9',
       capacity: 4,
       heartbeatAt: new Date(Date.now() - 10 * 60_000),
     });
+    await em.flush();
     await expect
       .poll(async () => {
         const hosts = (await stack.http.get('/api/admin/hosts', { token: admin.token })).body as Host[];
