@@ -247,6 +247,12 @@ describe('GET /api/openapi.json', () => {
     expect(statuses('GET /{project}/api/sessions')).not.toContain('429');
   });
 
+  it('documents the global admins’ GET /api/admin/hosts with its 401 and 403', () => {
+    const statuses = Object.keys(operation('GET /api/admin/hosts')?.responses ?? {});
+    expect(statuses).toEqual(expect.arrayContaining(['200', '401', '403']));
+    expect(statuses).not.toContain('404');
+  });
+
   it('states in request schemas that no text may hold NUL', () => {
     const schema = operation('POST /api/auth/login')?.requestBody?.content['application/json']?.schema;
     const password = schema?.properties?.password as { pattern: string };

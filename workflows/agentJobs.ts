@@ -11,6 +11,7 @@ import type { BrowserHostActivities } from '../activities/browserHost.ts';
 import type { createActivities } from '../activities/index.ts';
 import { type AgentJobInput, GENERATION_ATTEMPTS } from './contracts/agentJobs.ts';
 import { browserHostQueue } from './contracts/browserSession.ts';
+import { searchAttributeKeys, searchAttributesOf } from './contracts/searchAttributes.ts';
 import { workflowIds } from './names.ts';
 import { pipelineRunWorkflow } from './pipelineRun.ts';
 
@@ -42,6 +43,18 @@ function failureOf(error: unknown): Ending {
   const cause = error instanceof ActivityFailure ? (error.cause ?? error) : error;
   const code = cause instanceof ApplicationFailure ? (cause.type ?? 'agent_failed') : 'agent_failed';
   return { code, message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/** A dry run is found as its generation is (project, pipeline, session), and by its own run id and host. */
+function dryRunSearchAttributes(runId: string, hostId: string) {
+  const own = workflowInfo().typedSearchAttributes;
+  return searchAttributesOf({
+    projectId: own.get(searchAttributeKeys.projectId),
+    pipelineId: own.get(searchAttributeKeys.pipelineId),
+    sessionId: own.get(searchAttributeKeys.sessionId),
+    runId,
+    hostId,
+  });
 }
 
 /**
@@ -107,7 +120,13 @@ export async function generationJobWorkflow(jobId: string, input: AgentJobInput,
       }
       if (!turn.compiled) continue;
       const { runId, input: runInput } = await control.prepareDryRun(jobId, input.resourceId, input.hostId);
-      await executeChild(pipelineRunWorkflow, { workflowId: workflowIds.run(runId), args: [runId, runInput] }).catch((error) => {
+      await executeChild(pipelineRunWorkflow, {
+        workflowId: workflowIds.run(runId),
+        args: [runId, runInput],
+        // A child does not inherit them. Only the start command's attributes change, so histories
+        // of generations started before replay unchanged.
+        typedSearchAttributes: dryRunSearchAttributes(runId, runInput.hostId),
+      }).catch((error) => {
         if (isCancellation(error)) throw error;
       });
       const failure = await control.recordDryRun(jobId, runId);

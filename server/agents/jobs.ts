@@ -7,6 +7,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../db/entities/index.ts';
 import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agentJobs.ts';
 import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
+import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { RelayTokens } from '../browsers/relayTokens.ts';
@@ -53,6 +54,12 @@ export async function startAnalysis(
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.analysis(job.id),
       args: [job.id, input, deps.config.agents.maxSeconds],
+      typedSearchAttributes: searchAttributesOf({
+        projectId: target.project.id,
+        pipelineId: target.pipeline.id,
+        sessionId: target.session.id,
+        hostId: input.hostId,
+      }),
     }),
   );
   return job;
@@ -88,6 +95,12 @@ export async function acceptAnalysis(deps: Deps, em: EntityManager, analysis: An
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.generation(job.id),
       args: [job.id, input, deps.config.agents.maxSeconds],
+      typedSearchAttributes: searchAttributesOf({
+        projectId: project.id,
+        pipelineId: analysis.pipeline.id,
+        sessionId: analysis.session?.id,
+        hostId: input.hostId,
+      }),
     }),
   );
   return job;

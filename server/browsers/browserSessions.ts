@@ -9,6 +9,7 @@ import {
   stopBrowserSignal,
   stopBrowserUpdate,
 } from '../../workflows/contracts/browserSession.ts';
+import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { Config } from '../config.ts';
@@ -115,14 +116,27 @@ export async function reserveBrowser(
 /**
  * The second half of a start, once the reservation is committed: its `browserSession` workflow
  * started, and for a cold launch awaited until the browser is usable. A failure settles the row
- * and throws (503 `browser_start_failed`, or `service_unavailable`).
+ * and throws (503 `browser_start_failed`, or `service_unavailable`). `owner`: the run the browser
+ * is started for, named in the workflow's search attributes.
  */
-export async function bringUpBrowser(deps: StartDeps, em: EntityManager, { resource, session, warm }: BrowserReservation) {
+export async function bringUpBrowser(
+  deps: StartDeps,
+  em: EntityManager,
+  { resource, session, warm }: BrowserReservation,
+  owner?: { runId: string; pipelineId?: string | null },
+) {
   const input = {
     hostId: resource.hostId as string,
     idleTimeoutSeconds: deps.config.browsers.idleTimeoutSeconds,
     maxLifetimeSeconds: deps.config.browsers.maxLifetimeSeconds,
   };
+  const typedSearchAttributes = searchAttributesOf({
+    projectId: resource.project.id,
+    sessionId: session.id,
+    hostId: input.hostId,
+    runId: owner?.runId,
+    pipelineId: owner?.pipelineId,
+  });
   if (warm) {
     // The browser already runs: apply the session's cookies over CDP, hand the rest of its life to
     // the workflow (which has the host adopt it) and answer without waiting for that. A failure
@@ -145,6 +159,7 @@ export async function bringUpBrowser(deps: StartDeps, em: EntityManager, { resou
         taskQueue: deps.config.temporal.taskQueue,
         workflowId: workflowIds.browser(resource.id),
         args: [resource.id, { ...input, adoptWarmId: warm.id }],
+        typedSearchAttributes,
         // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
         requestEagerStart: deps.eagerStart,
       });
@@ -165,6 +180,7 @@ export async function bringUpBrowser(deps: StartDeps, em: EntityManager, { resou
       workflowId: workflowIds.browser(resource.id),
       workflowIdConflictPolicy: 'FAIL',
       args: [resource.id, input],
+      typedSearchAttributes,
     });
     state = await deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation });
   } catch (error) {

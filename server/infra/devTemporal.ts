@@ -2,7 +2,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
+import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 import { installTemporalRuntime } from './temporal.ts';
 
@@ -76,6 +78,7 @@ async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal
         port: options.port,
         ...(options.uiPort ? { ui: true, uiPort: options.uiPort } : {}),
         ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
+        searchAttributes: Object.values(searchAttributeKeys),
         log: { format: 'pretty', level: 'error' },
         executable: { type: 'cached-download' },
       },
@@ -90,6 +93,10 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
+  // Registered before the first workflow starts with them (a history file keeps them too; giving
+  // them again is harmless).
+  for (const key of Object.values(searchAttributeKeys))
+    args.push('--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`);
   const pidFile = options.dbFile ? `${options.dbFile}.pid` : undefined;
   if (options.dbFile && pidFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });

@@ -7,6 +7,7 @@ import { housekeepingWorkflow } from '../../workflows/housekeeping.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { resourceSweeperWorkflow } from '../../workflows/resourceSweeper.ts';
 import { runSweeperWorkflow } from '../../workflows/runSweeper.ts';
+import { ensureSearchAttributes } from './searchAttributes.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
@@ -54,6 +55,9 @@ export async function createControlWorker(
 ) {
   installTemporalRuntime(deps.log);
   const connection = await NativeConnection.connect({ address: options.address });
+  // Before this worker runs workflows that start others with them (dry runs), and before the api's
+  // starts meet a namespace without them.
+  await ensureSearchAttributes(connection.operatorService, options.namespace, deps.log);
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,

@@ -211,6 +211,20 @@ export function canUseApiKeyOf(subject: Subject, keyOwnerId: string) {
   return isAdmin(subject) || subject.account.id === keyOwnerId;
 }
 
+/**
+ * Operating the service itself (GET /api/admin/hosts: every host, whoever's browsers it runs) is
+ * for global admins (ADMIN_EMAILS, address verified): signed in, or with a full-access key of
+ * theirs; a key narrowed to projects or grants is not a key to the whole service. 401 for
+ * anonymous callers, 403 for everyone else.
+ */
+export function authorizeServiceOperation(subject: Subject) {
+  if (subject.kind !== 'session' && subject.kind !== 'apiKey') throw new Unauthenticated();
+  if (!isAdmin(subject)) throw new PermissionDenied('Only global admins may operate the service');
+  if (subject.kind === 'apiKey' && subject.apiKey.accessType !== 'full') {
+    throw new PermissionDenied('Operating the service needs a full-access API key');
+  }
+}
+
 /** May this subject create projects at all (before the e-mail check)? Narrowed keys may not. */
 export function canCreateProjects(subject: Subject) {
   if (subject.kind === 'session') return true;

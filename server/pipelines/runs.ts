@@ -17,6 +17,7 @@ import {
   SessionResource,
 } from '../../db/entities/index.ts';
 import { type PipelineRunInput, runEndedUpdate } from '../../workflows/contracts/pipelineRun.ts';
+import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { requireFunds } from '../billing/ledger.ts';
@@ -68,6 +69,7 @@ export async function startRun(deps: Deps, em: EntityManager, target: RunTarget)
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.run(run.id),
       args: [run.id, input],
+      typedSearchAttributes: runSearchAttributes(run, input),
       requestEagerStart: deps.eagerStart,
     });
   } catch (error) {
@@ -128,6 +130,7 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
     taskQueue: deps.config.temporal.taskQueue,
     workflowId: workflowIds.run(run.id),
     args: [run.id, input] as [string, PipelineRunInput],
+    typedSearchAttributes: runSearchAttributes(run, input),
   };
   if (deps.eagerStart) {
     let handle: WorkflowHandle<typeof pipelineRunWorkflow>;
@@ -217,7 +220,7 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   });
   if (reservation) {
     try {
-      await bringUpBrowser(deps, em, reservation);
+      await bringUpBrowser(deps, em, reservation, { runId: run.id, pipelineId: pipeline?.id });
     } catch (error) {
       // The caller gets the browser's error, not a run: the row goes (no workflow ever had it).
       await em.nativeDelete(PipelineRun, { id: run.id });
@@ -236,6 +239,17 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
     ownsResource: run.ownsResource,
   };
   return { run, input };
+}
+
+/** A run's workflow's search attributes: a function's run has no pipeline. */
+function runSearchAttributes(run: PipelineRun, input: PipelineRunInput) {
+  return searchAttributesOf({
+    projectId: run.project.id,
+    sessionId: run.session?.id,
+    pipelineId: run.pipeline?.id,
+    runId: run.id,
+    hostId: input.hostId,
+  });
 }
 
 /** The run's workflow could not start: the run fails, its browser is stopped; the 503 to throw. */

@@ -1,4 +1,5 @@
 import { router } from './base.ts';
+import { adminRouter } from './routers/admin.ts';
 import { agentJobsRouter } from './routers/agentJobs.ts';
 import { apiKeysRouter } from './routers/apiKeys.ts';
 import { authRouter } from './routers/auth.ts';
@@ -30,6 +31,7 @@ export const appRouter = router({
   externalAuth: externalAuthRouter,
   password: passwordRouter,
   users: usersRouter,
+  admin: adminRouter,
   apiKeys: apiKeysRouter,
   billing: billingRouter,
   projects: projectsRouter,

@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ConfigError, parseConfig } from '../server/config.ts';
+
+/**
+ * temporal-compose.yml as `docker compose` reads it (no engine runs containers here; scripts/test.sh
+ * also runs `docker compose config -q`): the production processes, any number of browser hosts in
+ * their own network namespaces reached over their relays, and settings every process accepts.
+ */
+
+const root = path.join(import.meta.dirname, '..');
+type Service = {
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: unknown[];
+  expose?: unknown[];
+  network_mode?: string;
+  container_name?: string;
+  hostname?: string;
+  depends_on?: Record<string, { condition: string }>;
+};
+const file = parse(readFileSync(path.join(root, 'temporal-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+const services = file.services;
+const appServices = ['migrate', 'api', 'worker', 'browser-host'];
+
+/** What an operator sets before `up` (the file's header); the rest takes the file's defaults. */
+const operatorEnv: Record<string, string> = {
+  JWT_SECRET: 'a'.repeat(64),
+  SMTP_URL: 'smtp://user:pass@mail.example:587',
+};
+
+/** Compose's interpolation of `${NAME}`, `${NAME:-default}` and `$$`, from `env`. */
+function interpolate(value: string, env: Record<string, string>) {
+  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (match, name?: string, fallback?: string) =>
+    match === '$$' ? '$' : env[name as string] || (fallback ?? ''),
+  );
+}
+
+/** A container's hostname as Docker sets it (its id's first 12 hex digits): each replica has its own. */
+const containerHostname = '3f2a9c1b7d4e';
+
+/** A service's environment as its process sees it, with the variables its command sets (its shell expanding HOSTNAME). */
+function processEnv(name: string, env = operatorEnv) {
+  const service = services[name] as Service;
+  const out = Object.fromEntries(Object.entries(service.environment ?? {}).map(([key, value]) => [key, interpolate(String(value), env)]));
+  const shell = service.command?.[0] === 'sh' ? interpolate(service.command[2] ?? '', env) : '';
+  for (const [, key, value] of shell.matchAll(/([A-Z_]+)="?([^"\s]+)"?\s/g)) {
+    out[key as string] = (value as string).replace(/\$\{?HOSTNAME\}?/, containerHostname);
+  }
+  return out;
+}
+
+describe('temporal-compose.yml', () => {
+  it('runs the database, Temporal, the migration, the api, the worker and the browser hosts', () => {
+    expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgresql', 'temporal', ...appServices]));
+    for (const name of ['api', 'worker', 'browser-host']) {
+      expect(services[name]?.depends_on?.migrate?.condition, name).toBe('service_completed_successfully');
+      expect(services[name]?.depends_on?.temporal?.condition, name).toBe('service_healthy');
+    }
+  });
+
+  it('scales the browser hosts: each in its own network namespace, with its own id, publishing nothing', () => {
+    const host = services['browser-host'] as Service;
+    // `--scale browser-host=N` needs a service that names no container, hostname or host port.
+    expect(host.network_mode).toBeUndefined();
+    expect(host.container_name).toBeUndefined();
+    expect(host.hostname).toBeUndefined();
+    expect(host.ports).toBeUndefined();
+    // Each replica's id is its container's hostname, which Docker sets per container.
+    expect(host.command?.join(' ')).toContain('BROWSER_HOST_ID="$${HOSTNAME}" exec node server/main/browserHost.ts');
+    expect(processEnv('browser-host').BROWSER_HOST_ID).toBe(containerHostname);
+    expect(host.environment?.BROWSER_HOST_ADDRESS).toBe('auto');
+    expect(host.environment?.BROWSER_RELAY_PORT).toBe('9230');
+  });
+
+  it('publishes only the api and the operator’s Temporal ports: no DevTools or relay port of a host', () => {
+    const published = Object.entries(services).flatMap(([name, service]) =>
+      (service.ports ?? []).map((port) => ({ name, port: String(port) })),
+    );
+    expect(published.filter(({ name }) => name === 'browser-host')).toEqual([]);
+    for (const { port } of published) expect(port).not.toMatch(/9230|9222/);
+    expect(published).toContainEqual({ name: 'api', port: '3000:3000' });
+  });
+
+  it('gives every process the settings the configuration requires in production', () => {
+    for (const name of appServices) {
+      const env = processEnv(name);
+      expect(env.NODE_ENV, name).toBe('production');
+      expect(() => parseConfig(env), name).not.toThrow();
+      // Without the operator's secret every process stops at start-up, naming it.
+      expect(() => parseConfig(processEnv(name, { SMTP_URL: operatorEnv.SMTP_URL as string })), name).toThrow(ConfigError);
+      expect(() => parseConfig(processEnv(name, { SMTP_URL: operatorEnv.SMTP_URL as string })), name).toThrow(/JWT_SECRET/);
+    }
+  });
+
+  it('gives the api, the worker and the hosts the same JWT and relay secrets', () => {
+    const env = { ...operatorEnv, BROWSER_RELAY_SECRET: 'b'.repeat(64) };
+    const api = processEnv('api', env);
+    for (const name of ['worker', 'browser-host']) {
+      const other = processEnv(name, env);
+      expect(other.JWT_SECRET, name).toBe(api.JWT_SECRET);
+      expect(other.BROWSER_RELAY_SECRET, name).toBe(api.BROWSER_RELAY_SECRET);
+      expect(other.DATABASE_URL, name).toBe(api.DATABASE_URL);
+      expect(other.TEMPORAL_ADDRESS, name).toBe(api.TEMPORAL_ADDRESS);
+      expect(other.TEMPORAL_NAMESPACE, name).toBe(api.TEMPORAL_NAMESPACE);
+    }
+    expect(api.BROWSER_RELAY_SECRET).toBe('b'.repeat(64));
+  });
+
+  it('is the file the README’s scale-out command starts', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    expect(readme).toContain('docker compose -f temporal-compose.yml up --build --scale browser-host=3');
+  });
+});
