@@ -134,7 +134,7 @@ describe('a browser host that dies and stays dead', () => {
     await expect.poll(() => victim.alive(), { timeout: 60_000, interval: 250 }).toBe(true);
     if (planted) expect(await planted).toBe('SIGKILL');
     await expect.poll(() => orphans.filter(isAlive), { timeout: 5_000 }).toEqual([]);
-    expect(victim.output).toContain('killed browsers left by a previous run of this host');
+    await expect.poll(() => victim.output, { timeout: 5_000 }).toContain('killed browsers left by a previous run of this host');
     // It serves again, and its old browser stays failed.
     expect((await stack.http.get(first.url, as)).body.status).toBe('failed');
   }, 300_000);
