@@ -34,7 +34,7 @@ beforeAll(async () => {
   other = browserHostProcess(stack, { hostId: otherId, dataDir, env: { BROWSERS_PER_HOST: '1' } });
   drained.start();
   other.start();
-  for (const host of [drained, other]) await expect.poll(() => host.alive(), { timeout: 60_000, interval: 250 }).toBe(true);
+  for (const host of [drained, other]) await host.ready();
 }, 120_000);
 
 afterAll(async () => {

@@ -34,7 +34,7 @@ beforeAll(async () => {
     host.start();
     hosts.set(hostId, host);
   }
-  for (const host of hosts.values()) await expect.poll(() => host.alive(), { timeout: 60_000, interval: 250 }).toBe(true);
+  for (const host of hosts.values()) await host.ready();
   const owner = await registerUser(stack);
   as = { token: owner.token };
   slug = (await createProject(stack, owner.token)).slug;

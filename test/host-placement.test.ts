@@ -24,7 +24,7 @@ beforeAll(async () => {
     browserHostProcess(stack, { hostId, dataDir, env: { BROWSERS_PER_HOST: String(CAPACITY), BROWSER_WARM_RECENT: '0' } }),
   );
   for (const host of hosts) host.start();
-  for (const host of hosts) await expect.poll(() => host.alive(), { timeout: 60_000, interval: 250 }).toBe(true);
+  for (const host of hosts) await host.ready();
 }, 120_000);
 
 afterAll(async () => {

@@ -62,6 +62,14 @@ export function browserHostProcess(
       const row = await stack.orm.em.fork().findOne(BrowserHost, { id: options.hostId });
       return Boolean(row && Date.now() - row.heartbeatAt.getTime() < 10_000);
     },
+    /** Waits until the host heartbeats (usable outside a test body, where `expect.poll` is not). */
+    async ready(timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      while (!(await this.alive())) {
+        if (Date.now() > until) throw new Error(`browser host ${options.hostId} did not heartbeat within ${timeoutMs} ms:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    },
     /** Kills the process at once, as a crash would (Chromium is left to its own fate). */
     async kill() {
       const dying = child;
