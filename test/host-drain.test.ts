@@ -3,7 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../db/entities/index.ts';
+import { BrowserPool } from '../server/browsers/host/browserPool.ts';
+import { HostDraining } from '../server/browsers/host/launchErrors.ts';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { defaultLaunchSettings } from '../server/browsers/launchSignature.ts';
+import { createLogger } from '../server/logger.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
@@ -108,4 +112,28 @@ describe('draining a browser host (SIGTERM)', () => {
     const elsewhereUrl = `/${slug}/api/sessions/${elsewhere.body.session}/${elsewhere.body.id}`;
     expect((await stopAndWait(stack.http, elsewhereUrl, as)).ended.status).toBe('stopped');
   }, 240_000);
+});
+
+describe('a draining pool', () => {
+  it('refuses a launch clearly, so the start fails at once instead of waiting for a browser', async () => {
+    const pool = new BrowserPool({
+      chromiumPath: stack.config.chromiumPath,
+      egress: null,
+      browsersDir: mkdtempSync(path.join(os.tmpdir(), 'bf-drain-pool-')),
+      warmSize: 0,
+      recentSize: 0,
+      recentMs: 1000,
+      capacity: 1,
+      log: createLogger(stack.config),
+      onLog: async () => {},
+    });
+    await pool.start();
+    await pool.drain();
+    const launch = pool.launch({ ...defaultLaunchSettings, resourceId: 'r-1', projectId: 'p-1', cookies: [], proxy: null });
+    await expect(launch).rejects.toBeInstanceOf(HostDraining);
+    await expect(launch).rejects.toThrow('this browser host is draining (shutting down) and takes no new browsers');
+    expect(pool.warmSignatures).toEqual([]);
+    expect(pool.runningCount).toBe(0);
+    await pool.close();
+  });
 });
