@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserHost, SessionResource } from '../db/entities/index.ts';
+import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
 import { createProject, registerUser } from './support/accounts.ts';
@@ -83,6 +83,25 @@ describe('a browser host that dies and stays dead', () => {
         .poll(async () => (await stack.http.get(run.runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 250 })
         .toBeTruthy();
     }
+    // A function execution: its fresh browser goes to the least loaded host, a tie broken by id,
+    // which is the one that dies (both hosts hold one browser).
+    expect(victimId < survivorId).toBe(true);
+    const fn = await stack.http.put(
+      `/${slug}/api/functions`,
+      {
+        name: 'held',
+        description: '',
+        slug: `held-${suffix}`,
+        definition: { source: longWaitSource(50_000), parameters: [], outputs: [], outputType: 'function' },
+      },
+      as,
+    );
+    expect(fn.status, fn.text).toBe(200);
+    const execution = stack.http.post(`/${slug}/api/functions/slug/held-${suffix}/execute`, { args: {} }, as);
+    await expect.poll(() => stack.orm.em.fork().count(PipelineRun, { status: 'running' }), { timeout: 60_000, interval: 250 }).toBe(3);
+    await expect
+      .poll(() => stack.orm.em.fork().count(SessionResource, { hostId: victimId, status: 'running' }), { timeout: 10_000, interval: 250 })
+      .toBe(2);
 
     const marker = `--user-data-dir=${path.join(dataDir, 'browsers', victimId)}${path.sep}`;
     await victim.kill();
@@ -97,9 +116,24 @@ describe('a browser host that dies and stays dead', () => {
     expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
     expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: 'wait', code: 'host_lost' });
     expect(run.error.message).toMatch(new RegExp(`^browser host ${victimId} lost: `));
-    // Nothing of the dead host is left active.
-    const active = await stack.orm.em.fork().count(SessionResource, { hostId: victimId, status: { $in: [...activeResourceStatuses] } });
-    expect(active).toBe(0);
+    // The execution answers the service's fault, retryable, naming the node it was in.
+    const executed = await execution;
+    expect(executed.status, executed.text).toBe(503);
+    expect(executed.body).toMatchObject({
+      code: 'host_lost',
+      issues: [{ path: ['nodes', expect.stringMatching(/^(page|wait)$/)], code: 'host_lost' }],
+    });
+    expect(Date.now() - killedAt).toBeLessThan(60_000);
+    // Nothing of the dead host is left active: the execution's browser failed too.
+    await expect
+      .poll(() => stack.orm.em.fork().count(SessionResource, { hostId: victimId, status: { $in: [...activeResourceStatuses] } }), {
+        timeout: Math.max(1_000, 60_000 - (Date.now() - killedAt)),
+        interval: 500,
+      })
+      .toBe(0);
+    const failed = await stack.orm.em.fork().find(SessionResource, { hostId: victimId });
+    expect(failed.map((r) => r.status)).toEqual(['failed', 'failed']);
+    for (const r of failed) expect(r.stopReason).toMatch(new RegExp(`^browser host ${victimId} lost: `));
 
     // New starts go to the survivor (the dead host's row is stale within 15 s of its last heartbeat).
     await expect
