@@ -211,6 +211,11 @@ const environment = z.object({
    * nor held by an active resource (and replaced), or one whose resource is no longer active.
    */
   BROWSER_ORPHAN_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * A host asked to stop (SIGTERM) takes no new browsers and lets its running ones go on this long
+   * before it stops them (docs/browsers.md, Draining a host). 0: it stops them at once.
+   */
+  BROWSER_DRAIN_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   /** How often the control worker looks for resources whose workflow is gone, and how old they must be. */
   BROWSER_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
   BROWSER_SWEEP_GRACE_SECONDS: z.coerce.number().int().min(1).default(120),
@@ -340,6 +345,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,
       maxLifetimeSeconds: e.BROWSER_MAX_LIFETIME_SECONDS,
       orphanGraceSeconds: e.BROWSER_ORPHAN_GRACE_SECONDS,
+      drainSeconds: e.BROWSER_DRAIN_SECONDS,
       sweepIntervalSeconds: e.BROWSER_SWEEP_INTERVAL_SECONDS,
       sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
       /** Where browsers may connect (server/browsers/egressPolicy.ts); null when the policy is open. */

@@ -138,7 +138,7 @@ describe('a pipeline run whose browser host fails mid-stretch', () => {
     expect(stored.length).toBeLessThan(NODES.length);
     // The node under way is the one that failed. Its lost attempt counted; its retry went to the
     // restarted host, which has no browser for it (browsers die with their host). On a machine too
-    // slow to restart the host within the pickup time, the retry times out instead.
+    // slow to restart the host within the pickup time, the retry times out instead: the host is lost.
     const failedAt = NODES[stored.length] as string;
     const lines = await nodeLines(runUrl);
     const retriedOnRestartedHost = (await stretchAttempts(runId)).some((started) => started.attempt === 2);
@@ -152,8 +152,8 @@ describe('a pipeline run whose browser host fails mid-stretch', () => {
         ]),
       );
     } else {
-      expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'node_failed' });
-      expect(run.error.message).toMatch(/no browser host picked the node up/);
+      expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'host_lost' });
+      expect(run.error.message).toMatch(new RegExp(`^browser host ${hostId} lost: no browser host picked the node up`));
     }
     for (const node of stored) {
       // Run once, before the crash: nothing resumed before them.

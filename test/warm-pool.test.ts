@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WarmBrowser } from '../db/entities/index.ts';
+import { BrowserHost, WarmBrowser } from '../db/entities/index.ts';
 import { isAlive } from '../server/browsers/host/processes.ts';
 import { defaultLaunchSignature, launchSignature } from '../server/browsers/launchSignature.ts';
 import { createProject, registerUser } from './support/accounts.ts';
@@ -103,6 +103,13 @@ describe('warm browsers by launch signature', () => {
 
     // The host keeps one browser of these settings warm for the next start.
     await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature, ownScreen].sort());
+    // The registry says which settings the host keeps warm (placement's view of the host).
+    const hostId = t.stack.config.browsers.hostId;
+    await expect
+      .poll(async () => ((await t.stack.orm.em.fork().findOne(BrowserHost, { id: hostId }))?.warmSignatures ?? []).sort(), {
+        timeout: 15_000,
+      })
+      .toEqual([defaultLaunchSignature, ownScreen].sort());
     const second = await t.start(sessionId);
     expect(second.warm).toBe(true);
     expect(await pageSize(second, screen)).toEqual(screen);

@@ -7,6 +7,7 @@ import {
   patched,
   proxyActivities,
   setHandler,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BrowserHostActivities } from '../activities/browserHost.ts';
@@ -25,7 +26,10 @@ import {
 
 /** How often the workflow asks the host whether the browser lives, and meters usage. */
 const CHECK_INTERVAL_MS = 5_000;
-/** A host that does not pick up a check in this time is taken as dead. */
+/**
+ * A host that does not pick up a check (or a stop) in this time is taken as lost: the resource
+ * settles `failed` within a check interval and this of the host's death, well inside a minute.
+ */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 const LAUNCH_TIMEOUT = '60 seconds';
 const STOP_TIMEOUT = '20 seconds';
@@ -180,7 +184,7 @@ export async function browserSessionWorkflow(
       check = await host.check.checkBrowser(resourceId);
     } catch (error) {
       hostLost = true;
-      stopReason = `browser host ${hostId} lost (${failureMessage(error)})`;
+      stopReason = hostLostReason(hostId, error);
       break;
     }
     if (!check.alive || !check.usage) {
@@ -218,15 +222,34 @@ export async function browserSessionWorkflow(
   if (!hostLost) {
     try {
       await host.stop.stopBrowser(resourceId);
-    } catch {
-      // The host went away meanwhile; its restart kills what it left (BrowserPool.start).
+    } catch (error) {
+      // The host went away meanwhile (its restart kills what it left, BrowserPool.start): one
+      // that never picked the stop up is lost, and the browser with it.
+      if (isPickupTimeout(error)) {
+        hostLost = true;
+        stopReason = `${hostLostReason(hostId, error)} (while stopping: ${stopReason})`;
+      }
     }
   }
-  await settle.markResource(resourceId, { status: 'stopped', reason: stopReason });
-  state.phase = 'stopped';
+  // Patched: a workflow that settled a lost host's browser `stopped` before this replays so.
+  const outcome = hostLost && patched('host-lost-fails') ? 'failed' : 'stopped';
+  await settle.markResource(resourceId, { status: outcome, reason: stopReason });
+  state.phase = outcome;
   state.reason = stopReason;
   await condition(allHandlersFinished);
   return state;
+}
+
+/** The stop reason of a browser whose host stopped answering: the resource settles `failed` with it. */
+function hostLostReason(hostId: string, error: unknown) {
+  const why = isPickupTimeout(error) ? `it picked up no task within ${HOST_PICKUP_TIMEOUT}` : failureMessage(error);
+  return `browser host ${hostId} lost: ${why}`;
+}
+
+/** The host's queue had no worker to take the task in time: the host is gone. */
+function isPickupTimeout(error: unknown): boolean {
+  if (error instanceof ActivityFailure) return isPickupTimeout(error.cause);
+  return error instanceof TimeoutFailure && error.timeoutType === 'SCHEDULE_TO_START';
 }
 
 function validStopReason(reason: unknown) {

@@ -28,6 +28,7 @@ import {
   nodeTime,
   type PipelineRunInput,
   runEndedUpdate,
+  runFailures,
   type StretchFailureDetails,
   type StretchProgress,
 } from './contracts/pipelineRun.ts';
@@ -113,7 +114,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       return await proxyLocalActivities<ReturnType<typeof createActivities>>(options).runPureStretch({ ...call, runId, markRunning });
     } catch (error) {
       if (isCancellation(error)) throw error;
-      throw stretchFailure(error, call);
+      throw stretchFailure(error, call, input.hostId);
     }
   };
 
@@ -240,12 +241,14 @@ const TIMEOUT_MESSAGES: Record<string, string> = {
   SCHEDULE_TO_START: `no browser host picked the node up within ${HOST_PICKUP_TIMEOUT}: is the run's host running?`,
   START_TO_CLOSE: 'the node ran past its time',
 };
+/** Timeouts that mean the host is gone (a stall it came back from is retried before the workflow sees it). */
+const HOST_LOST_TIMEOUTS = new Set(['HEARTBEAT', 'SCHEDULE_TO_START']);
 
 /**
  * A failed stretch as the node that failed: named by the failure (activities/runStretch.ts), or,
  * when the attempt was lost (a timeout), by the progress its last heartbeat reported.
  */
-function stretchFailure(error: unknown, call: StretchCall) {
+function stretchFailure(error: unknown, call: StretchCall, hostId: string) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
   if (cause instanceof ApplicationFailure) {
@@ -259,7 +262,11 @@ function stretchFailure(error: unknown, call: StretchCall) {
     const message = (cause.timeoutType && TIMEOUT_MESSAGES[cause.timeoutType]) || cause.message;
     const from = progress?.done ?? 0;
     const lostIn = call.nodes.slice(from).map((node) => pathOf(call, node));
-    return new NodeFailed(nodeAt(progress?.running?.index ?? from), 'node_failed', message, lostIn);
+    const node = nodeAt(progress?.running?.index ?? from);
+    if (call.browser && cause.timeoutType && HOST_LOST_TIMEOUTS.has(cause.timeoutType)) {
+      return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+    }
+    return new NodeFailed(node, 'node_failed', message, lostIn);
   }
   return new NodeFailed(nodeAt(0), 'node_failed', cause instanceof Error ? cause.message : String(cause));
 }

@@ -76,8 +76,10 @@ export async function startBenchStack(env: Record<string, string> = {}, options:
   });
   // Without one, the benchmark runs its hosts as processes of their own.
   const host =
-    options.browserHost === false ? undefined : await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address });
-  if (host) cleanups.push(host.stop);
+    options.browserHost === false
+      ? undefined
+      : await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address, temporal: temporal.client });
+  if (host) cleanups.push(() => host.stop({ drain: false }));
   const secret = config.jwtSecret as string;
   const appDeps = { config, orm, jwt: new JwtSigner(secret), serviceSecret: secret, resourceTokens: new ResourceTokens(secret), log };
   const app = await buildApp({ ...appDeps, temporal: workerClient, eagerStart: true });

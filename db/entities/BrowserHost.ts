@@ -1,7 +1,11 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { created } from './common.ts';
 
-/** A process that hosts browsers; it heartbeats while alive. Picked by `pickBrowserHost`. */
+/**
+ * The registry of browser hosts: each host process upserts its row on start and on every heartbeat
+ * (5 s). Placement (`reserveBrowser`, server/browsers/browserSessions.ts) takes a host whose
+ * heartbeat is fresh and that is not draining.
+ */
 export const BrowserHost = defineEntity({
   name: 'BrowserHost',
   tableName: 'browser_hosts',
@@ -17,6 +21,13 @@ export const BrowserHost = defineEntity({
     capacity: p.integer(),
     running: p.integer().default(0),
     heartbeatAt: p.datetime(),
+    /**
+     * The launch signatures this host keeps warm browsers of (the default settings and those started
+     * there lately; server/browsers/host/warmPolicy.ts), whether or not one is waiting right now.
+     */
+    warmSignatures: p.json<string[]>(),
+    /** Set from the moment the host was asked to stop (SIGTERM): it takes no new browsers. */
+    drainingSince: p.datetime().nullable(),
     created: created(),
   },
 });

@@ -108,7 +108,9 @@ export async function reserveBrowser(
     return { resource, session, warm: claimed };
   }
   const hostId = roomy[0];
-  if (!hostId) throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers; try again later');
+  if (!hostId) {
+    throw new LimitReached('browser_hosts_full', 'Every browser host runs its maximum of browsers (or is draining); try again later');
+  }
   const resource = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
   return { resource, session, warm: null };
 }
@@ -225,12 +227,18 @@ async function claimWarmBrowser(em: EntityManager, hostIds: string[], signature:
   return row ? { id: row.id, hostId: row.host_id, cdpEndpoint: row.cdp_endpoint, pid: row.pid } : null;
 }
 
-/** A host that has not heartbeaten for this long is taken as gone. */
+/**
+ * A host that has not heartbeaten (every 5 s) for this long is taken as gone: nothing is placed on
+ * it. Its browsers' workflows find it gone on their own (workflows/browserSession.ts).
+ */
 export const HOST_HEARTBEAT_STALE_MS = 15_000;
 
 /**
- * Live hosts whose active resources are below their capacity, the emptiest first; 503 when no
- * host runs. An empty list means every host is full.
+ * The hosts a start may go to, best first: live (fresh heartbeat), not draining, and with active
+ * resources below their capacity; the least loaded (by share of capacity used, then the most free
+ * places) first. 503 when no host runs at all; an empty list means every live host is full or
+ * draining (429 `browser_hosts_full`). A warm browser that fits is claimed from these before any
+ * cold start (`claimWarmBrowser`), so the order is: warm, then free capacity, least loaded first.
  */
 async function hostsWithRoom(em: EntityManager) {
   const hosts = await em.find(BrowserHost, { heartbeatAt: { $gt: new Date(Date.now() - HOST_HEARTBEAT_STALE_MS) } });
@@ -245,9 +253,15 @@ async function hostsWithRoom(em: EntityManager) {
     );
   const load = new Map(busy.map((row) => [row.host_id, Number(row.n)]));
   return hosts
+    .filter((host) => !host.drainingSince)
     .map((host) => ({ host, used: load.get(host.id) ?? 0 }))
     .filter(({ host, used }) => used < host.capacity)
-    .sort((a, b) => a.used / a.host.capacity - b.used / b.host.capacity)
+    .sort(
+      (a, b) =>
+        a.used / a.host.capacity - b.used / b.host.capacity ||
+        b.host.capacity - b.used - (a.host.capacity - a.used) ||
+        a.host.id.localeCompare(b.host.id),
+    )
     .map(({ host }) => host.id);
 }
 

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
+import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { RelayTokens } from '../browsers/relayTokens.ts';
 import type { Config } from '../config.ts';
@@ -37,6 +38,8 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 400 `no_session`: the project has no "Default session" (and the metadata names none).
  * - 400 `function_failed` (FunctionFailed): the run failed; message and issue name the node.
  * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
+ * - 503 `host_lost` (FunctionHostLost): the browser host running it died mid-run; retrying places
+ *   a new browser on a surviving host.
  * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
  *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
@@ -81,6 +84,28 @@ export class FunctionFailed extends DomainError {
     const reason = result.error?.message ?? `the run ended ${result.status.pipeline}`;
     super('function_failed', node ? `The function failed at node \`${node}\`: ${reason}` : `The function failed: ${reason}`, {
       issues: [{ path: node ? ['nodes', node] : [], message: reason, code: result.error?.code ?? result.status.pipeline }],
+    });
+    this.identifier = identifier;
+    this.result = result;
+  }
+}
+
+/**
+ * 503: the browser host that ran the function's browser was lost mid-run (the run ended
+ * `host_lost`): a fault of the service, not of the function, so retrying may help (the next
+ * execution's browser goes to a surviving host). Carries the run id and its payload.
+ */
+export class FunctionHostLost extends DomainError {
+  override name = 'FunctionHostLost';
+  readonly status = 503;
+  readonly identifier: string;
+  readonly result: FunctionRunPayload;
+  constructor(identifier: string, result: FunctionRunPayload) {
+    const node = result.error?.node;
+    const reason = result.error?.message ?? 'its browser host was lost';
+    super('host_lost', `The function's browser host was lost mid-run (run ${identifier}): ${reason}`, {
+      retryable: true,
+      issues: [{ path: node ? ['nodes', node] : [], message: reason, code: runFailures.hostLost }],
     });
     this.identifier = identifier;
     this.result = result;
@@ -262,6 +287,8 @@ export async function executeFunction(
   if (options.signal?.aborted && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
   const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: session.id, readsCookies: ended.readsCookies });
   const result = payload(ended, showOutputs);
-  if (ended.status !== 'succeeded') throw new FunctionFailed(ended.id, result);
+  if (ended.status !== 'succeeded') {
+    throw ended.error?.code === runFailures.hostLost ? new FunctionHostLost(ended.id, result) : new FunctionFailed(ended.id, result);
+  }
   return { identifier: ended.id, outputs: collectOutputs(version, ended), result };
 }

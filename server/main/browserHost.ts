@@ -8,6 +8,12 @@ const config = loadConfigOrExit();
 const log = createLogger(config);
 runProcess(log, async (shutdown) => {
   const runtime = await startRuntime(config, log, shutdown, { embedded: false, migrate: false });
-  const host = await startBrowserHost({ config, orm: runtime.orm, log, temporalAddress: runtime.temporalAddress });
+  const host = await startBrowserHost({
+    config,
+    orm: runtime.orm,
+    log,
+    temporalAddress: runtime.temporalAddress,
+    temporal: runtime.temporal,
+  });
   shutdown.add('browser host', () => host.stop());
 });

@@ -29,7 +29,13 @@ runProcess(log, async (shutdown) => {
     await running;
   });
   log.info('starting the browser host');
-  const host = await startBrowserHost({ config, orm: runtime.orm, log, temporalAddress: runtime.temporalAddress });
+  const host = await startBrowserHost({
+    config,
+    orm: runtime.orm,
+    log,
+    temporalAddress: runtime.temporalAddress,
+    temporal: runtime.temporal,
+  });
   shutdown.add('browser host', () => host.stop());
   const app = await buildApp({
     config,

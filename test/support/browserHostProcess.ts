@@ -16,7 +16,7 @@ export function browserHostProcess(
     dataDir: string;
     /** BROWSER_HOST_ADDRESS: where its relay listens (a loopback address of its own, e.g. 127.0.0.2). */
     address?: string;
-    /** More of its environment (BROWSER_WARM_POOL, BROWSER_RELAY_SECRET, …). */
+    /** More of its environment (BROWSER_WARM_POOL, BROWSER_RELAY_SECRET, BROWSERS_PER_HOST, BROWSER_DRAIN_SECONDS, …). */
     env?: Record<string, string>;
   },
 ) {
@@ -62,6 +62,14 @@ export function browserHostProcess(
       const row = await stack.orm.em.fork().findOne(BrowserHost, { id: options.hostId });
       return Boolean(row && Date.now() - row.heartbeatAt.getTime() < 10_000);
     },
+    /** Waits until the host heartbeats (usable outside a test body, where `expect.poll` is not). */
+    async ready(timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      while (!(await this.alive())) {
+        if (Date.now() > until) throw new Error(`browser host ${options.hostId} did not heartbeat within ${timeoutMs} ms:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    },
     /** Kills the process at once, as a crash would (Chromium is left to its own fate). */
     async kill() {
       const dying = child;
@@ -71,7 +79,7 @@ export function browserHostProcess(
       dying.kill('SIGKILL');
       await exited;
     },
-    /** Stops the process as an operator would (SIGTERM: it closes its browsers), killing it if that takes over 20 s. */
+    /** Stops the process as an operator would (SIGTERM: it drains, then closes its browsers), killing it if that takes over 20 s. */
     async stop() {
       const stopping = child;
       if (!stopping || !running()) return;
@@ -80,6 +88,18 @@ export function browserHostProcess(
       const timer = setTimeout(() => stopping.kill('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
+    },
+    /** Sends SIGTERM (the host drains, then exits); answers its exit code once it has exited. */
+    async terminate() {
+      const stopping = child;
+      if (!stopping || !running()) return stopping?.exitCode ?? null;
+      const exited = new Promise<number | null>((resolve) => stopping.once('exit', (code) => resolve(code)));
+      stopping.kill('SIGTERM');
+      return exited;
+    },
+    /** Whether the process still runs. */
+    get running() {
+      return Boolean(running());
     },
     /** Freezes the process (its browsers run on): a host that stalls, as under a long pause of the machine. */
     freeze() {

@@ -89,7 +89,9 @@ export async function startTestStack(
         );
   const running = control?.worker.run();
   // A browser host in this process, with its own id (and so its own queue and browsers folder).
-  const browserHost = options.browserHost ? await startBrowserHost({ config, orm, log, temporalAddress }) : undefined;
+  const browserHost = options.browserHost
+    ? await startBrowserHost({ config, orm, log, temporalAddress, temporal: temporal.client })
+    : undefined;
   const secret = config.jwtSecret as string;
   const app = await buildApp({
     config,
@@ -136,7 +138,7 @@ export async function startTestStack(
           console.warn(`test stack: closing ${name} took ${done ? `${Date.now() - t0} ms` : 'over 30 s; went on'}`);
       };
       await step('the app', () => app.close());
-      await step('the browser host', () => browserHost?.stop());
+      await step('the browser host', () => browserHost?.stop({ drain: false }));
       control?.worker.shutdown();
       await step('the control worker', () => running);
       await step('the worker connection', () => control?.connection.close());

@@ -40,6 +40,8 @@ export function browserHostQueue(hostId: string) {
 export const launchFailures = {
   /** The host already runs its maximum of browsers. */
   capacityReached: 'CapacityReached',
+  /** The host is draining (shutting down): it takes no new browsers. */
+  hostDraining: 'HostDraining',
   /** The warm browser the api claimed is not on this host (it restarted since). */
   warmBrowserGone: 'WarmBrowserGone',
   /** The resource row is gone. */

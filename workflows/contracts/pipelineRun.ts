@@ -41,6 +41,19 @@ export const nodeFailures = {
 } as const;
 
 /**
+ * Error codes of a run's end that no node raises: the workflow gives them when it cannot reach
+ * where a node runs.
+ */
+export const runFailures = {
+  /**
+   * The browser host that held the run's browser stopped answering while a stretch ran on it (no
+   * heartbeat, or nobody picked the stretch up): the browser died with it, so the run is not
+   * retried elsewhere (docs/pipelines.md, "A host lost mid-stretch").
+   */
+  hostLost: 'host_lost',
+} as const;
+
+/**
  * Answers once the run's end is recorded (its row holds the final status, outputs and error), or
  * the workflow gave up recording it: before the browser is released, which the caller need not
  * wait for. A function execution sends it with the start (update-with-start), so starting and

@@ -1,11 +1,14 @@
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost.ts';
 import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
-import { browserHostQueue } from '../../../workflows/contracts/browserSession.ts';
+import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
+import { workflowIds } from '../../../workflows/names.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
@@ -17,19 +20,38 @@ import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
 
 const HEARTBEAT_MS = 5_000;
+/** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */
+const DRAIN_STOP_WAIT_MS = 30_000;
+
+/** The stop reason of a browser its host stopped at the end of a drain. */
+export const drainedReason = (hostId: string) => `browser host ${hostId} drained (it was shut down)`;
 
 /**
  * A browser host: a Temporal worker on `browsers.<hostId>` whose activities launch, check and
- * stop Chromium, its relay (the only way in to those browsers from outside the host), plus a
- * heartbeat row in `browser_hosts` by which hosts are picked and their relay is found.
+ * stop Chromium, its relay (the only way in to those browsers from outside the host), plus its
+ * row in the host registry (`browser_hosts`: address, relay port, capacity, warm signatures,
+ * draining), written on every heartbeat, by which placement picks hosts and their relay is found.
+ *
+ * `stop` drains first (BROWSER_DRAIN_SECONDS): the registry says draining, so placement passes
+ * the host by; warm offers are withdrawn and launches refused; running browsers go on until their
+ * users or runs stop them, or the drain time ends, when each browser's workflow is asked to stop
+ * it (so its resource settles `stopped`, saying the host drained). Only then does the worker stop.
  */
-export async function startBrowserHost(options: { config: Config; orm: MikroORM; log: Logger; temporalAddress: string }) {
+export async function startBrowserHost(options: {
+  config: Config;
+  orm: MikroORM;
+  log: Logger;
+  temporalAddress: string;
+  /** Signals the workflows of the host's browsers at the end of a drain. */
+  temporal: TemporalClient;
+}) {
   const { config, orm } = options;
-  const log = options.log.child({ component: 'browser-host', hostId: config.browsers.hostId });
+  const hostId = config.browsers.hostId;
+  const log = options.log.child({ component: 'browser-host', hostId });
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
-    browsersDir: path.join(config.dataDir, 'browsers', config.browsers.hostId),
+    browsersDir: path.join(config.dataDir, 'browsers', hostId),
     warmSize: config.browsers.warmPool,
     recentSize: config.browsers.warmRecent,
     recentMs: config.browsers.warmRecentSeconds * 1000,
@@ -40,7 +62,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, {
         id: warmId,
-        hostId: config.browsers.hostId,
+        hostId,
         launchSignature: signature,
         cdpEndpoint,
         pid,
@@ -60,7 +82,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
           `select id::text as offer, null as resource_id, null as cdp_endpoint from warm_browsers where host_id = ?
          union all
          select null, id::text, cdp_endpoint from session_resources where host_id = ? and status = any(?)`,
-          [config.browsers.hostId, config.browsers.hostId, active],
+          [hostId, hostId, active],
         );
       const offers = new Set(rows.map((row) => row.offer));
       const endpoints = new Set(rows.map((row) => row.cdp_endpoint));
@@ -72,10 +94,9 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     orphanGraceMs: config.browsers.orphanGraceSeconds * 1000,
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
-  await orm.em.fork().nativeDelete(WarmBrowser, { hostId: config.browsers.hostId });
+  await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
   await pool.start();
 
-  const hostId = config.browsers.hostId;
   const relay = await startBrowserRelay({
     address: config.browsers.hostAddress,
     port: config.browsers.relayPort,
@@ -94,14 +115,17 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
     throw error;
   });
 
+  let drainingSince: Date | null = null;
   const heartbeat = async () => {
     const em = orm.em.fork();
     await em.upsert(BrowserHost, {
-      id: config.browsers.hostId,
+      id: hostId,
       address: config.browsers.hostAddress,
       relayPort: relay.port,
       capacity: config.browsers.perHost,
       running: pool.runningCount,
+      warmSignatures: pool.warmSignatures,
+      drainingSince,
       heartbeatAt: new Date(),
     });
   };
@@ -117,7 +141,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: browserHostQueue(config.browsers.hostId),
+    taskQueue: browserHostQueue(hostId),
     activities: createBrowserHostActivities({ pool, orm, config, log }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
     // A stretch heartbeats its progress as it stores it (activities/runStretch.ts): sent within
@@ -127,17 +151,58 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
   });
   const running = worker.run();
   log.info(
-    `browser host ${config.browsers.hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
+    `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
   );
+
+  /** Waits until no browser runs here, at most `ms`; answers whether none does. */
+  const emptied = async (ms: number) => {
+    const until = Date.now() + ms;
+    while (pool.runningCount > 0 && Date.now() < until) await sleep(Math.min(250, Math.max(1, until - Date.now())));
+    return pool.runningCount === 0;
+  };
+
+  /** Stops taking browsers, lets running ones go on up to the drain time, then has their workflows stop them. */
+  const drain = async () => {
+    if (drainingSince) return;
+    drainingSince = new Date();
+    // The registry first: a start that reads it from now on passes this host by (placement and
+    // warm claims share one lock), so what the pool refuses below is only a start already placed.
+    await heartbeat().catch((error) => log.warn({ err: error }, 'could not record the host as draining'));
+    await pool.drain();
+    const drainMs = config.browsers.drainSeconds * 1000;
+    log.info(`browser host ${hostId} draining: ${pool.runningCount} browser(s) running, at most ${config.browsers.drainSeconds} s`);
+    if (await emptied(drainMs)) return;
+    const reason = drainedReason(hostId);
+    const resourceIds = pool.resourceIds;
+    log.info({ resourceIds }, `browser host ${hostId} drained: stopping its ${resourceIds.length} browser(s)`);
+    await Promise.all(
+      resourceIds.map((resourceId) =>
+        options.temporal.workflow
+          .getHandle(workflowIds.browser(resourceId))
+          .signal(stopBrowserSignal, reason)
+          .catch((error) => log.warn({ err: error, resourceId }, 'could not ask a browser’s workflow to stop it')),
+      ),
+    );
+    // The workflows stop them through this host's worker, which still runs; what they leave, close() kills.
+    if (!(await emptied(DRAIN_STOP_WAIT_MS)))
+      log.warn({ resourceIds: pool.resourceIds }, 'browsers left running after the drain: killing them');
+  };
 
   return {
     pool,
-    async stop() {
+    drain,
+    /**
+     * Drains (up to BROWSER_DRAIN_SECONDS, then the browsers' workflows stop them), then stops the
+     * worker and kills what is left. `drain: false` skips the drain: browsers are killed at once
+     * and their workflows find them gone (a test stack's teardown).
+     */
+    async stop({ drain: draining = true }: { drain?: boolean } = {}) {
+      if (draining) await drain();
       clearInterval(timer);
       // Best effort: at shutdown the database may already be going away.
       await orm.em
         .fork()
-        .nativeDelete(WarmBrowser, { hostId: config.browsers.hostId })
+        .nativeDelete(WarmBrowser, { hostId })
         .catch(() => {});
       worker.shutdown();
       await running;
@@ -147,7 +212,7 @@ export async function startBrowserHost(options: { config: Config; orm: MikroORM;
       // Mark the host gone at once rather than waiting for its heartbeat to go stale.
       await orm.em
         .fork()
-        .nativeUpdate(BrowserHost, { id: config.browsers.hostId }, { heartbeatAt: new Date(0), running: 0 })
+        .nativeUpdate(BrowserHost, { id: hostId }, { heartbeatAt: new Date(0), running: 0 })
         .catch(() => {});
     },
   };

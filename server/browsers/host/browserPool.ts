@@ -12,7 +12,7 @@ import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import { EgressProxy } from './egressProxy.ts';
-import { CapacityReached, WarmBrowserGone } from './launchErrors.ts';
+import { CapacityReached, HostDraining, WarmBrowserGone } from './launchErrors.ts';
 import { findProcessesMentioning, isAlive, ProcessTable } from './processes.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
@@ -138,6 +138,8 @@ export class BrowserPool {
   /** Every check of every browser reads the machine's processes from here (ProcessTable). */
   readonly #processes = new ProcessTable(1000);
   #closed = false;
+  /** Set by `drain`: no launch, no warm browser launched or offered; adoptions of claimed ones still go. */
+  #draining = false;
   #reconciling = false;
   #trimming = false;
 
@@ -153,6 +155,41 @@ export class BrowserPool {
 
   get runningCount() {
     return this.#running.size + this.#launching.size;
+  }
+
+  /** The resources whose browsers run here or are being launched. */
+  get resourceIds() {
+    return [...new Set([...this.#running.keys(), ...this.#launching.keys()])];
+  }
+
+  /**
+   * The launch signatures this host keeps warm browsers of (the registry's `warm_signatures`):
+   * none while draining.
+   */
+  get warmSignatures() {
+    if (this.#draining) return [];
+    return this.#warmPolicy
+      .wanted()
+      .map(([signature]) => signature)
+      .filter((signature) => this.#warmPolicy.target(signature) > 0);
+  }
+
+  /**
+   * Stops taking browsers: launches are refused (`HostDraining`), nothing is kept warm any more, and
+   * each waiting warm browser is withdrawn and destroyed, except one the api claimed meanwhile (its
+   * workflow's adoption still comes, as the api already answered with it). Running browsers go on.
+   */
+  async drain() {
+    this.#draining = true;
+    for (const instance of [...this.#warm]) {
+      // Not offered yet: its offer is never written (`#topUp` checks the flag), nothing can claim it.
+      if (instance.offered && instance.warmId && this.#options.withdrawWarm && !(await this.#options.withdrawWarm(instance.warmId)))
+        continue;
+      const index = this.#warm.indexOf(instance);
+      if (index < 0) continue; // adopted meanwhile
+      this.#warm.splice(index, 1);
+      await this.#destroy(instance);
+    }
   }
 
   /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
@@ -176,6 +213,7 @@ export class BrowserPool {
   async launch(spec: LaunchSpec): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }> {
     const existing = this.#running.get(spec.resourceId) ?? (await this.#launching.get(spec.resourceId));
     if (existing) return { cdpEndpoint: existing.cdpEndpoint, pid: existing.pid, warm: existing.warm };
+    if (this.#draining) throw new HostDraining('this browser host is draining (shutting down) and takes no new browsers');
     if (this.runningCount >= this.#options.capacity)
       throw new CapacityReached(`this host runs its maximum of ${this.#options.capacity} browsers`);
     const launching = this.#launchInstance(spec);
@@ -401,7 +439,7 @@ export class BrowserPool {
   }
 
   #refillWarm() {
-    if (this.#closed) return;
+    if (this.#closed || this.#draining) return;
     for (const [signature, settings] of this.#warmPolicy.wanted()) this.#topUp(settings, signature);
   }
 
@@ -411,7 +449,7 @@ export class BrowserPool {
       this.#warming.set(signature, (this.#warming.get(signature) ?? 0) + 1);
       this.#launchChromium(settings, null)
         .then(async (browser) => {
-          if (this.#closed) return this.#destroy(browser);
+          if (this.#closed || this.#draining) return this.#destroy(browser);
           const warmId = randomUUID();
           const instance: Instance = {
             ...browser,

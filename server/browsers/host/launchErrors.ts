@@ -5,7 +5,7 @@ import { launchFailures } from '../../../workflows/contracts/browserSession.ts';
  * activities translate any `LaunchError` into a failure of that type, and the workflow's retry
  * policy lists it.
  */
-type LaunchErrorType = (typeof launchFailures)['capacityReached' | 'warmBrowserGone'];
+type LaunchErrorType = (typeof launchFailures)['capacityReached' | 'warmBrowserGone' | 'hostDraining'];
 
 /** Why a browser host could not launch or adopt a browser; `cause` (ErrorOptions) keeps the underlying error. */
 export abstract class LaunchError extends Error {
@@ -23,5 +23,11 @@ export class CapacityReached extends LaunchError {
 /** The warm browser the api claimed is not on this host (it restarted since): it will not come back. */
 export class WarmBrowserGone extends LaunchError {
   override readonly name = launchFailures.warmBrowserGone;
+  readonly retryable = false;
+}
+
+/** The host is draining (asked to stop): it takes no new browser, another host must. */
+export class HostDraining extends LaunchError {
+  override readonly name = launchFailures.hostDraining;
   readonly retryable = false;
 }
