@@ -40,12 +40,14 @@ type Host = {
   capacity: number;
   load: number;
   warmBrowsers: { count: number; bySignature: Record<string, number> };
+  warmSignatures: string[];
   lastHeartbeat: string;
-  state: 'live' | 'gone';
+  drainingSince: string | null;
+  state: 'live' | 'draining' | 'gone';
 };
 
 describe('GET /api/admin/hosts', () => {
-  it('a global admin sees both running hosts, their load and warm browsers, and a host long gone', async () => {
+  it('a global admin sees both running hosts, their load and warm browsers, a draining host and a host long gone', async () => {
     const ownId = stack.config.browsers.hostId;
     // A host that stopped heartbeating a while ago keeps its row.
     const em = stack.orm.em.fork();
@@ -54,6 +56,16 @@ describe('GET /api/admin/hosts', () => {
       address: '10.0.0.9',
       capacity: 4,
       heartbeatAt: new Date(Date.now() - 10 * 60_000),
+      warmSignatures: [],
+    });
+    // One that heartbeats but was asked to stop: it finishes its browsers and takes no new ones.
+    em.create(BrowserHost, {
+      id: `draining-${Date.now()}`,
+      address: '10.0.0.10',
+      capacity: 4,
+      heartbeatAt: new Date(),
+      warmSignatures: [],
+      drainingSince: new Date(),
     });
     await em.flush();
     await expect
@@ -75,9 +87,13 @@ describe('GET /api/admin/hosts', () => {
     const own = hosts.find((host) => host.id === ownId);
     const other = hosts.find((host) => host.id === secondId);
     const retired = hosts.find((host) => host.id.startsWith('retired-'));
+    const draining = hosts.find((host) => host.id.startsWith('draining-'));
     expect(own).toMatchObject({ state: 'live', address: stack.config.browsers.hostAddress, capacity: stack.config.browsers.perHost });
     expect(other).toMatchObject({ state: 'live', warmBrowsers: { count: 0, bySignature: {} } });
-    expect(retired).toMatchObject({ state: 'gone', load: 0, address: '10.0.0.9' });
+    expect(retired).toMatchObject({ state: 'gone', load: 0, address: '10.0.0.9', drainingSince: null });
+    expect(draining).toMatchObject({ state: 'draining', address: '10.0.0.10' });
+    expect(Date.parse(draining?.drainingSince ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    expect(own?.warmSignatures.length).toBeGreaterThan(0);
     expect((own?.load ?? 0) + (other?.load ?? 0)).toBe(1);
     expect(Object.values(own?.warmBrowsers.bySignature ?? {}).reduce((sum, n) => sum + n, 0)).toBe(own?.warmBrowsers.count);
     for (const host of [own, other]) expect(Date.now() - Date.parse(host?.lastHeartbeat ?? '')).toBeLessThan(15_000);

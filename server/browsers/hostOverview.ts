@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { BrowserHost } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
 import { HOST_HEARTBEAT_STALE_MS } from './browserSessions.ts';
 import { activeResourceStatuses } from './resourceStatus.ts';
@@ -13,20 +14,23 @@ export type HostOverview = {
   /** Its active resources (starting, running, stopping): what counts against `capacity`. */
   load: number;
   warmBrowsers: { count: number; bySignature: Record<string, number> };
+  /** The launch signatures the host keeps warm (its default settings and those started there lately). */
+  warmSignatures: string[];
   lastHeartbeat: Date;
-  /** `gone`: no heartbeat for HOST_HEARTBEAT_STALE_MS, so no start picks it. */
-  state: 'live' | 'gone';
+  /** Since when the host drains (SIGTERM): it takes no new browsers; null while it serves. */
+  drainingSince: Date | null;
+  /**
+   * `gone`: no heartbeat for HOST_HEARTBEAT_STALE_MS; `draining`: heartbeating but taking no new
+   * browsers. No start picks either.
+   */
+  state: 'live' | 'draining' | 'gone';
 };
 
-/**
- * Every host that ever heartbeated, with its load and warm browsers, by id. Three queries, none per
- * host. The host row is read whole (`select *`): a relay port column (`relay_port`) is shown when
- * the schema has it and null before.
- */
+/** Every host that ever heartbeated, with its load and warm browsers, by id. Three queries, none per host. */
 export async function listHosts(em: EntityManager, now = Date.now()): Promise<HostOverview[]> {
   const connection = em.getConnection();
   const context = em.getTransactionContext();
-  const hosts = await connection.execute<Record<string, unknown>[]>('select * from browser_hosts order by id', [], 'all', context);
+  const hosts = await em.find(BrowserHost, {}, { orderBy: { id: 'asc' } });
   const loads = await connection.execute<{ host_id: string; n: string }[]>(
     'select host_id, count(*) as n from session_resources where status = any(?) and host_id is not null group by host_id',
     [textArray(activeResourceStatuses)],
@@ -46,21 +50,20 @@ export async function listHosts(em: EntityManager, now = Date.now()): Promise<Ho
     bySignature[row.launch_signature] = Number(row.n);
     warmOf.set(row.host_id, bySignature);
   }
-  return hosts.map((row) => {
-    const id = String(row.id);
-    const lastHeartbeat = new Date(row.heartbeat_at as string | Date);
-    const bySignature = warmOf.get(id) ?? {};
-    const relayPort = typeof row.relay_port === 'number' ? row.relay_port : null;
+  return hosts.map((host) => {
+    const bySignature = warmOf.get(host.id) ?? {};
+    const fresh = now - host.heartbeatAt.getTime() < HOST_HEARTBEAT_STALE_MS;
     return {
-      id,
-      address: String(row.address),
-      relayPort,
-      capacity: Number(row.capacity),
-      load: load.get(id) ?? 0,
+      id: host.id,
+      address: host.address,
+      relayPort: host.relayPort ?? null,
+      capacity: host.capacity,
+      load: load.get(host.id) ?? 0,
       warmBrowsers: { count: Object.values(bySignature).reduce((sum, n) => sum + n, 0), bySignature },
-      lastHeartbeat,
-      // TODO(draining): once browser_hosts has its draining state, a live host that drains shows `draining`.
-      state: now - lastHeartbeat.getTime() < HOST_HEARTBEAT_STALE_MS ? 'live' : 'gone',
+      warmSignatures: host.warmSignatures ?? [],
+      lastHeartbeat: host.heartbeatAt,
+      drainingSince: host.drainingSince ?? null,
+      state: !fresh ? 'gone' : host.drainingSince ? 'draining' : 'live',
     };
   });
 }

@@ -16,8 +16,14 @@ const host = z.object({
     count: z.number().int(),
     bySignature: z.record(z.string(), z.number().int()).describe('Warm browsers offered, per launch signature'),
   }),
+  warmSignatures: z
+    .array(z.string())
+    .describe('The launch signatures the host keeps warm: its default settings and those started there lately'),
   lastHeartbeat: z.string().describe('When the host last heartbeated (every 5 s while it runs)'),
-  state: z.enum(['live', 'gone']).describe('`gone`: no heartbeat for 15 s, so no start picks it'),
+  drainingSince: z.string().nullable().describe('Since when the host drains (it was asked to stop): it takes no new browsers'),
+  state: z
+    .enum(['live', 'draining', 'gone'])
+    .describe('`draining`: heartbeating, finishing its browsers, taking no new ones; `gone`: no heartbeat for 15 s. No start picks either'),
 });
 
 export const adminRouter = router({
@@ -35,6 +41,10 @@ export const adminRouter = router({
     .query(async ({ ctx }) => {
       authorizeServiceOperation(ctx.subject);
       const hosts = await listHosts(ctx.em);
-      return hosts.map((entry) => ({ ...entry, lastHeartbeat: iso(entry.lastHeartbeat) }));
+      return hosts.map((entry) => ({
+        ...entry,
+        lastHeartbeat: iso(entry.lastHeartbeat),
+        drainingSince: entry.drainingSince ? iso(entry.drainingSince) : null,
+      }));
     }),
 });
