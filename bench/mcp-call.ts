@@ -18,7 +18,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
-import { PipelineRun } from '../db/entities/index.ts';
+import { LogEntry, PipelineRun } from '../db/entities/index.ts';
+import { logStreams } from '../server/logs/logWriter.ts';
 import { workflowIds } from '../workflows/names.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
@@ -195,13 +196,15 @@ server; the calls' own times by this process, on the same clock), medians over t
 measure. "Request → workflow started": the api's work before the engine has the run (the key,
 the function, the arguments, the warm browser claimed and the run row written, the start).
 "→ stretch started": the workflow's first task and the host worker picking up the stretch activity.
-"Stretch": the three nodes on the host, their outputs and log lines stored, the run marked running.
+"Stretch": the three nodes on the host, their outputs and log lines stored, the run marked running;
+"of which the nodes": the nodes' own time, as their \`done in … ms\` log lines say (the browser's
+work: a tab of the warm browser, its first navigation, the extraction).
 "→ end recorded": the workflow's task after the stretch, the end recorded (a local activity) and
 the \`runEnded\` update completed. "→ answer": the update's result reaching the api, the run read
 back and the answer sent.
 
-| measure | request → workflow started | → stretch started | stretch | → end recorded | → answer | total |
-|---|---|---|---|---|---|---|
+| measure | request → workflow started | → stretch started | stretch | of which the nodes | → end recorded | → answer | total |
+|---|---|---|---|---|---|---|---|
 ${phases.join('\n')}
 `;
   const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
@@ -230,10 +233,20 @@ ${phases.join('\n')}
       const stretchDone = at(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
       // The caller's answer waits for the run's end (the runEnded update), not for the workflow's.
       const ended = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+      // The nodes' own time, as their `done in N ms` log lines say: what the browser work took.
+      const lines = await stack.orm.em
+        .fork()
+        .find(
+          LogEntry,
+          { stream: logStreams.run((runs[i] as { id: string }).id), area: 'node', message: { $like: '% done in % ms' } },
+          { fields: ['message'] },
+        );
+      const nodes = lines.reduce((sum, line) => sum + Number(/done in (\d+) ms$/.exec(line.message)?.[1] ?? 0), 0);
       const parts = [
         started - call.sent,
         stretchStarted - started,
         stretchDone - stretchStarted,
+        nodes,
         ended - stretchDone,
         call.answered - ended,
         call.answered - call.sent,
@@ -243,7 +256,7 @@ ${phases.join('\n')}
     return measures.map((measure) => {
       const rows = split.get(measure) ?? [];
       const cell = (k: number) => ms(percentile(rows.map((row) => row[k] as number).filter(Number.isFinite), 50));
-      return `| ${measure.label} | ${[0, 1, 2, 3, 4, 5].map(cell).join(' | ')} |`;
+      return `| ${measure.label} | ${[0, 1, 2, 3, 4, 5, 6].map(cell).join(' | ')} |`;
     });
   }
 } finally {
