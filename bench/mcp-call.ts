@@ -24,6 +24,8 @@ import { workflowIds } from '../workflows/names.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const { EventType } = proto.temporal.api.enums.v1;
+/** The function's nodes, in order, as their log lines name them. */
+const NODE_TYPES = ['browser.page', 'page.goto', 'extract.text'];
 const CALLS = Number(process.env.BENCH_RUNS ?? 50);
 const WARMUP = 3;
 
@@ -198,7 +200,8 @@ the function, the arguments, the warm browser claimed and the run row written, t
 "→ stretch started": the workflow's first task and the host worker picking up the stretch activity.
 "Stretch": the three nodes on the host, their outputs and log lines stored, the run marked running;
 "of which the nodes": the nodes' own time, as their \`done in … ms\` log lines say (the browser's
-work: a tab of the warm browser, its first navigation, the extraction).
+work), and in brackets each node's: ${NODE_TYPES.join(' / ')} (a tab of the warm browser, its first
+navigation, the extraction).
 "→ end recorded": the workflow's task after the stretch, the end recorded (a local activity) and
 the \`runEnded\` update completed. "→ answer": the update's result reaching the api, the run read
 back and the answer sent.
@@ -241,7 +244,13 @@ ${phases.join('\n')}
           { stream: logStreams.run((runs[i] as { id: string }).id), area: 'node', message: { $like: '% done in % ms' } },
           { fields: ['message'] },
         );
-      const nodes = lines.reduce((sum, line) => sum + Number(/done in (\d+) ms$/.exec(line.message)?.[1] ?? 0), 0);
+      const took = (type: string) =>
+        lines.reduce(
+          (sum, line) => sum + (line.message.startsWith(`${type} `) ? Number(/done in (\d+) ms$/.exec(line.message)?.[1] ?? 0) : 0),
+          0,
+        );
+      const each = NODE_TYPES.map(took);
+      const nodes = each.reduce((sum, n) => sum + n, 0);
       const parts = [
         started - call.sent,
         stretchStarted - started,
@@ -250,13 +259,15 @@ ${phases.join('\n')}
         ended - stretchDone,
         call.answered - ended,
         call.answered - call.sent,
+        ...each,
       ];
       split.set(call.measure, [...(split.get(call.measure) ?? []), parts]);
     }
     return measures.map((measure) => {
       const rows = split.get(measure) ?? [];
       const cell = (k: number) => ms(percentile(rows.map((row) => row[k] as number).filter(Number.isFinite), 50));
-      return `| ${measure.label} | ${[0, 1, 2, 3, 4, 5, 6].map(cell).join(' | ')} |`;
+      const nodes = `${cell(3)} (${NODE_TYPES.map((_, k) => cell(7 + k)).join(' / ')})`;
+      return `| ${measure.label} | ${cell(0)} | ${cell(1)} | ${cell(2)} | ${nodes} | ${cell(4)} | ${cell(5)} | ${cell(6)} |`;
     });
   }
 } finally {
