@@ -65,24 +65,27 @@ export async function recordLaunched(
   launched: { cdpEndpoint: string; pid: number | null; warm: boolean },
 ) {
   const now = new Date();
-  const changed = await em.nativeUpdate(
-    SessionResource,
-    { id: resource.id, status: 'starting' },
-    {
-      status: 'running',
-      cdpEndpoint: launched.cdpEndpoint,
-      pid: launched.pid,
-      warm: launched.warm,
-      startedAt: resource.startedAt ?? now,
-      lastActivity: resource.lastActivity ?? now,
-      updated: now,
-    },
-  );
-  if (!changed) return;
-  await lifecycle(em, resource, {
-    severity: 'info',
-    message: `browser running on host ${resource.hostId}`,
-    object: { status: 'running' },
+  // One transaction, as every status change with its log line: the row never says more than the log.
+  await em.transactional(async (tx) => {
+    const changed = await tx.nativeUpdate(
+      SessionResource,
+      { id: resource.id, status: 'starting' },
+      {
+        status: 'running',
+        cdpEndpoint: launched.cdpEndpoint,
+        pid: launched.pid,
+        warm: launched.warm,
+        startedAt: resource.startedAt ?? now,
+        lastActivity: resource.lastActivity ?? now,
+        updated: now,
+      },
+    );
+    if (!changed) return;
+    await lifecycle(tx, resource, {
+      severity: 'info',
+      message: `browser running on host ${resource.hostId}`,
+      object: { status: 'running' },
+    });
   });
 }
 
@@ -122,24 +125,27 @@ export async function recordWorkflowStep(
   change: { status: 'stopping' | Settled; reason?: string },
   log: Logger,
 ) {
-  const resource = await em.findOne(SessionResource, { id: resourceId });
-  if (!resource) return;
   const reason = change.reason === undefined ? undefined : summarizeLaunchFailure(change.reason);
   if (reason !== undefined && reason !== change.reason && change.status !== 'stopping') {
     log.warn({ resourceId, status: change.status, reason: change.reason }, 'browser resource settled');
   }
-  resource.status = change.status;
-  // While stopping, the reason says why (the api may have written it first, from a stop request).
-  resource.stopReason = reason ?? resource.stopReason ?? null;
-  if (change.status !== 'stopping') {
-    resource.stoppedAt ??= new Date();
-    resource.cdpEndpoint = null;
-  }
-  await em.flush();
-  await lifecycle(em, resource, {
-    severity: change.status === 'failed' ? 'error' : 'info',
-    message: change.status === 'stopping' ? 'browser stopping' : `browser ${change.status}: ${reason ?? 'no reason given'}`,
-    object: { status: change.status },
+  // One transaction: whoever reads the row settled also finds its log line.
+  await em.transactional(async (tx) => {
+    const resource = await tx.findOne(SessionResource, { id: resourceId });
+    if (!resource) return;
+    resource.status = change.status;
+    // While stopping, the reason says why (the api may have written it first, from a stop request).
+    resource.stopReason = reason ?? resource.stopReason ?? null;
+    if (change.status !== 'stopping') {
+      resource.stoppedAt ??= new Date();
+      resource.cdpEndpoint = null;
+    }
+    await tx.flush();
+    await lifecycle(tx, resource, {
+      severity: change.status === 'failed' ? 'error' : 'info',
+      message: change.status === 'stopping' ? 'browser stopping' : `browser ${change.status}: ${reason ?? 'no reason given'}`,
+      object: { status: change.status },
+    });
   });
 }
 
@@ -153,17 +159,20 @@ export async function settleUnmanaged(
   resource: SessionResource,
   outcome: { status: Settled; reason: string; from?: readonly string[]; severity: 'error' | 'warn' | null },
 ) {
-  const changed = await em.nativeUpdate(
-    SessionResource,
-    { id: resource.id, status: { $in: [...(outcome.from ?? activeResourceStatuses)] } } as never,
-    { status: outcome.status, stopReason: outcome.reason, stoppedAt: new Date(), cdpEndpoint: null },
-  );
-  if (changed && outcome.severity) {
-    await lifecycle(em, resource, {
-      severity: outcome.severity,
-      message: `browser ${outcome.status}: ${outcome.reason}`,
-      object: { status: outcome.status },
-    });
-  }
-  return changed > 0;
+  // One transaction: whoever reads the row settled also finds its log line.
+  return em.transactional(async (tx) => {
+    const changed = await tx.nativeUpdate(
+      SessionResource,
+      { id: resource.id, status: { $in: [...(outcome.from ?? activeResourceStatuses)] } } as never,
+      { status: outcome.status, stopReason: outcome.reason, stoppedAt: new Date(), cdpEndpoint: null },
+    );
+    if (changed && outcome.severity) {
+      await lifecycle(tx, resource, {
+        severity: outcome.severity,
+        message: `browser ${outcome.status}: ${outcome.reason}`,
+        object: { status: outcome.status },
+      });
+    }
+    return changed > 0;
+  });
 }
