@@ -74,7 +74,7 @@ export class BrowserPool {
   /** Every check of every browser reads the machine's processes from here (ProcessTable). */
   readonly #processes = new ProcessTable(1000);
   #closed = false;
-  /** Set by `drain`: no launch, no warm browser launched or offered; adoptions of claimed ones still go. */
+  /** Set by `drain`: no launch (and the warm pool keeps nothing warm); adoptions of claimed ones still go. */
   #draining = false;
 
   constructor(options: PoolOptions) {
