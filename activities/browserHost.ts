@@ -18,7 +18,7 @@ import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { launchFailures } from '../workflows/contracts/browserSession.ts';
 import { type BrowserStretchCall, nodeFailures, nodeTime } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
-import { createStretchRunner } from './runStretch.ts';
+import { StretchRunner } from './runStretch.ts';
 
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
@@ -28,7 +28,7 @@ import { createStretchRunner } from './runStretch.ts';
 export function createBrowserHostActivities({ pool, orm, config, log }: { pool: BrowserPool; orm: MikroORM; config: Config; log: Logger }) {
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext({ orm, config });
-  const stretches = createStretchRunner({ orm, config });
+  const stretches = new StretchRunner({ orm, config });
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
   const agentTabs = new AgentTabs({ orm, config });
 

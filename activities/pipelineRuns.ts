@@ -12,7 +12,7 @@ import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import type { StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../workflows/names.ts';
 import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
-import { createStretchRunner } from './runStretch.ts';
+import { StretchRunner } from './runStretch.ts';
 import { type SweepCursor, sweepStuck } from './sweeps.ts';
 
 type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
@@ -22,7 +22,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
   const { orm, config } = deps;
   const serviceSecret = resolveJwtSecret(config);
   const withRunNode = createRunNodeContext(deps);
-  const stretches = createStretchRunner(deps);
+  const stretches = new StretchRunner(deps);
 
   async function update(
     runId: string,

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { SessionResource, WarmBrowser } from '../db/entities/index.ts';
-import { browserEnvironment, chromiumArgs } from '../server/browsers/host/browserPool.ts';
+import { browserEnvironment, chromiumArgs } from '../server/browsers/host/chromiumProcess.ts';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
 import { BROWSER_MEMORY_SHARE, BROWSERS_PER_CORE, defaultBrowsersPerHost, MEMORY_PER_BROWSER } from '../server/browsers/hostCapacity.ts';
 import { defaultScreen } from '../server/browsers/launchSettings.ts';

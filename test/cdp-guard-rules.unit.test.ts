@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guardCdpMessage, isNavigableUrl } from '../server/browsers/cdpGuard.ts';
+import { guardCdpMessage, isNavigableUrl } from '../server/http/browsers/cdpGuard.ts';
 
 /** The CDP guard's rules on their own; test/cdp-guard.test.ts drives them through a real browser. */
 

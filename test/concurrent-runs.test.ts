@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, PipelineRun, PipelineVersion, Project, SessionResource, WarmBrowser } from '../db/entities/index.ts';
-import { bringUpBrowser, reserveBrowser } from '../server/browsers/browserSessions.ts';
+import { completeBrowserStart, reserveBrowserStart } from '../server/browsers/browserSessions.ts';
 import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
 import type { Plan } from '../server/pipelines/engine/plan.ts';
 import { workflowIds } from '../workflows/names.ts';
@@ -136,7 +136,7 @@ describe('runs started at once on one session', () => {
     const version = await em.findOneOrFail(PipelineVersion, { pipeline: pipelineId }, { populate: ['plan'] });
     const deps = { config: stack.config, temporal: stack.temporal, relayTokens: stack.relayTokens };
     const { reservation, run } = await em.transactional(async (tx) => {
-      const reservation = await reserveBrowser(
+      const reservation = await reserveBrowserStart(
         deps,
         tx,
         await tx.findOneOrFail(Project, { id: project.id }),
@@ -167,7 +167,7 @@ describe('runs started at once on one session', () => {
     expect(ended.result).toEqual({ heading: 'Hello from the test site' });
 
     // The workflow's adoption, late, finds the browser taken over and manages it from then on.
-    await bringUpBrowser(deps, em, reservation);
+    await completeBrowserStart(deps, em, reservation);
     const logs = `/${project.slug}/api/sessions/${sessionId}/${resourceId}/logs?limit=200`;
     await expect
       .poll(async () => JSON.stringify((await stack.http.get(logs, as)).body), { timeout: 30_000 })

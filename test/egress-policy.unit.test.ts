@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { EgressPolicy, parseAllowedDestinations } from '../server/browsers/egressPolicy.ts';
+import { EgressPolicy, parseAllowedDestinations } from '../server/browsers/host/egressPolicy.ts';
 
 const policy = (allowed = '') => new EgressPolicy(parseAllowedDestinations(allowed) as never);
 

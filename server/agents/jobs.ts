@@ -3,25 +3,23 @@
  * rules of accepting (spec section 3). Workflows: workflows/agentJobs.ts.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client as TemporalClient } from '@temporalio/client';
 import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../db/entities/index.ts';
 import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agentJobs.ts';
 import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/names.ts';
 import { requireFunds } from '../billing/ledger.ts';
-import type { RelayTokens } from '../browsers/relayTokens.ts';
-import type { Config } from '../config.ts';
+import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import { encryptSecrets } from '../pipelines/runSecrets.ts';
-import { sessionBrowser } from '../pipelines/runs.ts';
+import { startOrShareBrowser } from '../pipelines/runs.ts';
 import { createVersion } from '../pipelines/versions.ts';
 import { requireModel } from './models.ts';
 import { readPromptValues } from './promptValues.ts';
 
-type Deps = { config: Config; temporal: TemporalClient; serviceSecret: string; relayTokens: RelayTokens };
+type Deps = BrowserStartDeps & { serviceSecret: string };
 
 const STOP_WAIT_MS = 10_000;
 
@@ -35,7 +33,7 @@ export async function startAnalysis(
   const { prompt, values } = readPromptValues(target.prompt);
   const secrets = Object.fromEntries(values.filter((value) => value.secret).map((value) => [value.name, value.value]));
   await requireFunds(em, deps.config.billing, target.project);
-  const { resource } = await sessionBrowser(deps, em, target.project, target.session);
+  const { resource } = await startOrShareBrowser(deps, em, target.project, target.session);
   const job = em.create(AnalysisJob, {
     project: target.project,
     pipeline: target.pipeline,
@@ -78,7 +76,7 @@ export async function acceptAnalysis(deps: Deps, em: EntityManager, analysis: An
   if (!analysis.session) throw new BadRequest('session_gone', 'The analysis’s session was deleted');
   await em.populate(analysis, ['session', 'pipeline']);
   await requireFunds(em, deps.config.billing, project);
-  const { resource } = await sessionBrowser(deps, em, project, analysis.session as BrowserSession);
+  const { resource } = await startOrShareBrowser(deps, em, project, analysis.session as BrowserSession);
   analysis.status = 'accepted';
   const job = em.create(GenerationJob, {
     project,

@@ -1,3 +1,15 @@
+/**
+ * A session's browser, the api side: started, stopped, waited for (its `browserSession` workflow
+ * owns its life, workflows/browserSession.ts).
+ *
+ * The words: the api *starts* a browser. `startBrowser` is the whole start; a caller that writes
+ * its own row with the browser (a pipeline run, server/pipelines/runs.ts) takes its two steps
+ * itself: `reserveBrowserStart` inside its transaction, then `completeBrowserStart` after the
+ * commit. `startOrShareBrowser` (runs.ts) takes the session's running browser that no run started,
+ * else starts one. Only a browser host *launches*: it launches Chromium for a cold start (the
+ * `launchBrowser` activity, `BrowserPool.launch`) or *adopts* a warm browser the api claimed.
+ * `BrowserStartDeps` is what every caller of a start passes.
+ */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
@@ -11,13 +23,12 @@ import {
 } from '../../workflows/contracts/browserSession.ts';
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/names.ts';
+import type { AppDeps } from '../appDeps.ts';
 import { requireFunds } from '../billing/ledger.ts';
-import type { Config } from '../config.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { browserDialUrl } from './browserDial.ts';
 import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
-import type { RelayTokens } from './relayTokens.ts';
 import {
   activeResourceStatuses,
   inUseResourceStatuses,
@@ -39,21 +50,22 @@ export class BrowserStartFailed extends DomainError {
   }
 }
 
-/** What `reserveBrowser` took: the resource row, and the warm browser it claimed (null: a cold launch). */
-export type BrowserReservation = {
+/** What `reserveBrowserStart` took: the resource row, and the warm browser it claimed (null: a cold launch). */
+export type BrowserStartReservation = {
   resource: SessionResource;
   session: BrowserSession;
   warm: { id: string; hostId: string; cdpEndpoint: string; pid: number | null } | null;
 };
 
-type StartDeps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; relayTokens: RelayTokens };
+/** What starting a browser needs, whoever starts it (a session's start, a run, an agent job, a function). */
+export type BrowserStartDeps = Pick<AppDeps, 'config' | 'temporal' | 'eagerStart' | 'relayTokens'>;
 
 /**
- * Starts a browser for `session` and resolves once it is usable (or failed): `reserveBrowser` in
- * a transaction of its own, then `bringUpBrowser`.
+ * Starts a browser for `session` and resolves once it is usable (or failed): `reserveBrowserStart`
+ * in a transaction of its own, then `completeBrowserStart`.
  */
 export async function startBrowser(
-  deps: StartDeps,
+  deps: BrowserStartDeps,
   em: EntityManager,
   project: Project,
   session: BrowserSession,
@@ -61,8 +73,8 @@ export async function startBrowser(
   external?: { cdpUrl: string },
 ) {
   await requireFunds(em, deps.config.billing, project);
-  const reservation = await em.transactional((tx) => reserveBrowser(deps, tx, project, session, external));
-  return bringUpBrowser(deps, em, reservation);
+  const reservation = await em.transactional((tx) => reserveBrowserStart(deps, tx, project, session, external));
+  return completeBrowserStart(deps, em, reservation);
 }
 
 /**
@@ -72,13 +84,13 @@ export async function startBrowser(
  * transaction (a pipeline run) makes the claim and the ownership one commit, so no other start
  * sees the browser running without its owner. Funds are the caller's to check.
  */
-export async function reserveBrowser(
-  deps: StartDeps,
+export async function reserveBrowserStart(
+  deps: BrowserStartDeps,
   tx: EntityManager,
   project: Project,
   session: BrowserSession,
   external?: { cdpUrl: string },
-): Promise<BrowserReservation> {
+): Promise<BrowserStartReservation> {
   const limit = deps.config.browsers.perProject;
   const signature = external ? null : warmSignatureOf(session);
   // Host room is decided under one lock for every project, so two starts cannot both take the
@@ -121,10 +133,10 @@ export async function reserveBrowser(
  * and throws (503 `browser_start_failed`, or `service_unavailable`). `owner`: the run the browser
  * is started for, named in the workflow's search attributes.
  */
-export async function bringUpBrowser(
-  deps: StartDeps,
+export async function completeBrowserStart(
+  deps: BrowserStartDeps,
   em: EntityManager,
-  { resource, session, warm }: BrowserReservation,
+  { resource, session, warm }: BrowserStartReservation,
   owner?: { runId: string; pipelineId?: string | null },
 ) {
   const input = {

@@ -1,11 +1,9 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client as TemporalClient } from '@temporalio/client';
 import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
-import type { RelayTokens } from '../browsers/relayTokens.ts';
-import type { Config } from '../config.ts';
+import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
 import {
   authorize,
@@ -45,14 +43,7 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
  */
 
-export type ExecuteDeps = {
-  config: Config;
-  temporal: TemporalClient;
-  eagerStart?: boolean;
-  serviceSecret: string;
-  relayTokens: RelayTokens;
-  orm?: MikroORM;
-};
+export type ExecuteDeps = BrowserStartDeps & { serviceSecret: string; orm?: MikroORM };
 
 /**
  * The raw execution payload: the run as stored. A run whose plan reads cookies holds cookie

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  type Client as TemporalClient,
   WithStartWorkflowOperation,
   WorkflowFailedError,
   type WorkflowHandle,
@@ -21,9 +20,13 @@ import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.t
 import { workflowIds } from '../../workflows/names.ts';
 import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
 import { requireFunds } from '../billing/ledger.ts';
-import { bringUpBrowser, reserveBrowser, startBrowser, stopBrowser } from '../browsers/browserSessions.ts';
-import type { RelayTokens } from '../browsers/relayTokens.ts';
-import type { Config } from '../config.ts';
+import {
+  type BrowserStartDeps,
+  completeBrowserStart,
+  reserveBrowserStart,
+  startBrowser,
+  stopBrowser,
+} from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { prepareArgs } from './engine/interpreter.ts';
@@ -36,7 +39,7 @@ const holdsNul = (value: unknown): boolean =>
     ? value.includes('\u0000')
     : value !== null && typeof value === 'object' && Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item));
 
-type Deps = { config: Config; temporal: TemporalClient; eagerStart?: boolean; serviceSecret: string; relayTokens: RelayTokens };
+type Deps = BrowserStartDeps & { serviceSecret: string };
 
 /** What runs, on which session, with which arguments (see startRun). */
 type RunTarget = {
@@ -157,9 +160,9 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
 
 /**
  * Checks what a run needs and writes its row, with the browser it runs on, in one transaction:
- * the session's running browser that no run started, or one reserved for it (`reserveBrowser`).
+ * the session's running browser that no run started, or one reserved for it (`reserveBrowserStart`).
  * The browser a run starts is owned by the run from the commit on, so a concurrent start cannot
- * take it for its own; it is then brought up (a cold launch is awaited). Answers the run and its
+ * take it for its own; its start is then completed (a cold launch is awaited). Answers the run and its
  * workflow's input.
  */
 async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
@@ -202,8 +205,8 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const sealedSecrets = Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null;
 
   const { run, reservation } = await em.transactional(async (tx) => {
-    const shared = target.freshBrowser ? null : await unownedBrowser(tx, session);
-    const reservation = shared ? null : await reserveBrowser(deps, tx, project, session);
+    const shared = target.freshBrowser ? null : await shareableBrowser(tx, session);
+    const reservation = shared ? null : await reserveBrowserStart(deps, tx, project, session);
     const run = tx.create(PipelineRun, {
       project,
       pipeline: pipeline ?? null,
@@ -220,7 +223,7 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   });
   if (reservation) {
     try {
-      await bringUpBrowser(deps, em, reservation, { runId: run.id, pipelineId: pipeline?.id });
+      await completeBrowserStart(deps, em, reservation, { runId: run.id, pipelineId: pipeline?.id });
     } catch (error) {
       // The caller gets the browser's error, not a run: the row goes (no workflow ever had it).
       await em.nativeDelete(PipelineRun, { id: run.id });
@@ -271,7 +274,7 @@ async function notStarted(deps: Deps, em: EntityManager, run: PipelineRun, error
  * is written in the transaction that claims it (createRun), so a browser is never seen running
  * here before its owner is.
  */
-async function unownedBrowser(em: EntityManager, session: BrowserSession) {
+async function shareableBrowser(em: EntityManager, session: BrowserSession) {
   const running = await em.find(SessionResource, { session: session.id, status: 'running' }, { orderBy: { created: 'desc' } });
   if (!running.length) return null;
   const owned = new Set(
@@ -286,8 +289,8 @@ async function unownedBrowser(em: EntityManager, session: BrowserSession) {
  * The browser an agent job uses: the session's running browser that no run started, or one
  * started for it (`ownsResource`; the job leaves it with the session when it ends).
  */
-export async function sessionBrowser(deps: Deps, em: EntityManager, project: Project, session: BrowserSession) {
-  const existing = await unownedBrowser(em, session);
+export async function startOrShareBrowser(deps: BrowserStartDeps, em: EntityManager, project: Project, session: BrowserSession) {
+  const existing = await shareableBrowser(em, session);
   if (existing) return { resource: existing, ownsResource: false };
   return { resource: await startBrowser(deps, em, project, session), ownsResource: true };
 }

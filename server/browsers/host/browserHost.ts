@@ -13,11 +13,11 @@ import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
 import { installTemporalRuntime } from '../../infra/temporal.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
-import { EgressPolicy } from '../egressPolicy.ts';
 import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
+import { EgressPolicy } from './egressPolicy.ts';
 
 const HEARTBEAT_MS = 5_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */

@@ -12,8 +12,8 @@ export type WarmPolicyOptions = {
 
 /**
  * Which warm browsers a host keeps, by launch settings: `warmSize` of the default settings, and
- * one of each other settings started here lately. Pure bookkeeping; the pool launches and retires
- * the browsers.
+ * one of each other settings started here lately. Pure bookkeeping; the warm pool (./warmPool.ts)
+ * launches and retires the browsers.
  */
 export class WarmPolicy {
   readonly #options: WarmPolicyOptions;
@@ -30,7 +30,7 @@ export class WarmPolicy {
   /**
    * Notes a start of `settings` here (cold, or a warm browser of them adopted), so that one browser
    * of them stays warm for `recentMs`. At most `recentSize` settings are kept: the least recently
-   * started gives way (`trimWarm` then retires its browser). The default settings have their own pool.
+   * started gives way (`WarmPool.trim` then retires its browser). The default settings have their own pool.
    */
   startedWith(settings: LaunchSettings, signature: string) {
     if (signature === defaultLaunchSignature || this.#options.recentSize === 0) return;

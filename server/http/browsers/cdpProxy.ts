@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
 import type { AppDeps } from '../../appDeps.ts';
-import { guardCdpMessage } from '../../browsers/cdpGuard.ts';
 import { BadRequest } from '../../errors.ts';
 import type { RawRoutePaths } from '../openapi.ts';
+import { guardCdpMessage } from './cdpGuard.ts';
 import type { BrowserApp } from './index.ts';
 import {
   type ActivityTouch,

@@ -2,11 +2,11 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import type { AppDeps } from '../../appDeps.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
-import { liveViewHtml } from '../../browsers/liveViewPage.ts';
 import { BadRequest } from '../../errors.ts';
 import type { RawRoutePaths } from '../openapi.ts';
 import { htmlAnswer } from '../rawAnswers.ts';
 import type { BrowserApp } from './index.ts';
+import { liveViewHtml } from './liveViewPage.ts';
 import {
   type ActivityTouch,
   browserByToken,
