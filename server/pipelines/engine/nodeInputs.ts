@@ -1,13 +1,14 @@
 /**
- * The one check of a node's input values against its spec (registry.ts): the compiler runs
+ * The one check of a node's input values against its spec (nodes/spec.ts): the compiler runs
  * `checkInputValue` on literals, and whatever runs a node runs `checkNodeInputs` on the values it
  * was handed (references and parameters are only known then). Messages name the input, never
  * quote its value: at run time it may be a secret.
  *
  * Pure: workflows import the engine.
  */
+
+import type { InputSpec, NodeTypeSpec } from './nodes/spec.ts';
 import { valueFits } from './refTypes.ts';
-import type { InputSpec, NodeTypeSpec } from './registry.ts';
 
 export type InputProblem = { input: string | null; message: string; rule: 'type' | 'enum' | 'range' | 'check' | 'missing' };
 
