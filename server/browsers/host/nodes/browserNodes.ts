@@ -161,7 +161,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 
 const implementations = {
   async 'page.goto'(page, inputs, ctx) {
-    const url = inputs.url;
+    const { url } = inputs;
     const response = await attempt(`opening ${url}`, () => page.goto(url, { waitUntil: inputs.waitUntil, timeout: ctx.timeoutMs }));
     const status = response?.status() ?? 0;
     log(ctx, page, `opened ${page.url()} (${status || 'no response'})`);
@@ -170,8 +170,7 @@ const implementations = {
 
   async 'page.click'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const index = inputs.index;
+    const { selector, index } = inputs;
     const locator = page.locator(selector).nth(index);
     await actAndWait(page, inputs, left, `clicking \`${selector}\``, () => locator.click({ timeout: left() }));
     log(ctx, page, `clicked ${selector}`);
@@ -180,9 +179,7 @@ const implementations = {
 
   async 'page.fill'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const value = inputs.value;
-    const index = inputs.index;
+    const { selector, value, index } = inputs;
     await attempt(`filling \`${selector}\``, () => page.locator(selector).nth(index).fill(value, { timeout: left() }), 'not_found');
     // Never the value: it may be a secret.
     log(ctx, page, `filled ${selector}`);
@@ -191,8 +188,7 @@ const implementations = {
 
   async 'page.press'(page, inputs, ctx) {
     const left = budget(ctx);
-    const key = inputs.key;
-    const selector = inputs.selector;
+    const { key, selector } = inputs;
     const what = `pressing ${key}${selector ? ` in \`${selector}\`` : ''}`;
     await actAndWait(page, inputs, left, what, () =>
       selector ? page.locator(selector).first().press(key, { timeout: left() }) : page.keyboard.press(key),
@@ -203,8 +199,7 @@ const implementations = {
 
   async 'page.select'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const { value } = inputs;
+    const { selector, value } = inputs;
     // A string or a list of strings: the spec's check.
     const values = typeof value === 'string' ? [value] : (value as string[]);
     const selected = await attempt(
@@ -218,12 +213,9 @@ const implementations = {
 
   async 'page.wait'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const loadState = inputs.loadState;
-    const url = inputs.url;
-    const ms = inputs.ms;
+    const { selector, loadState, url, ms } = inputs;
     if (selector) {
-      const state = inputs.state;
+      const { state } = inputs;
       await attempt(
         `waiting for \`${selector}\` to be ${state}`,
         () => page.locator(selector).first().waitFor({ state, timeout: left() }),
@@ -241,7 +233,7 @@ const implementations = {
 
   async 'page.scroll'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
+    const { selector } = inputs;
     if (selector) {
       await attempt(
         `scrolling to \`${selector}\``,
@@ -249,10 +241,7 @@ const implementations = {
         'not_found',
       );
     } else {
-      const to = inputs.to;
-      const by = inputs.by;
-      const times = inputs.times;
-      const delayMs = inputs.delayMs;
+      const { to, by, times, delayMs } = inputs;
       for (let i = 0; i < times; i++) {
         await attempt('scrolling', () =>
           page.evaluate(
@@ -274,7 +263,7 @@ const implementations = {
 
   async 'extract.text'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
+    const { selector } = inputs;
     const locator = page.locator(selector);
     const texts = await readMatches(
       locator,
@@ -294,9 +283,7 @@ const implementations = {
 
   async 'extract.attribute'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const attribute = inputs.attribute;
-    const resolveUrl = inputs.resolveUrl;
+    const { selector, attribute, resolveUrl } = inputs;
     const locator = page.locator(selector);
     const values = await readMatches(
       locator,
@@ -325,8 +312,7 @@ const implementations = {
 
   async 'extract.html'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
-    const outer = inputs.outer;
+    const { selector, outer } = inputs;
     if (!selector) return { html: await attempt('reading the document', () => page.content()) };
     const locator = page.locator(selector);
     const html = await readMatches(
@@ -342,14 +328,14 @@ const implementations = {
 
   async 'extract.list'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
+    const { selector } = inputs;
     // The shape the spec's check guarantees.
     const fields = inputs.fields as Record<string, string | { selector: string; attribute?: string; type?: CellType }>;
     const specs = Object.entries(fields).map(([name, spec]) => {
       const field = typeof spec === 'string' ? { selector: spec } : spec;
       return { name, selector: field.selector, attribute: field.attribute ?? null, type: field.type };
     });
-    const limit = inputs.limit;
+    const { limit } = inputs;
     const locator = page.locator(selector);
     const { rows } = await readMatches(
       locator,
@@ -392,7 +378,7 @@ const implementations = {
 
   async 'extract.table'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
+    const { selector } = inputs;
     const infer = inputs.inferTypes;
     // Shapes the spec's checks guarantee: a list of strings, and column → a cell type.
     const headersOverride = inputs.headers as string[] | undefined;
@@ -442,7 +428,7 @@ const implementations = {
 
   async 'page.screenshot'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = inputs.selector;
+    const { selector } = inputs;
     const png = selector
       ? await attempt(
           `capturing \`${selector}\``,
@@ -467,7 +453,7 @@ const implementations = {
   async 'page.cookies'(page, inputs, ctx) {
     // A list of strings: the spec's check.
     const urls = inputs.urls as string[] | undefined;
-    const name = inputs.name;
+    const { name } = inputs;
     const pageUrl = page.url();
     const scope = urls ?? (WEB_URL.test(pageUrl) ? [pageUrl] : []);
     const all = await attempt('reading cookies', () => (scope.length ? page.context().cookies(scope) : page.context().cookies()));
@@ -489,7 +475,7 @@ const implementations = {
   },
 
   async 'page.evaluate'(page, inputs, ctx) {
-    const script = inputs.script;
+    const { script } = inputs;
     const arg = inputs.arg === undefined ? null : inputs.arg;
     // A function body with `arg` in scope. Evaluated through CDP, so a page's CSP does not block it.
     const expression = `(async (arg) => {\n${script}\n})(${JSON.stringify(arg)})`;

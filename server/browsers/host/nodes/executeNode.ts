@@ -8,8 +8,9 @@
  * through the plan (and workflow history) in place of a live Page. Only the browser's host can
  * turn it into a Page, so the caller supplies the mapping:
  *
- *   - `openPage({newTab})` — a node that opens a page (`spec.opensPage`: `browser.page`) asks for a tab of the run's browser: its current tab
- *     (`context.pages()[0]`, or a new one if it has none) or, with `newTab`, a new one.
+ *   - `openPage({newTab})` — the node that opens a page (`spec.opensPage`: `browser.page`) asks
+ *     for a tab of the run's browser: its current tab (`context.pages()[0]`, or a new one if it
+ *     has none) or, with `newTab`, a new one.
  *   - `newPageHandle(page)` — registers a Page for the run and answers its handle; `browser.page`
  *     returns it as its `page` output. RunPages (./runPages.ts) keys it by the path of the node that
  *     opened it (stable across retries) and drops it when the run ends.
