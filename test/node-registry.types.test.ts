@@ -4,7 +4,7 @@
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type { BrowserImplementations, BrowserNode } from '../server/browsers/host/nodes/browserNodes.ts';
-import { defineNode, type InputsOf, type PageHandle } from '../server/pipelines/engine/nodes/spec.ts';
+import { defineNode, type InputsOf, nodeSpec, type PageHandle } from '../server/pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, DataNodeType, FlowNodeType, NodeSpecOf, NodeType } from '../server/pipelines/engine/registry.ts';
 
 declare const implementations: BrowserImplementations;
@@ -49,32 +49,24 @@ function typeChecks() {
   // @ts-expect-error page.goto answers `status` too
   const partial: BrowserNode<NodeSpecOf<'page.goto'>> = async (_page, inputs) => ({ url: inputs.url });
 
+  const upper = {
+    type: 'text.upper',
+    title: 'Upper case',
+    description: 'The text in upper case.',
+    category: 'data',
+    browser: false,
+    inputs: { text: { refType: 'string', required: true, description: 'Some text.' } },
+    outputs: { text: { refType: 'string', description: 'The text, upper case.' } },
+    example: {},
+  } as const;
+  const typed = defineNode(upper, (inputs) => ({ text: inputs.text.toUpperCase() }));
   const data = defineNode(
-    {
-      type: 'text.upper',
-      title: 'Upper case',
-      description: 'The text in upper case.',
-      category: 'data',
-      browser: false,
-      inputs: { text: { refType: 'string', required: true, description: 'Some text.' } },
-      outputs: { text: { refType: 'string', description: 'The text, upper case.' } },
-      example: {},
-    },
+    upper,
     // @ts-expect-error the spec's input is `text`, not `value`
     (inputs) => ({ text: inputs.value.toUpperCase() }),
   );
-  const typed = defineNode(
-    {
-      type: 'text.upper',
-      title: 'Upper case',
-      description: 'The text in upper case.',
-      category: 'data',
-      browser: false,
-      inputs: { text: { refType: 'string', required: true, description: 'Some text.' } },
-      outputs: { text: { refType: 'string', description: 'The text, upper case.' } },
-      example: {},
-    },
-    (inputs) => ({ text: inputs.text.toUpperCase() }),
-  );
-  return [missing, goto, partial, data, typed];
+  // A data node is never a spec alone: its implementation comes with it.
+  // @ts-expect-error nodeSpec takes browser, extract and flow nodes only
+  const specOnly = nodeSpec(upper);
+  return [missing, goto, partial, data, typed, specOnly];
 }
