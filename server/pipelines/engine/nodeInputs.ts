@@ -1,5 +1,5 @@
 /**
- * The one check of a node's input values against its spec (nodes/spec.ts): the compiler runs
+ * The one check of a node's input values against its spec (registry.ts): the compiler runs
  * `checkInputValue` on literals, and whatever runs a node runs `checkNodeInputs` on the values it
  * was handed (references and parameters are only known then). Messages name the input, never
  * quote its value: at run time it may be a secret.
