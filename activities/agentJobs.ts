@@ -5,7 +5,7 @@ import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import type { Config } from '../server/config.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
-import { planReadsCookies } from '../server/pipelines/engine/registry.ts';
+import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { encryptSecrets, openSecretValues, secretPlaceholder } from '../server/pipelines/runSecrets.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
 
@@ -45,7 +45,7 @@ export function createAgentJobActivities({ orm, config }: { orm: MikroORM; confi
       const { plan } = compilePipeline(job.source);
       if (!plan) throw new Error('the candidate does not compile');
       for (const step of plan.steps) {
-        if (step.type === 'browser.page') step.inputs.newTab = { kind: 'literal', value: true };
+        if (nodeRegistry.get(step.type)?.opensPage) step.inputs.newTab = { kind: 'literal', value: true };
       }
       const analysis = job.analysis as AnalysisJob;
       const secretValues = openSecretValues(serviceSecret, analysis.sealedSecrets);

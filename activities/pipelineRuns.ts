@@ -87,16 +87,20 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
           : `run ${patch.status}`;
       const { flowOutputs: _flow, lostIn: _lost, ...status } = patch;
       await update(runId, { ...status, result, error, nodeOutputs }, message);
-      // What this worker kept of the run's pure stretches (a lost attempt's progress) is done with.
+      // What this worker kept of the run's data-node stretches (a lost attempt's progress) is done with.
       stretches.release(runId);
     },
 
-    /** A stretch of pure nodes (activities/runStretch.ts); the workflow runs it as a local activity. */
+    /**
+     * A stretch of data nodes (activities/runStretch.ts); the workflow runs it as a local activity.
+     * Data nodes were once called pure nodes: this activity's name and runPureNode's stay, as
+     * workflow histories record them.
+     */
     async runPureStretch(call: StretchActivityCall) {
       return stretches.run(call, async (node, _path, inputs) => executeDataNode(node.type, inputs));
     },
 
-    /** One pure node: how runs started before stretches existed run them (workflows/pipelineRun.ts). */
+    /** One data node: how runs started before stretches existed run them (workflows/pipelineRun.ts). */
     async runPureNode(call: NodeCall) {
       return withRunNode(call, async (inputs) => executeDataNode(call.type, inputs));
     },

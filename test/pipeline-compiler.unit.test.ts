@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { renderNodeReference } from '../scripts/render-node-docs.ts';
 import { inferValue, toNumber, uniqueKeys } from '../server/browsers/host/nodes/cellValues.ts';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
-import { evaluateCondition, MAX_MATCH_INPUT_LENGTH, renderTemplate, runPureNode } from '../server/pipelines/engine/dataNodes.ts';
+import { runDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import {
   keptOutputs,
   MAX_RUN_STEPS,
@@ -15,9 +16,12 @@ import {
   runPlan,
   type StretchCall,
 } from '../server/pipelines/engine/interpreter.ts';
+import { renderTemplate } from '../server/pipelines/engine/nodes/data.ts';
+import { evaluateCondition, MAX_MATCH_INPUT_LENGTH } from '../server/pipelines/engine/nodes/flow.ts';
+import type { InputSpec } from '../server/pipelines/engine/nodes/spec.ts';
 import type { Plan, PlanStep } from '../server/pipelines/engine/plan.ts';
 import type { RefType } from '../server/pipelines/engine/refTypes.ts';
-import { type InputSpec, nodeCatalog, nodeRegistry, renderNodeReference } from '../server/pipelines/engine/registry.ts';
+import { nodeCatalog, nodeRegistry } from '../server/pipelines/engine/registry.ts';
 import { pipelineJsonSchema } from '../server/pipelines/language.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -168,7 +172,7 @@ describe('the registry', () => {
 
   it('registry, plan and interpreter stay workflow-safe: no Node built-ins, playwright, clock or randomness', () => {
     const engine = path.join(root, 'server/pipelines/engine');
-    const files = readdirSync(engine).filter((file) => file.endsWith('.ts'));
+    const files = readdirSync(engine, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
     expect(files).toContain('interpreter.ts');
     for (const file of files) {
       const text = readFileSync(path.join(engine, file), 'utf8')
@@ -667,7 +671,7 @@ function recorder(answers: Record<string, (call: NodeCall) => Record<string, unk
     const answer = answers[call.type];
     if (answer) return answer(call);
     if (call.type === 'browser.page') return { page: { pageId: 'p1' } };
-    if (!call.browser) return runPureNode(call.type, call.inputs);
+    if (!call.browser) return runDataNode(call.type, call.inputs);
     return { page: call.inputs.page };
   };
   return { calls, runNode };
@@ -1010,10 +1014,10 @@ describe('pure nodes and values', () => {
     expect(renderTemplate('{{ a }}-{{b.c.0}}-{{n}}-{{o}}-{{missing}}', { a: 'x', b: { c: [7] }, n: null, o: { k: 1 } })).toBe(
       'x-7--{"k":1}-',
     );
-    expect(runPureNode('json.pick', { value: { items: [{ name: 'a' }] }, path: 'items[0].name' })).toEqual({ value: 'a', found: true });
-    expect(runPureNode('json.pick', { value: {}, path: 'a.b', default: 3 })).toEqual({ value: 3, found: false });
-    expect(runPureNode('json.object', { a: 1, b: [2] })).toEqual({ record: { a: 1, b: [2] } });
-    expect(runPureNode('list.flatten', { list: [[1, 2], [3], 4] })).toEqual({ list: [1, 2, 3, 4], count: 4 });
+    expect(runDataNode('json.pick', { value: { items: [{ name: 'a' }] }, path: 'items[0].name' })).toEqual({ value: 'a', found: true });
+    expect(runDataNode('json.pick', { value: {}, path: 'a.b', default: 3 })).toEqual({ value: 3, found: false });
+    expect(runDataNode('json.object', { a: 1, b: [2] })).toEqual({ record: { a: 1, b: [2] } });
+    expect(runDataNode('list.flatten', { list: [[1, 2], [3], 4] })).toEqual({ list: [1, 2, 3, 4], count: 4 });
   });
 
   it('condition operators', () => {

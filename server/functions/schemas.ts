@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FunctionOutput, FunctionParameter } from '../../db/entities/FunctionVersion.ts';
 import type { ErrorIssue } from '../errors.ts';
-import { parameterRefTypes, type RefType, refTypes, valueFits } from '../pipelines/engine/refTypes.ts';
+import { parameterRefTypes, type RefType, valueFits } from '../pipelines/engine/refTypes.ts';
 import { NAME_PATTERN } from '../pipelines/language.ts';
 
 /**
@@ -149,5 +149,3 @@ export function checkFunctionArgs(
   }
   return { values, issues };
 }
-
-export const isKnownRefType = (type: string): type is RefType => (refTypes as readonly string[]).includes(type);

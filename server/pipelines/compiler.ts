@@ -9,11 +9,12 @@
  * block makes the enclosing flow node depend on the referenced node, so the plan runs it first.
  */
 import type { CompileError } from '../../db/entities/PipelineVersion.ts';
-import { compilePattern } from './engine/dataNodes.ts';
 import { checkInputValue } from './engine/nodeInputs.ts';
+import type { InputSpec, NodeTypeSpec } from './engine/nodes/spec.ts';
 import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanParameter, type PlanStep, type PlanValue } from './engine/plan.ts';
 import { isAssignable, literalRefType, type RefType, valueFits } from './engine/refTypes.ts';
-import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './engine/registry.ts';
+import { nodeRegistry } from './engine/registry.ts';
+
 import {
   BLOCK_KEYS,
   inputValueSchema,
@@ -341,12 +342,12 @@ class Compilation {
     if (spec.oneOf && !spec.oneOf.some((name) => decl.given.has(name))) {
       this.error(decl.name, 'missing_input', `${spec.type} needs at least one of ${list(spec.oneOf)}`);
     }
-    const template = decl.inputs.template;
-    if (spec.type === 'text.template' && typeof template === 'string') {
+    const template = spec.placeholdersIn === undefined ? undefined : decl.inputs[spec.placeholdersIn];
+    if (typeof template === 'string') {
       const missing = new Set<string>();
       for (const match of template.matchAll(TEMPLATE_PLACEHOLDER)) {
         const variable = match[1] as string;
-        if (variable !== 'template' && !decl.given.has(variable)) missing.add(variable);
+        if (variable !== spec.placeholdersIn && !decl.given.has(variable)) missing.add(variable);
       }
       for (const variable of missing) {
         this.error(decl.name, 'missing_input', `the template uses {{${variable}}}; give the node an input \`${variable}\``, variable);
@@ -359,14 +360,8 @@ class Compilation {
     const problem = checkInputValue(name, input, value);
     // A literal is in the source for every reader to see: unlike a run's value, it may be quoted.
     if (problem) return invalid(problem.rule === 'enum' ? `${problem.message}, not "${value}"` : problem.message);
-    if (spec.type === 'flow.condition' && name === 'operand' && decl.inputs.operator === 'matches') {
-      if (typeof value !== 'string') return invalid('with `matches`, the operand is a regular expression (a string)');
-      try {
-        compilePattern(value);
-      } catch (error) {
-        return invalid((error as Error).message);
-      }
-    }
+    const rule = spec.checkLiteral?.(name, value, decl.inputs);
+    if (rule) invalid(rule);
   }
 
   checkBlockOutputs(decl: Decl, spec: NodeTypeSpec) {

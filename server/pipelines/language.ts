@@ -7,8 +7,9 @@
  * node type from the registry; its JSON Schema is what `Accept: application/schema+json` answers.
  */
 import { z } from 'zod';
+import type { InputSpec, NodeTypeSpec } from './engine/nodes/spec.ts';
 import { parameterRefTypes } from './engine/refTypes.ts';
-import { type InputSpec, type NodeTypeSpec, nodeRegistry } from './engine/registry.ts';
+import { nodeRegistry } from './engine/registry.ts';
 
 /** Node, input, output and parameter names: no dots, so `node.output` is unambiguous. */
 export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;

@@ -1,12 +1,12 @@
 /**
  * The plan interpreter. It walks a compiled plan in order, resolves inputs (`ref` to outputs of
  * earlier nodes, `param` to the run's arguments, literals), runs flow.forEach and
- * flow.condition itself and hands every other node to `runNode`.
+ * flow.condition itself (`flowNodes` below) and hands every other node to `runNode`.
  *
  * It runs inside the `pipelineRun` workflow, so it is deterministic: no I/O, no Node built-ins,
  * no clock, no randomness, no timers. Everything with a side effect happens in `runNode`, which
- * the workflow implements with activities (browser nodes on the browser's host, pure nodes on the
- * control queue, or pure nodes inline through `runPureNode` of engine/dataNodes.ts).
+ * the workflow implements with activities (browser nodes on the browser's host, data nodes on the
+ * control queue, or data nodes inline through `runDataNode` of engine/dataNodes.ts).
  *
  * Stretches. Given `runStretch`, the interpreter hands over every run of consecutive nodes that
  * are not flow nodes as one call (a stretch), instead of one `runNode` call per node: the
@@ -20,9 +20,10 @@
  * `loop.<index>.name` inside an iteration of `loop`, `check.then.name` inside a branch; node names
  * contain no dots, so the keys are unambiguous.
  */
-import { evaluateCondition } from './dataNodes.ts';
+import { evaluateCondition } from './nodes/flow.ts';
 import { PLAN_FORMAT, type Plan, type PlanBlock, type PlanStep, type PlanValue } from './plan.ts';
 import { type RefType, valueFits } from './refTypes.ts';
+import { type FlowNodeType, nodeRegistry } from './registry.ts';
 import { holdsSealed } from './sealedValues.ts';
 
 /**
@@ -39,7 +40,7 @@ export type NodeCall = {
   inputs: Record<string, unknown>;
   /** Enclosing flow nodes and iterations/branches, e.g. `['visit', '2']`; [] at the top level. */
   path: string[];
-  /** Runs against a page on the browser's host (its queue); otherwise a pure node. */
+  /** Runs against a page on the browser's host (its queue); otherwise a data node. */
   browser: boolean;
   timeoutMs?: number;
   retries?: number;
@@ -166,8 +167,6 @@ class Scope {
   }
 }
 
-const FLOW_OUTPUTS = new Set(['matched', 'branch', 'page', 'results', 'count']);
-
 /**
  * The interpreter decides a condition and a loop's limit itself, but a value that holds a secret
  * reaches it only as a placeholder or ciphertext (server/pipelines/engine/sealedValues.ts): any answer
@@ -183,8 +182,8 @@ function refuseSecrets(step: PlanStep, what: string, values: unknown[]) {
   }
 }
 
-/** The nodes the interpreter runs itself; every other node is handed over. */
-export const isFlowStep = (step: PlanStep) => step.type === 'flow.forEach' || step.type === 'flow.condition';
+/** The nodes the interpreter runs itself (`flowNodes`); every other node is handed over. */
+export const isFlowStep = (step: PlanStep) => nodeRegistry.get(step.type)?.category === 'flow';
 
 /**
  * Every output something reads, by node: references in inputs and in sub-graph and pipeline
@@ -334,8 +333,7 @@ export async function runPlan(plan: Plan, options: RunPlanOptions): Promise<RunR
       );
     }
     const inputs = readAll(step.inputs, scope, step.name);
-    if (step.type === 'flow.forEach') return runForEach(step, inputs, scope, path);
-    if (step.type === 'flow.condition') return runCondition(step, inputs, scope, path);
+    if (isFlowStep(step)) return flowNodes[step.type as FlowNodeType](step, inputs, scope, path);
     // With stretches, a node that is not a flow node reaches here only past the step limit (thrown above).
     if (!('runNode' in options)) throw new PipelineRunError(step.name, 'invalid_plan', `\`${step.name}\` was not part of a stretch`);
     const result = await options.runNode({
@@ -385,7 +383,9 @@ export async function runPlan(plan: Plan, options: RunPlanOptions): Promise<RunR
     }
     const branch = matched ? 'then' : 'else';
     const branchOutputs: Record<string, unknown> = {};
-    for (const name of Object.keys(step.outputs)) if (!FLOW_OUTPUTS.has(name)) branchOutputs[name] = null;
+    // A branch's outputs are the plan's outputs of the node but its own (its spec's).
+    const own = nodeRegistry.get(step.type)?.outputs ?? {};
+    for (const name of Object.keys(step.outputs)) if (!Object.hasOwn(own, name)) branchOutputs[name] = null;
     const block = step.blocks?.[branch];
     if (block) {
       const inner = new Scope(scope);
@@ -395,6 +395,15 @@ export async function runPlan(plan: Plan, options: RunPlanOptions): Promise<RunR
     }
     return { ...branchOutputs, matched, branch, ...innerValues(step, inputs) };
   };
+
+  /** The flow nodes' implementations: the interpreter runs them, as they run sub-graphs. */
+  const flowNodes = {
+    'flow.forEach': runForEach,
+    'flow.condition': runCondition,
+  } satisfies Record<
+    FlowNodeType,
+    (step: PlanStep, inputs: Record<string, unknown>, scope: Scope, path: string[]) => Promise<Record<string, unknown>>
+  >;
 
   const root = new Scope();
   await runBlock({ steps: plan.steps, outputs: {} }, root, []);

@@ -6,8 +6,9 @@
  *
  * Pure: workflows import the engine.
  */
+
+import type { InputSpec, NodeTypeSpec } from './nodes/spec.ts';
 import { valueFits } from './refTypes.ts';
-import type { InputSpec, NodeTypeSpec } from './registry.ts';
 
 export type InputProblem = { input: string | null; message: string; rule: 'type' | 'enum' | 'range' | 'check' | 'missing' };
 

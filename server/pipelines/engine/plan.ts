@@ -25,7 +25,7 @@ export type PlanBlock = {
 export type PlanStep = {
   name: string;
   type: string;
-  /** Runs against a page on the browser's host; otherwise a pure node. Flow nodes are false. */
+  /** Runs against a page on the browser's host; otherwise a data node. Flow nodes are false. */
   browser: boolean;
   inputs: Record<string, PlanValue>;
   /** The node's outputs (for flow nodes, with those of its sub-graphs) and their types. */

@@ -24,10 +24,6 @@ export const refTypeDescriptions: Record<RefType, string> = {
 /** Types a pipeline (or function) parameter may have: every type but `page`. */
 export const parameterRefTypes = refTypes.filter((type) => type !== 'page') as Exclude<RefType, 'page'>[];
 
-export function isRefType(value: unknown): value is RefType {
-  return typeof value === 'string' && (refTypes as readonly string[]).includes(value);
-}
-
 /**
  * Whether a value of type `from` may flow into an input of type `to`. `json` is the dynamic
  * type (both ways); `html` and `image` are strings; `page` only ever meets `page`.

@@ -17,7 +17,7 @@ const catalogView = z
         title: z.string(),
         description: z.string(),
         category: z.enum(['browser', 'extract', 'flow', 'data']),
-        browser: z.boolean().describe('Runs against a page on the browser’s host; otherwise a pure node.'),
+        browser: z.boolean().describe('Runs against a page on the browser’s host; otherwise a data or flow node.'),
         inputs: z.record(
           z.string(),
           z

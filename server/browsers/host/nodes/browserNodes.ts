@@ -1,7 +1,10 @@
 /**
- * The browser nodes: each takes a live playwright-core Page and the node's inputs (defaults
- * already filled in) and answers its outputs, without the `page` output, which executeNode adds
- * (the handle passes through unchanged). They run on the browser's host, inside an activity.
+ * The implementations of the browser and extract nodes, whose specs live in the engine
+ * (server/pipelines/engine/nodes/browser.ts and extract.ts): each takes a live playwright-core
+ * Page and the node's inputs, typed from its spec, and answers its outputs, without the `page`
+ * output, which executeNode adds (the handle passes through unchanged). They run on the browser's
+ * host, inside an activity. The table has one entry per type of those specs (but the one that
+ * opens a page, which executeNode serves): a spec without its implementation does not compile.
  *
  * Playwright's own waits are bounded by what is left of the node's time budget, so a node fails
  * with its own error ("no element matches …") before the activity's timeout cuts it off.
@@ -9,7 +12,9 @@
 import type { Locator, Page } from 'playwright-core';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
-import type { NAVIGATION_STATES } from '../../../pipelines/engine/registry.ts';
+import type { NAVIGATION_STATES } from '../../../pipelines/engine/nodes/parts.ts';
+import type { InputsOf, NodeTypeSpec, OutputsOf } from '../../../pipelines/engine/nodes/spec.ts';
+import type { BrowserNodeType, NodeSpecOf } from '../../../pipelines/engine/registry.ts';
 import { type CellType, convertText, uniqueKeys } from './cellValues.ts';
 
 /** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
@@ -21,20 +26,20 @@ export type BrowserNodeContext = {
   log: (entry: NewLogEntry) => void;
 };
 
-type Inputs = Record<string, unknown>;
-type BrowserNode = (page: Page, inputs: Inputs, ctx: BrowserNodeContext) => Promise<Record<string, unknown>>;
+/**
+ * A browser node's implementation. executeNode hands it its inputs as checkNodeInputs
+ * (server/pipelines/engine/nodeInputs.ts) answers them: types, enums, bounds and shapes checked
+ * against the spec, defaults filled in, an optional input not given absent; `InputsOf` says so.
+ */
+export type BrowserNode<S extends NodeTypeSpec> = (page: Page, inputs: InputsOf<S>, ctx: BrowserNodeContext) => Promise<OutputsOf<S>>;
 
-// ---- inputs ---------------------------------------------------------------------------------
-//
-// executeNode hands every node its inputs as checkNodeInputs (server/pipelines/engine/nodeInputs.ts)
-// answers them: types, enums, bounds and shapes checked against the registry, defaults filled in,
-// an optional input not given absent. The readers below only name the type.
+/** The node that opens a page has no page to act on: executeNode serves it (`spec.opensPage`). */
+type PageOpeningType = Extract<NodeSpecOf<BrowserNodeType>, { opensPage: true }>['type'];
 
-const text = (inputs: Inputs, name: string) => inputs[name] as string;
-const optionalText = (inputs: Inputs, name: string) => inputs[name] as string | undefined;
-const count = (inputs: Inputs, name: string) => inputs[name] as number;
-const optionalCount = (inputs: Inputs, name: string) => inputs[name] as number | undefined;
-const flag = (inputs: Inputs, name: string) => inputs[name] === true;
+export type BrowserImplementations = { [T in Exclude<BrowserNodeType, PageOpeningType>]: BrowserNode<NodeSpecOf<T>> };
+
+/** How executeNode calls an implementation: by type, on inputs it checked against that type's spec. */
+type CheckedBrowserNode = (page: Page, inputs: Record<string, unknown>, ctx: BrowserNodeContext) => Promise<Record<string, unknown>>;
 
 // ---- time and errors ------------------------------------------------------------------------
 
@@ -81,7 +86,7 @@ async function waitForMatch(locator: Locator, selector: string, timeout: number)
  */
 async function readMatches<T>(
   locator: Locator,
-  inputs: Inputs,
+  optional: boolean,
   selector: string,
   left: () => number,
   read: () => Promise<T>,
@@ -91,7 +96,7 @@ async function readMatches<T>(
   // The wait's time is taken before the read, so it still says how long the node waited in all.
   const timeout = left();
   const first = await attempt(what, read);
-  if (matched(first) || flag(inputs, 'optional')) return first;
+  if (matched(first) || optional) return first;
   await waitForMatch(locator, selector, timeout);
   return attempt(what, read);
 }
@@ -101,9 +106,13 @@ async function readMatches<T>(
  * starts (registered before the action, so a fast navigation is not missed); then, with
  * `waitForSelector`, for that element to be visible.
  */
-async function actAndWait(page: Page, inputs: Inputs, left: () => number, what: string, action: () => Promise<unknown>) {
-  const waitFor = inputs.waitFor as (typeof NAVIGATION_STATES)[number];
-  const waitForSelector = optionalText(inputs, 'waitForSelector');
+async function actAndWait(
+  page: Page,
+  { waitFor, waitForSelector }: { waitFor: (typeof NAVIGATION_STATES)[number]; waitForSelector: string | undefined },
+  left: () => number,
+  what: string,
+  action: () => Promise<unknown>,
+) {
   if (waitFor === 'none') {
     await attempt(what, action, 'not_found');
   } else {
@@ -150,11 +159,10 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   }
 }
 
-export const browserNodes: Record<string, BrowserNode> = {
+const implementations = {
   async 'page.goto'(page, inputs, ctx) {
-    const url = text(inputs, 'url');
-    const waitUntil = inputs.waitUntil as 'load' | 'domcontentloaded' | 'networkidle' | 'commit';
-    const response = await attempt(`opening ${url}`, () => page.goto(url, { waitUntil, timeout: ctx.timeoutMs }));
+    const { url } = inputs;
+    const response = await attempt(`opening ${url}`, () => page.goto(url, { waitUntil: inputs.waitUntil, timeout: ctx.timeoutMs }));
     const status = response?.status() ?? 0;
     log(ctx, page, `opened ${page.url()} (${status || 'no response'})`);
     return { url: page.url(), status };
@@ -162,8 +170,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.click'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
-    const index = count(inputs, 'index');
+    const { selector, index } = inputs;
     const locator = page.locator(selector).nth(index);
     await actAndWait(page, inputs, left, `clicking \`${selector}\``, () => locator.click({ timeout: left() }));
     log(ctx, page, `clicked ${selector}`);
@@ -172,9 +179,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.fill'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
-    const value = text(inputs, 'value');
-    const index = count(inputs, 'index');
+    const { selector, value, index } = inputs;
     await attempt(`filling \`${selector}\``, () => page.locator(selector).nth(index).fill(value, { timeout: left() }), 'not_found');
     // Never the value: it may be a secret.
     log(ctx, page, `filled ${selector}`);
@@ -183,8 +188,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.press'(page, inputs, ctx) {
     const left = budget(ctx);
-    const key = text(inputs, 'key');
-    const selector = optionalText(inputs, 'selector');
+    const { key, selector } = inputs;
     const what = `pressing ${key}${selector ? ` in \`${selector}\`` : ''}`;
     await actAndWait(page, inputs, left, what, () =>
       selector ? page.locator(selector).first().press(key, { timeout: left() }) : page.keyboard.press(key),
@@ -195,8 +199,8 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.select'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
-    const { value } = inputs;
+    const { selector, value } = inputs;
+    // A string or a list of strings: the spec's check.
     const values = typeof value === 'string' ? [value] : (value as string[]);
     const selected = await attempt(
       `choosing in \`${selector}\``,
@@ -209,12 +213,9 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.wait'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalText(inputs, 'selector');
-    const loadState = inputs.loadState as 'load' | 'domcontentloaded' | 'networkidle' | undefined;
-    const url = optionalText(inputs, 'url');
-    const ms = optionalCount(inputs, 'ms');
+    const { selector, loadState, url, ms } = inputs;
     if (selector) {
-      const state = inputs.state as 'visible' | 'attached' | 'hidden' | 'detached';
+      const { state } = inputs;
       await attempt(
         `waiting for \`${selector}\` to be ${state}`,
         () => page.locator(selector).first().waitFor({ state, timeout: left() }),
@@ -232,7 +233,7 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.scroll'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalText(inputs, 'selector');
+    const { selector } = inputs;
     if (selector) {
       await attempt(
         `scrolling to \`${selector}\``,
@@ -240,10 +241,7 @@ export const browserNodes: Record<string, BrowserNode> = {
         'not_found',
       );
     } else {
-      const to = inputs.to as 'bottom' | 'top';
-      const by = optionalCount(inputs, 'by');
-      const times = count(inputs, 'times');
-      const delayMs = count(inputs, 'delayMs');
+      const { to, by, times, delayMs } = inputs;
       for (let i = 0; i < times; i++) {
         await attempt('scrolling', () =>
           page.evaluate(
@@ -265,11 +263,11 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.text'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
+    const { selector } = inputs;
     const locator = page.locator(selector);
     const texts = await readMatches(
       locator,
-      inputs,
+      inputs.optional,
       selector,
       left,
       () =>
@@ -285,13 +283,11 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.attribute'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
-    const attribute = text(inputs, 'attribute');
-    const resolveUrl = flag(inputs, 'resolveUrl');
+    const { selector, attribute, resolveUrl } = inputs;
     const locator = page.locator(selector);
     const values = await readMatches(
       locator,
-      inputs,
+      inputs.optional,
       selector,
       left,
       () =>
@@ -316,13 +312,12 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.html'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalText(inputs, 'selector');
-    const outer = flag(inputs, 'outer');
+    const { selector, outer } = inputs;
     if (!selector) return { html: await attempt('reading the document', () => page.content()) };
     const locator = page.locator(selector);
     const html = await readMatches(
       locator,
-      inputs,
+      inputs.optional,
       selector,
       left,
       () => locator.evaluateAll((elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null), outer),
@@ -333,17 +328,18 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.list'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
+    const { selector } = inputs;
+    // The shape the spec's check guarantees.
     const fields = inputs.fields as Record<string, string | { selector: string; attribute?: string; type?: CellType }>;
     const specs = Object.entries(fields).map(([name, spec]) => {
       const field = typeof spec === 'string' ? { selector: spec } : spec;
       return { name, selector: field.selector, attribute: field.attribute ?? null, type: field.type };
     });
-    const limit = optionalCount(inputs, 'limit');
+    const { limit } = inputs;
     const locator = page.locator(selector);
     const { rows } = await readMatches(
       locator,
-      inputs,
+      inputs.optional,
       selector,
       left,
       () =>
@@ -382,14 +378,15 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'extract.table'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = text(inputs, 'selector');
-    const infer = flag(inputs, 'inferTypes');
+    const { selector } = inputs;
+    const infer = inputs.inferTypes;
+    // Shapes the spec's checks guarantee: a list of strings, and column → a cell type.
     const headersOverride = inputs.headers as string[] | undefined;
     const types = (inputs.types ?? {}) as Record<string, CellType>;
     const locator = page.locator(selector);
     const read = await readMatches(
       locator,
-      inputs,
+      inputs.optional,
       selector,
       left,
       () =>
@@ -431,14 +428,14 @@ export const browserNodes: Record<string, BrowserNode> = {
 
   async 'page.screenshot'(page, inputs, ctx) {
     const left = budget(ctx);
-    const selector = optionalText(inputs, 'selector');
+    const { selector } = inputs;
     const png = selector
       ? await attempt(
           `capturing \`${selector}\``,
           () => page.locator(selector).first().screenshot({ type: 'png', timeout: left() }),
           'not_found',
         )
-      : await attempt('capturing the page', () => page.screenshot({ type: 'png', fullPage: flag(inputs, 'fullPage'), timeout: left() }));
+      : await attempt('capturing the page', () => page.screenshot({ type: 'png', fullPage: inputs.fullPage, timeout: left() }));
     const size = pngSize(png);
     const image = png.toString('base64');
     if (image.length > MAX_IMAGE_BASE64) {
@@ -454,8 +451,9 @@ export const browserNodes: Record<string, BrowserNode> = {
   },
 
   async 'page.cookies'(page, inputs, ctx) {
+    // A list of strings: the spec's check.
     const urls = inputs.urls as string[] | undefined;
-    const name = optionalText(inputs, 'name');
+    const { name } = inputs;
     const pageUrl = page.url();
     const scope = urls ?? (WEB_URL.test(pageUrl) ? [pageUrl] : []);
     const all = await attempt('reading cookies', () => (scope.length ? page.context().cookies(scope) : page.context().cookies()));
@@ -477,7 +475,7 @@ export const browserNodes: Record<string, BrowserNode> = {
   },
 
   async 'page.evaluate'(page, inputs, ctx) {
-    const script = text(inputs, 'script');
+    const { script } = inputs;
     const arg = inputs.arg === undefined ? null : inputs.arg;
     // A function body with `arg` in scope. Evaluated through CDP, so a page's CSP does not block it.
     const expression = `(async (arg) => {\n${script}\n})(${JSON.stringify(arg)})`;
@@ -498,4 +496,9 @@ export const browserNodes: Record<string, BrowserNode> = {
     log(ctx, page, 'ran a script in the page');
     return { result: json };
   },
-};
+} satisfies BrowserImplementations;
+
+export const browserNodes: ReadonlyMap<string, CheckedBrowserNode> = new Map(
+  // The one widening: executeNode calls each entry on inputs checked against its type's spec.
+  Object.entries(implementations) as [string, CheckedBrowserNode][],
+);

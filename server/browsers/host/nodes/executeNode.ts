@@ -1,6 +1,6 @@
 /**
  * Runs one node: `executeNode(type, inputs, ctx)` → its outputs. The host activity calls it for
- * browser nodes (`spec.browser`); a pure node goes to `executeDataNode` of the engine
+ * browser nodes (`spec.browser`); a data node goes to `executeDataNode` of the engine
  * (server/pipelines/engine/dataNodes.ts), which the control activity calls directly. Flow nodes
  * never come here: the interpreter runs them.
  *
@@ -8,8 +8,9 @@
  * through the plan (and workflow history) in place of a live Page. Only the browser's host can
  * turn it into a Page, so the caller supplies the mapping:
  *
- *   - `openPage({newTab})` — `browser.page` asks for a tab of the run's browser: its current tab
- *     (`context.pages()[0]`, or a new one if it has none) or, with `newTab`, a new one.
+ *   - `openPage({newTab})` — the node that opens a page (`spec.opensPage`: `browser.page`) asks
+ *     for a tab of the run's browser: its current tab (`context.pages()[0]`, or a new one if it
+ *     has none) or, with `newTab`, a new one.
  *   - `newPageHandle(page)` — registers a Page for the run and answers its handle; `browser.page`
  *     returns it as its `page` output. RunPages (./runPages.ts) keys it by the path of the node that
  *     opened it (stable across retries) and drops it when the run ends.
@@ -28,12 +29,12 @@ import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { executeDataNode } from '../../../pipelines/engine/dataNodes.ts';
 import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
 import { checkNodeInputs } from '../../../pipelines/engine/nodeInputs.ts';
+import type { NodeTypeSpec, PageHandle } from '../../../pipelines/engine/nodes/spec.ts';
 import { nodeRegistry } from '../../../pipelines/engine/registry.ts';
 import { browserNodes } from './browserNodes.ts';
 
 export { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
-
-export type PageHandle = { pageId: string };
+export type { PageHandle } from '../../../pipelines/engine/nodes/spec.ts';
 
 export type NodeContext = {
   /** The live Page of `inputs.page`, when the caller resolved it already. */
@@ -58,15 +59,6 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  */
 export const MAX_OUTPUT_CHARS = 1_600_000;
 
-const OUTPUT_HINTS: Record<string, string> = {
-  'extract.html': 'read one element (`selector`) instead of the whole document',
-  'extract.list': 'narrow the `selector` or set a `limit`',
-  'extract.table': 'narrow the `selector` to a smaller table',
-  'extract.text': 'narrow the `selector`',
-  'extract.attribute': 'narrow the `selector`',
-  'page.evaluate': 'return less from the script',
-};
-
 const stripNul = (text: string) => (text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
 
 /** A JSON value with NUL characters removed from every string, keys included (a table header is page text). */
@@ -85,13 +77,13 @@ function withoutNul(value: unknown): unknown {
  * server/pipelines/engine/sealedValues.ts, so a page must not be able to write one), and outputs too
  * large for workflow history fail the node with `output_too_large` instead of the run's workflow.
  */
-function keepable(type: string, outputs: Record<string, unknown>) {
+function keepable(spec: NodeTypeSpec, outputs: Record<string, unknown>) {
   const clean = withoutNul(outputs) as Record<string, unknown>;
   const size = JSON.stringify(clean).length;
   if (size > MAX_OUTPUT_CHARS) {
     throw new NodeError(
       'output_too_large',
-      `${type} answered ${(size / 1e6).toFixed(1)} MB of JSON, more than the ${MAX_OUTPUT_CHARS / 1e6} MB a node's output can carry; ${OUTPUT_HINTS[type] ?? 'read less'}`,
+      `${spec.type} answered ${(size / 1e6).toFixed(1)} MB of JSON, more than the ${MAX_OUTPUT_CHARS / 1e6} MB a node's output can carry; ${spec.outputTooLargeHint ?? 'read less'}`,
       { retryable: false },
     );
   }
@@ -105,9 +97,9 @@ export async function executeNode(type: string, rawInputs: Record<string, unknow
   if (problem) throw new NodeInputError(problem.message);
   const timeoutMs = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
-  if (type === 'browser.page') {
+  if (spec.opensPage) {
     if (!ctx.openPage || !ctx.newPageHandle)
-      throw new NodeError('no_page', 'browser.page runs only where the run’s browser is', { retryable: false });
+      throw new NodeError('no_page', `${type} runs only where the run’s browser is`, { retryable: false });
     const page = await ctx.openPage({ newTab: inputs.newTab === true });
     ctx.log({
       context: page.url() || 'about:blank',
@@ -129,8 +121,8 @@ export async function executeNode(type: string, rawInputs: Record<string, unknow
     }
   }
   if (page.isClosed()) throw new NodeError('no_page', `the page ${handle.pageId} was closed`, { retryable: false });
-  const run = browserNodes[type];
+  const run = browserNodes.get(type);
   if (!run) throw new NodeError('unknown_type', `no implementation for ${type}`, { retryable: false });
   const outputs = await run(page, inputs, { timeoutMs, log: ctx.log });
-  return { page: handle, ...keepable(type, outputs) };
+  return { page: handle, ...keepable(spec, outputs) };
 }
