@@ -19,8 +19,8 @@ import type { AppDeps } from '../appDeps.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, errorBody, httpAnswer, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
-import { isUuid } from '../projects/projectRepository.ts';
 import { enterProject, resolveCaller } from '../requestEdge.ts';
+import { loadChild } from '../trpc/projectRows.ts';
 import type { RawRoutePaths } from './openapi.ts';
 
 /**
@@ -175,9 +175,7 @@ export async function registerMcpRoutes(
     if (subject.kind !== 'apiKey')
       throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
     const { project } = await enterProject(deps, em, subject, req.params.project);
-    const serverId = req.params.serverId.toLowerCase();
-    const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
-    if (!server) throw new NotFound('MCP server');
+    const server = await loadChild(em, McpServer, req.params.serverId, { project: project.id }, 'MCP server');
     const linked = await em.count(McpClientConfig, { mcpServer: server.id, apiKey: subject.apiKey.id });
     if (!linked) throw new PermissionDenied('This API key is not linked to the MCP server by a client config', 'api_key_not_linked');
     return { subject, projectId: project.id, serverId: server.id, apiKeyId: subject.apiKey.id, server };

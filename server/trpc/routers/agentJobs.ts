@@ -5,9 +5,8 @@ import { allowedModels } from '../../agents/models.ts';
 import { NotFound } from '../../errors.ts';
 import { iso, pagination } from '../../http/shapes.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject } from '../projectRows.ts';
+import { findChild, findInProject } from '../projectRows.ts';
 
 const tags = ['analysis and generation'];
 const id = z.string().max(100);
@@ -85,18 +84,14 @@ function loadPipeline(ctx: ProjectContext, pipelineId: string) {
 /** A job of the pipeline the caller may read (its session too), else 404. */
 async function loadAnalysis(ctx: ProjectContext, pipelineId: string, analysisId: string, populate: 'messages'[] = []) {
   const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = isUuid(analysisId)
-    ? await ctx.em.findOne(AnalysisJob, { id: analysisId.toLowerCase(), pipeline: pipeline.id }, { populate })
-    : null;
+  const job = await findChild(ctx.em, AnalysisJob, analysisId, { pipeline: pipeline.id }, { populate });
   if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null)) throw new NotFound('Analysis');
   return { pipeline, job };
 }
 
 async function loadGeneration(ctx: ProjectContext, pipelineId: string, generationId: string, populate: ('messages' | 'analysis')[] = []) {
   const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = isUuid(generationId)
-    ? await ctx.em.findOne(GenerationJob, { id: generationId.toLowerCase(), pipeline: pipeline.id }, { populate })
-    : null;
+  const job = await findChild(ctx.em, GenerationJob, generationId, { pipeline: pipeline.id }, { populate });
   const analysis = job?.analysis ? await ctx.em.findOne(AnalysisJob, { id: job.analysis.id }) : null;
   if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, analysis?.session?.id ?? null)) throw new NotFound('Generation');
   return { pipeline, job, analysis };

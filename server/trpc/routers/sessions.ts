@@ -15,9 +15,8 @@ import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { proxyActions, sessionActions } from '../../permissions/permissions.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
+import { findChild, findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Sessions CRUD (spec 4.4). A session is a browser definition; starting it (the browser half,
@@ -160,7 +159,7 @@ async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy |
   if (input.proxy) choice.storedProxy = null;
   if (input.proxyId) {
     const proxyId = input.proxyId;
-    const stored = isUuid(proxyId) ? await ctx.em.findOne(StoredProxy, { id: proxyId.toLowerCase(), project: ctx.project.id }) : null;
+    const stored = await findChild(ctx.em, StoredProxy, proxyId, { project: ctx.project.id });
     if (stored) {
       ctx.authorize(proxyActions.read, stored.id);
       choice.storedProxy = stored;
