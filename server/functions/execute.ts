@@ -277,7 +277,7 @@ export async function executeFunction(
     ({ run: ended, timedOut } = await runToEnd(
       deps,
       em,
-      { project, session, functionVersion: version, args: values, freshBrowser: true },
+      { project, session, functionVersion: version, checkedArgs: values, freshBrowser: true },
       { timeoutMs, signal: options.signal },
     ));
   } finally {
