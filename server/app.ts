@@ -29,11 +29,11 @@ import { registerBillingPage } from './http/billingPage.ts';
 import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
-import { registerExternalRoutes } from './http/externalRoutes.ts';
 import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
+import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
@@ -178,7 +178,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     trpcOptions: { router: appRouter, createContext: context, onError: logFault, responseMeta: retryAfterMeta },
   });
 
-  registerExternalRoutes(app, deps);
+  registerOidcSignInRoutes(app, deps);
   registerAuthPages(app);
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
