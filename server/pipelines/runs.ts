@@ -178,38 +178,10 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const functionVersion = 'functionVersion' in target ? target.functionVersion : undefined;
   const version = functionVersion ?? (target as { version: PipelineVersion }).version;
   await em.populate(version as PipelineVersion, ['plan']);
-  const plan = version.plan as unknown as Plan | null;
+  const stored = version.plan as unknown as Plan | null;
   // Fixed here, once, and stored on the run: the run view decides from it whom to show outputs.
-  const readsCookies = planReadsCookies(plan);
-  let values: Record<string, unknown>;
-  let problems: ArgumentProblem[];
-  if ('checkedArgs' in target) {
-    if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
-    values = withPlanDefaults(plan, target.checkedArgs);
-    problems = [];
-  } else {
-    target.authorize?.({ readsCookies });
-    if (version.errors.length > 0) {
-      throw new BadRequest(
-        'version_has_errors',
-        `Version ${version.id} has ${version.errors.length} compiler error(s) and cannot be started`,
-        {
-          issues: version.errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
-        },
-      );
-    }
-    if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
-    ({ values, problems } = prepareArgs(plan, target.args));
-  }
-  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
-  for (const [name, value] of Object.entries('checkedArgs' in target ? target.checkedArgs : target.args)) {
-    if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
-  }
-  if (problems.length) {
-    throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
-      issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
-    });
-  }
+  const readsCookies = planReadsCookies(stored);
+  const { plan, values } = checkRunArgs(target, version, stored, readsCookies);
   await requireFunds(em, deps.config.billing, project);
   const { shownArgs, workflowArgs, sealedSecrets } = sealRunArgs(deps.serviceSecret, plan.secrets, values);
 
@@ -251,6 +223,43 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
     ownsResource: run.ownsResource,
   };
   return { run, input };
+}
+
+/**
+ * The plan a run follows and its arguments, checked once: a pipeline version's errors and `args`
+ * here (after the caller's own check, `authorize`), against its plan, every problem named; a
+ * function's arguments as `executeFunction` checked them, with the plan's defaults. Text holding
+ * NUL is refused either way.
+ */
+function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVersion, plan: Plan | null, readsCookies: boolean) {
+  const checked = 'checkedArgs' in target ? target.checkedArgs : undefined;
+  if (!('checkedArgs' in target)) {
+    target.authorize?.({ readsCookies });
+    if (version.errors.length > 0) {
+      throw new BadRequest(
+        'version_has_errors',
+        `Version ${version.id} has ${version.errors.length} compiler error(s) and cannot be started`,
+        {
+          issues: version.errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
+        },
+      );
+    }
+  }
+  if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
+  const given = checked ?? (target as { args: Record<string, unknown> }).args;
+  const { values, problems } = checked
+    ? { values: withPlanDefaults(plan, checked), problems: [] as ArgumentProblem[] }
+    : prepareArgs(plan, given);
+  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
+  for (const [name, value] of Object.entries(given)) {
+    if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
+  }
+  if (problems.length) {
+    throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
+      issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
+    });
+  }
+  return { plan, values };
 }
 
 /** Arguments checked against a function's parameters, in the plan's order, with its defaults for the ones left out. */
