@@ -6,7 +6,7 @@ import type { Config } from '../server/config.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
-import { encryptSecrets, openSecretValues, secretPlaceholder } from '../server/pipelines/runSecrets.ts';
+import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
 
 type Kind = 'analysis' | 'generation';
@@ -54,8 +54,7 @@ export function createAgentJobActivities({ orm, config }: { orm: MikroORM; confi
       const { values, problems } = prepareArgs(plan, args);
       if (problems.length)
         throw new Error(`the candidate's parameters cannot be given: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`);
-      const secretNames = new Set(plan.secrets);
-      const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
+      const { shownArgs, workflowArgs, sealedSecrets } = sealRunArgs(serviceSecret, plan.secrets, values);
       const resource = await em.findOneOrFail(SessionResource, { id: resourceId });
       const run = em.create(PipelineRun, {
         project: job.project,
@@ -66,13 +65,10 @@ export function createAgentJobActivities({ orm, config }: { orm: MikroORM; confi
         resource,
         ownsResource: false,
         readsCookies: planReadsCookies(plan),
-        args: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value])),
-        sealedSecrets: Object.keys(secrets).length ? encryptSecrets(serviceSecret, secrets) : null,
+        args: shownArgs,
+        sealedSecrets,
       });
       await em.flush();
-      const workflowArgs = Object.fromEntries(
-        Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? secretPlaceholder(name) : value]),
-      );
       return { runId: run.id, input: { plan, args: workflowArgs, hostId, resourceId, ownsResource: false } };
     },
 

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TRPCError } from '@trpc/server';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
 import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
@@ -15,24 +16,24 @@ import { RelayTokens } from './browsers/relayTokens.ts';
 import {
   asDomainError,
   BadRequest,
+  type ErrorBody,
   type ErrorCode,
   errorBody,
   httpAnswer,
   RateLimited,
-  reshapeRestError,
+  restErrorBody,
   ServiceUnavailable,
-  toTRPCError,
 } from './errors.ts';
 import { registerAuthPages } from './http/authPages.ts';
 import { registerBillingPage } from './http/billingPage.ts';
 import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
-import { registerExternalRoutes } from './http/externalRoutes.ts';
 import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
+import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
@@ -135,20 +136,17 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     }
   });
 
+  // The API's error body of each REST answer the adapter fails, kept by its onError (below): the
+  // adapter writes its own shape, and onSend sends this one in its place.
+  const restErrors = new WeakMap<import('fastify').FastifyRequest, ErrorBody>();
+
   app.addHook('onSend', async (req, reply, payload) => {
     // A change to keys, sessions or projects made while answering is heard by every api process
     // before the caller has the answer (server/auth/accessChanges.ts).
     const held = access.held;
     if (held) await held;
-    if (reply.statusCode < 400 || typeof payload !== 'string' || req.url.startsWith('/trpc')) return payload;
-    if (!String(reply.getHeader('content-type') ?? '').includes('json')) return payload;
-    try {
-      const parsed = JSON.parse(payload);
-      if (parsed?.status === 'error') return payload;
-      return JSON.stringify(reshapeRestError(parsed));
-    } catch {
-      return payload;
-    }
+    const restError = reply.statusCode >= 400 ? restErrors.get(req) : undefined;
+    return restError ? JSON.stringify(restError) : payload;
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
@@ -165,16 +163,8 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     reply.status(404).send(errorBody('not_found', `No route ${req.method} ${req.url.split('?')[0]}`));
   });
 
-  // A bad credential (revoked key, ended session) fails while the context is built, before any
-  // middleware could translate it: translate it here, or the adapters would answer 500.
-  const context = async ({ req, res }: { req: import('fastify').FastifyRequest; res: import('fastify').FastifyReply }) => {
-    try {
-      return await createContext(deps, req, res);
-    } catch (error) {
-      const domain = asDomainError(error);
-      throw domain ? toTRPCError(domain) : error;
-    }
-  };
+  const context = ({ req, res }: { req: import('fastify').FastifyRequest; res: import('fastify').FastifyReply }) =>
+    createContext(deps, req, res);
 
   const logFault = ({ error, path }: { error: { code: string; cause?: unknown; message: string }; path?: string }) => {
     if (error.code === 'INTERNAL_SERVER_ERROR') deps.log.error({ err: error.cause ?? error, path }, 'procedure failed');
@@ -188,7 +178,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     trpcOptions: { router: appRouter, createContext: context, onError: logFault, responseMeta: retryAfterMeta },
   });
 
-  registerExternalRoutes(app, deps);
+  registerOidcSignInRoutes(app, deps);
   registerAuthPages(app);
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
@@ -230,7 +220,10 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
   await app.register(fastifyTRPCOpenApiPlugin, {
     router: appRouter,
     createContext: context,
-    onError: logFault,
+    onError: (failed: Parameters<typeof logFault>[0] & { error: TRPCError; req: import('fastify').FastifyRequest }) => {
+      logFault(failed);
+      restErrors.set(failed.req, restErrorBody(failed.error));
+    },
     responseMeta: retryAfterMeta,
   } as never);
 

@@ -8,8 +8,8 @@ import { isDatabaseUnavailable } from './infra/databaseErrors.ts';
 /**
  * The errors module: the domain errors, and how each edge answers them. Code inside the service
  * throws the domain classes; the edges translate them with the functions at the end of this file
- * (REST and raw routes: `httpAnswer`; tRPC: `toTRPCError` and the error formatter in
- * server/trpc/base.ts; MCP: the error body in a tool result). Temporal failures are translated in
+ * (REST and raw routes: `httpAnswer`; tRPC: `domainTRPCError` and the error formatter in
+ * server/trpc/base.ts; the REST adapter's answers: `restErrorBody`; MCP: the error body in a tool result). Temporal failures are translated in
  * the activities, by the error types their workflow contracts name.
  */
 
@@ -233,7 +233,7 @@ export class LimitReached extends DomainError {
 
 // ---- At the edges ------------------------------------------------------------------------------
 // Code inside the service throws the classes above; these turn an error into what each edge
-// answers: the API's error body (REST, raw routes, MCP), a tRPC error, the REST adapter's reshape.
+// answers: the API's error body (REST, raw routes, MCP), a tRPC error, the REST adapter's error body.
 
 /**
  * The domain error an error stands for, if any. A unique violation is a race lost to another
@@ -296,8 +296,34 @@ export function toTRPCError(error: DomainError) {
 }
 
 /**
+ * The tRPC error of anything thrown that stands for a domain error (`asDomainError`), else
+ * undefined: the one translation of the tRPC edge, for errors out of procedures and out of
+ * building their context alike.
+ */
+export function domainTRPCError(error: unknown): TRPCError | undefined {
+  const domain = asDomainError(error);
+  return domain ? toTRPCError(domain) : undefined;
+}
+
+/** The domain code and issues a tRPC error carries: its domain error's, or its input's (zod). */
+function detailsOf(error: TRPCError) {
+  const domain = error.cause instanceof DomainError ? error.cause : undefined;
+  const zod = error.cause instanceof ZodError ? error.cause : undefined;
+  return {
+    domain,
+    domainCode: domain?.code ?? (zod ? ('invalid_input' as const) : undefined),
+    issues: domain?.issues ?? (zod ? describeZodIssues(zod.issues) : undefined),
+  };
+}
+
+/** A domain error's message is written to be shown (a 500 one too, e.g. the payment provider's failure); no other 500's is. */
+function shownMessage(error: TRPCError, message: string, domain: DomainError | undefined) {
+  return error.code === 'INTERNAL_SERVER_ERROR' && !domain ? 'Internal server error' : message;
+}
+
+/**
  * The shape of every tRPC error: internals never named, the domain code and issues carried in
- * `data` (the REST reshape below and the SDK's `data.domainCode` read them there).
+ * `data` (the SDK's `data.domainCode` reads them there; `restErrorBody` reads the same details).
  */
 export function formatTRPCError<Shape extends { message: string; data: { code: string; httpStatus: number; path?: string } }>({
   shape,
@@ -306,38 +332,27 @@ export function formatTRPCError<Shape extends { message: string; data: { code: s
   shape: Shape;
   error: TRPCError;
 }) {
-  const domain = error.cause instanceof DomainError ? error.cause : undefined;
-  const zod = error.cause instanceof ZodError ? error.cause : undefined;
+  const { domain, domainCode, issues } = detailsOf(error);
   return {
     ...shape,
-    // A domain error's message is written to be shown (a 500 one too, e.g. the payment provider's failure).
-    message: error.code === 'INTERNAL_SERVER_ERROR' && !domain ? 'Internal server error' : shape.message,
-    data: {
-      code: shape.data.code,
-      httpStatus: shape.data.httpStatus,
-      path: shape.data.path,
-      domainCode: domain?.code ?? (zod ? 'invalid_input' : undefined),
-      issues: domain?.issues ?? (zod ? describeZodIssues(zod.issues) : undefined),
-    },
+    message: shownMessage(error, shape.message, domain),
+    data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, domainCode, issues },
   };
 }
 
-type TrpcRestError = {
-  message?: string;
-  code?: string;
-  issues?: { path: (string | number)[]; message: string; code?: string }[];
-  data?: { domainCode?: ErrorCode; issues?: ErrorIssue[] };
-};
-
 /**
- * trpc-to-openapi writes `{...shape, message, code: <TRPC code>, issues}`; this rewrites it into
- * the API's error body, keeping the domain code the error formatter put in `data`.
+ * The API's error body for a tRPC error the REST adapter answers: trpc-to-openapi would write
+ * `{...shape, message, code: <TRPC code>, issues}`, so the app sends this instead, read from the
+ * error itself (the same details the error formatter puts in `data`). An error without a domain
+ * code (the adapter's own: no route, a wrong media type) keeps its tRPC code, lowercased.
  */
-export function reshapeRestError(raw: TrpcRestError): ErrorBody {
-  const issues = raw.data?.issues ?? raw.issues?.map(({ path, message, code }) => ({ path, message, code }));
-  const code = raw.data?.domainCode ?? (raw.issues ? 'invalid_input' : asErrorCode((raw.code ?? '').toLowerCase()));
-  const message = code === 'invalid_input' && issues?.length ? describeIssues(issues) : (raw.message ?? 'Error');
-  return errorBody(code, message, issues);
+export function restErrorBody(error: TRPCError): ErrorBody {
+  const { domain, domainCode, issues } = detailsOf(error);
+  // Input paths are keys of parsed JSON: never symbols.
+  const named = issues as ErrorIssue[] | undefined;
+  const code = domainCode ?? asErrorCode(error.code.toLowerCase());
+  const message = code === 'invalid_input' && named?.length ? describeIssues(named) : shownMessage(error, error.message, domain);
+  return errorBody(code, message, named);
 }
 
 const knownCodes = new Set<string>(Object.values(errorCodes).flat());

@@ -155,7 +155,8 @@ export async function acceptGeneration(em: EntityManager, job: GenerationJob) {
   if (job.status === 'rejected') throw new BadRequest('generation_rejected', 'The generation was rejected');
   if (job.status === 'accepted' && job.acceptedVersion) throw new BadRequest('generation_accepted', 'The generation was already accepted');
   if (!job.source) throw new BadRequest('generation_without_output', 'The generation ended without a source');
-  const { errors } = compilePipeline(job.source);
+  const compiled = compilePipeline(job.source);
+  const { errors } = compiled;
   if (errors.length) {
     throw new BadRequest('generation_does_not_compile', `The generated source has ${errors.length} compiler error(s)`, {
       issues: errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
@@ -164,6 +165,7 @@ export async function acceptGeneration(em: EntityManager, job: GenerationJob) {
   await em.populate(job, ['pipeline']);
   const version = await createVersion(em, job.pipeline as Pipeline, {
     source: job.source,
+    compiled,
     metadata: { generatedBy: { generation: job.id, analysis: job.analysis?.id ?? null, model: job.model } },
   });
   job.status = 'accepted';

@@ -69,16 +69,6 @@ export const proposalSchema = z.strictObject({
 export type Proposal = z.infer<typeof proposalSchema>;
 export type ProposalStep = Proposal['steps'][number];
 
-/** The selectors a proposal uses: each must come from a page model the job saw. */
-export function proposalSelectors(proposal: Proposal): string[] {
-  const selectors: string[] = [];
-  for (const step of proposal.steps) {
-    if (step.selector) selectors.push(step.selector);
-    if (step.pagesSelector) selectors.push(step.pagesSelector);
-  }
-  return selectors;
-}
-
 /** Proposal problems beyond the schema: each a sentence a model can act on. */
 export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<string>): string[] {
   const problems: string[] = [];

@@ -37,8 +37,6 @@ export type Subject =
       };
     };
 
-export type SignedInSubject = Extract<Subject, { kind: 'session' | 'apiKey' }>;
-
 export type CredentialSource = {
   cookieToken?: string;
   authorization?: string;

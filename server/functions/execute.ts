@@ -20,7 +20,7 @@ import type { Plan } from '../pipelines/engine/plan.ts';
 import { planReadsCookies } from '../pipelines/engine/registry.ts';
 import { runToEnd } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
-import { isUuid } from '../projects/projectRepository.ts';
+import { findChild } from '../trpc/projectRows.ts';
 import { optionalParameters } from './functionVersions.ts';
 import { checkFunctionArgs } from './schemas.ts';
 
@@ -145,7 +145,7 @@ export async function findReadableFunction(em: EntityManager, subject: Subject, 
 async function sessionFor(em: EntityManager, project: Project, metadata: Record<string, unknown> | null | undefined) {
   const named = metadata?.session;
   if (typeof named === 'string' && named) {
-    const session = isUuid(named) ? await em.findOne(BrowserSession, { id: named.toLowerCase(), project: project.id }) : null;
+    const session = await findChild(em, BrowserSession, named, { project: project.id });
     if (!session) throw new BadRequest('no_session', `The session ${named} the function's metadata names is not in this project`);
     return session;
   }
@@ -268,7 +268,7 @@ export async function executeFunction(
     ({ run: ended, timedOut } = await runToEnd(
       deps,
       em,
-      { project, session, functionVersion: version, args: values, freshBrowser: true },
+      { project, session, functionVersion: version, checkedArgs: values, freshBrowser: true },
       { timeoutMs, signal: options.signal },
     ));
   } finally {

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -18,9 +16,10 @@ import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
 import type { Config } from '../config.ts';
 import { BadRequest, errorBody, httpAnswer, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
-import { buildMcpServer, type McpAuth, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
-import { isUuid } from '../projects/projectRepository.ts';
+import { buildMcpServer, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
+import { McpAuth, withMcpAuth } from '../mcp/mcpAuth.ts';
 import { enterProject, resolveCaller } from '../requestEdge.ts';
+import { loadChild } from '../trpc/projectRows.ts';
 import type { RawRoutePaths } from './openapi.ts';
 
 /**
@@ -166,7 +165,7 @@ export async function registerMcpRoutes(
   }
 
   /** Authenticates one request: an API key linked to this server of this project. */
-  async function authenticate(req: FastifyRequest<{ Params: McpParams }>): Promise<McpAuth & { apiKeyId: string; server: McpServer }> {
+  async function authenticate(req: FastifyRequest<{ Params: McpParams }>): Promise<{ auth: McpAuth; server: McpServer }> {
     if (!mcpRequestAllowed(deps.config, { hostname: req.hostname, origin: header(req, 'origin') })) {
       throw new PermissionDenied('Host or Origin not allowed (see MCP_ALLOWED_HOSTS)', 'host_not_allowed');
     }
@@ -175,24 +174,10 @@ export async function registerMcpRoutes(
     if (subject.kind !== 'apiKey')
       throw new Unauthenticated('The MCP endpoint needs an API key (x-api-key or Authorization)', 'api_key_required');
     const { project } = await enterProject(deps, em, subject, req.params.project);
-    const serverId = req.params.serverId.toLowerCase();
-    const server = isUuid(serverId) ? await em.findOne(McpServer, { id: serverId, project: project.id }) : null;
-    if (!server) throw new NotFound('MCP server');
+    const server = await loadChild(em, McpServer, req.params.serverId, { project: project.id }, 'MCP server');
     const linked = await em.count(McpClientConfig, { mcpServer: server.id, apiKey: subject.apiKey.id });
     if (!linked) throw new PermissionDenied('This API key is not linked to the MCP server by a client config', 'api_key_not_linked');
-    return { subject, projectId: project.id, serverId: server.id, apiKeyId: subject.apiKey.id, server };
-  }
-
-  /** The request, raw, carrying the caller for the MCP handlers (see buildMcpServer). */
-  function withAuth(req: FastifyRequest, auth: McpAuth & { apiKeyId: string }) {
-    const raw = req.raw as IncomingMessage & { auth?: AuthInfo };
-    raw.auth = {
-      token: '',
-      clientId: auth.apiKeyId,
-      scopes: [],
-      extra: { subject: auth.subject, projectId: auth.projectId, serverId: auth.serverId },
-    };
-    return raw;
+    return { auth: new McpAuth({ subject, projectId: project.id, serverId: server.id, apiKeyId: subject.apiKey.id }), server };
   }
 
   /** The session the request names, if it is this server's and this key's; else 404 (as the MCP spec asks). */
@@ -221,14 +206,14 @@ export async function registerMcpRoutes(
   }
 
   app.get<{ Params: McpParams }>(path, async (req, reply) => {
-    const auth = await authenticate(req);
+    const { auth, server } = await authenticate(req);
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId) {
       const session = sessionFor(sessionId, auth);
       if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
       track(session, reply.raw);
-      return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw));
+      return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
     }
     if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
       throw new BadRequest('event_stream_required', 'Open the MCP SSE stream with Accept: text/event-stream, or POST for Streamable HTTP');
@@ -236,7 +221,7 @@ export async function registerMcpRoutes(
     return hijacked(reply, async () => {
       // The endpoint event names this same path; the client resolves it against the stream's URL.
       const transport = new SSEServerTransport(req.url.split('?')[0] as string, reply.raw);
-      const mcp = buildMcpServer(deps, auth.server);
+      const mcp = buildMcpServer(deps, server);
       const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() };
       admit(transport.sessionId, session);
       track(session, reply.raw);
@@ -251,14 +236,14 @@ export async function registerMcpRoutes(
   });
 
   app.post<{ Params: McpParams; Querystring: { sessionId?: string } }>(path, async (req, reply) => {
-    const auth = await authenticate(req);
+    const { auth, server } = await authenticate(req);
     const sseSessionId = req.query.sessionId;
     if (sseSessionId) {
       const session = sessionFor(sseSessionId, auth);
       if (!(session.transport instanceof SSEServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
       track(session, reply.raw);
-      return hijacked(reply, () => transport.handlePostMessage(withAuth(req, auth), reply.raw, req.body));
+      return hijacked(reply, () => transport.handlePostMessage(withMcpAuth(req.raw, auth), reply.raw, req.body));
     }
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId) {
@@ -266,13 +251,13 @@ export async function registerMcpRoutes(
       if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
       const transport = session.transport;
       track(session, reply.raw);
-      return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw, req.body));
+      return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body));
     }
     if (!isInitializeRequest(req.body)) {
       throw new BadRequest('mcp_session_required', 'Start with an initialize request (no mcp-session-id), or send mcp-session-id');
     }
     return hijacked(reply, async () => {
-      const mcp = buildMcpServer(deps, auth.server);
+      const mcp = buildMcpServer(deps, server);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
@@ -283,18 +268,18 @@ export async function registerMcpRoutes(
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
       await mcp.connect(transport);
-      await transport.handleRequest(withAuth(req, auth), reply.raw, req.body);
+      await transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body);
       const session = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
       if (session) session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
     });
   });
 
   app.delete<{ Params: McpParams }>(path, async (req, reply) => {
-    const auth = await authenticate(req);
+    const { auth } = await authenticate(req);
     const session = sessionFor(header(req, 'mcp-session-id'), auth);
     if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
     const transport = session.transport;
-    return hijacked(reply, () => transport.handleRequest(withAuth(req, auth), reply.raw));
+    return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
   });
 
   /**

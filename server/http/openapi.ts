@@ -14,7 +14,7 @@ import { htmlAnswer, jsonAnswer } from './rawAnswers.ts';
 /** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
 export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[string]>;
 
-/** These docs and the external sign-in redirects (externalRoutes.ts). */
+/** These docs and the external sign-in redirects (oidcSignInRoutes.ts). */
 const servedHerePaths: RawRoutePaths = {
   '/api/openapi.json': {
     get: { summary: 'This OpenAPI 3.1 document', tags: ['docs'], responses: jsonAnswer('The document') },

@@ -1,17 +1,16 @@
 import { EventEmitter } from 'node:events';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { FunctionVersion, McpServer, type PipelineFunction, Project } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
-import type { Subject } from '../auth/subject.ts';
 import { asDomainError, type ErrorCode, type ErrorIssue, errorBody } from '../errors.ts';
 import { executeFunction } from '../functions/execute.ts';
 import { optionalParameters } from '../functions/functionVersions.ts';
 import { functionInputJsonSchema, functionOutputJsonSchema } from '../functions/schemas.ts';
 import { can, functionActions, projectRef } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/engine/plan.ts';
+import { mcpAuthOf } from './mcpAuth.ts';
 
 /**
  * One MCP server per client session (spec 4.8): each function assigned to the stored MCP server
@@ -20,12 +19,9 @@ import type { Plan } from '../pipelines/engine/plan.ts';
  * (sent by server/http/mcpRoutes.ts when the assignments or the functions change).
  *
  * The caller is not fixed per session: every HTTP request that carries MCP messages is
- * authenticated anew and hands its subject in `authInfo.extra` (see McpAuth), so a revoked key or
- * permission fails on the next call.
+ * authenticated anew and hands its caller to the handlers (`McpAuth`, ./mcpAuth.ts), so a revoked
+ * key or permission fails on the next call.
  */
-
-/** What the HTTP edge puts in `authInfo.extra` for each request it lets through. */
-export type McpAuth = { subject: Subject; projectId: string; serverId: string };
 
 /**
  * Process-local "the tools of MCP server X may have changed". Routers that change assignments fire
@@ -112,13 +108,6 @@ function failure(code: ErrorCode, message: string, issues?: ErrorIssue[]): CallT
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(code, message, issues)) }] };
 }
 
-function readAuth(authInfo: AuthInfo | undefined): McpAuth {
-  const auth = authInfo?.extra as McpAuth | undefined;
-  // The edge always sets it; a message without it did not come through mcpRoutes.
-  if (!auth?.subject) throw new Error('MCP message without authentication');
-  return auth;
-}
-
 export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string; name: string; description: string }) {
   const mcp = new Server(
     { name: server.slug, title: server.name, version: '1.0.0' },
@@ -126,7 +115,7 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
   );
 
   mcp.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    const auth = readAuth(extra.authInfo);
+    const auth = mcpAuthOf(extra.authInfo);
     const em = deps.orm.em.fork();
     const project = await em.findOneOrFail(Project, { id: auth.projectId });
     const ref = projectRef(project);
@@ -136,7 +125,7 @@ export function buildMcpServer(deps: AppDeps, server: { id: string; slug: string
   });
 
   mcp.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const auth = readAuth(extra.authInfo);
+    const auth = mcpAuthOf(extra.authInfo);
     const em = deps.orm.em.fork();
     const project = await em.findOneOrFail(Project, { id: auth.projectId });
     const name = request.params.name;

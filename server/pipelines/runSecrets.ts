@@ -39,6 +39,23 @@ export function encryptSecrets(serviceSecret: string, values: Record<string, unk
   return encrypt(serviceSecret, values);
 }
 
+/**
+ * A run's checked arguments as it keeps them, split by the plan's secret parameters: `shownArgs`
+ * for the run row (a secret as `[secret]`), `workflowArgs` for the workflow's input (a secret as
+ * its placeholder) and `sealedSecrets`, the secret values sealed for the run row (null without one).
+ */
+export function sealRunArgs(serviceSecret: string, secretParameters: readonly string[], values: Record<string, unknown>) {
+  const secretNames = new Set(secretParameters);
+  const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
+  const swapSecrets = (stand: (name: string) => unknown) =>
+    Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? stand(name) : value]));
+  return {
+    shownArgs: swapSecrets(() => '[secret]'),
+    workflowArgs: swapSecrets(secretPlaceholder),
+    sealedSecrets: Object.keys(secrets).length ? encryptSecrets(serviceSecret, secrets) : null,
+  };
+}
+
 /** Sealed values opened as they were given (an analysis prompt's secret values). */
 export function openSecretValues(serviceSecret: string, sealedSecrets: string | null | undefined): Record<string, string> {
   return sealedSecrets ? (decrypt(serviceSecret, sealedSecrets) as Record<string, string>) : {};

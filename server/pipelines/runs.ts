@@ -29,10 +29,10 @@ import {
 } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
-import { prepareArgs } from './engine/interpreter.ts';
+import { type ArgumentProblem, prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
 import { planReadsCookies } from './engine/registry.ts';
-import { encryptSecrets, secretPlaceholder } from './runSecrets.ts';
+import { sealRunArgs } from './runSecrets.ts';
 
 const holdsNul = (value: unknown): boolean =>
   typeof value === 'string'
@@ -45,19 +45,30 @@ type Deps = BrowserStartDeps & { serviceSecret: string };
 type RunTarget = {
   project: Project;
   session: BrowserSession;
-  /** What runs: a pipeline version, or a function version (both carry a compiled plan). */
   pipeline?: Pipeline;
-  version?: PipelineVersion;
-  functionVersion?: FunctionVersion;
-  args: Record<string, unknown>;
   /** Always start a new browser for this run (functions do), instead of using a running one. */
   freshBrowser?: boolean;
-  /**
-   * The caller's permission check, given what the run needs: it runs before the version and the
-   * arguments are checked and before anything is started, and refuses by throwing.
-   */
-  authorize?: (run: { readsCookies: boolean }) => void;
-};
+} & (
+  | {
+      /** A pipeline version: its errors and `args` are checked here against its plan. */
+      version: PipelineVersion;
+      args: Record<string, unknown>;
+      /**
+       * The caller's permission check, given what the run needs: it runs before the version and
+       * the arguments are checked and before anything is started, and refuses by throwing.
+       */
+      authorize?: (run: { readsCookies: boolean }) => void;
+    }
+  | {
+      /**
+       * A function version `executeFunction` has checked, with the arguments it checked against
+       * the function's parameters (which the version's interface holds to its plan's): the plan's
+       * defaults fill in the rest.
+       */
+      functionVersion: FunctionVersion;
+      checkedArgs: Record<string, unknown>;
+    }
+);
 
 /**
  * Starts a run of `version` on `session`: the session's running browser is used, or one is
@@ -166,43 +177,16 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
  * workflow's input.
  */
 async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
-  const { project, pipeline, session, functionVersion } = target;
-  const version = target.version ?? functionVersion;
-  if (!version) throw new Error('startRun needs a pipeline version or a function version');
+  const { project, pipeline, session } = target;
+  const functionVersion = 'functionVersion' in target ? target.functionVersion : undefined;
+  const version = functionVersion ?? (target as { version: PipelineVersion }).version;
   await em.populate(version as PipelineVersion, ['plan']);
-  const plan = version.plan as unknown as Plan | null;
+  const stored = version.plan as unknown as Plan | null;
   // Fixed here, once, and stored on the run: the run view decides from it whom to show outputs.
-  const readsCookies = planReadsCookies(plan);
-  target.authorize?.({ readsCookies });
-  if (version.errors.length > 0) {
-    throw new BadRequest(
-      'version_has_errors',
-      `Version ${version.id} has ${version.errors.length} compiler error(s) and cannot be started`,
-      {
-        issues: version.errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
-      },
-    );
-  }
-  if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
-  const { values, problems } = prepareArgs(plan, target.args);
-  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
-  for (const [name, value] of Object.entries(target.args)) {
-    if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
-  }
-  if (problems.length) {
-    throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
-      issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
-    });
-  }
+  const readsCookies = planReadsCookies(stored);
+  const { plan, values } = checkRunArgs(target, version, stored, readsCookies);
   await requireFunds(em, deps.config.billing, project);
-
-  const secretNames = new Set(plan.secrets);
-  const secrets = Object.fromEntries(Object.entries(values).filter(([name]) => secretNames.has(name)));
-  const workflowArgs = Object.fromEntries(
-    Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? secretPlaceholder(name) : value]),
-  );
-  const shownArgs = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, secretNames.has(name) ? '[secret]' : value]));
-  const sealedSecrets = Object.keys(secrets).length ? encryptSecrets(deps.serviceSecret, secrets) : null;
+  const { shownArgs, workflowArgs, sealedSecrets } = sealRunArgs(deps.serviceSecret, plan.secrets, values);
 
   const { run, reservation } = await em.transactional(async (tx) => {
     const shared = target.freshBrowser ? null : await shareableBrowser(tx, session);
@@ -210,7 +194,7 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
     const run = tx.create(PipelineRun, {
       project,
       pipeline: pipeline ?? null,
-      version: target.version ?? null,
+      version: functionVersion ? null : (version as PipelineVersion),
       functionVersion: functionVersion ?? null,
       session,
       resource: shared ?? reservation?.resource,
@@ -242,6 +226,53 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
     ownsResource: run.ownsResource,
   };
   return { run, input };
+}
+
+/**
+ * The plan a run follows and its arguments, checked once: a pipeline version's errors and `args`
+ * here (after the caller's own check, `authorize`), against its plan, every problem named; a
+ * function's arguments as `executeFunction` checked them, with the plan's defaults. Text holding
+ * NUL is refused either way.
+ */
+function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVersion, plan: Plan | null, readsCookies: boolean) {
+  const checked = 'checkedArgs' in target ? target.checkedArgs : undefined;
+  if (!('checkedArgs' in target)) {
+    target.authorize?.({ readsCookies });
+    if (version.errors.length > 0) {
+      throw new BadRequest(
+        'version_has_errors',
+        `Version ${version.id} has ${version.errors.length} compiler error(s) and cannot be started`,
+        {
+          issues: version.errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
+        },
+      );
+    }
+  }
+  if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
+  const given = checked ?? (target as { args: Record<string, unknown> }).args;
+  const { values, problems } = checked
+    ? { values: withPlanDefaults(plan, checked), problems: [] as ArgumentProblem[] }
+    : prepareArgs(plan, given);
+  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
+  for (const [name, value] of Object.entries(given)) {
+    if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
+  }
+  if (problems.length) {
+    throw new BadRequest('invalid_args', `Invalid arguments: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, {
+      issues: problems.map((p) => ({ path: ['args', p.parameter], message: p.message })),
+    });
+  }
+  return { plan, values };
+}
+
+/** Arguments checked against a function's parameters, in the plan's order, with its defaults for the ones left out. */
+function withPlanDefaults(plan: Plan, checked: Record<string, unknown>) {
+  return Object.fromEntries(
+    Object.entries(plan.parameters).flatMap(([name, parameter]) => {
+      if (Object.hasOwn(checked, name)) return [[name, checked[name]]];
+      return parameter.default === undefined ? [] : [[name, parameter.default]];
+    }),
+  );
 }
 
 /** A run's workflow's search attributes: a function's run has no pipeline. */

@@ -26,6 +26,8 @@ export type VersionInput = {
   predecessor?: PipelineVersion | null;
   /** Default true: the new version becomes the pipeline's current version. */
   makeCurrent?: boolean;
+  /** `source` compiled already (a generation's candidate, checked before it is accepted): not compiled again. */
+  compiled?: ReturnType<typeof compilePipeline>;
 };
 
 /**
@@ -46,7 +48,7 @@ export async function createVersion(em: EntityManager, pipeline: Pipeline, input
     const predecessor = input.predecessor === undefined ? current : input.predecessor;
     // The compiler is pure and never throws on bad input: a source with errors is stored with
     // them (and no plan), and starting a run of it is refused.
-    const { errors, plan } = compilePipeline(source);
+    const { errors, plan } = (input.source && input.compiled) || compilePipeline(source);
     const version = tx.create(PipelineVersion, {
       pipeline: locked,
       project: locked.project,

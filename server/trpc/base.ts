@@ -1,6 +1,14 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { asDomainError, BadRequest, EmailNotVerified, formatTRPCError, PermissionDenied, toTRPCError, Unauthenticated } from '../errors.ts';
+import {
+  BadRequest,
+  domainTRPCError,
+  EmailNotVerified,
+  formatTRPCError,
+  PermissionDenied,
+  toTRPCError,
+  Unauthenticated,
+} from '../errors.ts';
 import { enterProject } from '../requestEdge.ts';
 import type { Context } from './context.ts';
 
@@ -38,12 +46,13 @@ function findNulCharacter(input: unknown): (string | number)[] | undefined {
 }
 
 /**
- * The door of every procedure. Input holding a NUL is refused with 400 here, rather than failing
- * at the database with a 500; domain errors (and the database's unique violations) are
- * translated to tRPC errors on the way out, once, here. One middleware, not two: tRPC copies a
- * call's options at each one, on every request.
+ * The first middleware of every procedure. Input holding a NUL is refused with 400 here, rather
+ * than failing at the database with a 500; domain errors (and the database's unique violations)
+ * are translated to tRPC errors on the way out (`domainTRPCError`, which createContext uses for
+ * the caller's credential). One middleware, not two: tRPC copies a call's options at each one,
+ * on every request.
  */
-const door = t.middleware(async ({ getRawInput, next }) => {
+const refuseNulAndTranslateErrors = t.middleware(async ({ getRawInput, next }) => {
   const path = findNulCharacter(await getRawInput());
   if (path) {
     const message = 'text may not contain NUL (\\u0000) characters';
@@ -54,14 +63,12 @@ const door = t.middleware(async ({ getRawInput, next }) => {
     );
   }
   const result = await next();
-  if (!result.ok) {
-    const domain = asDomainError(result.error.cause);
-    if (domain) throw toTRPCError(domain);
-  }
+  const translated = result.ok ? undefined : domainTRPCError(result.error.cause);
+  if (translated) throw translated;
   return result;
 });
 
-export const publicProcedure = t.procedure.use(door);
+export const publicProcedure = t.procedure.use(refuseNulAndTranslateErrors);
 
 /** Signed in with a full session or an API key. */
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {

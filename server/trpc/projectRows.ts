@@ -1,4 +1,5 @@
 import type { EntityName, FilterQuery, QueryOrderMap } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFound } from '../errors.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import type { ProjectContext } from './base.ts';
@@ -7,6 +8,8 @@ import type { ProjectContext } from './base.ts';
  * How routers load rows of the project in scope: one row by id (`findInProject`), or the rows a
  * caller may read (`readableIds`, `listReadable`). The permission module decides per row, so a
  * key granted single ids sees exactly those; paging happens after that decision, never before.
+ * A row that belongs to a row already loaded (a pipeline's run, a session's resource) comes
+ * through `findChild` or `loadChild`.
  */
 
 type ProjectRow = { id: string };
@@ -64,4 +67,37 @@ export async function listReadable<T extends ProjectRow>(
   const ids = page ? readable.slice(page.offset, page.offset + page.limit) : readable;
   if (!ids.length) return [];
   return ctx.em.find(entity, { id: { $in: ids } } as never, { orderBy, populate } as never);
+}
+
+type ChildOptions = { populate?: readonly string[] };
+
+/**
+ * The row `id` under its parent (`within`: the owning columns, e.g. `{ pipeline: pipeline.id }`),
+ * or null. A malformed id finds nothing without a query (the id columns are uuid, and a stray
+ * text there would fail in the database); ids compare lowercased. The caller has loaded, and so
+ * authorised, the parent; what a miss answers is its own.
+ */
+export async function findChild<T extends ProjectRow>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  id: string,
+  within: Record<string, unknown>,
+  options: ChildOptions = {},
+): Promise<T | null> {
+  if (!isUuid(id)) return null;
+  return (await em.findOne(entity, { ...within, id: id.toLowerCase() } as never, options as never)) as T | null;
+}
+
+/** `findChild`, where a miss is 404 `what`. */
+export async function loadChild<T extends ProjectRow>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  id: string,
+  within: Record<string, unknown>,
+  what: string,
+  options: ChildOptions = {},
+): Promise<T> {
+  const row = await findChild(em, entity, id, within, options);
+  if (!row) throw new NotFound(what);
+  return row;
 }

@@ -5,9 +5,8 @@ import { allowedModels } from '../../agents/models.ts';
 import { NotFound } from '../../errors.ts';
 import { iso, pagination } from '../../http/shapes.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject } from '../projectRows.ts';
+import { findChild, findInProject } from '../projectRows.ts';
 
 const tags = ['analysis and generation'];
 const id = z.string().max(100);
@@ -85,18 +84,14 @@ function loadPipeline(ctx: ProjectContext, pipelineId: string) {
 /** A job of the pipeline the caller may read (its session too), else 404. */
 async function loadAnalysis(ctx: ProjectContext, pipelineId: string, analysisId: string, populate: 'messages'[] = []) {
   const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = isUuid(analysisId)
-    ? await ctx.em.findOne(AnalysisJob, { id: analysisId.toLowerCase(), pipeline: pipeline.id }, { populate })
-    : null;
+  const job = await findChild(ctx.em, AnalysisJob, analysisId, { pipeline: pipeline.id }, { populate });
   if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null)) throw new NotFound('Analysis');
   return { pipeline, job };
 }
 
 async function loadGeneration(ctx: ProjectContext, pipelineId: string, generationId: string, populate: ('messages' | 'analysis')[] = []) {
   const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = isUuid(generationId)
-    ? await ctx.em.findOne(GenerationJob, { id: generationId.toLowerCase(), pipeline: pipeline.id }, { populate })
-    : null;
+  const job = await findChild(ctx.em, GenerationJob, generationId, { pipeline: pipeline.id }, { populate });
   const analysis = job?.analysis ? await ctx.em.findOne(AnalysisJob, { id: job.analysis.id }) : null;
   if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, analysis?.session?.id ?? null)) throw new NotFound('Generation');
   return { pipeline, job, analysis };
@@ -127,40 +122,185 @@ const generationView = (job: GenerationJob) => ({
   updated: iso(job.updated),
 });
 
+/**
+ * What tells an analysis's procedures from a generation's: the rest of the six procedures both
+ * kinds have (models, list, get, reject, stop, delete) is one definition, `jobProcedures`.
+ */
+type JobKind<
+  Job extends AnalysisJob | GenerationJob,
+  Input extends z.ZodType<JobInput>,
+  Summary extends z.ZodType,
+  Detail extends z.ZodType,
+> = {
+  kind: 'analysis' | 'generation';
+  /** The kind's noun with its article, as the summaries say it. */
+  one: string;
+  many: string;
+  path: `/${string}`;
+  input: Input;
+  summary: Summary;
+  view: (job: Job) => z.input<Summary>;
+  /** The pipeline's jobs the caller may read, newest first. */
+  readable: (ctx: ProjectContext, pipeline: Pipeline) => Promise<Job[]>;
+  load: (ctx: ProjectContext, input: z.output<Input>, populate?: 'messages'[]) => Promise<{ pipeline: Pipeline; job: Job }>;
+  detail: Detail;
+  detailSummary: string;
+  present: (ctx: ProjectContext, input: z.output<Input>) => Promise<z.input<Detail>>;
+};
+type JobInput = { project: string; pipelineId: string };
+
+function jobProcedures<
+  Job extends AnalysisJob | GenerationJob,
+  Input extends z.ZodType<JobInput>,
+  Summary extends z.ZodType,
+  Detail extends z.ZodType,
+>(kind: JobKind<Job, Input, Summary, Detail>) {
+  const { path, input, summary } = kind;
+  // tRPC's inferred input and output types do not resolve inside a generic function: resolvers
+  // here cast to the schemas' types (`given`, `as never`), and the schemas given to .input() and
+  // .output() type the procedures outside (and check their values at run time).
+  const given = (raw: unknown) => raw as z.output<Input>;
+  const loadForReview = async (ctx: ProjectContext, raw: unknown) => {
+    const { pipeline, job } = await kind.load(ctx, given(raw));
+    agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+    return job;
+  };
+  return {
+    models: projectProcedure
+      .meta({
+        openapi: { method: 'GET', path: `/{project}/api/pipelines/${kind.kind}/models`, tags, summary: `The models ${kind.kind} may use` },
+      })
+      .input(z.strictObject({ project: id }))
+      .output(z.array(modelView))
+      .query(({ ctx }) => allowedModels(ctx.deps.config, kind.kind)),
+
+    list: projectProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: `/{project}/api/pipelines/{pipelineId}/${kind.kind}`,
+          tags,
+          summary: `The pipeline’s ${kind.many}, newest first`,
+        },
+      })
+      .input(z.strictObject({ project: id, pipelineId: id, ...pagination }))
+      .output(z.array(summary))
+      .query(async ({ ctx, input }) => {
+        const pipeline = await loadPipeline(ctx, input.pipelineId);
+        return (await kind.readable(ctx, pipeline)).slice(input.offset, input.offset + input.limit).map(kind.view) as never;
+      }),
+
+    get: projectProcedure
+      .meta({ openapi: { method: 'GET', path, tags, summary: kind.detailSummary } })
+      .input(input)
+      .output(kind.detail)
+      .query(async ({ ctx, input }) => (await kind.present(ctx, given(input))) as never),
+
+    reject: projectProcedure
+      .meta({ openapi: { method: 'POST', path: `${path}/reject`, tags, summary: `Reject ${kind.one}` } })
+      .input(input)
+      .output(summary)
+      .mutation(async ({ ctx, input }) => {
+        const job = await loadForReview(ctx, input);
+        job.status = 'rejected';
+        await ctx.em.flush();
+        return kind.view(job) as never;
+      }),
+
+    stop: projectProcedure
+      .meta({ openapi: { method: 'POST', path: `${path}/stop`, tags, summary: `Stop ${kind.one}’s agent; it keeps what it has` } })
+      .input(input)
+      .output(summary)
+      .mutation(async ({ ctx, input }) => {
+        const job = await loadForReview(ctx, input);
+        return kind.view((await stopJob(ctx.deps, ctx.em, kind.kind, job)) as Job) as never;
+      }),
+
+    delete: projectProcedure
+      .meta({ openapi: { method: 'DELETE', path, tags, summary: `Delete ${kind.one} (a running agent is stopped first)` } })
+      .input(input)
+      .output(z.object({ id: z.string() }))
+      .mutation(async ({ ctx, input }) => {
+        const job = await loadForReview(ctx, input);
+        await stopJob(ctx.deps, ctx.em, kind.kind, job);
+        await ctx.em.remove(job).flush();
+        return { id: job.id };
+      }),
+  };
+}
+
+const analysis = jobProcedures({
+  kind: 'analysis',
+  one: 'an analysis',
+  many: 'analyses',
+  path: analysisPath,
+  input: analysisInput,
+  summary: analysisSummary,
+  view: analysisView,
+  readable: async (ctx, pipeline) => {
+    const jobs = await ctx.em.find(AnalysisJob, { pipeline: pipeline.id }, { orderBy: { created: 'desc', id: 'desc' } });
+    return jobs.filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null));
+  },
+  load: (ctx, input, populate) => loadAnalysis(ctx, input.pipelineId, input.analysisId, populate),
+  detail: analysisDetail,
+  detailSummary: 'An analysis: messages, output, resources, generations, usage',
+  present: async (ctx, input) => {
+    const { job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId, ['messages']);
+    const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
+    return {
+      ...analysisView(job),
+      resources: job.resources,
+      generations: generations.map((generation) => ({ id: generation.id, status: generation.status, agent: generation.agent })),
+      messages: job.messages,
+      output: job.output ?? null,
+      usage: job.usage,
+    };
+  },
+});
+
+const generation = jobProcedures({
+  kind: 'generation',
+  one: 'a generation',
+  many: 'generations',
+  path: generationPath,
+  input: generationInput,
+  summary: generationSummary,
+  view: generationView,
+  readable: async (ctx, pipeline) => {
+    const jobs = await ctx.em.find(
+      GenerationJob,
+      { pipeline: pipeline.id },
+      { orderBy: { created: 'desc', id: 'desc' }, populate: ['analysis'] },
+    );
+    return jobs.filter((job) =>
+      agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, (job.analysis as AnalysisJob | null)?.session?.id ?? null),
+    );
+  },
+  load: (ctx, input, populate) => loadGeneration(ctx, input.pipelineId, input.generationId, populate),
+  detail: generationDetail,
+  detailSummary: 'A generation: the analysis’s prompt and output, messages, the final graph, compile and dry-run results',
+  present: async (ctx, input) => {
+    const { job, analysis } = await loadGeneration(ctx, input.pipelineId, input.generationId, ['messages']);
+    return {
+      ...generationView(job),
+      analysisPrompt: analysis?.prompt ?? null,
+      analysisOutput: analysis?.output ?? null,
+      messages: job.messages,
+      output: job.source ?? null,
+      errors: job.errors,
+      dryRun: job.dryRun ?? null,
+      attempts: job.attempts,
+      acceptedVersion: job.acceptedVersion?.id ?? null,
+      usage: job.usage,
+    };
+  },
+});
+
+// The order of the keys is the order of the OpenAPI document's operations.
 export const agentJobsRouter = router({
-  analysisModels: projectProcedure
-    .meta({ openapi: { method: 'GET', path: '/{project}/api/pipelines/analysis/models', tags, summary: 'The models analysis may use' } })
-    .input(z.strictObject({ project: id }))
-    .output(z.array(modelView))
-    .query(({ ctx }) => allowedModels(ctx.deps.config, 'analysis')),
-
-  generationModels: projectProcedure
-    .meta({
-      openapi: { method: 'GET', path: '/{project}/api/pipelines/generation/models', tags, summary: 'The models generation may use' },
-    })
-    .input(z.strictObject({ project: id }))
-    .output(z.array(modelView))
-    .query(({ ctx }) => allowedModels(ctx.deps.config, 'generation')),
-
-  listAnalyses: projectProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: '/{project}/api/pipelines/{pipelineId}/analysis',
-        tags,
-        summary: 'The pipeline’s analyses, newest first',
-      },
-    })
-    .input(z.strictObject({ project: id, pipelineId: id, ...pagination }))
-    .output(z.array(analysisSummary))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await loadPipeline(ctx, input.pipelineId);
-      const jobs = await ctx.em.find(AnalysisJob, { pipeline: pipeline.id }, { orderBy: { created: 'desc', id: 'desc' } });
-      return jobs
-        .filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null))
-        .slice(input.offset, input.offset + input.limit)
-        .map(analysisView);
-    }),
+  analysisModels: analysis.models,
+  generationModels: generation.models,
+  listAnalyses: analysis.list,
 
   startAnalysis: projectProcedure
     .meta({
@@ -192,23 +332,9 @@ export const agentJobsRouter = router({
       return { id: job.id };
     }),
 
-  getAnalysis: projectProcedure
-    .meta({ openapi: { method: 'GET', path: analysisPath, tags, summary: 'An analysis: messages, output, resources, generations, usage' } })
-    .input(analysisInput)
-    .output(analysisDetail)
-    .query(async ({ ctx, input }) => {
-      const { job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId, ['messages']);
-      const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
-      return {
-        ...analysisView(job),
-        resources: job.resources,
-        generations: generations.map((generation) => ({ id: generation.id, status: generation.status, agent: generation.agent })),
-        messages: job.messages,
-        output: job.output ?? null,
-        usage: job.usage,
-      };
-    }),
+  getAnalysis: analysis.get,
 
+  // Accepting differs in kind: an analysis starts a generation, a generation becomes a version.
   acceptAnalysis: projectProcedure
     .meta({
       openapi: {
@@ -228,90 +354,11 @@ export const agentJobsRouter = router({
       return { id: generation.id };
     }),
 
-  rejectAnalysis: projectProcedure
-    .meta({ openapi: { method: 'POST', path: `${analysisPath}/reject`, tags, summary: 'Reject an analysis' } })
-    .input(analysisInput)
-    .output(analysisSummary)
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      job.status = 'rejected';
-      await ctx.em.flush();
-      return analysisView(job);
-    }),
-
-  stopAnalysis: projectProcedure
-    .meta({ openapi: { method: 'POST', path: `${analysisPath}/stop`, tags, summary: 'Stop an analysis’s agent; it keeps what it has' } })
-    .input(analysisInput)
-    .output(analysisSummary)
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      return analysisView((await stopJob(ctx.deps, ctx.em, 'analysis', job)) as AnalysisJob);
-    }),
-
-  deleteAnalysis: projectProcedure
-    .meta({ openapi: { method: 'DELETE', path: analysisPath, tags, summary: 'Delete an analysis (a running agent is stopped first)' } })
-    .input(analysisInput)
-    .output(z.object({ id: z.string() }))
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      await stopJob(ctx.deps, ctx.em, 'analysis', job);
-      await ctx.em.remove(job).flush();
-      return { id: input.analysisId.toLowerCase() };
-    }),
-
-  listGenerations: projectProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: '/{project}/api/pipelines/{pipelineId}/generation',
-        tags,
-        summary: 'The pipeline’s generations, newest first',
-      },
-    })
-    .input(z.strictObject({ project: id, pipelineId: id, ...pagination }))
-    .output(z.array(generationSummary))
-    .query(async ({ ctx, input }) => {
-      const pipeline = await loadPipeline(ctx, input.pipelineId);
-      const jobs = await ctx.em.find(
-        GenerationJob,
-        { pipeline: pipeline.id },
-        { orderBy: { created: 'desc', id: 'desc' }, populate: ['analysis'] },
-      );
-      return jobs
-        .filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, (job.analysis as AnalysisJob | null)?.session?.id ?? null))
-        .slice(input.offset, input.offset + input.limit)
-        .map(generationView);
-    }),
-
-  getGeneration: projectProcedure
-    .meta({
-      openapi: {
-        method: 'GET',
-        path: generationPath,
-        tags,
-        summary: 'A generation: the analysis’s prompt and output, messages, the final graph, compile and dry-run results',
-      },
-    })
-    .input(generationInput)
-    .output(generationDetail)
-    .query(async ({ ctx, input }) => {
-      const { job, analysis } = await loadGeneration(ctx, input.pipelineId, input.generationId, ['messages']);
-      return {
-        ...generationView(job),
-        analysisPrompt: analysis?.prompt ?? null,
-        analysisOutput: analysis?.output ?? null,
-        messages: job.messages,
-        output: job.source ?? null,
-        errors: job.errors,
-        dryRun: job.dryRun ?? null,
-        attempts: job.attempts,
-        acceptedVersion: job.acceptedVersion?.id ?? null,
-        usage: job.usage,
-      };
-    }),
+  rejectAnalysis: analysis.reject,
+  stopAnalysis: analysis.stop,
+  deleteAnalysis: analysis.delete,
+  listGenerations: generation.list,
+  getGeneration: generation.get,
 
   acceptGeneration: projectProcedure
     .meta({
@@ -331,37 +378,7 @@ export const agentJobsRouter = router({
       return { id: version.id };
     }),
 
-  rejectGeneration: projectProcedure
-    .meta({ openapi: { method: 'POST', path: `${generationPath}/reject`, tags, summary: 'Reject a generation' } })
-    .input(generationInput)
-    .output(generationSummary)
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      job.status = 'rejected';
-      await ctx.em.flush();
-      return generationView(job);
-    }),
-
-  stopGeneration: projectProcedure
-    .meta({ openapi: { method: 'POST', path: `${generationPath}/stop`, tags, summary: 'Stop a generation’s agent; it keeps what it has' } })
-    .input(generationInput)
-    .output(generationSummary)
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      return generationView((await stopJob(ctx.deps, ctx.em, 'generation', job)) as GenerationJob);
-    }),
-
-  deleteGeneration: projectProcedure
-    .meta({ openapi: { method: 'DELETE', path: generationPath, tags, summary: 'Delete a generation (a running agent is stopped first)' } })
-    .input(generationInput)
-    .output(z.object({ id: z.string() }))
-    .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
-      await stopJob(ctx.deps, ctx.em, 'generation', job);
-      await ctx.em.remove(job).flush();
-      return { id: input.generationId.toLowerCase() };
-    }),
+  rejectGeneration: generation.reject,
+  stopGeneration: generation.stop,
+  deleteGeneration: generation.delete,
 });

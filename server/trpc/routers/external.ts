@@ -20,7 +20,7 @@ import { sendVerificationMail } from './auth.ts';
 /**
  * Sign-in through OpenID Connect providers: the JSON routes. The browser redirects
  * (`/api/auth/external/{provider}/init` and `/redirect`) are raw routes in
- * server/http/externalRoutes.ts.
+ * server/http/oidcSignInRoutes.ts.
  */
 
 const tags = ['auth'];

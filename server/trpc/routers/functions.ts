@@ -18,7 +18,7 @@ import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
+import { findInProject, listReadable, loadChild } from '../projectRows.ts';
 
 /**
  * Functions (spec 4.6): a pipeline source published behind a slug with a typed interface
@@ -381,12 +381,14 @@ export const functionsRouter = router({
       const previous = await currentVersion(ctx, fn);
       const { pipelineId, pipelineVersionId } = importSource(input, previous);
       if (!isUuid(pipelineId) || !ctx.can(pipelineActions.read, pipelineId.toLowerCase())) throw new NotFound('Pipeline');
-      const pipeline = await ctx.em.findOne(Pipeline, { id: pipelineId.toLowerCase(), project: ctx.project.id });
-      if (!pipeline) throw new NotFound('Pipeline');
-      const pipelineVersion = isUuid(pipelineVersionId)
-        ? await ctx.em.findOne(PipelineVersion, { id: pipelineVersionId.toLowerCase(), pipeline: pipeline.id, project: ctx.project.id })
-        : null;
-      if (!pipelineVersion) throw new NotFound('Pipeline version');
+      const pipeline = await loadChild(ctx.em, Pipeline, pipelineId, { project: ctx.project.id }, 'Pipeline');
+      const pipelineVersion = await loadChild(
+        ctx.em,
+        PipelineVersion,
+        pipelineVersionId,
+        { pipeline: pipeline.id, project: ctx.project.id },
+        'Pipeline version',
+      );
       const metadata = input.metadata ?? previous?.metadata ?? {};
       await authorizeCookieReads(ctx.em, ctx.subject, ctx.project, { plan: compileSource(pipelineVersion.source), metadata });
       const version = await createFunctionVersion(

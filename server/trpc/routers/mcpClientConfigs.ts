@@ -7,7 +7,7 @@ import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
 import { canUseApiKeyOf, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
+import { findChild, findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * MCP client configs (spec 4.8, 5.11): each links one API key to one MCP server of the project;
@@ -71,8 +71,7 @@ function findConfig(ctx: ProjectContext, configId: string, action: string) {
 
 /** 5.11: a server of this project (that the caller may read). */
 async function serverFor(ctx: ProjectContext, serverId: string) {
-  const id = serverId.toLowerCase();
-  const server = isUuid(id) ? await ctx.em.findOne(McpServer, { id, project: ctx.project.id }) : null;
+  const server = await findChild(ctx.em, McpServer, serverId, { project: ctx.project.id });
   if (!server || !ctx.can(mcpActions.read, server.id)) {
     throw new BadRequest('invalid_mcp_server', 'mcpServerId must name an MCP server of this project', {
       issues: [{ path: ['mcpServerId'], message: 'not an MCP server of this project', code: 'invalid_mcp_server' }],

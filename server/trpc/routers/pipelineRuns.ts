@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
-import { NotFound } from '../../errors.ts';
 import { iso } from '../../http/shapes.ts';
 import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject } from '../projectRows.ts';
+import { findInProject, loadChild } from '../projectRows.ts';
 
 const tags = ['pipelines'];
 
@@ -43,10 +41,7 @@ function loadPipeline(ctx: ProjectContext, pipelineId: string) {
 
 async function loadRun(ctx: ProjectContext, pipelineId: string, runId: string) {
   const pipeline = await loadPipeline(ctx, pipelineId);
-  const run = isUuid(runId)
-    ? await ctx.em.findOne(PipelineRun, { id: runId.toLowerCase(), pipeline: pipeline.id }, { populate: ['resource', 'resource.session'] })
-    : null;
-  if (!run) throw new NotFound('Run');
+  const run = await loadChild(ctx.em, PipelineRun, runId, { pipeline: pipeline.id }, 'Run', { populate: ['resource', 'resource.session'] });
   return { pipeline, run };
 }
 
@@ -99,11 +94,8 @@ export const pipelineRunsRouter = router({
     .output(z.object({ id: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const pipeline = await loadPipeline(ctx, input.pipelineId);
-      const versionId = (input.version ?? pipeline.currentVersion?.id ?? '').toLowerCase();
-      const version = isUuid(versionId)
-        ? await ctx.em.findOne(PipelineVersion, { id: versionId, project: ctx.project.id, pipeline: pipeline.id })
-        : null;
-      if (!version) throw new NotFound('Version');
+      const versionId = input.version ?? pipeline.currentVersion?.id ?? '';
+      const version = await loadChild(ctx.em, PipelineVersion, versionId, { project: ctx.project.id, pipeline: pipeline.id }, 'Version');
       ctx.authorize(pipelineActions.execute, version.id);
       // A session the caller cannot see is 404; one it may see but not drive, 403.
       const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');

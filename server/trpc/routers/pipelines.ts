@@ -5,10 +5,10 @@ import { BadRequest, Conflict, NotFound } from '../../errors.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
 import { authorize, can, pipelineActions, projectActions, projectRef } from '../../permissions/permissions.ts';
 import { createPipeline, createVersion, makeCurrent } from '../../pipelines/versions.ts';
-import { findProject, isUuid } from '../../projects/projectRepository.ts';
+import { findProject } from '../../projects/projectRepository.ts';
 import { enterProject } from '../../requestEdge.ts';
 import { type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
-import { findInProject, listReadable, readableIds } from '../projectRows.ts';
+import { findChild, findInProject, listReadable, readableIds } from '../projectRows.ts';
 
 /**
  * Pipelines CRUD and versions (spec 4.5, without runs, the node catalog and the model jobs).
@@ -120,8 +120,7 @@ function findPipeline(ctx: ProjectContext, pipelineId: string, action: string) {
  * after loading, so a version the caller may not read answers 404 like a missing one.
  */
 async function findVersion(ctx: ProjectContext, versionId: string) {
-  if (!isUuid(versionId)) throw new NotFound('Pipeline version');
-  const version = await ctx.em.findOne(PipelineVersion, { id: versionId.toLowerCase(), project: ctx.project.id });
+  const version = await findChild(ctx.em, PipelineVersion, versionId, { project: ctx.project.id });
   if (!version || !ctx.can(pipelineActions.read, version.pipeline.id)) throw new NotFound('Pipeline version');
   return version;
 }

@@ -2,11 +2,9 @@ import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
 import { startBrowser, stopBrowser } from '../../browsers/browserSessions.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
-import { NotFound } from '../../errors.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject } from '../projectRows.ts';
+import { findInProject, loadChild } from '../projectRows.ts';
 
 const tags = ['sessions'];
 const ids = { project: z.string().max(100), sessionId: z.string().max(100) };
@@ -18,9 +16,7 @@ function loadSession(ctx: ProjectContext, sessionId: string, action: string) {
 
 async function loadResource(ctx: ProjectContext, sessionId: string, resourceId: string, action: string) {
   const session = await loadSession(ctx, sessionId, action);
-  const resource = isUuid(resourceId) ? await ctx.em.findOne(SessionResource, { id: resourceId.toLowerCase(), session: session.id }) : null;
-  if (!resource) throw new NotFound('Resource');
-  return resource;
+  return loadChild(ctx.em, SessionResource, resourceId, { session: session.id }, 'Resource');
 }
 
 export const resourcesRouter = router({

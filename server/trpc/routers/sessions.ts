@@ -1,21 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
-import { BrowserSession, SessionResource, StoredProxy } from '../../../db/entities/index.ts';
-import type { Subject } from '../../auth/subject.ts';
+import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
 import { waitUntilStopped } from '../../browsers/browserSessions.ts';
 import { defaultBrowserImage } from '../../browsers/images.ts';
 import { checkImage, defaultScreen, maxLaunchArgsLength, parseLaunchArgs, screenSchema } from '../../browsers/launchSettings.ts';
-import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
-import { proxyProviderFor } from '../../browsers/proxyProviders.ts';
 import { activeResourceStatuses, inUseResourceStatuses } from '../../browsers/resourceStatus.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { cookiesSchema, cookieView } from '../../browsers/sessionCookies.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/sessionProxies.ts';
-import { BadRequest, Conflict } from '../../errors.ts';
+import { chooseSessionProxy } from '../../browsers/sessionProxyChoice.ts';
+import { Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
-import { proxyActions, sessionActions } from '../../permissions/permissions.ts';
-import { isUuid } from '../../projects/projectRepository.ts';
+import { sessionActions } from '../../permissions/permissions.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable } from '../projectRows.ts';
 
@@ -139,55 +135,6 @@ function checkLaunchFields(fields: { args?: string; image?: string }) {
   if (fields.image !== undefined) checkImage(fields.image);
 }
 
-type ProxyChoice = { proxy: SessionProxy | null; storedProxy: StoredProxy | null };
-
-/**
- * What `proxy` / `proxyId` of a create or update set. A stored proxy must be the project's and
- * readable by the caller; a dynamic one (from the provider, with an id) is copied inline, since
- * the provider's list may change after the session is saved.
- */
-async function resolveProxy(ctx: ProjectContext, input: { proxy?: SessionProxy | null; proxyId?: string | null }) {
-  if (input.proxy && input.proxyId) {
-    throw new BadRequest('invalid_input', 'Give either proxy or proxyId, not both', {
-      issues: [{ path: ['proxyId'], message: 'either proxy or proxyId' }],
-    });
-  }
-  const choice: Partial<ProxyChoice> = {};
-  // The password is stored sealed; the browser host opens it at launch.
-  const sealed = (proxy: SessionProxy): SessionProxy => ({ ...proxy, password: sealProxyPassword(ctx.deps.serviceSecret, proxy.password) });
-  if (input.proxy !== undefined) choice.proxy = input.proxy && sealed(input.proxy);
-  if (input.proxyId === null) choice.storedProxy = null;
-  if (input.proxy) choice.storedProxy = null;
-  if (input.proxyId) {
-    const proxyId = input.proxyId;
-    const stored = isUuid(proxyId) ? await ctx.em.findOne(StoredProxy, { id: proxyId.toLowerCase(), project: ctx.project.id }) : null;
-    if (stored) {
-      ctx.authorize(proxyActions.read, stored.id);
-      choice.storedProxy = stored;
-      choice.proxy = null;
-    } else {
-      const dynamic = ctx.can(proxyActions.read)
-        ? (await proxyProviderFor(ctx.deps.config).listDynamicProxies({ userId: userIdOf(ctx.subject), projectId: ctx.project.id })).find(
-            (candidate) => candidate.id === proxyId,
-          )
-        : undefined;
-      if (!dynamic) {
-        throw new BadRequest('unknown_proxy', `Proxy ${proxyId} is not a proxy of this project`, {
-          issues: [{ path: ['proxyId'], message: 'unknown proxy' }],
-        });
-      }
-      const { protocol, hostname, port, username, password } = dynamic;
-      choice.proxy = sealed({ protocol, hostname, port, username, password });
-      choice.storedProxy = null;
-    }
-  }
-  return choice;
-}
-
-function userIdOf(subject: Subject) {
-  return subject.kind === 'session' || subject.kind === 'apiKey' ? subject.user.id : null;
-}
-
 const tags = ['sessions'];
 
 export const sessionsRouter = router({
@@ -223,7 +170,7 @@ export const sessionsRouter = router({
     .mutation(async ({ ctx, input }) => {
       ctx.authorize(sessionActions.write);
       checkLaunchFields(input);
-      const proxy = await resolveProxy(ctx, input);
+      const proxy = await chooseSessionProxy(ctx.deps, ctx.em, ctx, input);
       const session = ctx.em.create(BrowserSession, {
         project: ctx.project,
         name: input.name,
@@ -272,7 +219,7 @@ export const sessionsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const session = await findSession(ctx, input.sessionId, sessionActions.write);
       checkLaunchFields(input);
-      const proxy = await resolveProxy(ctx, input);
+      const proxy = await chooseSessionProxy(ctx.deps, ctx.em, ctx, input);
       // Field by field: the body is never assigned wholesale.
       if (input.name !== undefined) session.name = input.name;
       if (input.description !== undefined) session.description = input.description;

@@ -27,7 +27,7 @@ const flowCookies = ['oidc_state', 'oidc_nonce', 'oidc_verifier', 'oidc_intent',
 
 type ProviderParams = { Params: { provider: string } };
 
-export function registerExternalRoutes(app: RawApp, deps: AppDeps) {
+export function registerOidcSignInRoutes(app: RawApp, deps: AppDeps) {
   const oidc = new OidcClients(deps.config);
   const secure = deps.config.publicUrl.startsWith('https:');
   const cookieOptions = (provider: string) => ({
