@@ -26,6 +26,11 @@ import { type RefType, valueFits } from './refTypes.ts';
 import { type FlowNodeType, nodeRegistry } from './registry.ts';
 import { holdsSealed } from './sealedValues.ts';
 
+/** The outputs flow nodes fill themselves (a condition's, a loop's); a branch leaves them alone. */
+const flowOutputNames = new Set(
+  [...nodeRegistry.values()].filter((spec) => spec.category === 'flow').flatMap((spec) => Object.keys(spec.outputs)),
+);
+
 /**
  * The most steps one run executes (every node, flow nodes and each loop iteration's nodes
  * included). Each step is a few events of the run's workflow history, which Temporal caps at
@@ -383,9 +388,8 @@ export async function runPlan(plan: Plan, options: RunPlanOptions): Promise<RunR
     }
     const branch = matched ? 'then' : 'else';
     const branchOutputs: Record<string, unknown> = {};
-    // A branch's outputs are the plan's outputs of the node but its own (its spec's).
-    const own = nodeRegistry.get(step.type)?.outputs ?? {};
-    for (const name of Object.keys(step.outputs)) if (!Object.hasOwn(own, name)) branchOutputs[name] = null;
+    // A branch's outputs are the plan's outputs of the node but the names flow nodes fill themselves.
+    for (const name of Object.keys(step.outputs)) if (!flowOutputNames.has(name)) branchOutputs[name] = null;
     const block = step.blocks?.[branch];
     if (block) {
       const inner = new Scope(scope);
