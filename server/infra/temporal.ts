@@ -3,10 +3,14 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { type ActivityDeps, createActivities } from '../../activities/index.ts';
-import { housekeepingWorkflow } from '../../workflows/housekeeping.ts';
-import { workflowIds } from '../../workflows/names.ts';
-import { resourceSweeperWorkflow } from '../../workflows/resourceSweeper.ts';
-import { runSweeperWorkflow } from '../../workflows/runSweeper.ts';
+import {
+  type HousekeepingWorkflow,
+  housekeepingWorkflowType,
+  resourceSweeperWorkflowType,
+  runSweeperWorkflowType,
+  type SweeperWorkflow,
+} from '../../workflows/contracts/periodic.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { ensureSearchAttributes } from './searchAttributes.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
@@ -71,12 +75,17 @@ export async function createControlWorker(
   // an api in the same process uses it too, for eager workflow starts (AppDeps.eagerStart).
   const client = new Client({ connection, namespace: options.namespace });
   // Likewise the sweeper of pipeline runs nothing settled, and the deletion of expired rows.
-  for (const [workflow, workflowId] of [
-    [resourceSweeperWorkflow, workflowIds.resourceSweeper(options.taskQueue)],
-    [runSweeperWorkflow, workflowIds.runSweeper(options.taskQueue)],
-    [housekeepingWorkflow, workflowIds.housekeeping(options.taskQueue)],
+  for (const [workflowType, workflowId] of [
+    [resourceSweeperWorkflowType, workflowIds.resourceSweeper(options.taskQueue)],
+    [runSweeperWorkflowType, workflowIds.runSweeper(options.taskQueue)],
+    [housekeepingWorkflowType, workflowIds.housekeeping(options.taskQueue)],
   ] as const) {
-    await client.workflow.start(workflow, { taskQueue: options.taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
+    // No arguments: each starts from the beginning.
+    await client.workflow.start<SweeperWorkflow | HousekeepingWorkflow>(workflowType, {
+      taskQueue: options.taskQueue,
+      workflowId,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   }
   return { worker, connection, client };
 }
