@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import type { Logger } from 'pino';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../../activities/index.ts';
 import {
   type HousekeepingWorkflow,
@@ -12,32 +11,9 @@ import {
 } from '../../workflows/contracts/periodic.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { ensureSearchAttributes } from './searchAttributes.ts';
+import { installTemporalRuntime } from './temporalRuntime.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
-
-let runtimeInstalled = false;
-
-/** Routes the Temporal SDK's own log lines through our logger; once per process. */
-export function installTemporalRuntime(log: Logger) {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'trace',
-    DEBUG: 'debug',
-    INFO: 'debug',
-    WARN: 'warn',
-    ERROR: 'error',
-  };
-  Runtime.install({
-    // Our processes stop their workers themselves on SIGINT/SIGTERM, once, in order.
-    shutdownSignals: [],
-    logger: new DefaultLogger('INFO', (entry) => {
-      // A browser host's worker serves activities only, by design: not worth a warning on every start.
-      const level = entry.message.startsWith('No workflows registered') ? 'debug' : levels[entry.level];
-      log[level]({ component: 'temporal-sdk', ...entry.meta }, entry.message);
-    }),
-  });
-}
 
 export async function connectTemporalClient(address: string, namespace: string) {
   const connection = await Connection.connect({ address });

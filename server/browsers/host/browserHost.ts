@@ -11,7 +11,7 @@ import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contract
 import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
-import { installTemporalRuntime } from '../../infra/temporal.ts';
+import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../egressPolicy.ts';
 import { RelayTokens } from '../relayTokens.ts';
