@@ -12,9 +12,10 @@ module.exports = {
       name: 'no-workflow-modules-outside-workflows',
       comment:
         'Activities, domain and host code import workflow contracts (workflows/contracts/), never workflow modules: ' +
-        'a workflow is started by its type name and typed by the function type its contract declares.',
+        'a workflow is started by its type name and typed by the function type its contract declares. A contract ' +
+        'imports other contracts, never a workflow module.',
       severity: 'error',
-      from: { path: '^(activities|server)/' },
+      from: { path: '^(activities/|server/|workflows/contracts/)' },
       to: { path: '^workflows/', pathNot: '^workflows/contracts/' },
     },
     {
@@ -26,13 +27,6 @@ module.exports = {
       severity: 'error',
       from: { path: '^workflows/' },
       to: { pathNot: ['^workflows/', '^server/pipelines/engine/', '(^|/)node_modules/@temporalio/(workflow|common)/'] },
-    },
-    {
-      name: 'contracts-import-no-workflow',
-      comment: 'A contract is what callers import instead of the workflow: it imports other contracts, never a workflow module.',
-      severity: 'error',
-      from: { path: '^workflows/contracts/' },
-      to: { path: '^workflows/', pathNot: '^workflows/contracts/' },
     },
     {
       name: 'host-loads-no-model-code-or-billing',
