@@ -56,6 +56,5 @@ module.exports = {
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
       mainFields: ['module', 'main', 'types', 'typings'],
     },
-    exclude: { path: '^(node_modules|client/dist|\\.data)/' },
   },
 };
