@@ -4,7 +4,10 @@
  * job's own tab. Every result is redacted before the model or anyone else sees it.
  */
 
-/** A JSON Schema; the model side (./conversation.ts) hands it to the AI SDK, which this module does not load (the browser host reads it). */
+/**
+ * A JSON Schema. The model side (./conversation.ts) hands it to the AI SDK; this module loads no
+ * AI SDK, since the browser host reads it too.
+ */
 type Schema = Record<string, unknown>;
 
 const selector = { type: 'string', description: 'A selector from page_model or aria_snapshot.' } as const;
