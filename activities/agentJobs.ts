@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
@@ -7,9 +8,8 @@ import { compilePipeline } from '../server/pipelines/compiler.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
+import type { AgentJobActivities, AgentJobKind } from '../workflows/contracts/agentJobs.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
-
-type Kind = 'analysis' | 'generation';
 
 /**
  * Control-queue activities of the analysis and generation workflows: the model turns
@@ -17,16 +17,17 @@ type Kind = 'analysis' | 'generation';
  */
 export function createAgentJobActivities({ orm, config }: { orm: MikroORM; config: Config }) {
   const serviceSecret = resolveJwtSecret(config);
-  const deps = { orm, config };
-  const entity = (kind: Kind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
+  // The model side is a domain module: it gets the activity's client by argument.
+  const deps = () => ({ orm, config, temporal: Context.current().client });
+  const entity = (kind: AgentJobKind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
 
   return {
-    analysisTurn: (jobId: string, step: number) => analysisTurn(deps, jobId, step),
-    generationTurn: (jobId: string, step: number) => generationTurn(deps, jobId, step),
-    reportDryRunFailure: (jobId: string, step: number, failure: string) => reportDryRunFailure(deps, jobId, step, failure),
+    analysisTurn: (jobId: string, step: number) => analysisTurn(deps(), jobId, step),
+    generationTurn: (jobId: string, step: number) => generationTurn(deps(), jobId, step),
+    reportDryRunFailure: (jobId: string, step: number, failure: string) => reportDryRunFailure(deps(), jobId, step, failure),
 
     /** The agent is done (finished, failed, or stopped): it keeps what it has. */
-    async finishAgentJob(kind: Kind, jobId: string, error: { code: string; message: string } | null) {
+    async finishAgentJob(kind: AgentJobKind, jobId: string, error: { code: string; message: string } | null) {
       const em = orm.em.fork();
       const job = await em.findOne(entity(kind) as typeof AnalysisJob, { id: jobId });
       if (!job || job.agent === 'stopped') return;
@@ -83,5 +84,5 @@ export function createAgentJobActivities({ orm, config }: { orm: MikroORM; confi
       if (status === 'succeeded') return null;
       return run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${run.error.message}` : `the run ended ${run.status}`;
     },
-  };
+  } satisfies AgentJobActivities;
 }

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { stopAccountWorkloads } from '../server/billing/shutdown.ts';
-import { applyStripeEvent, type StripeEventInput } from '../server/billing/stripeEvents.ts';
+import { applyStripeEvent } from '../server/billing/stripeEvents.ts';
+import type { BillingActivities, StripeEventInput } from '../workflows/contracts/billing.ts';
 import type { ActivityDeps } from './index.ts';
 
 /** Control-queue activities of billing: a Stripe event applied, an account's work stopped. */
@@ -17,5 +18,5 @@ export function createBillingActivities({ orm, config, log }: ActivityDeps) {
       log.warn({ userId, ...stopped }, 'funds exhausted: the account’s work was stopped');
       return stopped;
     },
-  };
+  } satisfies BillingActivities;
 }

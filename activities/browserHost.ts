@@ -2,7 +2,6 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { SessionResource } from '../db/entities/index.ts';
-import type { ToolCallRequest } from '../server/agents/conversation.ts';
 import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import { AgentTabs } from '../server/browsers/host/agentTools.ts';
 import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
@@ -15,8 +14,9 @@ import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus
 import type { Config } from '../server/config.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
-import { launchFailures } from '../workflows/contracts/browserSession.ts';
-import { type BrowserStretchCall, nodeFailures, nodeTime } from '../workflows/contracts/pipelineRun.ts';
+import type { AgentJobHostActivities, ToolCallRequest } from '../workflows/contracts/agentJobs.ts';
+import { type BrowserSessionHostActivities, launchFailures } from '../workflows/contracts/browserSession.ts';
+import { type BrowserStretchCall, nodeFailures, nodeTime, type PipelineRunHostActivities } from '../workflows/contracts/pipelineRun.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
 
@@ -224,7 +224,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
     async checkBrowser(resourceId: string) {
       return pool.check(resourceId);
     },
-  };
+  } satisfies BrowserSessionHostActivities & PipelineRunHostActivities & AgentJobHostActivities;
 }
 
 /** A launch error as Temporal sees it: its name is the failure type the workflow's retry policy names. */
@@ -233,5 +233,3 @@ function launchFailure(error: unknown) {
   const cause = error.cause instanceof Error ? error.cause : undefined;
   return ApplicationFailure.create({ message: error.message, type: error.name, nonRetryable: !error.retryable, cause });
 }
-
-export type BrowserHostActivities = ReturnType<typeof createBrowserHostActivities>;

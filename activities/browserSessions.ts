@@ -2,14 +2,14 @@ import { Context } from '@temporalio/activity';
 import { SessionResource } from '../db/entities/index.ts';
 import { meter } from '../server/billing/metering.ts';
 import { parseQuantity } from '../server/billing/money.ts';
-import { startFundsShutdown } from '../server/billing/shutdown.ts';
+import { enforceFunds } from '../server/billing/shutdown.ts';
 import { activeResourceStatuses, recordWorkflowStep, settleUnmanaged } from '../server/browsers/resourceStatus.ts';
 import type { MeterAction } from '../workflows/contracts/billing.ts';
-import { workflowIds } from '../workflows/names.ts';
+import type { BrowserSessionActivities, BrowserUsage } from '../workflows/contracts/browserSession.ts';
+import type { ResourceSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import type { ActivityDeps } from './index.ts';
-import { type SweepCursor, sweepStuck } from './sweeps.ts';
-
-type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
+import { sweepStuck } from './sweeps.ts';
 
 /** Control-queue activities of the browserSession workflow: database only. */
 export function createBrowserSessionActivities({ orm, config, log: logger }: ActivityDeps) {
@@ -26,7 +26,7 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
      * child, a zombie reaped elsewhere) takes its seconds with it, and those would otherwise be
      * billed a second time as the tree grows again.
      */
-    async recordUsage(resourceId: string, usage: Usage): Promise<{ lastActivity: string | null; action: MeterAction }> {
+    async recordUsage(resourceId: string, usage: BrowserUsage): Promise<{ lastActivity: string | null; action: MeterAction }> {
       const em = orm.em.fork();
       const resource = await em.findOne(SessionResource, { id: resourceId }, { populate: ['project'] });
       if (!resource) return { lastActivity: null, action: 'continue' };
@@ -50,7 +50,8 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
         });
         if (answer.action === 'shutdown') {
           action = 'shutdown';
-          await startFundsShutdown(Context.current().client, config.temporal.taskQueue, answer);
+          // The client only then: a report that changes nothing needs no activity context.
+          await enforceFunds(Context.current().client, config.temporal.taskQueue, answer);
         }
       }
       resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
@@ -79,5 +80,5 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Act
       if (swept.settled) logger.warn({ settled: swept.settled }, 'settled browser resources whose workflow was not running');
       return swept;
     },
-  };
+  } satisfies BrowserSessionActivities & ResourceSweeperActivities;
 }

@@ -1,3 +1,4 @@
+import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
 import type { ActivityDeps } from './index.ts';
 
 /**
@@ -28,5 +29,5 @@ export function createHousekeepingActivities({ orm, log }: ActivityDeps) {
       if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
       return deleted;
     },
-  };
+  } satisfies HousekeepingActivities;
 }

@@ -4,6 +4,7 @@ import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import { Mail } from '../db/entities/index.ts';
 import type { Config } from '../server/config.ts';
+import type { MailActivities } from '../workflows/contracts/mail.ts';
 
 export function createMailActivities({ config, orm, log }: { config: Config; orm: MikroORM; log: Logger }) {
   const transport = config.mail.smtpUrl ? nodemailer.createTransport(config.mail.smtpUrl) : undefined;
@@ -51,5 +52,5 @@ export function createMailActivities({ config, orm, log }: { config: Config; orm
       const em = orm.em.fork();
       await em.nativeUpdate(Mail, { id: mailId, status: 'queued' }, { status: 'failed', text: null });
     },
-  };
+  } satisfies MailActivities;
 }

@@ -7,15 +7,13 @@ import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
-import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
-import { stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
-import type { StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { type BrowserSessionWorkflow, stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
+import type { RunSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
+import type { PipelineRunActivities, RunEnd, RunStatus, StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
-import { type SweepCursor, sweepStuck } from './sweeps.ts';
-
-type RunStatus = { status: PipelineRun['status']; evaluation: PipelineRun['evaluation'] };
+import { sweepStuck } from './sweeps.ts';
 
 /** Control-queue activities of the pipelineRun workflow, and the sweep of runs nothing settles. */
 export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config; log?: Logger }) {
@@ -55,20 +53,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
       await update(runId, patch, `run ${patch.status}`);
     },
 
-    async finishRun(
-      runId: string,
-      patch: RunStatus & {
-        result?: Record<string, unknown>;
-        error?: { node: string | null; code: string; message: string };
-        flowOutputs?: Record<string, Record<string, unknown>>;
-        /**
-         * The error is a stretch's lost attempt: the paths of the nodes it may have been running,
-         * in order. The error names the first whose outputs are not stored (the heartbeat the
-         * workflow named it by may lag behind them).
-         */
-        lostIn?: string[];
-      },
-    ) {
+    async finishRun(runId: string, patch: RunEnd) {
       const em = orm.em.fork();
       const run = await em.findOne(PipelineRun, { id: runId }, { populate: ['sealedSecrets', 'session'] });
       const lostAt = run && patch.lostIn?.find((path) => !Object.hasOwn(run.nodeOutputs, path));
@@ -153,7 +138,7 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
           ]);
           if (run.ownsResource && run.resource) {
             await temporal.workflow
-              .getHandle<typeof browserSessionWorkflow>(workflowIds.browser(run.resource.id))
+              .getHandle<BrowserSessionWorkflow>(workflowIds.browser(run.resource.id))
               .signal(stopBrowserSignal, 'the pipeline run that started it was lost')
               .catch(() => undefined);
           }
@@ -163,5 +148,5 @@ export function createPipelineRunActivities(deps: { orm: MikroORM; config: Confi
       if (swept.settled) deps.log?.warn({ settled: swept.settled }, 'settled pipeline runs whose workflow was not running');
       return swept;
     },
-  };
+  } satisfies PipelineRunActivities & RunSweeperActivities;
 }

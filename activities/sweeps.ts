@@ -1,9 +1,7 @@
 import type { EntityManager, EntityName } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-
-/** Where a sweep goes on: after this row, in (created, id) order. */
-export type SweepCursor = { created: string; id: string };
+import type { SweepCursor, SweepPass } from '../workflows/contracts/periodic.ts';
 
 /** Candidates one sweep examines (one `describe` each). */
 const SWEEP_PAGE = 500;
@@ -35,7 +33,7 @@ export async function sweepStuck<T extends Row>(
      */
     settle: (row: T, reason: string) => Promise<boolean>;
   },
-) {
+): Promise<SweepPass> {
   const { after } = options;
   const cutoff = new Date(Date.now() - options.graceSeconds * 1000);
   const onward = after

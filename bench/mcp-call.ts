@@ -20,7 +20,7 @@ import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import { LogEntry, PipelineRun } from '../db/entities/index.ts';
 import { logStreams } from '../server/logs/logWriter.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const { EventType } = proto.temporal.api.enums.v1;

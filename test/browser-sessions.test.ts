@@ -8,7 +8,7 @@ import { findProcessesMentioning, isAlive } from '../server/browsers/host/proces
 import { createLogger } from '../server/logger.ts';
 import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { browserStateQuery, stopBrowserUpdate } from '../workflows/contracts/browserSession.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';

@@ -3,7 +3,7 @@ import { BrowserSession, PipelineRun, PipelineVersion, Project, SessionResource,
 import { completeBrowserStart, reserveBrowserStart } from '../server/browsers/browserSessions.ts';
 import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
 import type { Plan } from '../server/pipelines/engine/plan.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { pipelineRunWorkflow } from '../workflows/pipelineRun.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';

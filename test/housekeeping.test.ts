@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { registerUser } from './support/accounts.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 

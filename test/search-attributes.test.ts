@@ -6,7 +6,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { ensureSearchAttributes } from '../server/infra/searchAttributes.ts';
 import { createLogger } from '../server/logger.ts';
 import { searchAttributeKeys } from '../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
 import { stopAndWait } from './support/resources.ts';

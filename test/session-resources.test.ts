@@ -6,7 +6,7 @@ import { BrowserSession, Project, SessionResource, UsageRecord, WarmBrowser } fr
 import { isAlive, measureProcessTree } from '../server/browsers/host/processes.ts';
 import { summarizeLaunchFailure } from '../server/browsers/resourceStatus.ts';
 import { createLogger } from '../server/logger.ts';
-import { workflowIds } from '../workflows/names.ts';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 

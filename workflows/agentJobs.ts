@@ -7,29 +7,34 @@ import {
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BrowserHostActivities } from '../activities/browserHost.ts';
-import type { createActivities } from '../activities/index.ts';
-import { type AgentJobInput, GENERATION_ATTEMPTS } from './contracts/agentJobs.ts';
+import {
+  type AgentJobActivities,
+  type AgentJobHostActivities,
+  type AgentJobInput,
+  type AgentJobKind,
+  type AgentJobWorkflow,
+  GENERATION_ATTEMPTS,
+} from './contracts/agentJobs.ts';
 import { browserHostQueue } from './contracts/browserSession.ts';
+import { type PipelineRunWorkflow, pipelineRunWorkflowType } from './contracts/pipelineRun.ts';
 import { searchAttributeKeys, searchAttributesOf } from './contracts/searchAttributes.ts';
-import { workflowIds } from './names.ts';
-import { pipelineRunWorkflow } from './pipelineRun.ts';
+import { workflowIds } from './contracts/workflowIds.ts';
 
 /** A model call may take this long (the activity's own timeout is shorter: server/agents/conversation.ts). */
 const MODEL_TURN_TIMEOUT = '150 seconds';
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 
-const control = proxyActivities<ReturnType<typeof createActivities>>({
+const control = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
 });
-const models = proxyActivities<ReturnType<typeof createActivities>>({
+const models = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: MODEL_TURN_TIMEOUT,
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 3 },
 });
 
 const hostActivities = (hostId: string) =>
-  proxyActivities<BrowserHostActivities>({
+  proxyActivities<AgentJobHostActivities>({
     taskQueue: browserHostQueue(hostId),
     scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
     startToCloseTimeout: '90 seconds',
@@ -61,7 +66,7 @@ function dryRunSearchAttributes(runId: string, hostId: string) {
  * Ends a job whatever happened: the agent is marked stopped with what it has and its tab is closed
  * (the browser stays with the session). Not cancellable, so a stop still records the end.
  */
-async function finish(kind: 'analysis' | 'generation', jobId: string, input: AgentJobInput, ending: Ending) {
+async function finish(kind: AgentJobKind, jobId: string, input: AgentJobInput, ending: Ending) {
   await CancellationScope.nonCancellable(async () => {
     await control.finishAgentJob(kind, jobId, ending);
     if (kind === 'analysis')
@@ -76,7 +81,7 @@ async function finish(kind: 'analysis' | 'generation', jobId: string, input: Age
  * calls on the browser's host, until the model answers with a valid proposal or a bound is reached
  * (steps and tokens, checked by each turn; time, by the workflow's clock). Cancelling stops it.
  */
-export async function analysisJobWorkflow(jobId: string, input: AgentJobInput, maxSeconds: number): Promise<void> {
+export const analysisJobWorkflow: AgentJobWorkflow = async (jobId, input, maxSeconds) => {
   const deadline = workflowInfo().startTime.getTime() + maxSeconds * 1000;
   let ending: Ending = null;
   try {
@@ -97,14 +102,14 @@ export async function analysisJobWorkflow(jobId: string, input: AgentJobInput, m
     ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);
   }
   await finish('analysis', jobId, input, ending);
-}
+};
 
 /**
  * A generation (workflow id `generation-<jobId>`): a model writes a source, the compiler checks it,
  * and a compiled candidate is dry-run on the session's browser in a fresh tab (a child run,
  * `run-<runId>`); compile and run failures go back to the model, at most GENERATION_ATTEMPTS times.
  */
-export async function generationJobWorkflow(jobId: string, input: AgentJobInput, maxSeconds: number): Promise<void> {
+export const generationJobWorkflow: AgentJobWorkflow = async (jobId, input, maxSeconds) => {
   const deadline = workflowInfo().startTime.getTime() + maxSeconds * 1000;
   let ending: Ending = { code: 'attempts_exhausted', message: `no candidate compiled and ran in ${GENERATION_ATTEMPTS} attempts` };
   try {
@@ -120,7 +125,7 @@ export async function generationJobWorkflow(jobId: string, input: AgentJobInput,
       }
       if (!turn.compiled) continue;
       const { runId, input: runInput } = await control.prepareDryRun(jobId, input.resourceId, input.hostId);
-      await executeChild(pipelineRunWorkflow, {
+      await executeChild<PipelineRunWorkflow>(pipelineRunWorkflowType, {
         workflowId: workflowIds.run(runId),
         args: [runId, runInput],
         // A child does not inherit them. Only the start command's attributes change, so histories
@@ -141,4 +146,4 @@ export async function generationJobWorkflow(jobId: string, input: AgentJobInput,
     ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);
   }
   await finish('generation', jobId, input, ending);
-}
+};

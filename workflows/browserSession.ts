@@ -10,13 +10,14 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BrowserHostActivities } from '../activities/browserHost.ts';
-import type { createActivities } from '../activities/index.ts';
 import { FUNDS_EXHAUSTED } from './contracts/billing.ts';
 import {
   awaitReadyUpdate,
-  type BrowserSessionInput,
+  type BrowserSessionActivities,
+  type BrowserSessionHostActivities,
   type BrowserSessionState,
+  type BrowserSessionWorkflow,
+  type BrowserUsage,
   browserHostQueue,
   browserStateQuery,
   launchFailures,
@@ -38,12 +39,12 @@ const STOP_TIMEOUT = '20 seconds';
  * Settling the row must outlast a database outage of any length: a workflow that gave up would
  * leave the row counting against the limits and, mid-stop, the browser running.
  */
-const settle = proxyActivities<ReturnType<typeof createActivities>>({
+const settle = proxyActivities<BrowserSessionActivities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 /** Usage is cumulative, so a report that fails is made good by the next one: fail fast, carry on. */
-const metering = proxyActivities<ReturnType<typeof createActivities>>({
+const metering = proxyActivities<BrowserSessionActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '2 seconds', maximumAttempts: 3 },
 });
@@ -51,19 +52,19 @@ const metering = proxyActivities<ReturnType<typeof createActivities>>({
 function hostActivities(hostId: string) {
   const taskQueue = browserHostQueue(hostId);
   return {
-    launch: proxyActivities<BrowserHostActivities>({
+    launch: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: LAUNCH_TIMEOUT,
       retry: { maximumAttempts: 2, nonRetryableErrorTypes: Object.values(launchFailures) },
     }),
-    check: proxyActivities<BrowserHostActivities>({
+    check: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: '10 seconds',
       retry: { maximumAttempts: 2 },
     }),
-    stop: proxyActivities<BrowserHostActivities>({
+    stop: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: STOP_TIMEOUT,
@@ -72,16 +73,8 @@ function hostActivities(hostId: string) {
   };
 }
 
-type Usage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
-
-/**
- * `baseline`: the cumulative usage a warm browser had when this resource took it over (its launch
- * and idle time are the pool's, not the project's). Absent for a browser launched for the resource.
- */
-type Resume = { deadline: number; baseline?: Usage };
-
 /** The usage a resource is billed: the host's cumulative figures since it took the browser. */
-function sinceAdoption(usage: Usage, baseline: Usage | undefined): Usage {
+function sinceAdoption(usage: BrowserUsage, baseline: BrowserUsage | undefined): BrowserUsage {
   if (!baseline) return usage;
   return {
     cpuSeconds: Math.max(0, usage.cpuSeconds - baseline.cpuSeconds),
@@ -96,11 +89,7 @@ function sinceAdoption(usage: Usage, baseline: Usage | undefined): Usage {
  * lifetime, the browser's exit, or the loss of its host, and always ends by settling the
  * resource as stopped (or failed) — a crash of any process loses no browser and leaks none.
  */
-export async function browserSessionWorkflow(
-  resourceId: string,
-  input: BrowserSessionInput,
-  resume?: Resume,
-): Promise<BrowserSessionState> {
+export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId, input, resume) => {
   const state: BrowserSessionState = { phase: resume ? 'running' : 'starting' };
   let stopReason: string | undefined;
 
@@ -179,7 +168,7 @@ export async function browserSessionWorkflow(
       break;
     }
     if (await condition(() => stopReason !== undefined, Math.min(CHECK_INTERVAL_MS, remaining))) break;
-    let check: Awaited<ReturnType<BrowserHostActivities['checkBrowser']>>;
+    let check: Awaited<ReturnType<BrowserSessionHostActivities['checkBrowser']>>;
     try {
       check = await host.check.checkBrowser(resourceId);
     } catch (error) {
@@ -213,7 +202,7 @@ export async function browserSessionWorkflow(
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof browserSessionWorkflow>(resourceId, input, { deadline, baseline });
+      return continueAsNew<BrowserSessionWorkflow>(resourceId, input, { deadline, baseline });
     }
   }
 
@@ -238,7 +227,7 @@ export async function browserSessionWorkflow(
   state.reason = stopReason;
   await condition(allHandlersFinished);
   return state;
-}
+};
 
 /** The stop reason of a browser whose host stopped answering: the resource settles `failed` with it. */
 function hostLostReason(hostId: string, error: unknown) {

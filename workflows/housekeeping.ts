@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities/index.ts';
+import type { HousekeepingActivities, HousekeepingWorkflow } from './contracts/periodic.ts';
 import { repeatPasses } from './periodic.ts';
 
 const INTERVAL_SECONDS = 60 * 60;
@@ -9,7 +9,7 @@ const PASS_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximum
 /** Passes per run before continue-as-new keeps the history short. */
 const PASSES_PER_RUN = 100;
 
-const { deleteExpiredRows } = proxyActivities<ReturnType<typeof createActivities>>({
+const { deleteExpiredRows } = proxyActivities<HousekeepingActivities>({
   startToCloseTimeout: PASS_TIMEOUT,
   retry: PASS_RETRY,
 });
@@ -18,7 +18,7 @@ const { deleteExpiredRows } = proxyActivities<ReturnType<typeof createActivities
  * Deletes expired rows every hour (activities/housekeeping.ts): one per control task queue,
  * workflow id `housekeeping-<taskQueue>`, started by every control worker (the first start wins).
  */
-export async function housekeepingWorkflow(): Promise<never> {
+export const housekeepingWorkflow: HousekeepingWorkflow = async () => {
   await repeatPasses(
     async () => {
       await deleteExpiredRows();
@@ -27,5 +27,5 @@ export async function housekeepingWorkflow(): Promise<never> {
     null,
     PASSES_PER_RUN,
   );
-  return continueAsNew<typeof housekeepingWorkflow>();
-}
+  return continueAsNew<HousekeepingWorkflow>();
+};

@@ -1,17 +1,17 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities/index.ts';
+import type { DeliverMailWorkflow, MailActivities } from './contracts/mail.ts';
 
 // An SMTP server that is down for a while must not lose a verification mail: retry for hours.
 const MAIL_SEND_TIMEOUT = '30 seconds';
 const MAIL_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 30 };
 const MARK_FAILED_TIMEOUT = '10 seconds';
 
-const { deliverMail } = proxyActivities<ReturnType<typeof createActivities>>({
+const { deliverMail } = proxyActivities<MailActivities>({
   startToCloseTimeout: MAIL_SEND_TIMEOUT,
   retry: MAIL_RETRY,
 });
 
-const { markMailFailed } = proxyActivities<ReturnType<typeof createActivities>>({
+const { markMailFailed } = proxyActivities<MailActivities>({
   startToCloseTimeout: MARK_FAILED_TIMEOUT,
 });
 
@@ -20,11 +20,11 @@ const { markMailFailed } = proxyActivities<ReturnType<typeof createActivities>>(
  * tries run out (or the server refuses for good) the row is marked `failed` and its body cleared,
  * then the workflow fails with the cause.
  */
-export async function deliverMailWorkflow(mailId: string): Promise<void> {
+export const deliverMailWorkflow: DeliverMailWorkflow = async (mailId) => {
   try {
     await deliverMail(mailId);
   } catch (error) {
     await markMailFailed(mailId);
     throw error;
   }
-}
+};

@@ -11,8 +11,6 @@ import {
   setHandler,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import type { BrowserHostActivities } from '../activities/browserHost.ts';
-import type { createActivities } from '../activities/index.ts';
 import {
   isFlowStep,
   PipelineRunError,
@@ -26,13 +24,15 @@ import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.
 import {
   nodeFailures,
   nodeTime,
-  type PipelineRunInput,
+  type PipelineRunActivities,
+  type PipelineRunHostActivities,
+  type PipelineRunWorkflow,
   runEndedUpdate,
   runFailures,
   type StretchFailureDetails,
   type StretchProgress,
 } from './contracts/pipelineRun.ts';
-import { workflowIds } from './names.ts';
+import { workflowIds } from './contracts/workflowIds.ts';
 
 /**
  * Runs started before stretches existed replay their history as they ran it: one activity per
@@ -51,9 +51,9 @@ const BOOKKEEPING = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 } as const;
-const control = proxyActivities<ReturnType<typeof createActivities>>(BOOKKEEPING);
+const control = proxyActivities<PipelineRunActivities>(BOOKKEEPING);
 /** The same bookkeeping run by the workflow's own worker: no round trip through the task queue. */
-const localControl = proxyLocalActivities<ReturnType<typeof createActivities>>(BOOKKEEPING);
+const localControl = proxyLocalActivities<PipelineRunActivities>(BOOKKEEPING);
 
 /** A node failed: the run fails with its error and the node named. */
 class NodeFailed extends Error {
@@ -77,7 +77,7 @@ class NodeFailed extends Error {
  * the activity that ran a node stores its outputs and log lines, flow nodes' outputs are stored
  * with the run's end. Cancelling the workflow stops the run.
  */
-export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput): Promise<void> {
+export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => {
   const hostQueue = browserHostQueue(input.hostId);
   const stretches = patched(STRETCHES_PATCH);
   const bookkeeping = stretches ? localControl : control;
@@ -92,7 +92,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
 
   /** Activities that run nodes on the host that holds the run's browser. */
   const onHost = (options: NodeActivityOptions) =>
-    proxyActivities<BrowserHostActivities>({
+    proxyActivities<PipelineRunHostActivities>({
       ...options,
       taskQueue: hostQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
@@ -111,7 +111,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
     const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts);
     try {
       if (call.browser) return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
-      return await proxyLocalActivities<ReturnType<typeof createActivities>>(options).runPureStretch({ ...call, runId, markRunning });
+      return await proxyLocalActivities<PipelineRunActivities>(options).runPureStretch({ ...call, runId, markRunning });
     } catch (error) {
       if (isCancellation(error)) throw error;
       throw stretchFailure(error, call, input.hostId);
@@ -136,7 +136,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
           timeoutMs: call.timeoutMs,
         });
       }
-      const pure = proxyActivities<ReturnType<typeof createActivities>>(options);
+      const pure = proxyActivities<PipelineRunActivities>(options);
       return await pure.runPureNode({ runId, path, type: call.type, inputs: call.inputs });
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -197,7 +197,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
     // after the browser's release below.
     ended = true;
     await CancellationScope.nonCancellable(async () => {
-      const host = proxyActivities<BrowserHostActivities>({
+      const host = proxyActivities<PipelineRunHostActivities>({
         taskQueue: hostQueue,
         scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
         startToCloseTimeout: '10 seconds',
@@ -211,7 +211,7 @@ export async function pipelineRunWorkflow(runId: string, input: PipelineRunInput
       }
     });
   }
-}
+};
 
 type NodeActivityOptions = ReturnType<typeof nodeActivityOptions>;
 

@@ -1,6 +1,5 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities/index.ts';
-import type { SweepCursor } from '../activities/sweeps.ts';
+import type { ResourceSweeperActivities, SweeperWorkflow } from './contracts/periodic.ts';
 import { repeatPasses } from './periodic.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
@@ -9,7 +8,7 @@ const SWEEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximu
 /** Sweeps per run before continue-as-new keeps the history short. */
 const SWEEPS_PER_RUN = 200;
 
-const { sweepStuckResources } = proxyActivities<ReturnType<typeof createActivities>>({
+const { sweepStuckResources } = proxyActivities<ResourceSweeperActivities>({
   startToCloseTimeout: SWEEP_TIMEOUT,
   retry: SWEEP_RETRY,
 });
@@ -23,6 +22,5 @@ const { sweepStuckResources } = proxyActivities<ReturnType<typeof createActiviti
  * Each sweep examines one page of candidates; the cursor to the next page is carried across
  * sweeps and continue-as-new, so every candidate is reached however many there are.
  */
-export async function resourceSweeperWorkflow(after: SweepCursor | null = null): Promise<never> {
-  return continueAsNew<typeof resourceSweeperWorkflow>(await repeatPasses(sweepStuckResources, after, SWEEPS_PER_RUN));
-}
+export const resourceSweeperWorkflow: SweeperWorkflow = async (after = null) =>
+  continueAsNew<SweeperWorkflow>(await repeatPasses(sweepStuckResources, after, SWEEPS_PER_RUN));

@@ -1,6 +1,5 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities/index.ts';
-import type { SweepCursor } from '../activities/sweeps.ts';
+import type { RunSweeperActivities, SweeperWorkflow } from './contracts/periodic.ts';
 import { repeatPasses } from './periodic.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
@@ -9,7 +8,7 @@ const SWEEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximu
 /** Sweeps per run before continue-as-new keeps the history short. */
 const SWEEPS_PER_RUN = 200;
 
-const { sweepStuckRuns } = proxyActivities<ReturnType<typeof createActivities>>({
+const { sweepStuckRuns } = proxyActivities<RunSweeperActivities>({
   startToCloseTimeout: SWEEP_TIMEOUT,
   retry: SWEEP_RETRY,
 });
@@ -21,6 +20,5 @@ const { sweepStuckRuns } = proxyActivities<ReturnType<typeof createActivities>>(
  * by every control worker (the first start wins), the interval and grace from the worker's config,
  * the cursor carried across sweeps and continue-as-new.
  */
-export async function runSweeperWorkflow(after: SweepCursor | null = null): Promise<never> {
-  return continueAsNew<typeof runSweeperWorkflow>(await repeatPasses(sweepStuckRuns, after, SWEEPS_PER_RUN));
-}
+export const runSweeperWorkflow: SweeperWorkflow = async (after = null) =>
+  continueAsNew<SweeperWorkflow>(await repeatPasses(sweepStuckRuns, after, SWEEPS_PER_RUN));

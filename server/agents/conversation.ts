@@ -5,31 +5,28 @@
  * receives has passed the job's redactor; secrets reach it only as `{{name}}`.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { Context } from '@temporalio/activity';
-import { generateText, jsonSchema, type ModelMessage, Output } from 'ai';
+import type { Client } from '@temporalio/client';
+import { generateText, jsonSchema, type ModelMessage, Output, type Tool, tool } from 'ai';
 import { z } from 'zod';
 import type { AgentMessage } from '../../db/entities/AnalysisJob.ts';
-import { AnalysisJob, BrowserSession, GenerationJob, PipelineRun, Project } from '../../db/entities/index.ts';
-import { resolveJwtSecret } from '../auth/jwt.ts';
+import { AnalysisJob, GenerationJob, Project } from '../../db/entities/index.ts';
+import type { TurnResult } from '../../workflows/contracts/agentJobs.ts';
 import { meter } from '../billing/metering.ts';
-import { startFundsShutdown } from '../billing/shutdown.ts';
+import { enforceFunds } from '../billing/shutdown.ts';
 import type { Config } from '../config.ts';
-import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
 import { redactor } from '../logs/redact.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import { nodeCatalog } from '../pipelines/engine/registry.ts';
 import { pipelineJsonSchema, sourceSchema } from '../pipelines/language.ts';
-import { openSecretValues, storedCookieValues } from '../pipelines/runSecrets.ts';
+import { jobHidden, recordMessages } from './messages.ts';
 import { languageModel } from './models.ts';
 import type { PageModel } from './pageModel.ts';
 import { pageModelSelectors } from './pageModel.ts';
 import { checkProposal, type Proposal, proposalSchema } from './proposal.ts';
-import { analysisTools } from './tools.ts';
+import { analysisToolSpecs } from './tools.ts';
 
-export type ToolCallRequest = { toolCallId: string; toolName: string; input: Record<string, unknown> };
-export type TurnResult = { calls: ToolCallRequest[]; done: boolean; error?: { code: string; message: string } };
-
-type Deps = { orm: MikroORM; config: Config };
+/** `temporal`: the client the activity runs with, for the shutdown a turn's metering may call for. */
+type Deps = { orm: MikroORM; config: Config; temporal: Client };
 type Job = AnalysisJob | GenerationJob;
 
 const MODEL_CALL_TIMEOUT_MS = 120_000;
@@ -43,75 +40,6 @@ When you know the steps, answer with the JSON proposal: goal, startUrl, steps (e
 const GENERATION_SYSTEM = `You write a pipeline source (JSON, the pipeline language) that carries out an analysis's proposal.
 Answer with the source only. Use only the node types of the catalog and only the selectors the proposal names.
 A draft made by rules is given; keep it unless it is wrong. When told of compiler or run errors, fix them.`;
-
-/** The strings a job hides: its prompt's secrets, the session's stored cookies, earlier runs' secrets there. */
-export async function jobHidden(em: EntityManager, config: Config, job: AnalysisJob) {
-  const serviceSecret = resolveJwtSecret(config);
-  const secrets = openSecretValues(serviceSecret, job.sealedSecrets);
-  const hidden = [...Object.values(secrets)];
-  if (job.session) {
-    const session = await em.findOne(BrowserSession, { id: job.session.id }, { populate: ['cookies'] });
-    hidden.push(...storedCookieValues(session?.cookies));
-    const runs = await em.find(
-      PipelineRun,
-      { session: job.session.id, sealedSecrets: { $ne: null } },
-      { fields: ['sealedSecrets'], populate: ['sealedSecrets'], limit: 50, orderBy: { created: 'desc' } },
-    );
-    for (const run of runs) {
-      try {
-        hidden.push(...Object.values(openSecretValues(serviceSecret, run.sealedSecrets)).filter((value) => typeof value === 'string'));
-      } catch {
-        // Sealed under another service secret: nothing of it can be shown anyway.
-      }
-    }
-  }
-  return { secrets, hidden: hidden.filter((value) => typeof value === 'string' && value.length >= 3) };
-}
-
-/** Appends messages to a job and its log stream, redacted; tokens per call ride on the assistant messages. */
-export async function recordMessages(
-  em: EntityManager,
-  job: Job,
-  kind: 'analysis' | 'generation',
-  messages: Omit<AgentMessage, 'created'>[],
-  hidden: readonly string[],
-) {
-  const hide = redactor(hidden);
-  const stored: AgentMessage[] = messages.map((message) => ({
-    ...message,
-    content: hide.object(message.content),
-    created: new Date().toISOString(),
-  }));
-  await em
-    .getConnection()
-    .execute(
-      `update ${kind === 'analysis' ? 'analysis_jobs' : 'generation_jobs'} set messages = messages || ?::jsonb, updated = now() where id = ?`,
-      [JSON.stringify(stored), job.id],
-    );
-  const entries: NewLogEntry[] = stored.map((message) => ({
-    context: `step ${message.step}`,
-    severity: 'info',
-    message: describe(message),
-    area: message.role,
-    object: message.content as Record<string, unknown>,
-  }));
-  await appendLogs(
-    em.fork(),
-    job.project.id,
-    kind === 'analysis' ? logStreams.analysis(job.id) : logStreams.generation(job.id),
-    entries,
-    hide,
-  );
-}
-
-function describe(message: Omit<AgentMessage, 'created'>): string {
-  const parts = Array.isArray(message.content) ? (message.content as { type: string; toolName?: string; text?: string }[]) : [];
-  if (message.role === 'tool') return `tool results: ${parts.map((part) => part.toolName).join(', ')}`;
-  const calls = parts.filter((part) => part.type === 'tool-call').map((part) => part.toolName);
-  if (calls.length) return `${message.role} calls ${calls.join(', ')}`;
-  const text = typeof message.content === 'string' ? message.content : parts.map((part) => part.text ?? '').join(' ');
-  return `${message.role}: ${text.slice(0, 300)}`;
-}
 
 /**
  * Adds a call's usage to the job, and meters its tokens (by the job's id, once per step). When
@@ -141,9 +69,20 @@ async function recordUsage(
       quantityMicro: BigInt(input + output) * 1_000_000n,
       reportId: `${job.id}:tokens:${step}`,
     });
-    if (answer.action === 'shutdown') await startFundsShutdown(Context.current().client, deps.config.temporal.taskQueue, answer);
+    await enforceFunds(deps.temporal, deps.config.temporal.taskQueue, answer);
   }
 }
+
+/** The tools as the AI SDK takes them, without `execute`: the workflow runs each call as an activity. */
+function analysisTools({ vision }: { vision: boolean }): Record<string, Tool> {
+  return Object.fromEntries(
+    Object.entries(analysisToolSpecs)
+      .filter(([, spec]) => vision || !('vision' in spec && spec.vision))
+      .map(([name, spec]) => [name, tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as Schema) })]),
+  );
+}
+
+type Schema = Parameters<typeof jsonSchema>[0];
 
 const toModelMessages = (messages: AgentMessage[]) => messages.map(({ role, content }) => ({ role, content }) as ModelMessage);
 

@@ -4,14 +4,19 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../db/entities/index.ts';
-import { analysisJobWorkflow, generationJobWorkflow } from '../../workflows/agentJobs.ts';
-import type { AgentJobInput } from '../../workflows/contracts/agentJobs.ts';
-import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../../workflows/names.ts';
+import {
+  type AgentJobInput,
+  type AgentJobKind,
+  type AgentJobWorkflow,
+  analysisJobWorkflowType,
+  generationJobWorkflowType,
+} from '../../workflows/contracts/agentJobs.ts';
+import { searchAttributesOf, type WorkflowTags } from '../../workflows/contracts/searchAttributes.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
-import { workflowIsGone } from '../infra/workflowErrors.ts';
+import { cancelAndAwait } from '../infra/workflowHandles.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import { encryptSecrets } from '../pipelines/runSecrets.ts';
 import { startOrShareBrowser } from '../pipelines/runs.ts';
@@ -46,20 +51,11 @@ export async function startAnalysis(
     resources: [resource.id],
   });
   await em.flush();
-  const input: AgentJobInput = { hostId: resource.hostId as string, resourceId: resource.id };
-  await startOrFail(deps, em, job, () =>
-    deps.temporal.workflow.start(analysisJobWorkflow, {
-      taskQueue: deps.config.temporal.taskQueue,
-      workflowId: workflowIds.analysis(job.id),
-      args: [job.id, input, deps.config.agents.maxSeconds],
-      typedSearchAttributes: searchAttributesOf({
-        projectId: target.project.id,
-        pipelineId: target.pipeline.id,
-        sessionId: target.session.id,
-        hostId: input.hostId,
-      }),
-    }),
-  );
+  await startJobWorkflow(deps, em, 'analysis', job, resource, {
+    projectId: target.project.id,
+    pipelineId: target.pipeline.id,
+    sessionId: target.session.id,
+  });
   return job;
 }
 
@@ -87,26 +83,34 @@ export async function acceptAnalysis(deps: Deps, em: EntityManager, analysis: An
     resource: resource.id,
   });
   await em.flush();
-  const input: AgentJobInput = { hostId: resource.hostId as string, resourceId: resource.id };
-  await startOrFail(deps, em, job, () =>
-    deps.temporal.workflow.start(generationJobWorkflow, {
-      taskQueue: deps.config.temporal.taskQueue,
-      workflowId: workflowIds.generation(job.id),
-      args: [job.id, input, deps.config.agents.maxSeconds],
-      typedSearchAttributes: searchAttributesOf({
-        projectId: project.id,
-        pipelineId: analysis.pipeline.id,
-        sessionId: analysis.session?.id,
-        hostId: input.hostId,
-      }),
-    }),
-  );
+  await startJobWorkflow(deps, em, 'generation', job, resource, {
+    projectId: project.id,
+    pipelineId: analysis.pipeline.id,
+    sessionId: analysis.session?.id,
+  });
   return job;
 }
 
-async function startOrFail(deps: Deps, em: EntityManager, job: AnalysisJob | GenerationJob, start: () => Promise<unknown>) {
+/**
+ * Starts a job's workflow on `resource`'s browser, found by `attributes` and its host. A workflow
+ * that does not start leaves the job stopped with `not_started` (503).
+ */
+async function startJobWorkflow(
+  deps: Deps,
+  em: EntityManager,
+  kind: AgentJobKind,
+  job: AnalysisJob | GenerationJob,
+  resource: { id: string; hostId?: string | null },
+  attributes: Omit<WorkflowTags, 'hostId'>,
+) {
+  const input: AgentJobInput = { hostId: resource.hostId as string, resourceId: resource.id };
   try {
-    await start();
+    await deps.temporal.workflow.start<AgentJobWorkflow>(kind === 'analysis' ? analysisJobWorkflowType : generationJobWorkflowType, {
+      taskQueue: deps.config.temporal.taskQueue,
+      workflowId: jobWorkflowId(kind, job.id),
+      args: [job.id, input, deps.config.agents.maxSeconds],
+      typedSearchAttributes: searchAttributesOf({ ...attributes, hostId: input.hostId }),
+    });
   } catch (error) {
     job.agent = 'stopped';
     job.error = { code: 'not_started', message: 'the job could not be started' };
@@ -116,29 +120,11 @@ async function startOrFail(deps: Deps, em: EntityManager, job: AnalysisJob | Gen
 }
 
 /** Stops a job's agent: cancels its workflow and waits (briefly) until it has recorded the stop. */
-export async function stopJob(
-  deps: Pick<Deps, 'temporal'>,
-  em: EntityManager,
-  kind: 'analysis' | 'generation',
-  job: AnalysisJob | GenerationJob,
-) {
+export async function stopJob(deps: Pick<Deps, 'temporal'>, em: EntityManager, kind: AgentJobKind, job: AnalysisJob | GenerationJob) {
   if (job.agent === 'stopped') return job;
-  const handle = deps.temporal.workflow.getHandle(kind === 'analysis' ? workflowIds.analysis(job.id) : workflowIds.generation(job.id));
-  try {
-    await handle.cancel();
-  } catch (error) {
-    if (!workflowIsGone(error)) {
-      throw new ServiceUnavailable('The job could not be stopped: the workflow engine is unavailable', error);
-    }
-  }
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    handle.result().catch(() => undefined),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, STOP_WAIT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
+  await cancelAndAwait(deps.temporal.workflow.getHandle<AgentJobWorkflow>(jobWorkflowId(kind, job.id)), STOP_WAIT_MS, {
+    unavailable: 'The job could not be stopped: the workflow engine is unavailable',
+  });
   await em.refresh(job);
   if ((job.agent as string) !== 'stopped') {
     // The workflow is gone or did not answer in time: the record says what is true.
@@ -148,6 +134,9 @@ export async function stopJob(
   }
   return job;
 }
+
+const jobWorkflowId = (kind: AgentJobKind, jobId: string) =>
+  kind === 'analysis' ? workflowIds.analysis(jobId) : workflowIds.generation(jobId);
 
 /** Accepts a generation (stopped, its source compiles): a new version of the pipeline, made current. */
 export async function acceptGeneration(em: EntityManager, job: GenerationJob) {

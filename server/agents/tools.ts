@@ -3,9 +3,12 @@
  * schemas, and the browser host (server/browsers/host/agentTools.ts) executes the calls in the
  * job's own tab. Every result is redacted before the model or anyone else sees it.
  */
-import { jsonSchema, type Tool, tool } from 'ai';
 
-type Schema = Parameters<typeof jsonSchema>[0];
+/**
+ * A JSON Schema. The model side (./conversation.ts) hands it to the AI SDK; this module loads no
+ * AI SDK, since the browser host reads it too.
+ */
+type Schema = Record<string, unknown>;
 
 const selector = { type: 'string', description: 'A selector from page_model or aria_snapshot.' } as const;
 
@@ -71,12 +74,3 @@ export const analysisToolSpecs = {
 
 export type AnalysisToolName = keyof typeof analysisToolSpecs;
 export const isAnalysisTool = (name: string): name is AnalysisToolName => Object.hasOwn(analysisToolSpecs, name);
-
-/** The tools as the AI SDK takes them, without `execute`: the workflow runs each call as an activity. */
-export function analysisTools({ vision }: { vision: boolean }): Record<string, Tool> {
-  return Object.fromEntries(
-    Object.entries(analysisToolSpecs)
-      .filter(([, spec]) => vision || !('vision' in spec && spec.vision))
-      .map(([name, spec]) => [name, tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as Schema) })]),
-  );
-}

@@ -1,10 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { AnalysisJob, GenerationJob, PipelineRun, Project, SessionResource } from '../../db/entities/index.ts';
-import { fundsShutdownWorkflow } from '../../workflows/billing.ts';
-import { FUNDS_EXHAUSTED } from '../../workflows/contracts/billing.ts';
+import {
+  FUNDS_EXHAUSTED,
+  type FundsShutdownWorkflow,
+  fundsShutdownWorkflowType,
+  type StoppedWorkloads,
+} from '../../workflows/contracts/billing.ts';
 import { stopBrowserSignal } from '../../workflows/contracts/browserSession.ts';
-import { workflowIds } from '../../workflows/names.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { activeResourceStatuses } from '../browsers/resourceStatus.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
 import type { MeterAnswer } from './metering.ts';
@@ -16,10 +20,13 @@ import type { MeterAnswer } from './metering.ts';
  * later `shutdown` answer (re)starts it: a workload that slipped through is caught then.
  */
 
-/** Starts (or joins) the shutdown an answer calls for; nothing when it says continue. */
-export async function startFundsShutdown(client: Client, taskQueue: string, answer: MeterAnswer) {
+/**
+ * Acts on metering's answer, wherever usage is reported (a browser's workflow, a model turn, a
+ * coordinator's POST): starts (or joins) the shutdown it calls for; nothing when it says continue.
+ */
+export async function enforceFunds(client: Client, taskQueue: string, answer: MeterAnswer) {
   if (answer.action !== 'shutdown' || !answer.exhaustedAt) return;
-  await client.workflow.start(fundsShutdownWorkflow, {
+  await client.workflow.start<FundsShutdownWorkflow>(fundsShutdownWorkflowType, {
     taskQueue,
     workflowId: workflowIds.fundsShutdown(answer.userId, answer.exhaustedAt),
     args: [answer.userId],
@@ -28,7 +35,7 @@ export async function startFundsShutdown(client: Client, taskQueue: string, answ
 }
 
 /** Signals or cancels every running workload of the user's projects; answers what it reached. */
-export async function stopAccountWorkloads(client: Client, em: EntityManager, userId: string) {
+export async function stopAccountWorkloads(client: Client, em: EntityManager, userId: string): Promise<StoppedWorkloads> {
   const projects = (await em.find(Project, { owner: userId }, { fields: ['id'] })).map((project) => project.id);
   if (!projects.length) return { browsers: 0, runs: 0, jobs: 0 };
   const resources = await em.find(SessionResource, { project: { $in: projects }, status: { $in: [...activeResourceStatuses] } });

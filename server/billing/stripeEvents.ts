@@ -1,5 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
 import { BillingAccount, StripeEvent, Subscription, User } from '../../db/entities/index.ts';
+import { type StripeEventInput, type StripeEventWorkflow, stripeEventWorkflowType } from '../../workflows/contracts/billing.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Config, PlanEntry } from '../config.ts';
 import { creditTopUp, lockAccount, poolColumns } from './ledger.ts';
 import { parseQuantity } from './money.ts';
@@ -11,10 +14,23 @@ import { parseQuantity } from './money.ts';
  * verifies the signature; a workflow whose id is the event id calls this (workflows/billing.ts).
  */
 
-/** The part of a Stripe event this service reads (the workflow's input). */
-export type StripeEventInput = { id: string; type: string; created: number; object: Record<string, unknown> };
-
 type Billing = Config['billing'];
+
+/**
+ * Hands a verified event to its workflow and waits until it is applied. A copy arriving while the
+ * first is applied waits for that one; a copy of an event applied already finds its closed
+ * workflow (a failed one is run again), and its start throws WorkflowExecutionAlreadyStartedError.
+ */
+export async function applyStripeEventOnce(client: Client, taskQueue: string, event: StripeEventInput) {
+  const handle = await client.workflow.start<StripeEventWorkflow>(stripeEventWorkflowType, {
+    taskQueue,
+    workflowId: workflowIds.stripeEvent(event.id),
+    args: [event],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+  });
+  return handle.result();
+}
 
 const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
 const idOf = (value: unknown) => text(value) ?? text((value as { id?: unknown } | null)?.id);

@@ -14,18 +14,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
 import { textArray } from '../../db/textArray.ts';
-import { browserSessionWorkflow } from '../../workflows/browserSession.ts';
 import {
   awaitReadyUpdate,
   type BrowserSessionState,
+  type BrowserSessionWorkflow,
+  browserSessionWorkflowType,
   stopBrowserSignal,
   stopBrowserUpdate,
 } from '../../workflows/contracts/browserSession.ts';
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../../workflows/names.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
+import { within } from '../infra/workflowHandles.ts';
 import { browserDialUrl } from './browserDial.ts';
 import { launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
@@ -169,7 +171,7 @@ export async function completeBrowserStart(
       }
     }
     try {
-      await deps.temporal.workflow.start(browserSessionWorkflow, {
+      await deps.temporal.workflow.start<BrowserSessionWorkflow>(browserSessionWorkflowType, {
         taskQueue: deps.config.temporal.taskQueue,
         workflowId: workflowIds.browser(resource.id),
         args: [resource.id, { ...input, adoptWarmId: warm.id }],
@@ -189,7 +191,7 @@ export async function completeBrowserStart(
   let state: BrowserSessionState;
   try {
     // Start and wait in one call: the update returns once the browser is usable.
-    const startWorkflowOperation = new WithStartWorkflowOperation(browserSessionWorkflow, {
+    const startWorkflowOperation = new WithStartWorkflowOperation<BrowserSessionWorkflow>(browserSessionWorkflowType, {
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.browser(resource.id),
       workflowIdConflictPolicy: 'FAIL',
@@ -291,7 +293,7 @@ const START_GRACE_MS = 30_000;
  */
 export async function stopBrowser(deps: { temporal: TemporalClient }, em: EntityManager, resource: SessionResource, reason: string) {
   if (resource.status === 'stopped' || resource.status === 'failed') return resource;
-  const handle = deps.temporal.workflow.getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id));
+  const handle = deps.temporal.workflow.getHandle<BrowserSessionWorkflow>(workflowIds.browser(resource.id));
   try {
     await handle.signal(stopBrowserSignal, reason);
   } catch (error) {
@@ -331,18 +333,13 @@ type BrowserWorkflowHandle = ReturnType<TemporalClient['workflow']['getHandle']>
  * row is settled.
  */
 export async function waitUntilStopped(deps: { temporal: TemporalClient }, resources: SessionResource[], timeoutMs: number) {
-  let timer: NodeJS.Timeout | undefined;
   const waits = resources.map((resource) =>
     deps.temporal.workflow
-      .getHandle<typeof browserSessionWorkflow>(workflowIds.browser(resource.id))
+      .getHandle<BrowserSessionWorkflow>(workflowIds.browser(resource.id))
       .executeUpdate(stopBrowserUpdate, { args: [resource.stopReason ?? 'stopped on request'] })
       .catch(() => undefined),
   );
-  try {
-    await Promise.race([Promise.all(waits), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await within(Promise.all(waits), timeoutMs);
 }
 
 /** `running`, the lower-case status of a closed workflow, or `not found` (never started, or purged). */

@@ -2,13 +2,12 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { usageUnits } from '../../db/entities/index.ts';
-import { stripeEventWorkflow } from '../../workflows/billing.ts';
-import { workflowIds } from '../../workflows/names.ts';
+import type { StripeEventInput } from '../../workflows/contracts/billing.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { meter, projectOfResource } from '../billing/metering.ts';
 import { parseQuantity } from '../billing/money.ts';
-import { startFundsShutdown } from '../billing/shutdown.ts';
-import type { StripeEventInput } from '../billing/stripeEvents.ts';
+import { enforceFunds } from '../billing/shutdown.ts';
+import { applyStripeEventOnce } from '../billing/stripeEvents.ts';
 import { BadRequest, invalidInput, NotFound, ServiceUnavailable } from '../errors.ts';
 import { refuseDeepJson } from './jsonDepth.ts';
 import type { RawRoutePaths } from './openapi.ts';
@@ -55,16 +54,7 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
         object: event.data.object as unknown as Record<string, unknown>,
       };
       try {
-        const handle = await deps.temporal.workflow.start(stripeEventWorkflow, {
-          taskQueue: config.temporal.taskQueue,
-          workflowId: workflowIds.stripeEvent(event.id),
-          args: [input],
-          // A copy arriving while the first is applied waits for that one; a copy of an event
-          // applied already finds its closed workflow (a failed one is run again).
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        });
-        await handle.result();
+        await applyStripeEventOnce(deps.temporal, config.temporal.taskQueue, input);
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
           req.log.error({ err: error, eventId: event.id }, 'stripe webhook: the event could not be applied');
@@ -107,13 +97,11 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
       quantityMicro,
       reportId: report.reportId,
     });
-    if (metered.action === 'shutdown') {
-      try {
-        await startFundsShutdown(deps.temporal, config.temporal.taskQueue, metered);
-      } catch (error) {
-        // The answer still says shutdown; the next report starts the shutdown again.
-        req.log.error({ err: error }, 'the funds shutdown could not be started');
-      }
+    try {
+      await enforceFunds(deps.temporal, config.temporal.taskQueue, metered);
+    } catch (error) {
+      // The answer still says shutdown; the next report starts the shutdown again.
+      req.log.error({ err: error }, 'the funds shutdown could not be started');
     }
     return reply.send({ action: metered.action });
   });

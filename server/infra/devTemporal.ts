@@ -6,7 +6,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
-import { installTemporalRuntime } from './temporal.ts';
+import { installTemporalRuntime } from './temporalRuntime.ts';
 
 const cliMissing = (candidate: string, why: string) =>
   new Error(

@@ -1,39 +1,19 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import type { Logger } from 'pino';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../../activities/index.ts';
-import { housekeepingWorkflow } from '../../workflows/housekeeping.ts';
-import { workflowIds } from '../../workflows/names.ts';
-import { resourceSweeperWorkflow } from '../../workflows/resourceSweeper.ts';
-import { runSweeperWorkflow } from '../../workflows/runSweeper.ts';
+import {
+  type HousekeepingWorkflow,
+  housekeepingWorkflowType,
+  resourceSweeperWorkflowType,
+  runSweeperWorkflowType,
+  type SweeperWorkflow,
+} from '../../workflows/contracts/periodic.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { ensureSearchAttributes } from './searchAttributes.ts';
+import { installTemporalRuntime } from './temporalRuntime.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
-
-let runtimeInstalled = false;
-
-/** Routes the Temporal SDK's own log lines through our logger; once per process. */
-export function installTemporalRuntime(log: Logger) {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-    TRACE: 'trace',
-    DEBUG: 'debug',
-    INFO: 'debug',
-    WARN: 'warn',
-    ERROR: 'error',
-  };
-  Runtime.install({
-    // Our processes stop their workers themselves on SIGINT/SIGTERM, once, in order.
-    shutdownSignals: [],
-    logger: new DefaultLogger('INFO', (entry) => {
-      // A browser host's worker serves activities only, by design: not worth a warning on every start.
-      const level = entry.message.startsWith('No workflows registered') ? 'debug' : levels[entry.level];
-      log[level]({ component: 'temporal-sdk', ...entry.meta }, entry.message);
-    }),
-  });
-}
 
 export async function connectTemporalClient(address: string, namespace: string) {
   const connection = await Connection.connect({ address });
@@ -71,12 +51,17 @@ export async function createControlWorker(
   // an api in the same process uses it too, for eager workflow starts (AppDeps.eagerStart).
   const client = new Client({ connection, namespace: options.namespace });
   // Likewise the sweeper of pipeline runs nothing settled, and the deletion of expired rows.
-  for (const [workflow, workflowId] of [
-    [resourceSweeperWorkflow, workflowIds.resourceSweeper(options.taskQueue)],
-    [runSweeperWorkflow, workflowIds.runSweeper(options.taskQueue)],
-    [housekeepingWorkflow, workflowIds.housekeeping(options.taskQueue)],
+  for (const [workflowType, workflowId] of [
+    [resourceSweeperWorkflowType, workflowIds.resourceSweeper(options.taskQueue)],
+    [runSweeperWorkflowType, workflowIds.runSweeper(options.taskQueue)],
+    [housekeepingWorkflowType, workflowIds.housekeeping(options.taskQueue)],
   ] as const) {
-    await client.workflow.start(workflow, { taskQueue: options.taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
+    // No arguments: each starts from the beginning.
+    await client.workflow.start<SweeperWorkflow | HousekeepingWorkflow>(workflowType, {
+      taskQueue: options.taskQueue,
+      workflowId,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
   }
   return { worker, connection, client };
 }

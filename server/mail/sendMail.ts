@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { Mail } from '../../db/entities/index.ts';
-import { deliverMailWorkflow } from '../../workflows/mail.ts';
-import { workflowIds } from '../../workflows/names.ts';
+import { type DeliverMailWorkflow, deliverMailWorkflowType } from '../../workflows/contracts/mail.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { ServiceUnavailable } from '../errors.ts';
 
 export type OutgoingMail = { to: string; subject: string; text: string };
@@ -15,7 +15,7 @@ export async function sendMail(em: EntityManager, temporal: TemporalClient, task
   const mail = em.create(Mail, { to: outgoing.to, subject: outgoing.subject, text: outgoing.text });
   await em.flush();
   try {
-    await temporal.workflow.start(deliverMailWorkflow, {
+    await temporal.workflow.start<DeliverMailWorkflow>(deliverMailWorkflowType, {
       taskQueue,
       workflowId: workflowIds.mail(mail.id),
       args: [mail.id],

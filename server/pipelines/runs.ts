@@ -15,10 +15,14 @@ import {
   type Project,
   SessionResource,
 } from '../../db/entities/index.ts';
-import { type PipelineRunInput, runEndedUpdate } from '../../workflows/contracts/pipelineRun.ts';
+import {
+  type PipelineRunInput,
+  type PipelineRunWorkflow,
+  pipelineRunWorkflowType,
+  runEndedUpdate,
+} from '../../workflows/contracts/pipelineRun.ts';
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../../workflows/names.ts';
-import { pipelineRunWorkflow } from '../../workflows/pipelineRun.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import {
   type BrowserStartDeps,
@@ -28,7 +32,7 @@ import {
   stopBrowser,
 } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
-import { workflowIsGone } from '../infra/workflowErrors.ts';
+import { cancelAndAwait, within } from '../infra/workflowHandles.ts';
 import { type ArgumentProblem, prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
 import { planReadsCookies } from './engine/registry.ts';
@@ -79,7 +83,7 @@ type RunTarget = {
 export async function startRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const { run, input } = await createRun(deps, em, target);
   try {
-    await deps.temporal.workflow.start(pipelineRunWorkflow, {
+    await deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, {
       taskQueue: deps.config.temporal.taskQueue,
       workflowId: workflowIds.run(run.id),
       args: [run.id, input],
@@ -147,15 +151,18 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
     typedSearchAttributes: runSearchAttributes(run, input),
   };
   if (deps.eagerStart) {
-    let handle: WorkflowHandle<typeof pipelineRunWorkflow>;
+    let handle: WorkflowHandle<PipelineRunWorkflow>;
     try {
-      handle = await deps.temporal.workflow.start(pipelineRunWorkflow, { ...options, requestEagerStart: true });
+      handle = await deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true });
     } catch (error) {
       throw await notStarted(deps, em, run, error);
     }
     return { ended: handle.executeUpdate(runEndedUpdate) };
   }
-  const startWorkflowOperation = new WithStartWorkflowOperation(pipelineRunWorkflow, { ...options, workflowIdConflictPolicy: 'FAIL' });
+  const startWorkflowOperation = new WithStartWorkflowOperation<PipelineRunWorkflow>(pipelineRunWorkflowType, {
+    ...options,
+    workflowIdConflictPolicy: 'FAIL',
+  });
   try {
     const update = await deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, { startWorkflowOperation, waitForStage: 'ACCEPTED' });
     return { ended: update.result() };
@@ -332,62 +339,39 @@ const STOP_WAIT_MS = 10_000;
 /** Cancels the run's workflow and waits (briefly) until it has closed, having recorded the end. */
 export async function stopRun(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun) {
   if (run.status !== 'queued' && run.status !== 'running') return run;
-  const handle = runHandle(deps, run);
-  try {
-    await handle.cancel();
-  } catch (error) {
-    if (!workflowIsGone(error)) {
-      throw new ServiceUnavailable('The run could not be stopped: the workflow engine is unavailable', error);
-    }
-  }
-  await closed(handle, STOP_WAIT_MS);
+  await cancelAndAwait(runHandle(deps, run), STOP_WAIT_MS, {
+    unavailable: 'The run could not be stopped: the workflow engine is unavailable',
+    closing: workflowClosed,
+  });
   await em.refresh(run);
   return run;
 }
 
 /** Waits (until `deadline`) for the run's workflow to close and answers the run as stored; stops it past the deadline. */
 async function awaitClose(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: PipelineRun, deadline: number) {
-  if (!(await closed(runHandle(deps, run), deadline - Date.now()))) return { run: await stopRun(deps, em, run), timedOut: true };
+  if (!(await within(workflowClosed(runHandle(deps, run)), deadline - Date.now())))
+    return { run: await stopRun(deps, em, run), timedOut: true };
   await em.refresh(run);
   return { run, timedOut: false };
 }
 
 function runHandle(deps: Pick<Deps, 'temporal'>, run: PipelineRun) {
-  return deps.temporal.workflow.getHandle<typeof pipelineRunWorkflow>(workflowIds.run(run.id));
+  return deps.temporal.workflow.getHandle<PipelineRunWorkflow>(workflowIds.run(run.id));
 }
 
 /**
- * Whether the workflow closed within `timeoutMs`. However it closed counts (a cancelled run's
- * workflow records the end, then closes), and so does one that is gone: there is nothing to wait for.
+ * Settles once the workflow has closed. However it closed counts (a cancelled run's workflow
+ * records the end, then closes), and so does one that is gone: there is nothing to wait for.
  * An engine that does not answer is a 503, not a closed run.
  */
-async function closed(handle: ReturnType<typeof runHandle>, timeoutMs: number) {
-  return within(
-    handle.result().then(
-      () => true,
-      (error: unknown) => {
-        // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
-        // the engine not answering, and says nothing about the run.
-        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
-        throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
-      },
-    ),
-    timeoutMs,
+function workflowClosed(handle: WorkflowHandle) {
+  return handle.result().then(
+    () => true,
+    (error: unknown) => {
+      // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
+      // the engine not answering, and says nothing about the run.
+      if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
+      throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
+    },
   );
-}
-
-/** Whether `work` settled within `timeoutMs` (its failure is thrown); false once the time is up. */
-async function within(work: Promise<unknown>, timeoutMs: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
-  });
-  const settled = work.then(() => true);
-  // A failure after the time is up has nobody left to tell.
-  settled.catch(() => {});
-  try {
-    return await Promise.race([settled, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

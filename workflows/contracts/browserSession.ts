@@ -1,10 +1,12 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
+import type { MeterAction } from './billing.ts';
+
 /**
  * The contract of `browserSessionWorkflow` (workflows/browserSession.ts): what it is started
- * with, the messages the api and other workflows send it, the queue of the host that runs its
- * browser, and the failure types its activities throw that no retry can mend. The api and the
- * activities import this module, never the workflow's internals.
+ * with, the messages the api and other workflows send it, the activities it calls (on the control
+ * queue and on the host that runs its browser), and the failure types those throw that no retry
+ * can mend. The api and the activities import this module, never the workflow's internals.
  */
 
 export type BrowserPhase = 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
@@ -20,6 +22,24 @@ export type BrowserSessionInput = {
   adoptWarmId?: string;
 };
 
+/** What a continue-as-new carries over. */
+export type BrowserSessionResume = {
+  deadline: number;
+  /**
+   * The cumulative usage a warm browser had when this resource took it over (its launch and idle
+   * time are the pool's, not the project's). Absent for a browser launched for the resource.
+   */
+  baseline?: BrowserUsage;
+};
+
+export type BrowserSessionWorkflow = (
+  resourceId: string,
+  input: BrowserSessionInput,
+  resume?: BrowserSessionResume,
+) => Promise<BrowserSessionState>;
+/** Its workflow type: the api starts it by this name (server/browsers/browserSessions.ts). */
+export const browserSessionWorkflowType = 'browserSessionWorkflow';
+
 /** Waits until the browser is usable (or failed) and answers the state. */
 export const awaitReadyUpdate = defineUpdate<BrowserSessionState>('awaitReady');
 
@@ -30,6 +50,25 @@ export const stopBrowserUpdate = defineUpdate<BrowserSessionState, [reason: stri
 export const stopBrowserSignal = defineSignal<[reason: string]>('stopBrowser');
 
 export const browserStateQuery = defineQuery<BrowserSessionState>('state');
+
+/** A browser's cumulative figures, as its host measures them. */
+export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
+
+/** The workflow's activities on the control queue (activities/browserSessions.ts): database only. */
+export type BrowserSessionActivities = {
+  markResource(resourceId: string, change: { status: 'stopping' | 'stopped' | 'failed'; reason?: string }): Promise<void>;
+  /** Stores and meters the usage; answers when the resource was last used, and whether it may go on. */
+  recordUsage(resourceId: string, usage: BrowserUsage): Promise<{ lastActivity: string | null; action: MeterAction }>;
+};
+
+/** The workflow's activities on its browser's host (activities/browserHost.ts). */
+export type BrowserSessionHostActivities = {
+  adoptWarmBrowser(resourceId: string, warmId: string): Promise<void>;
+  launchBrowser(resourceId: string): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }>;
+  checkBrowser(resourceId: string): Promise<{ alive: boolean; usage: BrowserUsage | null }>;
+  /** Idempotent; answers whether there was a browser to stop. */
+  stopBrowser(resourceId: string): Promise<boolean>;
+};
 
 /** The task queue of one browser host: its activities launch, check and stop its browsers and run pipeline nodes. */
 export function browserHostQueue(hostId: string) {

@@ -4,9 +4,9 @@ import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
  * The contract of `pipelineRunWorkflow` (workflows/pipelineRun.ts): what a run is started with,
- * and the node failure types no retry can mend. The api (server/pipelines/runs.ts) and the node
- * executors import this module, never the workflow's internals. Runs are stopped by cancelling
- * the workflow.
+ * the activities it calls, and the node failure types no retry can mend. The api
+ * (server/pipelines/runs.ts) and the node executors import this module, never the workflow's
+ * internals. Runs are stopped by cancelling the workflow.
  */
 
 export type PipelineRunInput = {
@@ -18,6 +18,10 @@ export type PipelineRunInput = {
   /** The run started this browser and stops it when done. */
   ownsResource: boolean;
 };
+
+export type PipelineRunWorkflow = (runId: string, input: PipelineRunInput) => Promise<void>;
+/** Its workflow type: the api starts it by this name (server/pipelines/runs.ts), a generation as its child. */
+export const pipelineRunWorkflowType = 'pipelineRunWorkflow';
 
 /**
  * A node's time, where it runs and for the workflow that bounds its activity: an attempt gets its
@@ -87,4 +91,42 @@ export type StretchProgress = {
 export type StretchFailureDetails = {
   /** The path of the node that failed (`name`, `loop.2.name`). */
   node: string;
+};
+
+/** One node run by its own activity: how runs started before stretches existed run their nodes. */
+export type NodeActivityCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
+
+export type RunStatus = {
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  evaluation: 'pending' | 'running' | 'completed' | 'failed' | 'stopped';
+};
+
+/** A run's end as the workflow reports it. */
+export type RunEnd = RunStatus & {
+  result?: Record<string, unknown>;
+  error?: { node: string | null; code: string; message: string };
+  /** Outputs of the nodes the workflow ran itself (flow nodes), by path. */
+  flowOutputs?: Record<string, Record<string, unknown>>;
+  /**
+   * The error is a stretch's lost attempt: the paths of the nodes it may have been running, in
+   * order. The error names the first whose outputs are not stored (the heartbeat the workflow
+   * named it by may lag behind them).
+   */
+  lostIn?: string[];
+};
+
+/** The workflow's activities on the control queue (activities/pipelineRuns.ts); the bookkeeping also runs as local activities. */
+export type PipelineRunActivities = {
+  markRun(runId: string, patch: RunStatus): Promise<void>;
+  finishRun(runId: string, patch: RunEnd): Promise<void>;
+  /** A stretch of pure nodes; answers the kept outputs of each node. */
+  runPureStretch(call: StretchActivityCall): Promise<Record<string, unknown>[]>;
+  runPureNode(call: NodeActivityCall): Promise<Record<string, unknown>>;
+};
+
+/** The workflow's activities on the host that holds the run's browser (activities/browserHost.ts). */
+export type PipelineRunHostActivities = {
+  runBrowserStretch(call: BrowserStretchCall): Promise<Record<string, unknown>[]>;
+  runBrowserNode(call: NodeActivityCall & { resourceId: string; timeoutMs?: number }): Promise<Record<string, unknown>>;
+  releaseRunPages(runId: string): Promise<void>;
 };

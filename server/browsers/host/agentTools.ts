@@ -6,7 +6,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BrowserContext, Page } from 'playwright-core';
 import { AnalysisJob, Pipeline, PipelineVersion } from '../../../db/entities/index.ts';
-import { jobHidden, recordMessages, type ToolCallRequest } from '../../agents/conversation.ts';
+import type { ToolCallRequest } from '../../../workflows/contracts/agentJobs.ts';
+import { jobHidden, recordMessages } from '../../agents/messages.ts';
 import { readPageModel } from '../../agents/pageModel.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';

@@ -8,10 +8,10 @@ import { createBrowserHostActivities } from '../../../activities/browserHost.ts'
 import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
-import { workflowIds } from '../../../workflows/names.ts';
+import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
-import { installTemporalRuntime } from '../../infra/temporal.ts';
+import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
