@@ -1,24 +1,21 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
-import { resolveJwtSecret } from '../server/auth/jwt.ts';
-import type { Config } from '../server/config.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
 import type { AgentJobActivities, AgentJobKind } from '../workflows/contracts/agentJobs.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
+import type { ActivityDeps } from './deps.ts';
 
 /**
  * Control-queue activities of the analysis and generation workflows: the model turns
  * (server/agents/conversation.ts), the job's end, and the dry run of a generation's candidate.
  */
-export function createAgentJobActivities({ orm, config }: { orm: MikroORM; config: Config }) {
-  const serviceSecret = resolveJwtSecret(config);
+export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<ActivityDeps, 'orm' | 'config' | 'serviceSecret'>) {
   // The model side is a domain module: it gets the activity's client by argument.
-  const deps = () => ({ orm, config, temporal: Context.current().client });
+  const deps = () => ({ orm, config, serviceSecret, temporal: Context.current().client });
   const entity = (kind: AgentJobKind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
 
   return {

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { stopAccountWorkloads } from '../server/billing/shutdown.ts';
 import { applyStripeEvent } from '../server/billing/stripeEvents.ts';
 import type { BillingActivities, StripeEventInput } from '../workflows/contracts/billing.ts';
-import type { ActivityDeps } from './index.ts';
+import type { ActivityDeps } from './deps.ts';
 
 /** Control-queue activities of billing: a Stripe event applied, an account's work stopped. */
 export function createBillingActivities({ orm, config, log }: ActivityDeps) {

@@ -1,8 +1,5 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { Logger } from 'pino';
 import { SessionResource } from '../db/entities/index.ts';
-import { resolveJwtSecret } from '../server/auth/jwt.ts';
 import { AgentTabs } from '../server/browsers/host/agentTools.ts';
 import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
@@ -11,12 +8,12 @@ import { RunPages } from '../server/browsers/host/nodes/runPages.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
-import type { Config } from '../server/config.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import type { AgentJobHostActivities, ToolCallRequest } from '../workflows/contracts/agentJobs.ts';
 import { type BrowserSessionHostActivities, launchFailures } from '../workflows/contracts/browserSession.ts';
 import { type BrowserStretchCall, nodeFailures, nodeTime, type PipelineRunHostActivities } from '../workflows/contracts/pipelineRun.ts';
+import type { ActivityDeps } from './deps.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
 
@@ -25,12 +22,11 @@ import { StretchRunner } from './runStretch.ts';
  * proxy password and cookies, are read here from the database, so they never enter workflow
  * history; the proxy password is opened here, and only here.
  */
-export function createBrowserHostActivities({ pool, orm, config, log }: { pool: BrowserPool; orm: MikroORM; config: Config; log: Logger }) {
-  const serviceSecret = resolveJwtSecret(config);
-  const withRunNode = createRunNodeContext({ orm, config });
-  const stretches = new StretchRunner({ orm, config });
+export function createBrowserHostActivities({ pool, orm, config, log, serviceSecret }: ActivityDeps & { pool: BrowserPool }) {
+  const withRunNode = createRunNodeContext({ orm, serviceSecret });
+  const stretches = new StretchRunner({ orm, serviceSecret });
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
-  const agentTabs = new AgentTabs({ orm, config });
+  const agentTabs = new AgentTabs({ orm, serviceSecret });
 
   /** The resource and its launch settings (cookies, proxy with its password) from the database. */
   async function loadLaunch(resourceId: string) {
@@ -109,7 +105,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
 
     /**
      * A stretch of a run with browser nodes (activities/runStretch.ts), against the run's browser
-     * on this host; its pure nodes run here too. It heartbeats, so a host that dies mid-stretch is
+     * on this host; its data nodes run here too. It heartbeats, so a host that dies mid-stretch is
      * noticed in seconds, and a stopped run stops waiting at once.
      */
     async runBrowserStretch(call: BrowserStretchCall) {
@@ -124,7 +120,7 @@ export function createBrowserHostActivities({ pool, orm, config, log }: { pool: 
       return stretches.run(
         call,
         async (node, path, inputs, { log, hidden }) => {
-          // A pure node of the stretch needs no browser: it runs here as it would anywhere.
+          // A data node of the stretch needs no browser: it runs here as it would anywhere.
           if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);

@@ -8,11 +8,11 @@ import type { MeterAction } from '../workflows/contracts/billing.ts';
 import type { BrowserSessionActivities, BrowserUsage } from '../workflows/contracts/browserSession.ts';
 import type { ResourceSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
-import type { ActivityDeps } from './index.ts';
+import type { ActivityDeps } from './deps.ts';
 import { sweepStuck } from './sweeps.ts';
 
 /** Control-queue activities of the browserSession workflow: database only. */
-export function createBrowserSessionActivities({ orm, config, log: logger }: ActivityDeps) {
+export function createBrowserSessionActivities({ orm, config, log: logger }: Omit<ActivityDeps, 'serviceSecret'>) {
   return {
     async markResource(resourceId: string, change: { status: 'stopping' | 'stopped' | 'failed'; reason?: string }) {
       await recordWorkflowStep(orm.em.fork(), resourceId, change, logger);

@@ -1,5 +1,5 @@
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
-import type { ActivityDeps } from './index.ts';
+import type { ActivityDeps } from './deps.ts';
 
 /**
  * Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at

@@ -1,9 +1,6 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { PipelineRun, SessionResource } from '../db/entities/index.ts';
-import { resolveJwtSecret } from '../server/auth/jwt.ts';
-import type { Config } from '../server/config.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
@@ -11,14 +8,14 @@ import { type BrowserSessionWorkflow, stopBrowserSignal } from '../workflows/con
 import type { RunSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
 import type { PipelineRunActivities, RunEnd, RunStatus, StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
+import type { ActivityDeps } from './deps.ts';
 import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
 import { sweepStuck } from './sweeps.ts';
 
 /** Control-queue activities of the pipelineRun workflow, and the sweep of runs nothing settles. */
-export function createPipelineRunActivities(deps: { orm: MikroORM; config: Config; log?: Logger }) {
-  const { orm, config } = deps;
-  const serviceSecret = resolveJwtSecret(config);
+export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'config' | 'serviceSecret'> & { log?: Logger }) {
+  const { orm, config, serviceSecret } = deps;
   const withRunNode = createRunNodeContext(deps);
   const stretches = new StretchRunner(deps);
 

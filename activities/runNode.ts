@@ -2,8 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PipelineRun } from '../db/entities/index.ts';
-import { resolveJwtSecret } from '../server/auth/jwt.ts';
-import type { Config } from '../server/config.ts';
 import { isDatabaseUnavailable } from '../server/infra/databaseErrors.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWriter.ts';
 import type { Redactor } from '../server/logs/redact.ts';
@@ -110,8 +108,7 @@ export const withheldMessage = (run: { readsCookies: boolean }, message: string)
  * value and history only ciphertext), and turn a failure into one that names the node without
  * leaking a secret.
  */
-export function createRunNodeContext({ orm, config }: { orm: MikroORM; config: Config }) {
-  const serviceSecret = resolveJwtSecret(config);
+export function createRunNodeContext({ orm, serviceSecret }: { orm: MikroORM; serviceSecret: string }) {
   return async function withRunNode(
     call: NodeCall,
     execute: (

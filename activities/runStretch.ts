@@ -1,8 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { PipelineRun } from '../db/entities/index.ts';
-import { resolveJwtSecret } from '../server/auth/jwt.ts';
-import type { Config } from '../server/config.ts';
 import type { NewLogEntry } from '../server/logs/logWriter.ts';
 import type { Redactor } from '../server/logs/redact.ts';
 import { keptOutputs, resolveStretchInputs, type StretchNode } from '../server/pipelines/engine/interpreter.ts';
@@ -76,9 +74,9 @@ export class StretchRunner {
   readonly #serviceSecret: string;
   readonly #attempts = new StretchAttempts();
 
-  constructor({ orm, config }: { orm: MikroORM; config: Config }) {
+  constructor({ orm, serviceSecret }: { orm: MikroORM; serviceSecret: string }) {
     this.#orm = orm;
-    this.#serviceSecret = resolveJwtSecret(config);
+    this.#serviceSecret = serviceSecret;
   }
 
   /**
@@ -239,7 +237,7 @@ class StretchAttempt {
   }
 
   readonly beat = () => {
-    // Local activities (a stretch of pure nodes) have no heartbeat; they run in the workflow's worker.
+    // Local activities (a stretch of data nodes) have no heartbeat; they run in the workflow's worker.
     if (!this.#activity.info.isLocal) this.#activity.heartbeat(this.progress);
     this.#onBeat?.();
   };

@@ -26,7 +26,7 @@ import { checkProposal, type Proposal, proposalSchema } from './proposal.ts';
 import { analysisToolSpecs } from './tools.ts';
 
 /** `temporal`: the client the activity runs with, for the shutdown a turn's metering may call for. */
-type Deps = { orm: MikroORM; config: Config; temporal: Client };
+type Deps = { orm: MikroORM; config: Config; serviceSecret: string; temporal: Client };
 type Job = AnalysisJob | GenerationJob;
 
 const MODEL_CALL_TIMEOUT_MS = 120_000;
@@ -116,7 +116,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
   const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['messages', 'sealedSecrets'] });
   const limit = limitReached(deps.config, job, step);
   if (limit) return limit;
-  const { hidden } = await jobHidden(em, deps.config, job);
+  const { hidden } = await jobHidden(em, deps.serviceSecret, job);
   if (job.messages.length === 0) {
     const first = { role: 'user' as const, step, content: [{ type: 'text', text: job.prompt }] };
     await recordMessages(em, job, 'analysis', [first], hidden);
@@ -198,7 +198,7 @@ export async function generationTurn(
     return { compiled: false, done: true, error: { code: 'no_analysis', message: 'the analysis this generation came from is gone' } };
   const limit = limitReached(deps.config, job, step);
   if (limit) return { compiled: false, done: true, error: limit.error };
-  const { hidden } = await jobHidden(em, deps.config, analysis);
+  const { hidden } = await jobHidden(em, deps.serviceSecret, analysis);
   if (job.messages.length === 0) {
     const { pageModel: _pageModel, selectors: _selectors, pageModels: _count, ...proposal } = analysis.output as Record<string, unknown>;
     const catalog = nodeCatalog().nodes.map((node) => ({
@@ -280,7 +280,7 @@ export async function generationTurn(
 export async function reportDryRunFailure(deps: Deps, jobId: string, step: number, failure: string) {
   const em = deps.orm.em.fork();
   const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
-  const { hidden } = await jobHidden(em, deps.config, job.analysis as AnalysisJob);
+  const { hidden } = await jobHidden(em, deps.serviceSecret, job.analysis as AnalysisJob);
   await recordMessages(
     em,
     job,

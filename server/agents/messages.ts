@@ -7,8 +7,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AgentMessage } from '../../db/entities/AnalysisJob.ts';
 import { type AnalysisJob, BrowserSession, type GenerationJob, PipelineRun } from '../../db/entities/index.ts';
-import { resolveJwtSecret } from '../auth/jwt.ts';
-import type { Config } from '../config.ts';
 import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
 import { redactor } from '../logs/redact.ts';
 import { openSecretValues, storedCookieValues } from '../pipelines/runSecrets.ts';
@@ -16,8 +14,7 @@ import { openSecretValues, storedCookieValues } from '../pipelines/runSecrets.ts
 type Job = AnalysisJob | GenerationJob;
 
 /** The strings a job hides: its prompt's secrets, the session's stored cookies, earlier runs' secrets there. */
-export async function jobHidden(em: EntityManager, config: Config, job: AnalysisJob) {
-  const serviceSecret = resolveJwtSecret(config);
+export async function jobHidden(em: EntityManager, serviceSecret: string, job: AnalysisJob) {
   const secrets = openSecretValues(serviceSecret, job.sealedSecrets);
   const hidden = [...Object.values(secrets)];
   if (job.session) {

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { type ActivityDeps, createActivities } from '../../activities/index.ts';
+import type { ActivityDeps } from '../../activities/deps.ts';
+import { createActivities } from '../../activities/index.ts';
 import {
   type HousekeepingWorkflow,
   housekeepingWorkflowType,
@@ -10,6 +11,7 @@ import {
   type SweeperWorkflow,
 } from '../../workflows/contracts/periodic.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
+import { resolveJwtSecret } from '../auth/jwt.ts';
 import { ensureSearchAttributes } from './searchAttributes.ts';
 import { installTemporalRuntime } from './temporalRuntime.ts';
 
@@ -30,7 +32,7 @@ const quietBundlerLogger = { log: noop, trace: noop, debug: noop, info: noop, wa
 
 /** The control-queue worker: workflows, and activities that need no browser. */
 export async function createControlWorker(
-  deps: ActivityDeps,
+  deps: Omit<ActivityDeps, 'serviceSecret'>,
   options: { address: string; namespace: string; taskQueue: string; workflowBundle?: { code: string } },
 ) {
   installTemporalRuntime(deps.log);
@@ -42,7 +44,8 @@ export async function createControlWorker(
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createActivities(deps),
+    // The service secret is derived once here, for every activity of the worker.
+    activities: createActivities({ ...deps, serviceSecret: resolveJwtSecret(deps.config) }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   // The sweeper of stuck browser resources runs once per control queue, as long as the queue is

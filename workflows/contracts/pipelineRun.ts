@@ -119,7 +119,7 @@ export type RunEnd = RunStatus & {
 export type PipelineRunActivities = {
   markRun(runId: string, patch: RunStatus): Promise<void>;
   finishRun(runId: string, patch: RunEnd): Promise<void>;
-  /** A stretch of pure nodes; answers the kept outputs of each node. */
+  /** A stretch of data nodes; answers the kept outputs of each node. */
   runPureStretch(call: StretchActivityCall): Promise<Record<string, unknown>[]>;
   runPureNode(call: NodeActivityCall): Promise<Record<string, unknown>>;
 };

@@ -11,7 +11,6 @@ import { jobHidden, recordMessages } from '../../agents/messages.ts';
 import { readPageModel } from '../../agents/pageModel.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
-import type { Config } from '../../config.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
 
 const ACTION_TIMEOUT_MS = 10_000;
@@ -28,11 +27,11 @@ export function hideFieldValues(snapshot: string) {
 export class AgentTabs {
   readonly #tabs = new Map<string, Page>();
   readonly #orm: MikroORM;
-  readonly #config: Config;
+  readonly #serviceSecret: string;
 
-  constructor({ orm, config }: { orm: MikroORM; config: Config }) {
+  constructor({ orm, serviceSecret }: { orm: MikroORM; serviceSecret: string }) {
     this.#orm = orm;
-    this.#config = config;
+    this.#serviceSecret = serviceSecret;
   }
 
   /** The job's tab: opened on first use at the address the prompt names, else the one the session's own tab shows. */
@@ -51,7 +50,7 @@ export class AgentTabs {
   async run(jobId: string, context: BrowserContext, calls: ToolCallRequest[], step: number) {
     const em = this.#orm.em.fork();
     const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['sealedSecrets', 'session'] });
-    const { secrets, hidden } = await jobHidden(em, this.#config, job);
+    const { secrets, hidden } = await jobHidden(em, this.#serviceSecret, job);
     // The first address the prompt names, without the punctuation that follows it in a sentence.
     const startUrl = /https?:\/\/[^\s"'<>]+/.exec(job.prompt)?.[0]?.replace(/[.,;:!?)\]]+$/, '') ?? null;
     const page = await this.#tab(jobId, context, startUrl);

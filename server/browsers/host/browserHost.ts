@@ -97,11 +97,13 @@ export async function startBrowserHost(options: {
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
   await pool.start();
 
+  // Derived once for the process: the relay's tokens and the activities' sealed values use it.
+  const serviceSecret = resolveJwtSecret(config);
   const relay = await startBrowserRelay({
     address: config.browsers.hostAddress,
     port: config.browsers.relayPort,
     hostId,
-    tokens: new RelayTokens({ relaySecret: config.browsers.relaySecret, serviceSecret: resolveJwtSecret(config) }),
+    tokens: new RelayTokens({ relaySecret: config.browsers.relaySecret, serviceSecret }),
     // The row says which browser the resource holds; the pool, whether that is one of ours. A warm
     // browser the api just claimed (row `running`, not adopted yet) passes: its cookies are set now.
     endpointOf: async (resourceId) => {
@@ -142,7 +144,7 @@ export async function startBrowserHost(options: {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: browserHostQueue(hostId),
-    activities: createBrowserHostActivities({ pool, orm, config, log }),
+    activities: createBrowserHostActivities({ pool, orm, config, log, serviceSecret }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
     // A stretch heartbeats its progress as it stores it (activities/runStretch.ts): sent within
     // this time instead of 0.8 × the heartbeat timeout, a retry after a crash resumes from it and
