@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
+import { candidatePlan } from '../server/agents/candidate.ts';
 import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
-import { compilePipeline } from '../server/pipelines/compiler.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
@@ -39,8 +39,9 @@ export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<Ac
      */
     async prepareDryRun(jobId: string, resourceId: string, hostId: string): Promise<{ runId: string; input: PipelineRunInput }> {
       const em = orm.em.fork();
-      const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
-      const { plan } = compilePipeline(job.source);
+      const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets', 'plan'] });
+      // A copy: the dry run's own tab is set on its steps, never on the stored plan.
+      const plan = structuredClone(candidatePlan(job));
       if (!plan) throw new Error('the candidate does not compile');
       for (const step of plan.steps) {
         if (nodeRegistry.get(step.type)?.opensPage) step.inputs.newTab = { kind: 'literal', value: true };

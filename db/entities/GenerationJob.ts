@@ -37,9 +37,14 @@ export const GenerationJob = defineEntity({
       .json<AgentMessage[]>()
       .onCreate(() => [])
       .lazy(),
-    /** The candidate source the job ended with, its compiler errors, and its dry run. */
+    /**
+     * The candidate source the job ended with, its compiler errors, its plan (null when it has
+     * errors), and its dry run. The candidate is compiled once, when the model answers it: the dry
+     * run and the accept read the plan stored here.
+     */
     source: p.json<Record<string, unknown>>().nullable(),
     errors: p.json<CompileError[]>().onCreate(() => []),
+    plan: p.json<Record<string, unknown>>().nullable().lazy(),
     dryRun: p.json<DryRunResult>().nullable(),
     attempts: p.integer().default(0),
     error: p.json<{ code: string; message: string }>().nullable(),

@@ -244,9 +244,10 @@ export async function generationTurn(
     problems.push('the answer is not JSON: answer with the pipeline source as JSON');
   }
   if (source) {
-    const { errors } = compilePipeline(source);
+    const { errors, plan } = compilePipeline(source);
     job.source = source;
     job.errors = errors;
+    job.plan = (plan as Record<string, unknown> | null) ?? null;
     problems.push(
       ...errors.map((error) => `${error.node ?? 'source'}${error.input ? `.${error.input}` : ''}: ${error.code}: ${error.message}`),
     );

@@ -17,10 +17,10 @@ import { requireFunds } from '../billing/ledger.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { cancelAndAwait } from '../infra/workflowHandles.ts';
-import { compilePipeline } from '../pipelines/compiler.ts';
 import { encryptSecrets } from '../pipelines/runSecrets.ts';
 import { startOrShareBrowser } from '../pipelines/runs.ts';
 import { createVersion } from '../pipelines/versions.ts';
+import { candidatePlan } from './candidate.ts';
 import { requireModel } from './models.ts';
 import { readPromptValues } from './promptValues.ts';
 
@@ -144,7 +144,8 @@ export async function acceptGeneration(em: EntityManager, job: GenerationJob) {
   if (job.status === 'rejected') throw new BadRequest('generation_rejected', 'The generation was rejected');
   if (job.status === 'accepted' && job.acceptedVersion) throw new BadRequest('generation_accepted', 'The generation was already accepted');
   if (!job.source) throw new BadRequest('generation_without_output', 'The generation ended without a source');
-  const compiled = compilePipeline(job.source);
+  await em.populate(job, ['plan']);
+  const compiled = { errors: job.errors, plan: candidatePlan(job) };
   const { errors } = compiled;
   if (errors.length) {
     throw new BadRequest('generation_does_not_compile', `The generated source has ${errors.length} compiler error(s)`, {
