@@ -259,19 +259,7 @@ export async function generationTurn(
   }
   await em.flush();
   if (problems.length) {
-    await recordMessages(
-      em,
-      job,
-      'generation',
-      [
-        {
-          role: 'user',
-          step,
-          content: [{ type: 'text', text: `The source does not compile:\n- ${problems.join('\n- ')}\nAnswer with a corrected source.` }],
-        },
-      ],
-      hidden,
-    );
+    await askForCorrection(em, job, step, `The source does not compile:\n- ${problems.join('\n- ')}`, hidden);
     return { compiled: false, done: false };
   }
   return { compiled: true, done: false };
@@ -282,21 +270,13 @@ export async function reportDryRunFailure(deps: Deps, jobId: string, step: numbe
   const em = deps.orm.em.fork();
   const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
   const { hidden } = await jobHidden(em, deps.serviceSecret, job.analysis as AnalysisJob);
-  await recordMessages(
-    em,
-    job,
-    'generation',
-    [
-      {
-        role: 'user',
-        step,
-        content: [
-          { type: 'text', text: `The source compiled, but its dry run on the page failed: ${failure}\nAnswer with a corrected source.` },
-        ],
-      },
-    ],
-    hidden,
-  );
+  await askForCorrection(em, job, step, `The source compiled, but its dry run on the page failed: ${failure}`, hidden);
+}
+
+/** Tells a generation model what is wrong with its candidate, asking for a corrected source next turn. */
+async function askForCorrection(em: EntityManager, job: GenerationJob, step: number, problem: string, hidden: readonly string[]) {
+  const text = `${problem}\nAnswer with a corrected source.`;
+  await recordMessages(em, job, 'generation', [{ role: 'user', step, content: [{ type: 'text', text }] }], hidden);
 }
 
 /** Every selector input in a source, sub-graphs included. */

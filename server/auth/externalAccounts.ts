@@ -120,14 +120,7 @@ export async function findExternalLink(em: EntityManager, token: string, session
  * token usable, as a registration's does, so the user can unlink the other one and confirm again.
  */
 export async function confirmExternalLink(em: EntityManager, row: ExternalLinkRequest) {
-  const profile: ExternalProfile = {
-    provider: row.provider,
-    subject: row.subject,
-    email: row.email ?? null,
-    emailVerified: row.emailVerified,
-    firstName: row.firstName ?? null,
-    lastName: row.lastName ?? null,
-  };
+  const profile = linkRequestProfile(row);
   try {
     await em.transactional(async (tx) => {
       await claimExternalLink(tx, row);
@@ -161,5 +154,17 @@ function profileColumns(profile: ExternalProfile) {
     emailVerified: profile.emailVerified,
     firstName: profile.firstName,
     lastName: profile.lastName,
+  };
+}
+
+/** The provider's profile a pending link request holds. */
+export function linkRequestProfile(row: ExternalLinkRequest): ExternalProfile {
+  return {
+    provider: row.provider,
+    subject: row.subject,
+    email: row.email ?? null,
+    emailVerified: row.emailVerified,
+    firstName: row.firstName ?? null,
+    lastName: row.lastName ?? null,
   };
 }

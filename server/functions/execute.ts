@@ -63,43 +63,61 @@ export type FunctionRunPayload = {
 /** `result` is a `Record<string, unknown>` too: the run as stored, `{status, result, nodeOutputs, error}`. */
 export type FunctionExecution = { identifier: string; outputs: Record<string, unknown>; result: FunctionRunPayload };
 
-/** 400: the function's run failed (a node failed). Carries the run id and its payload. */
-export class FunctionFailed extends DomainError {
-  override name = 'FunctionFailed';
-  readonly status = 400;
+/**
+ * A function's run that ended badly: the error carries the run id and its payload (`result` as the
+ * caller may see it: its error message is already withheld when it must be), and its one issue
+ * names the node that failed.
+ */
+abstract class FunctionRunEnded extends DomainError {
   readonly identifier: string;
   readonly result: FunctionRunPayload;
-  /** `result` as the caller may see it: its error message is already withheld when it must be. */
-  constructor(identifier: string, result: FunctionRunPayload) {
+  constructor(
+    code: 'function_failed' | 'host_lost',
+    message: (reason: string, node: string | null | undefined) => string,
+    identifier: string,
+    result: FunctionRunPayload,
+    fallback: { reason: string; code: string; retryable?: boolean },
+  ) {
     const node = result.error?.node;
-    const reason = result.error?.message ?? `the run ended ${result.status.pipeline}`;
-    super('function_failed', node ? `The function failed at node \`${node}\`: ${reason}` : `The function failed: ${reason}`, {
-      issues: [{ path: node ? ['nodes', node] : [], message: reason, code: result.error?.code ?? result.status.pipeline }],
+    const reason = result.error?.message ?? fallback.reason;
+    super(code, message(reason, node), {
+      retryable: fallback.retryable,
+      issues: [{ path: node ? ['nodes', node] : [], message: reason, code: fallback.code }],
     });
     this.identifier = identifier;
     this.result = result;
   }
 }
 
+/** 400: the function's run failed (a node failed). */
+export class FunctionFailed extends FunctionRunEnded {
+  override name = 'FunctionFailed';
+  readonly status = 400;
+  constructor(identifier: string, result: FunctionRunPayload) {
+    super(
+      'function_failed',
+      (reason, node) => (node ? `The function failed at node \`${node}\`: ${reason}` : `The function failed: ${reason}`),
+      identifier,
+      result,
+      { reason: `the run ended ${result.status.pipeline}`, code: result.error?.code ?? result.status.pipeline },
+    );
+  }
+}
+
 /**
  * 503: the browser host that ran the function's browser was lost mid-run (the run ended
  * `host_lost`): a fault of the service, not of the function, so retrying may help (the next
- * execution's browser goes to a surviving host). Carries the run id and its payload.
+ * execution's browser goes to a surviving host).
  */
-export class FunctionHostLost extends DomainError {
+export class FunctionHostLost extends FunctionRunEnded {
   override name = 'FunctionHostLost';
   readonly status = 503;
-  readonly identifier: string;
-  readonly result: FunctionRunPayload;
   constructor(identifier: string, result: FunctionRunPayload) {
-    const node = result.error?.node;
-    const reason = result.error?.message ?? 'its browser host was lost';
-    super('host_lost', `The function's browser host was lost mid-run (run ${identifier}): ${reason}`, {
+    super('host_lost', (reason) => `The function's browser host was lost mid-run (run ${identifier}): ${reason}`, identifier, result, {
+      reason: 'its browser host was lost',
+      code: runFailures.hostLost,
       retryable: true,
-      issues: [{ path: node ? ['nodes', node] : [], message: reason, code: runFailures.hostLost }],
     });
-    this.identifier = identifier;
-    this.result = result;
   }
 }
 

@@ -181,12 +181,19 @@ export async function registerMcpRoutes(
   }
 
   /** The session the request names, if it is this server's and this key's; else 404 (as the MCP spec asks). */
-  function sessionFor(id: string | undefined, auth: { serverId: string; apiKeyId: string }) {
+  /** The caller's open session of this id, on the transport the request speaks; 404 otherwise. */
+  function sessionFor<T extends object>(
+    id: string | undefined,
+    auth: { serverId: string; apiKeyId: string },
+    transportKind: abstract new (...args: never[]) => T,
+  ) {
     const session = id ? sessions.get(id) : undefined;
     if (!session || session.serverId !== auth.serverId || session.apiKeyId !== auth.apiKeyId) {
       throw new NotFound('MCP session', 'session_not_found');
     }
-    return session;
+    const transport: object = session.transport;
+    if (!(transport instanceof transportKind)) throw new NotFound('MCP session', 'session_not_found');
+    return { session, transport };
   }
 
   /** Errors after the reply was hijacked are written by hand. */
@@ -209,9 +216,7 @@ export async function registerMcpRoutes(
     const { auth, server } = await authenticate(req);
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId) {
-      const session = sessionFor(sessionId, auth);
-      if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
-      const transport = session.transport;
+      const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
       track(session, reply.raw);
       return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
     }
@@ -239,17 +244,13 @@ export async function registerMcpRoutes(
     const { auth, server } = await authenticate(req);
     const sseSessionId = req.query.sessionId;
     if (sseSessionId) {
-      const session = sessionFor(sseSessionId, auth);
-      if (!(session.transport instanceof SSEServerTransport)) throw new NotFound('MCP session', 'session_not_found');
-      const transport = session.transport;
+      const { session, transport } = sessionFor(sseSessionId, auth, SSEServerTransport);
       track(session, reply.raw);
       return hijacked(reply, () => transport.handlePostMessage(withMcpAuth(req.raw, auth), reply.raw, req.body));
     }
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId) {
-      const session = sessionFor(sessionId, auth);
-      if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
-      const transport = session.transport;
+      const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
       track(session, reply.raw);
       return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body));
     }
@@ -276,9 +277,7 @@ export async function registerMcpRoutes(
 
   app.delete<{ Params: McpParams }>(path, async (req, reply) => {
     const { auth } = await authenticate(req);
-    const session = sessionFor(header(req, 'mcp-session-id'), auth);
-    if (!(session.transport instanceof StreamableHTTPServerTransport)) throw new NotFound('MCP session', 'session_not_found');
-    const transport = session.transport;
+    const { transport } = sessionFor(header(req, 'mcp-session-id'), auth, StreamableHTTPServerTransport);
     return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
   });
 

@@ -8,6 +8,7 @@ import {
   EXTERNAL_LINK_TTL_MS,
   findExternalLink,
   findExternalRegistration,
+  linkRequestProfile,
 } from '../../auth/externalAccounts.ts';
 import { enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { signIn } from '../../auth/signIn.ts';
@@ -196,12 +197,7 @@ export const externalAuthRouter = router({
     .query(async ({ ctx, input }) => {
       const row = await findExternalLink(ctx.em, input.token, ctx.subject.session);
       return {
-        provider: row.provider,
-        subject: row.subject,
-        email: row.email ?? null,
-        emailVerified: row.emailVerified,
-        firstName: row.firstName ?? null,
-        lastName: row.lastName ?? null,
+        ...linkRequestProfile(row),
         account: { email: ctx.user.email, firstName: ctx.user.firstName, lastName: ctx.user.lastName },
         returnUrl: row.returnTo,
         expires: iso(row.expiresAt),
