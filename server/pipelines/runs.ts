@@ -33,7 +33,7 @@ import {
 } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { cancelAndAwait, within } from '../infra/workflowHandles.ts';
-import { type ArgumentProblem, prepareArgs } from './engine/interpreter.ts';
+import { prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
 import { planReadsCookies } from './engine/registry.ts';
 import { sealRunArgs } from './runSecrets.ts';
@@ -65,9 +65,8 @@ type RunTarget = {
     }
   | {
       /**
-       * A function version `executeFunction` has checked, with the arguments it checked against
-       * the function's parameters (which the version's interface holds to its plan's): the plan's
-       * defaults fill in the rest.
+       * A function version `executeFunction` has checked (its errors, the caller's rights), with
+       * the arguments it checked against the function's parameters: they meet the plan here too.
        */
       functionVersion: FunctionVersion;
       checkedArgs: Record<string, unknown>;
@@ -236,13 +235,12 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
 }
 
 /**
- * The plan a run follows and its arguments, checked once: a pipeline version's errors and `args`
- * here (after the caller's own check, `authorize`), against its plan, every problem named; a
- * function's arguments as `executeFunction` checked them, with the plan's defaults. Text holding
- * NUL is refused either way.
+ * The plan a run follows and its arguments against it, every problem named. A pipeline version's
+ * caller check (`authorize`) and compiler errors are checked here; a function's were checked by
+ * `executeFunction`, whose arguments still meet the plan here: a function's parameter may be wider
+ * than the plan's (`json` over `string`). Text holding NUL is refused either way.
  */
 function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVersion, plan: Plan | null, readsCookies: boolean) {
-  const checked = 'checkedArgs' in target ? target.checkedArgs : undefined;
   if (!('checkedArgs' in target)) {
     target.authorize?.({ readsCookies });
     if (version.errors.length > 0) {
@@ -256,10 +254,8 @@ function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVers
     }
   }
   if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
-  const given = checked ?? (target as { args: Record<string, unknown> }).args;
-  const { values, problems } = checked
-    ? { values: withPlanDefaults(plan, checked), problems: [] as ArgumentProblem[] }
-    : prepareArgs(plan, given);
+  const given = 'checkedArgs' in target ? target.checkedArgs : target.args;
+  const { values, problems } = prepareArgs(plan, given);
   // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
   for (const [name, value] of Object.entries(given)) {
     if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
@@ -270,16 +266,6 @@ function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVers
     });
   }
   return { plan, values };
-}
-
-/** Arguments checked against a function's parameters, in the plan's order, with its defaults for the ones left out. */
-function withPlanDefaults(plan: Plan, checked: Record<string, unknown>) {
-  return Object.fromEntries(
-    Object.entries(plan.parameters).flatMap(([name, parameter]) => {
-      if (Object.hasOwn(checked, name)) return [[name, checked[name]]];
-      return parameter.default === undefined ? [] : [[name, parameter.default]];
-    }),
-  );
 }
 
 /** A run's workflow's search attributes: a function's run has no pipeline. */
