@@ -436,6 +436,19 @@ describe('executing a function', () => {
     expect(byId.body.outputs).toEqual({ title: 'Catalog: tools', items: ['saw', 'drill'], count: 2 });
   });
 
+  it('refuses an argument the pipeline cannot take, though the function declares it wider (json), before any run', async () => {
+    const fn = await createFunction({
+      parameters: [
+        { name: 'url', refType: 'string' },
+        { name: 'selector', refType: 'json' },
+      ],
+    });
+    const bad = await execute(fn.slug, { url: `${site.url}/catalog`, selector: 5 });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.code).toBe('invalid_args');
+    expect(bad.body.issues.map((issue: { path: string[] }) => issue.path.join('.'))).toEqual(['args.selector']);
+  });
+
   it('refuses bad arguments with 400 naming each problem', async () => {
     const fn = await createFunction();
     const bad = await execute(fn.slug, { selector: 5, extra: true });
