@@ -15,7 +15,7 @@ import type { ActivityDeps } from './deps.ts';
  */
 export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<ActivityDeps, 'orm' | 'config' | 'serviceSecret'>) {
   // The model side is a domain module: it gets the activity's client by argument.
-  const deps = () => ({ orm, config, serviceSecret, temporal: Context.current().client });
+  const deps = () => ({ orm, config, serviceSecret, temporal: () => Context.current().client });
   const entity = (kind: AgentJobKind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
 
   return {

@@ -48,11 +48,8 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Omi
           quantityMicro: grown,
           reportId: `${resourceId}:${unit}:${now}`,
         });
-        if (answer.action === 'shutdown') {
-          action = 'shutdown';
-          // The client only then: a report that changes nothing needs no activity context.
-          await enforceFunds(Context.current().client, config.temporal.taskQueue, answer);
-        }
+        if (answer.action === 'shutdown') action = 'shutdown';
+        await enforceFunds(() => Context.current().client, config.temporal.taskQueue, answer);
       }
       resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
       await em.flush();

@@ -25,8 +25,8 @@ import { pageModelSelectors } from './pageModel.ts';
 import { checkProposal, type Proposal, proposalSchema } from './proposal.ts';
 import { analysisToolSpecs } from './tools.ts';
 
-/** `temporal`: the client the activity runs with, for the shutdown a turn's metering may call for. */
-type Deps = { orm: MikroORM; config: Config; serviceSecret: string; temporal: Client };
+/** `temporal`: the client the activity runs with, read only for the shutdown a turn's metering may call for. */
+type Deps = { orm: MikroORM; config: Config; serviceSecret: string; temporal: () => Client };
 type Job = AnalysisJob | GenerationJob;
 
 const MODEL_CALL_TIMEOUT_MS = 120_000;

@@ -24,9 +24,11 @@ import type { MeterAnswer } from './metering.ts';
  * Acts on metering's answer, wherever usage is reported (a browser's workflow, a model turn, a
  * coordinator's POST): starts (or joins) the shutdown it calls for; nothing when it says continue.
  */
-export async function enforceFunds(client: Client, taskQueue: string, answer: MeterAnswer) {
+export async function enforceFunds(client: Client | (() => Client), taskQueue: string, answer: MeterAnswer) {
   if (answer.action !== 'shutdown' || !answer.exhaustedAt) return;
-  await client.workflow.start<FundsShutdownWorkflow>(fundsShutdownWorkflowType, {
+  // A getter is called only here: an activity's client is read only for a shutdown.
+  const temporal = typeof client === 'function' ? client() : client;
+  await temporal.workflow.start<FundsShutdownWorkflow>(fundsShutdownWorkflowType, {
     taskQueue,
     workflowId: workflowIds.fundsShutdown(answer.userId, answer.exhaustedAt),
     args: [answer.userId],
