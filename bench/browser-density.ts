@@ -102,7 +102,7 @@ function machineCpu() {
 // 1. The flags: browsers launched as the host launches them, with and without its memory savings.
 const flagSets: { name: string; args: string[] }[] = (() => {
   const settings = { image: 'chromium', screen: defaultScreen, args: [] };
-  const host = chromiumArgs(settings, { egress: false });
+  const host = chromiumArgs(settings, { egress: false, sandbox: false });
   return [
     {
       name: 'before: the host’s flags without its feature switches (Playwright’s own)',

@@ -56,6 +56,31 @@ else
   apt_install chromium
 fi
 
+# --- The browser sandbox: bubblewrap, socat and an unprivileged user (docs/browsers.md) ----------
+sandbox_user="${BROWSER_SANDBOX_USER:-browserflow-browser}"
+if [ "${BROWSER_SANDBOX:-on}" = off ]; then
+  say "browser sandbox: BROWSER_SANDBOX=off, nothing to install (development only)"
+else
+  missing=()
+  command -v bwrap >/dev/null || missing+=(bubblewrap)
+  command -v socat >/dev/null || missing+=(socat)
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "browser sandbox: bubblewrap and socat (present)"
+  elif ! command -v apt-get >/dev/null || ! is_root; then
+    say "browser sandbox: ${missing[*]} missing; install them (or set BROWSER_SANDBOX=off for development)"
+  else
+    apt_install "${missing[@]}"
+  fi
+  if id -u "$sandbox_user" >/dev/null 2>&1; then
+    say "browser sandbox: user $sandbox_user (present)"
+  elif is_root; then
+    say "browser sandbox: creating the system user $sandbox_user that browsers run as"
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$sandbox_user"
+  else
+    say "browser sandbox: user $sandbox_user missing (run: sudo useradd --system --no-create-home --shell /usr/sbin/nologin $sandbox_user)"
+  fi
+fi
+
 # --- Temporal CLI (local dev server for `npm start` and the tests) -------------------------------
 find_temporal() {
   if [ -n "${TEMPORAL_CLI_PATH:-}" ] && "$TEMPORAL_CLI_PATH" --version >/dev/null 2>&1; then return 0; fi

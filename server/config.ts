@@ -228,6 +228,14 @@ const environment = z.object({
   /** Exceptions to the egress policy: comma-separated `host`, `host:port` or CIDR entries. */
   BROWSER_ALLOWED_PRIVATE_DESTINATIONS: optionalString,
   /**
+   * `on`: every browser runs as BROWSER_SANDBOX_USER in namespaces of its own whose only way out
+   * is its egress proxy (docs/browsers.md, Threat model); a host that cannot build the sandbox
+   * refuses to start. `off`: Chromium runs as the host's user on its network (development only;
+   * the host warns at every start).
+   */
+  BROWSER_SANDBOX: z.enum(['on', 'off']).default('on'),
+  BROWSER_SANDBOX_USER: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name').default('browserflow-browser'),
+  /**
    * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
    * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).
    */
@@ -350,6 +358,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
       /** Where browsers may connect (server/browsers/host/egressPolicy.ts); null when the policy is open. */
       egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
+      /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
+      sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,
     },
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,

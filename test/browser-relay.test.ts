@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,12 +14,13 @@ import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
+import { cdpSocketOf, chromiumProcesses } from './support/sandbox.ts';
 import { stopAndWait } from './support/resources.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
  * Browser hosts apart from the api: the api on 127.0.0.1, two host processes on 127.0.0.2 and
- * 127.0.0.3, each reached only through its relay. Chromium's DevTools stay on the host's loopback.
+ * 127.0.0.3, each reached only through its relay. Chromium's DevTools are a pipe to its host.
  */
 
 let stack: TestStack;
@@ -31,7 +32,11 @@ const hosts = [
   // The first keeps one warm browser, whose claim by a start sets cookies through the relay.
   { id: `relay-a-${suffix}`, address: '127.0.0.2', env: { BROWSER_WARM_POOL: '1', BROWSER_WARM_RECENT: '0' } },
   { id: `relay-b-${suffix}`, address: '127.0.0.3', env: { BROWSER_WARM_POOL: '0', BROWSER_WARM_RECENT: '0' } },
-].map((host) => ({ ...host, process: undefined as ReturnType<typeof browserHostProcess> | undefined }));
+].map((host) => ({
+  ...host,
+  dataDir: mkdtempSync(path.join(os.tmpdir(), 'bf-relay-host-')),
+  process: undefined as ReturnType<typeof browserHostProcess> | undefined,
+}));
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -41,7 +46,7 @@ beforeAll(async () => {
   for (const host of hosts) {
     host.process = browserHostProcess(stack, {
       hostId: host.id,
-      dataDir: mkdtempSync(path.join(os.tmpdir(), 'bf-relay-host-')),
+      dataDir: host.dataDir,
       address: host.address,
       env: host.env,
     });
@@ -80,11 +85,13 @@ async function registryRow(hostId: string) {
   return stack.orm.em.fork().findOneOrFail(BrowserHost, { id: hostId });
 }
 
-async function devToolsPort(resourceId: string) {
-  const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resourceId }, { fields: ['cdpEndpoint'] });
-  const endpoint = new URL(row.cdpEndpoint as string);
-  expect(endpoint.hostname).toBe('127.0.0.1');
-  return Number(endpoint.port);
+/** The browser's network namespaces (it has its own) and the socket its CDP pipe is served at. */
+async function browserOf(resourceId: string) {
+  const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resourceId }, { fields: ['cdpEndpoint', 'pid'] });
+  return {
+    socket: cdpSocketOf(row.cdpEndpoint as string),
+    networks: new Set(chromiumProcesses(row.pid as number).map((facts) => facts.namespaces.net)),
+  };
 }
 
 /** Whether a TCP connection from the api's address (127.0.0.1) to `address:port` opens. */
@@ -171,9 +178,12 @@ describe('browser hosts on addresses of their own', () => {
         expect(registry.address).toBe(host.address);
         expect(registry.relayPort).toBeGreaterThan(0);
 
-        // Chromium's DevTools port is on the host's loopback only: not at the host's address.
-        const port = await devToolsPort(resource.id);
-        expect(await tcpOpens(host.address, port), `DevTools port ${port} at ${host.address}`).toBe(false);
+        // Chromium has no DevTools port: its pipe is served at a Unix socket of the host, and it
+        // lives in network namespaces of its own (its renderers in Chromium's), so nothing it
+        // listens on is the host's.
+        const fenced = await browserOf(resource.id);
+        expect(fenced.socket.startsWith(path.join(host.dataDir, 'browsers', host.id))).toBe(true);
+        expect(fenced.networks.has(readlinkSync('/proc/self/ns/net'))).toBe(false);
         expect(await tcpOpens(host.address, registry.relayPort as number)).toBe(true);
 
         // Playwright over remoteUrl: the api's CDP proxy, which dials the host's relay.

@@ -11,6 +11,7 @@ import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
+import { cdpSocketOf, chromiumProcesses, connectionsTo } from './support/sandbox.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -227,25 +228,29 @@ describe('the CDP proxy', () => {
     }
   });
 
-  it('keeps page script off the browser’s own DevTools port', async () => {
+  it('gives page script no DevTools port to reach: the browser speaks CDP over a pipe to its host', async () => {
     const { sessionId, resource } = await startBrowser();
     try {
-      const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['cdpEndpoint'] });
-      const endpoint = row.cdpEndpoint as string;
+      const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['cdpEndpoint', 'pid'] });
+      // Served at a Unix socket of the host, not a TCP port.
+      cdpSocketOf(row.cdpEndpoint as string);
+      const [browserProcess] = chromiumProcesses(row.pid as number);
+      if (!browserProcess) throw new Error('no Chromium process found');
+      const commandLine = readFileSync(`/proc/${browserProcess.pid}/cmdline`, 'utf8').split('\0');
+      expect(commandLine).toContain('--remote-debugging-pipe');
+      expect(commandLine.filter((arg) => arg.startsWith('--remote-debugging-port'))).toEqual([]);
+      // Page script trying the usual DevTools port finds nothing.
       const browser = await chromium.connectOverCDP(resource.remoteUrl);
       const page = await browser.contexts()[0]!.newPage();
       await page.goto(`${site.url}/plain`);
-      // Page script opening the browser's own DevTools socket would bypass the proxy: Chromium
-      // refuses WebSockets carrying an Origin the service never allowed.
       const outcome = await page.evaluate(
-        (url) =>
+        () =>
           new Promise<string>((resolve) => {
-            const socket = new window.WebSocket(url);
+            const socket = new window.WebSocket('ws://127.0.0.1:9222/devtools/browser');
             socket.onopen = () => resolve('open');
             socket.onerror = () => resolve('refused');
             setTimeout(() => resolve('timeout'), 5000);
           }),
-        endpoint,
       );
       expect(outcome).toBe('refused');
       await browser.close();
@@ -355,24 +360,16 @@ describe('resource URLs', () => {
   });
 });
 
-/** Open client connections to a TCP port on this machine's loopback (IPv4), from /proc/net/tcp. */
-function establishedTo(port: number) {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => fields[2]?.endsWith(`:${hexPort}`) && fields[3] === '01').length;
-}
-
 describe('WebSockets a client abandons', () => {
   it('leave no connection to the browser open when closed while the token is checked', async () => {
     const { sessionId, resource } = await startBrowser();
     try {
       const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['cdpEndpoint'] });
-      const cdpPort = Number(new URL(row.cdpEndpoint as string).port);
+      const cdpSocket = cdpSocketOf(row.cdpEndpoint as string);
       const liveWs = resource.vncUrl.replace(/^http/, 'ws').replace('/live?', '/live/ws?');
-      expect(establishedTo(cdpPort)).toBe(0);
+      // The host's own Playwright holds one connection to the browser's CDP pipe.
+      const held = connectionsTo(cdpSocket);
+      expect(held).toBe(1);
       // Gone as soon as the upgrade answers: the api is still checking the token then.
       const abandon = (url: string) =>
         new Promise<void>((resolve) => {
@@ -383,11 +380,11 @@ describe('WebSockets a client abandons', () => {
         });
       for (let i = 0; i < 10; i++) await Promise.all([abandon(resource.remoteUrl), abandon(liveWs)]);
       await sleep(2000);
-      expect(establishedTo(cdpPort)).toBe(0);
+      expect(connectionsTo(cdpSocket)).toBe(held);
       // A client that stays is served.
       const raw = await rawCdp(resource.remoteUrl);
       expect((await raw.send('Browser.getVersion')).result?.product).toMatch(/Chrom/);
-      expect(establishedTo(cdpPort)).toBe(1);
+      expect(connectionsTo(cdpSocket)).toBe(held + 1);
       raw.close();
     } finally {
       await stop(sessionId, resource.id);

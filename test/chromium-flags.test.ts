@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES } from '../server/browsers/host/chromiumFlags.ts';
+import { chromiumBinary } from '../server/browsers/host/browserSandbox.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES } from '../server/browsers/host/chromiumFlags.ts';
 import { chromiumArgs } from '../server/browsers/host/chromiumProcess.ts';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
 import { CHROMIUM } from './support/chromium.ts';
@@ -25,10 +26,11 @@ afterAll(async () => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
+/** Launches as Playwright does; the binary itself, not Debian's wrapper script, which adds flags of its own. */
 async function launch(args: string[]) {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'bf-flags-'));
   folders.push(folder);
-  const context = await chromium.launchPersistentContext(folder, { executablePath: CHROMIUM, headless: true, args });
+  const context = await chromium.launchPersistentContext(folder, { executablePath: chromiumBinary(CHROMIUM), headless: true, args });
   return { context, folder };
 }
 
@@ -59,13 +61,19 @@ describe('the browser host’s Chromium command line', () => {
       if (!browser) throw new Error('no browser process found');
       expect(new Set(features(browser, 'disable'))).toEqual(new Set(PLAYWRIGHT_FEATURES.disabled));
       expect(new Set(features(browser, 'enable'))).toEqual(new Set(PLAYWRIGHT_FEATURES.enabled));
+      // The host launches Chromium itself with Playwright's switches: the same as Playwright's own.
+      const own = new Set([...CHROMIUM_FLAGS, '--no-sandbox', '--remote-debugging-pipe', 'about:blank']);
+      const playwright = browser
+        .slice(1)
+        .filter((arg) => arg !== '' && !/^--(enable|disable)-features=|^--user-data-dir=/.test(arg) && !own.has(arg));
+      expect(new Set(PLAYWRIGHT_SWITCHES.filter((arg) => !own.has(arg)))).toEqual(new Set(playwright));
     });
   });
 
   it('keeps Playwright’s and a session’s features, and runs no omnibox WebUI or network process', async () => {
     const args = chromiumArgs(
       { image: 'chromium', screen: { width: 800, height: 600 }, args: ['--disable-features=Translate'] },
-      { egress: false },
+      { egress: false, sandbox: false },
     );
     const { context, folder } = await launch(args);
     await closing(context, async () => {

@@ -119,6 +119,7 @@ describe('a draining pool', () => {
     const pool = new BrowserPool({
       chromiumPath: stack.config.chromiumPath,
       egress: null,
+      sandbox: null,
       browsersDir: mkdtempSync(path.join(os.tmpdir(), 'bf-drain-pool-')),
       warmSize: 0,
       recentSize: 0,

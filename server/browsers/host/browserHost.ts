@@ -17,6 +17,7 @@ import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
+import { prepareSandbox } from './browserSandbox.ts';
 import { EgressPolicy } from './egressPolicy.ts';
 
 const HEARTBEAT_MS = 5_000;
@@ -48,8 +49,10 @@ export async function startBrowserHost(options: {
   const { config, orm } = options;
   const hostId = config.browsers.hostId;
   const log = options.log.child({ component: 'browser-host', hostId });
+  const sandbox = prepareSandbox(config.browsers.sandboxUser, log);
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
+    sandbox,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir: path.join(config.dataDir, 'browsers', hostId),
     warmSize: config.browsers.warmPool,

@@ -3,6 +3,7 @@ import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
+import { openPathTo } from './browserSandbox.ts';
 import {
   type BrowserProxy,
   type ChromiumOptions,
@@ -136,6 +137,7 @@ export class BrowserPool {
   /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
   async start() {
     killLeftoverBrowsers(this.#options.browsersDir, this.#options.log);
+    if (this.#options.sandbox) openPathTo(this.#options.browsersDir, this.#options.sandbox);
     this.#warm.refill();
   }
 
@@ -194,7 +196,7 @@ export class BrowserPool {
   check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
     const instance = this.#running.get(resourceId);
     if (!instance) return { alive: false, usage: null };
-    const alive = instance.remote ? instance.remote.isConnected() : instance.pid ? isAlive(instance.pid) : true;
+    const alive = instance.external ? Boolean(instance.remote?.isConnected()) : instance.pid ? isAlive(instance.pid) : true;
     // The first measurement (a warm browser's billing baseline) is read now; later ones may be a moment old.
     const tree = instance.pid ? this.#processes.measureTree(instance.pid, { fresh: !instance.measured }) : null;
     instance.measured = true;
@@ -231,7 +233,7 @@ export class BrowserPool {
    * browser running elsewhere (external) is not behind this host's relay.
    */
   launchedBrowserAt(cdpEndpoint: string) {
-    const owns = (instance: HostBrowser) => instance.cdpEndpoint === cdpEndpoint && !instance.remote;
+    const owns = (instance: HostBrowser) => instance.cdpEndpoint === cdpEndpoint && !instance.external;
     return this.#warm.some(owns) || [...this.#running.values()].some(owns);
   }
 

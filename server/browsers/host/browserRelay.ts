@@ -6,8 +6,8 @@ import { type ErrorBody, errorBody } from '../../errors.ts';
 import type { RelayTokens } from '../relayTokens.ts';
 
 /**
- * The relay of a browser host: the only way in to its browsers, whose DevTools ports listen on
- * the host's loopback. It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
+ * The relay of a browser host: the only way in to its browsers, whose DevTools connections are
+ * pipes served at Unix sockets only the host can open (server/browsers/host/cdpMux.ts). It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
  * WebSocket at `/resources/<resourceId>?token=…` to the DevTools endpoint of that resource's
  * browser, byte for byte once the handshake is through. The api's CDP proxy (with its guard), live
  * view, cookie capture and warm-start cookies all come this way (server/browsers/browserDial.ts).
@@ -83,19 +83,13 @@ export async function startBrowserRelay(options: RelayOptions) {
 
   /** Replays the client's handshake to the browser; on its 101, passes the answer back and pipes both ways. */
   function forward(req: http.IncomingMessage, client: Duplex, head: Buffer, endpoint: string) {
-    const target = new URL(endpoint);
+    const target = upstreamTarget(endpoint);
     const headers: Record<string, string> = { host: target.host, connection: 'Upgrade', upgrade: 'websocket' };
     for (const name of HANDSHAKE_HEADERS) {
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    const upstreamRequest = http.request({
-      host: target.hostname,
-      port: target.port,
-      path: target.pathname + target.search,
-      headers,
-      timeout: UPSTREAM_HANDSHAKE_MS,
-    });
+    const upstreamRequest = http.request({ ...target.connect, headers, timeout: UPSTREAM_HANDSHAKE_MS });
     const unavailable = () => refuse(client, 503, errorBody('service_unavailable', 'The browser did not accept the connection'));
     upstreamRequest.on('timeout', () => upstreamRequest.destroy(new Error('the browser did not answer the handshake')));
     upstreamRequest.on('error', unavailable);
@@ -147,6 +141,21 @@ export async function startBrowserRelay(options: RelayOptions) {
       await closed;
     },
   };
+}
+
+/**
+ * Where a browser's DevTools connection is: the Unix socket of its CDP pipe on this host
+ * (`ws+unix://<socket>:<path>`, server/browsers/host/cdpMux.ts), or a ws:// URL (a browser running
+ * elsewhere, taken over as an external session).
+ */
+function upstreamTarget(endpoint: string): { host: string; connect: http.RequestOptions } {
+  if (endpoint.startsWith('ws+unix://')) {
+    const rest = endpoint.slice('ws+unix://'.length);
+    const split = rest.lastIndexOf(':');
+    return { host: 'localhost', connect: { socketPath: rest.slice(0, split), path: rest.slice(split + 1) } };
+  }
+  const url = new URL(endpoint);
+  return { host: url.host, connect: { host: url.hostname, port: url.port, path: url.pathname + url.search } };
 }
 
 /** An HTTP answer on a socket that asked to upgrade, then the socket closed: no WebSocket is ever opened. */

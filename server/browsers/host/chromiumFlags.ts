@@ -11,6 +11,55 @@ export const CHROMIUM_FLAGS = [
   '--no-first-run',
 ];
 
+/**
+ * The switches playwright-core (1.65) gives every headless Chromium it launches (its
+ * `chromiumSwitches` and headless switches, without the feature lists, which follow, and without
+ * `--no-sandbox`). The host launches Chromium itself, so that its CDP pipe is the host's to serve,
+ * and passes these so that a browser behaves as Playwright expects (no throttled timers in
+ * background tabs, no popup blocking, no first-run UI). test/chromium-flags.test.ts compares them
+ * with what Playwright passes.
+ */
+export const PLAYWRIGHT_SWITCHES = [
+  '--disable-field-trial-config',
+  '--disable-background-networking',
+  '--disable-background-timer-throttling',
+  '--disable-backgrounding-occluded-windows',
+  '--disable-back-forward-cache',
+  '--disable-breakpad',
+  '--disable-component-extensions-with-background-pages',
+  '--disable-component-update',
+  '--no-default-browser-check',
+  '--disable-default-apps',
+  '--disable-dev-shm-usage',
+  '--disable-edgeupdater',
+  '--disable-extensions',
+  '--allow-pre-commit-input',
+  '--disable-hang-monitor',
+  '--disable-ipc-flooding-protection',
+  '--disable-popup-blocking',
+  '--disable-prompt-on-repost',
+  '--disable-renderer-backgrounding',
+  '--disable-updater-scheduler',
+  '--force-color-profile=srgb',
+  '--metrics-recording-only',
+  '--no-first-run',
+  '--password-store=basic',
+  '--use-mock-keychain',
+  '--no-service-autorun',
+  '--disable-search-engine-choice-screen',
+  '--unsafely-disable-devtools-self-xss-warnings',
+  '--enable-unsafe-swiftshader',
+  '--edge-skip-compat-layer-relaunch',
+  '--disable-stack-profiler',
+  '--disable-infobars',
+  '--disable-sync',
+  '--do-not-de-elevate',
+  '--headless',
+  '--hide-scrollbars',
+  '--mute-audio',
+  '--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4',
+];
+
 type Features = { disabled: readonly string[]; enabled: readonly string[] };
 
 /**

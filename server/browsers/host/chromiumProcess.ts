@@ -1,11 +1,15 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
-import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, withFeatures } from './chromiumFlags.ts';
+import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, sandboxCommand } from './browserSandbox.ts';
+import { CdpMux } from './cdpMux.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
 import type { EgressPolicy } from './egressPolicy.ts';
 import { EgressProxy } from './egressProxy.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
@@ -19,18 +23,25 @@ import { findProcessesMentioning, isAlive } from './processes.ts';
 
 /** Under the egress policy: WebRTC may not send UDP around the proxy. */
 const EGRESS_FLAGS = ['--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
-/** Flags every browser gets on these hosts (no sandbox as root, no calls home, CDP on a free port). */
-const REQUIRED_FLAGS = [...CHROMIUM_FLAGS, '--disable-dev-shm-usage', '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1'];
+/** Flags every browser gets on these hosts: Playwright's, no calls home, CDP over the pipe only. */
+const REQUIRED_FLAGS = [...new Set([...PLAYWRIGHT_SWITCHES, ...CHROMIUM_FLAGS.filter((flag) => flag !== '--no-sandbox')])];
 
 /**
- * Chromium's command line on this host (Playwright adds its own switches before it): the host's
- * flags, the screen, the session's flags, and one feature switch of each kind carrying
+ * Chromium's command line on this host: the host's flags (Chromium's own sandbox off only when
+ * the host's is), the screen, the session's flags, and one feature switch of each kind carrying
  * Playwright's features, the host's memory savings and the session's own (`withFeatures`).
  */
-export function chromiumArgs(settings: LaunchSettings, options: { egress: boolean }) {
+export function chromiumArgs(settings: LaunchSettings, options: { egress: boolean; sandbox: boolean }) {
   const { screen, args } = settings;
   return withFeatures(
-    [...REQUIRED_FLAGS, ...(options.egress ? EGRESS_FLAGS : []), `--window-size=${screen.width},${screen.height}`, ...args],
+    [
+      ...REQUIRED_FLAGS,
+      ...(options.sandbox ? [] : ['--no-sandbox']),
+      ...(options.egress ? EGRESS_FLAGS : []),
+      `--window-size=${screen.width},${screen.height}`,
+      `--screen-info={0,0 ${screen.width}x${screen.height}}`,
+      ...args,
+    ],
     [PLAYWRIGHT_FEATURES, LEAN_FEATURES],
   );
 }
@@ -54,68 +65,139 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
   return minimal;
 }
 
+/** The unprivileged user browsers run as (server/browsers/host/browserSandbox.ts). */
+export type SandboxUser = { user: string; uid: number; gid: number };
+
 /** How this host launches Chromium. */
 export type ChromiumOptions = {
   chromiumPath: string;
   /** Where browsers may connect; null: anywhere (`BROWSER_EGRESS_POLICY=open`). */
   egress: EgressPolicy | null;
-  /** Every browser's user-data-dir lives below this, which is how orphans are found after a crash. */
+  /** Every browser's folder lives below this, which is how orphans are found after a crash. */
   browsersDir: string;
+  /** The kernel's fence around each browser; null only with BROWSER_SANDBOX=off. */
+  sandbox: SandboxUser | null;
 };
 
 /** The proxy a session's browser goes through. */
 export type BrowserProxy = { server: string; username?: string; password?: string };
 
-/** A browser up and listening for CDP, before anything of a resource is attached to it. */
+/** A browser up and speaking CDP, before anything of a resource is attached to it. */
 export type LaunchedBrowser = {
   context: BrowserContext;
-  /** Empty for a browser running elsewhere. */
+  /** Its profile (Chromium's --user-data-dir); empty for a browser running elsewhere. */
   userDataDir: string;
+  /** Where its DevTools connection is served: the host's Unix socket, or the external URL. */
   cdpEndpoint: string;
   pid: number | null;
   /** What it was launched with, and their `launchSignature`. */
   settings: LaunchSettings;
   signature: string;
-  /** A browser running elsewhere, connected over CDP: a stop disconnects, it never kills. */
+  /** Playwright's connection to the browser; for a browser running elsewhere, a stop only disconnects it. */
   remote?: Browser;
-  /** The proxy every connection of this browser goes through (null: the egress policy is open). */
+  /** Set for a browser running elsewhere: never killed, only disconnected. */
+  external?: boolean;
+  /** The proxy every connection of this browser goes through (null: no sandbox and the egress policy is open). */
   egress?: EgressProxy | null;
+  /** The browser's CDP pipe, served to the host's Playwright and the relay. */
+  mux?: CdpMux;
+  /** Everything of the browser on disk: its profile, sockets and log. */
+  folder?: string;
 };
 
+/** How much of Chromium's own output a failed launch reports. */
+const OUTPUT_KEPT = 4096;
+
+/**
+ * Launches Chromium for `settings`: in the sandbox (as its user, in its own namespaces, its one
+ * way out the egress proxy) unless the host runs without one, always with CDP over a pipe and no
+ * DevTools port. The host's Playwright connects through the pipe's multiplexer, as any client.
+ */
 export async function launchChromium(
   options: ChromiumOptions,
   settings: LaunchSettings,
   proxy: BrowserProxy | null,
 ): Promise<LaunchedBrowser> {
-  const { screen } = settings;
-  const userDataDir = path.join(options.browsersDir, randomUUID());
+  const folder = path.join(options.browsersDir, randomUUID());
+  const userDataDir = path.join(folder, 'profile');
+  const runDir = path.join(folder, 'run');
+  const policyDir = path.join(folder, 'policy');
+  mkdirSync(folder, { recursive: true, mode: 0o711 });
   const env = browserEnvironment(userDataDir);
-  mkdirSync(env.HOME as string, { recursive: true });
-  // Under the egress policy the browser's only proxy is its egress proxy, loopback included;
-  // the session's own proxy is that one's upstream.
-  const egress = options.egress ? await EgressProxy.start({ policy: options.egress, upstream: proxy }) : null;
-  let context: BrowserContext;
+  for (const dir of [userDataDir, env.HOME as string, runDir, policyDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { sandbox } = options;
+  if (sandbox) {
+    for (const dir of [userDataDir, env.HOME as string]) chownSync(dir, sandbox.uid, sandbox.gid);
+    chmodSync(runDir, 0o755);
+    chmodSync(policyDir, 0o755);
+    writeFileSync(path.join(policyDir, 'browserflow.json'), JSON.stringify(BROWSER_POLICY), { mode: 0o644 });
+  }
+  // Under the egress policy (and always in the sandbox, where it is the only way out) the
+  // browser's one proxy is its egress proxy, loopback included; the session's proxy is its upstream.
+  const egress =
+    sandbox || options.egress
+      ? await EgressProxy.start({
+          policy: options.egress,
+          upstream: proxy,
+          socketPath: sandbox ? path.join(runDir, 'egress.sock') : undefined,
+        })
+      : null;
+  if (sandbox && egress) chmodSync(path.join(runDir, 'egress.sock'), 0o666);
+  const proxyServer = sandbox ? `http://127.0.0.1:${PROXY_PORT}` : (egress?.server ?? proxy?.server);
+  const args = [
+    ...chromiumArgs(settings, { egress: egress !== null, sandbox: sandbox !== null }),
+    ...(proxyServer ? [`--proxy-server=${proxyServer}`, '--proxy-bypass-list=<-loopback>'] : []),
+    `--user-data-dir=${userDataDir}`,
+    '--remote-debugging-pipe',
+    'about:blank',
+  ];
+  const binary = chromiumBinary(options.chromiumPath);
+  const command = sandbox
+    ? sandboxCommand(sandbox, binary, { profile: userDataDir, run: runDir, policy: policyDir }, args)
+    : { command: binary, args };
+  // Chromium reads commands on fd 3 and writes answers and events on fd 4.
+  const child = spawn(command.command, command.args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code, signal) =>
+      reject(new Error(`Chromium exited at launch (${signal ?? `code ${code}`}): ${output.trim().slice(-1000)}`)),
+    );
+    child.once('error', reject);
+  });
+  exited.catch(() => {});
+  const mux = await CdpMux.serve(child.stdio[4] as Readable, child.stdio[3] as Writable, path.join(folder, 'cdp.sock'));
+  const launched: LaunchedBrowser = {
+    context: null as never,
+    userDataDir,
+    cdpEndpoint: mux.endpoint,
+    pid: child.pid ?? null,
+    settings,
+    signature: launchSignature(settings),
+    egress,
+    mux,
+    folder,
+  };
   try {
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: options.chromiumPath,
-      env,
-      headless: true,
-      args: chromiumArgs(settings, { egress: egress !== null }),
-      viewport: screen,
-      screen,
-      proxy: egress ? { server: egress.server, bypass: '<-loopback>' } : (proxy ?? undefined),
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-      timeout: 30_000,
-    });
+    await Promise.race([mux.command('Browser.getVersion', {}, 30_000), exited]);
+    const remote = await Promise.race([chromium.connectOverCDP(mux.endpoint, { timeout: 30_000 }), exited]);
+    launched.remote = remote;
+    const context = remote.contexts()[0] ?? (await remote.newContext());
+    // Every tab gets the session's screen as its viewport, whoever opened it (this connection
+    // sees every target of the browser, a remoteUrl client's included).
+    const size = (page: Page) => page.setViewportSize(settings.screen).catch(() => {});
+    context.on('page', size);
+    await Promise.all(context.pages().map(size));
+    launched.context = context;
   } catch (error) {
-    await egress?.close();
+    await destroyBrowser(launched);
     throw error;
   }
-  const cdpEndpoint = await readDevToolsEndpoint(userDataDir);
-  const pid = findProcessesMentioning(`--user-data-dir=${userDataDir}`).find((candidate) => parentOf(candidate) === process.pid) ?? null;
-  return { context, userDataDir, cdpEndpoint, pid, settings, signature: launchSignature(settings), egress };
+  return launched;
 }
 
 /**
@@ -133,19 +215,22 @@ export async function connectExternal(url: string, settings: LaunchSettings): Pr
   }
   const remote = await chromium.connectOverCDP(cdpEndpoint, { timeout: 15_000 });
   const context = remote.contexts()[0] ?? (await remote.newContext());
-  return { context, userDataDir: '', cdpEndpoint, pid: null, settings, signature: launchSignature(settings), remote };
+  return { context, userDataDir: '', cdpEndpoint, pid: null, settings, signature: launchSignature(settings), remote, external: true };
 }
 
 /** Ends a browser: closes it, kills what is left of its processes, removes its folder and its egress proxy. */
 export async function destroyBrowser(browser: LaunchedBrowser) {
-  if (browser.remote) {
+  if (browser.external) {
     // Not ours: disconnect, and leave the browser (and its default context) to its owner.
-    await Promise.race([browser.remote.close().catch(() => {}), sleep(5000)]);
+    await Promise.race([browser.remote?.close().catch(() => {}), sleep(5000)]);
     return;
   }
-  await Promise.race([browser.context.close().catch(() => {}), sleep(5000)]);
+  // Chromium's own close first (it flushes its profile), at most 5 s; then whatever is left is killed.
+  await browser.mux?.command('Browser.close', {}, 5000).catch(() => {});
+  await Promise.race([browser.remote?.close().catch(() => {}), sleep(1000)]);
   if (browser.pid && isAlive(browser.pid)) {
     try {
+      // The sandbox's outer process: its namespace, and every process in it, ends with it.
       process.kill(browser.pid, 'SIGKILL');
     } catch {
       // gone
@@ -158,30 +243,7 @@ export async function destroyBrowser(browser: LaunchedBrowser) {
       // gone
     }
   }
-  rmSync(browser.userDataDir, { recursive: true, force: true });
+  await browser.mux?.close();
+  rmSync(browser.folder ?? browser.userDataDir, { recursive: true, force: true });
   await browser.egress?.close();
-}
-
-function parentOf(pid: number) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return -1;
-  }
-}
-
-/** Chromium writes its CDP port and browser path to DevToolsActivePort once it listens. */
-async function readDevToolsEndpoint(userDataDir: string) {
-  const file = path.join(userDataDir, 'DevToolsActivePort');
-  for (let attempt = 0; attempt < 100; attempt++) {
-    try {
-      const [port, browserPath] = readFileSync(file, 'utf8').trim().split('\n');
-      if (port && browserPath) return `ws://127.0.0.1:${port}${browserPath}`;
-    } catch {
-      // not written yet
-    }
-    await sleep(50);
-  }
-  throw new Error('Chromium did not open its DevTools port');
 }

@@ -18,7 +18,13 @@ export type UpstreamProxy = { server: string; username?: string; password?: stri
 
 export type BlockedConnection = { host: string; port: number; reason: string };
 
-type Options = { policy: EgressPolicy; upstream: UpstreamProxy | null };
+type Options = {
+  /** null: every destination is allowed (BROWSER_EGRESS_POLICY=open; in the sandbox the proxy is still the only way out). */
+  policy: EgressPolicy | null;
+  upstream: UpstreamProxy | null;
+  /** Listen on this Unix socket (a sandboxed browser's way out) instead of a loopback port. */
+  socketPath?: string;
+};
 
 class Blocked extends Error {}
 
@@ -58,7 +64,8 @@ export class EgressProxy {
     const proxy = new EgressProxy(options);
     await new Promise<void>((resolve, reject) => {
       proxy.#server.once('error', reject);
-      proxy.#server.listen(0, '127.0.0.1', () => resolve());
+      if (options.socketPath) proxy.#server.listen(options.socketPath, () => resolve());
+      else proxy.#server.listen(0, '127.0.0.1', () => resolve());
     });
     return proxy;
   }
@@ -86,7 +93,7 @@ export class EgressProxy {
         throw new Error(`cannot resolve ${bare}`);
       }
     }
-    const decision = this.#options.policy.check(bare, port, addresses);
+    const decision = this.#options.policy?.check(bare, port, addresses) ?? { allowed: true as const };
     if (!decision.allowed) {
       this.onBlocked({ host: bare, port, reason: decision.reason });
       throw new Blocked(decision.reason);
