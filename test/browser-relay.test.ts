@@ -14,8 +14,8 @@ import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
-import { cdpSocketOf, chromiumProcesses } from './support/sandbox.ts';
 import { stopAndWait } from './support/resources.ts';
+import { cdpSocketOf, chromiumProcesses } from './support/sandbox.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
