@@ -165,7 +165,12 @@ export async function launchChromium(
   child.stderr?.on('data', keep);
   const exited = new Promise<never>((_, reject) => {
     child.once('exit', (code, signal) =>
-      reject(new Error(`Chromium exited at launch (${signal ?? `code ${code}`}): ${output.trim().slice(-1000)}`)),
+      // The first line is what the caller is told (launchErrors.ts); the rest goes to the host's log only.
+      reject(
+        new Error(
+          `Chromium exited at launch (${signal ?? `code ${code}`})\n<launching> ${binary} ${args.join(' ')}${sandbox ? ` (in the sandbox, as ${sandbox.user})` : ''}\nCall log:\n${output.trim()}`,
+        ),
+      ),
     );
     child.once('error', reject);
   });
