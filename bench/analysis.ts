@@ -72,27 +72,31 @@ async function runVersion(stack: Stack, sessionId: string, pipelineId: string, s
 
 async function chain(stack: Stack, sessionId: string, shape: Shape, model: string): Promise<Outcome> {
   const pipelineId = (await stack.call('PUT', `/${stack.slug}/api/pipelines`, stack.token, { name: `${shape.name} (${model})` })).id;
-  const base = `/${stack.slug}/api/pipelines/${pipelineId}`;
+  const api = `/${stack.slug}/api`;
   const started = Date.now();
-  const analysis = await stack.call('PUT', `${base}/analysis`, stack.token, { session: sessionId, model, prompt: shape.prompt(site.url) });
+  const analysis = await stack.call('PUT', `${api}/pipelines/${pipelineId}/analysis`, stack.token, {
+    session: sessionId,
+    model,
+    prompt: shape.prompt(site.url),
+  });
   const analysed = await until(
-    () => stack.call('GET', `${base}/analysis/${analysis.id}`, stack.token),
+    () => stack.call('GET', `${api}/analysis/${analysis.id}`, stack.token),
     (job) => job.agent === 'stopped',
   );
   if (!analysed.output)
     return { shape: shape.name, ok: false, ms: Date.now() - started, cosmeticOk: false, note: `analysis: ${analysed.error?.message}` };
   // The local model proposes; its proposal is translated by builtin (it is an analysis model only).
-  const generation = await stack.call('POST', `${base}/analysis/${analysis.id}/accept`, stack.token, {
+  const generation = await stack.call('POST', `${api}/analysis/${analysis.id}/accept`, stack.token, {
     model: model === 'local' ? 'builtin' : model,
   });
   const generated = await until(
-    () => stack.call('GET', `${base}/generation/${generation.id}`, stack.token),
+    () => stack.call('GET', `${api}/generation/${generation.id}`, stack.token),
     (job) => job.agent === 'stopped',
   );
   if (generated.dryRun?.status !== 'succeeded') {
     return { shape: shape.name, ok: false, ms: Date.now() - started, cosmeticOk: false, note: `generation: ${generated.error?.message}` };
   }
-  await stack.call('POST', `${base}/generation/${generation.id}/accept`, stack.token);
+  await stack.call('POST', `${api}/generation/${generation.id}/accept`, stack.token);
   const ms = Date.now() - started;
   const { ok, ended } = await runVersion(stack, sessionId, pipelineId, shape);
   return {

@@ -98,6 +98,8 @@ afterAll(async () => {
 });
 
 const base = (pipelineId: string) => `/${slug}/api/pipelines/${pipelineId}`;
+/** A job's own routes name it alone, not its pipeline (spec: `…/analysis/{analysisId}`). */
+const jobUrl = (kind: 'analysis' | 'generation', id: string, project = slug) => `/${project}/api/${kind}/${id}`;
 
 async function settledJob(url: string, timeout = 90_000) {
   await expect.poll(async () => (await stack.http.get(url, { token })).body.agent, { timeout, interval: 300 }).toBe('stopped');
@@ -107,13 +109,13 @@ async function settledJob(url: string, timeout = 90_000) {
 async function analyse(pipelineId: string, prompt: string, modelId = 'builtin') {
   const started = await stack.http.put(`${base(pipelineId)}/analysis`, { session: sessionId, model: modelId, prompt }, { token });
   expect(started.status, started.text).toBe(200);
-  return `${base(pipelineId)}/analysis/${started.body.id}`;
+  return jobUrl('analysis', started.body.id);
 }
 
 async function generate(analysisUrl: string, modelId = 'builtin') {
   const accepted = await stack.http.post(`${analysisUrl}/accept`, { model: modelId }, { token });
   expect(accepted.status, accepted.text).toBe(200);
-  return analysisUrl.replace(/analysis\/[^/]+$/, `generation/${accepted.body.id}`);
+  return jobUrl('generation', accepted.body.id);
 }
 
 describe('analysis → generation with builtin', () => {
@@ -293,6 +295,54 @@ describe('permissions', () => {
       permissions: [`${slug}.pipelines.read`, `${slug}.sessions.read`],
     });
     expect((await stack.http.post(`${analysisUrl}/reject`, undefined, { apiKey: readOnly.secret })).status).toBe(403);
+  }, 120_000);
+
+  it('a job is found by its id in its own project only; one the caller may not read is a 404 like an unknown id', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
+    const analysis = await settledJob(analysisUrl);
+    const generationUrl = await generate(analysisUrl);
+    const generation = await settledJob(generationUrl);
+    const jobs = [
+      { kind: 'analysis' as const, id: analysis.id as string },
+      { kind: 'generation' as const, id: generation.id as string },
+    ];
+    const otherSlug = (await createProject(stack, token)).slug;
+    // pipelines.* on another pipeline of the project only, sessions.read on all of them.
+    const otherPipeline = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const elsewhere = await createApiKey(stack, token, {
+      accessType: 'custom',
+      permissions: [`${slug}.pipelines.read.${otherPipeline}`, `${slug}.pipelines.write.${otherPipeline}`, `${slug}.sessions.read`],
+    });
+    for (const { kind, id } of jobs) {
+      expect((await stack.http.get(jobUrl(kind, id), { token })).status).toBe(200);
+      expect((await stack.http.get(`${jobUrl(kind, id)}/logs`, { token })).status).toBe(200);
+      // The path under the pipeline is gone.
+      expect((await stack.http.get(`${base(pipelineId)}/${kind}/${id}`, { token })).status).toBe(404);
+      expect((await stack.http.get(`${base(pipelineId)}/${kind}/${id}/logs`, { token })).status).toBe(404);
+      for (const url of [jobUrl(kind, id, otherSlug), jobUrl(kind, crypto.randomUUID()), jobUrl(kind, 'not-a-uuid')]) {
+        const read = await stack.http.get(url, { token });
+        expect(read.status, url).toBe(404);
+        expect(read.body).toMatchObject({ code: 'not_found' });
+        expect((await stack.http.get(`${url}/logs`, { token })).status, url).toBe(404);
+        expect((await stack.http.post(`${url}/reject`, undefined, { token })).status, url).toBe(404);
+        expect((await stack.http.delete(url, { token })).status, url).toBe(404);
+      }
+      // An analysis's id names no generation, and the reverse.
+      const swapped = jobUrl(kind === 'analysis' ? 'generation' : 'analysis', id);
+      expect((await stack.http.get(swapped, { token })).status).toBe(404);
+      for (const answer of [
+        await stack.http.get(jobUrl(kind, id), { apiKey: elsewhere.secret }),
+        await stack.http.get(`${jobUrl(kind, id)}/logs`, { apiKey: elsewhere.secret }),
+        await stack.http.post(`${jobUrl(kind, id)}/stop`, undefined, { apiKey: elsewhere.secret }),
+        await stack.http.delete(jobUrl(kind, id), { apiKey: elsewhere.secret }),
+      ]) {
+        expect(answer.status).toBe(404);
+      }
+    }
+    // None of the refused calls reached the jobs.
+    expect((await stack.http.get(analysisUrl, { token })).body.status).toBe('accepted');
+    expect((await stack.http.get(generationUrl, { token })).body.status).toBe('pending');
   }, 120_000);
 });
 

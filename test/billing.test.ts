@@ -501,7 +501,7 @@ describe('metering', () => {
       as,
     );
     expect(analysis.status, analysis.text).toBe(200);
-    const analysisUrl = `/${project.slug}/api/pipelines/${analysed}/analysis/${analysis.body.id}`;
+    const analysisUrl = `/${project.slug}/api/analysis/${analysis.body.id}`;
     expect((await stack.http.get(analysisUrl, as)).body.agent).toBe('running');
 
     // 5,000 CPU seconds: 7 cents, more than the 5 there are.

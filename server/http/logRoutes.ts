@@ -2,12 +2,13 @@ import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpre
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import { readableAnalysis, readableGeneration } from '../agents/readableJobs.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { NotFound } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';
 import { logEntryView, serveLogs } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
-import { agentJobRights, pipelineActions, sessionActions } from '../permissions/permissions.ts';
+import { pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { projectRequest } from '../requestEdge.ts';
 import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './browsers/resources.ts';
@@ -67,7 +68,7 @@ const agentLogPath = (kind: 'analysis' | 'generation') => ({
     summary: `The ${kind}'s messages and tool calls as log entries, secrets redacted: paged JSON, or SSE with Accept: text/event-stream (resumable with Last-Event-ID)`,
     tags: ['analysis and generation'],
     parameters: [
-      ...['project', 'pipelineId', `${kind}Id`].map((name) => ({
+      ...['project', `${kind}Id`].map((name) => ({
         name,
         in: 'path' as const,
         required: true,
@@ -80,8 +81,8 @@ const agentLogPath = (kind: 'analysis' | 'generation') => ({
 });
 
 export const logRoutePaths: RawRoutePaths = {
-  '/{project}/api/pipelines/{pipelineId}/analysis/{analysisId}/logs': agentLogPath('analysis'),
-  '/{project}/api/pipelines/{pipelineId}/generation/{generationId}/logs': agentLogPath('generation'),
+  '/{project}/api/analysis/{analysisId}/logs': agentLogPath('analysis'),
+  '/{project}/api/generation/{generationId}/logs': agentLogPath('generation'),
   [`${resourceDocPath}/logs`]: {
     get: {
       summary:
@@ -143,34 +144,23 @@ export function registerLogRoutes(
   });
 
   for (const kind of ['analysis', 'generation'] as const) {
-    app.get<{ Params: { project: string; pipelineId: string; jobId: string } }>(
-      `/:project/api/pipelines/:pipelineId/${kind}/:jobId/logs`,
-      async (req, reply) => {
-        const ctx = await projectRequest(deps, req, req.params.project);
-        const { pipelineId, jobId } = req.params;
-        const label = kind === 'analysis' ? 'Analysis' : 'Generation';
-        if (!isUuid(pipelineId) || !isUuid(jobId)) throw new NotFound(label);
-        const where = { id: jobId.toLowerCase(), pipeline: pipelineId.toLowerCase(), project: ctx.project.id };
-        const job =
-          kind === 'analysis'
-            ? await ctx.em.findOne(AnalysisJob, where)
-            : await ctx.em.findOne(GenerationJob, where, { populate: ['analysis'] });
-        const sessionId = job ? ('session' in job ? job.session?.id : (job as GenerationJob).analysis?.session?.id) : null;
-        if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipelineId.toLowerCase(), sessionId ?? null)) throw new NotFound(label);
-        return serveLogs(req, reply, {
-          em: ctx.em,
-          notifications,
-          closing: closing.signal,
-          stream: kind === 'analysis' ? logStreams.analysis(job.id) : logStreams.generation(job.id),
-          isFinished: async () => {
-            const em = deps.orm.em.fork();
-            const current =
-              kind === 'analysis' ? await em.findOne(AnalysisJob, { id: job.id }) : await em.findOne(GenerationJob, { id: job.id });
-            return !current || current.agent === 'stopped';
-          },
-        });
-      },
-    );
+    app.get<{ Params: { project: string; jobId: string } }>(`/:project/api/${kind}/:jobId/logs`, async (req, reply) => {
+      const ctx = await projectRequest(deps, req, req.params.project);
+      const { jobId } = req.params;
+      const job = kind === 'analysis' ? await readableAnalysis(ctx, jobId) : (await readableGeneration(ctx, jobId)).job;
+      return serveLogs(req, reply, {
+        em: ctx.em,
+        notifications,
+        closing: closing.signal,
+        stream: kind === 'analysis' ? logStreams.analysis(job.id) : logStreams.generation(job.id),
+        isFinished: async () => {
+          const em = deps.orm.em.fork();
+          const current =
+            kind === 'analysis' ? await em.findOne(AnalysisJob, { id: job.id }) : await em.findOne(GenerationJob, { id: job.id });
+          return !current || current.agent === 'stopped';
+        },
+      });
+    });
   }
 
   app.get<{ Params: { project: string; pipelineId: string; runId: string } }>(

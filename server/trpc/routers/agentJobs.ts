@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { AnalysisJob, BrowserSession, GenerationJob, Pipeline } from '../../../db/entities/index.ts';
 import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
 import { allowedModels } from '../../agents/models.ts';
-import { NotFound } from '../../errors.ts';
+import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
 import { iso, pagination } from '../../http/shapes.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findChild, findInProject } from '../projectRows.ts';
+import { findInProject } from '../projectRows.ts';
 
 const tags = ['analysis and generation'];
 const id = z.string().max(100);
@@ -72,29 +72,15 @@ const generationDetail = generationSummary.extend({
   usage: usageView,
 });
 
-const analysisPath = '/{project}/api/pipelines/{pipelineId}/analysis/{analysisId}';
-const generationPath = '/{project}/api/pipelines/{pipelineId}/generation/{generationId}';
-const analysisInput = z.strictObject({ project: id, pipelineId: id, analysisId: id });
-const generationInput = z.strictObject({ project: id, pipelineId: id, generationId: id });
+// The spec's paths name the job alone, not its pipeline: a job is found by its id in the project
+// (server/agents/readableJobs.ts).
+const analysisPath = '/{project}/api/analysis/{analysisId}';
+const generationPath = '/{project}/api/generation/{generationId}';
+const analysisInput = z.strictObject({ project: id, analysisId: id });
+const generationInput = z.strictObject({ project: id, generationId: id });
 
 function loadPipeline(ctx: ProjectContext, pipelineId: string) {
   return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
-}
-
-/** A job of the pipeline the caller may read (its session too), else 404. */
-async function loadAnalysis(ctx: ProjectContext, pipelineId: string, analysisId: string, populate: 'messages'[] = []) {
-  const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = await findChild(ctx.em, AnalysisJob, analysisId, { pipeline: pipeline.id }, { populate });
-  if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null)) throw new NotFound('Analysis');
-  return { pipeline, job };
-}
-
-async function loadGeneration(ctx: ProjectContext, pipelineId: string, generationId: string, populate: ('messages' | 'analysis')[] = []) {
-  const pipeline = await loadPipeline(ctx, pipelineId);
-  const job = await findChild(ctx.em, GenerationJob, generationId, { pipeline: pipeline.id }, { populate });
-  const analysis = job?.analysis ? await ctx.em.findOne(AnalysisJob, { id: job.analysis.id }) : null;
-  if (!job || !agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, analysis?.session?.id ?? null)) throw new NotFound('Generation');
-  return { pipeline, job, analysis };
 }
 
 const analysisView = (job: AnalysisJob) => ({
@@ -142,12 +128,13 @@ type JobKind<
   view: (job: Job) => z.input<Summary>;
   /** The pipeline's jobs the caller may read, newest first. */
   readable: (ctx: ProjectContext, pipeline: Pipeline) => Promise<Job[]>;
-  load: (ctx: ProjectContext, input: z.output<Input>, populate?: 'messages'[]) => Promise<{ pipeline: Pipeline; job: Job }>;
+  /** The job the caller may read, else 404. */
+  load: (ctx: ProjectContext, input: z.output<Input>) => Promise<Job>;
   detail: Detail;
   detailSummary: string;
   present: (ctx: ProjectContext, input: z.output<Input>) => Promise<z.input<Detail>>;
 };
-type JobInput = { project: string; pipelineId: string };
+type JobInput = { project: string };
 
 function jobProcedures<
   Job extends AnalysisJob | GenerationJob,
@@ -161,8 +148,8 @@ function jobProcedures<
   // .output() type the procedures outside (and check their values at run time).
   const given = (raw: unknown) => raw as z.output<Input>;
   const loadForReview = async (ctx: ProjectContext, raw: unknown) => {
-    const { pipeline, job } = await kind.load(ctx, given(raw));
-    agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+    const job = await kind.load(ctx, given(raw));
+    agentJobRights.review(ctx.subject, ctx.ref, job.pipeline.id);
     return job;
   };
   return {
@@ -241,11 +228,11 @@ const analysis = jobProcedures({
     const jobs = await ctx.em.find(AnalysisJob, { pipeline: pipeline.id }, { orderBy: { created: 'desc', id: 'desc' } });
     return jobs.filter((job) => agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? null));
   },
-  load: (ctx, input, populate) => loadAnalysis(ctx, input.pipelineId, input.analysisId, populate),
+  load: (ctx, input) => readableAnalysis(ctx, input.analysisId),
   detail: analysisDetail,
   detailSummary: 'An analysis: messages, output, resources, generations, usage',
   present: async (ctx, input) => {
-    const { job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId, ['messages']);
+    const job = await readableAnalysis(ctx, input.analysisId, ['messages']);
     const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
     return {
       ...analysisView(job),
@@ -276,11 +263,11 @@ const generation = jobProcedures({
       agentJobRights.read(ctx.subject, ctx.ref, pipeline.id, (job.analysis as AnalysisJob | null)?.session?.id ?? null),
     );
   },
-  load: (ctx, input, populate) => loadGeneration(ctx, input.pipelineId, input.generationId, populate),
+  load: async (ctx, input) => (await readableGeneration(ctx, input.generationId)).job,
   detail: generationDetail,
   detailSummary: 'A generation: the analysis’s prompt and output, messages, the final graph, compile and dry-run results',
   present: async (ctx, input) => {
-    const { job, analysis } = await loadGeneration(ctx, input.pipelineId, input.generationId, ['messages']);
+    const { job, analysis } = await readableGeneration(ctx, input.generationId, ['messages']);
     return {
       ...generationView(job),
       analysisPrompt: analysis?.prompt ?? null,
@@ -348,8 +335,8 @@ export const agentJobsRouter = router({
     .input(analysisInput.extend({ model: z.string().min(1).max(64) }))
     .output(z.object({ id: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadAnalysis(ctx, input.pipelineId, input.analysisId);
-      agentJobRights.start(ctx.subject, ctx.ref, pipeline.id, job.session?.id ?? '');
+      const job = await readableAnalysis(ctx, input.analysisId);
+      agentJobRights.start(ctx.subject, ctx.ref, job.pipeline.id, job.session?.id ?? '');
       const generation = await acceptAnalysis(ctx.deps, ctx.em, job, input.model, ctx.project);
       return { id: generation.id };
     }),
@@ -372,8 +359,8 @@ export const agentJobsRouter = router({
     .input(generationInput)
     .output(z.object({ id: z.string() }))
     .mutation(async ({ ctx, input }) => {
-      const { pipeline, job } = await loadGeneration(ctx, input.pipelineId, input.generationId);
-      agentJobRights.review(ctx.subject, ctx.ref, pipeline.id);
+      const { job } = await readableGeneration(ctx, input.generationId);
+      agentJobRights.review(ctx.subject, ctx.ref, job.pipeline.id);
       const version = await acceptGeneration(ctx.em, job);
       return { id: version.id };
     }),
