@@ -77,6 +77,24 @@ describe('temporal-compose.yml', () => {
     expect(host.environment?.BROWSER_RELAY_PORT).toBe('9230');
   });
 
+  it('runs the hosts with the browser sandbox: its tools in the image, user namespaces allowed, no privilege added', () => {
+    const host = services['browser-host'] as Service & { security_opt?: string[]; privileged?: boolean; cap_add?: string[] };
+    expect(processEnv('browser-host').BROWSER_SANDBOX).toBe('on');
+    expect(parseConfig(processEnv('browser-host')).browsers.sandboxUser).not.toBeNull();
+    expect(host.security_opt).toEqual(expect.arrayContaining(['seccomp=unconfined', 'apparmor=unconfined']));
+    expect(host.privileged).toBeUndefined();
+    expect(host.cap_add).toBeUndefined();
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const hostStage = dockerfile.slice(dockerfile.indexOf('AS browser-host'));
+    expect(hostStage).toMatch(/apt-get install[^\n]*chromium[^\n]*bubblewrap[^\n]*socat/);
+    // Not root: bubblewrap gives each browser a user namespace of the host's unprivileged user.
+    expect(hostStage).toMatch(/USER node\n/);
+  });
+
+  it('publishes the Temporal UI on the machine’s loopback only: it has no sign-in of its own', () => {
+    expect((services['temporal-ui'] as Service).ports).toEqual(['127.0.0.1:8233:8080']);
+  });
+
   it('publishes only the api and the operator’s Temporal ports: no DevTools or relay port of a host', () => {
     const published = Object.entries(services).flatMap(([name, service]) =>
       (service.ports ?? []).map((port) => ({ name, port: String(port) })),

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../config.ts';
@@ -71,9 +72,23 @@ export const BROWSER_POLICY = {
 };
 
 export type SandboxOptions = {
-  /** The user browsers run as (BROWSER_SANDBOX_USER). */
+  /** The user browsers run as: BROWSER_SANDBOX_USER when the host runs as root, else the host's own user. */
   user: string;
+  /** Whether the host switches to `user` (it runs as root); otherwise its own user namespace is the fence. */
+  switchUser: boolean;
 };
+
+/**
+ * `command` run as the sandbox's user: a root host switches to it first with `setpriv` (no
+ * supplementary groups, no new privileges, killed with the host); any other host is that user.
+ */
+function asSandboxUser(options: SandboxOptions, command: string[], extra: string[] = []) {
+  if (!options.switchUser) return { command: command[0] as string, args: command.slice(1) };
+  return {
+    command: 'setpriv',
+    args: [`--reuid=${options.user}`, `--regid=${options.user}`, '--clear-groups', ...extra, '--', ...command],
+  };
+}
 
 /**
  * The command line that starts `chromium` with `args` inside the sandbox. The profile appears
@@ -115,16 +130,9 @@ export function sandboxCommand(
   // socat forwards the namespace's 127.0.0.1:PROXY_PORT to the egress proxy; Chromium replaces
   // the shell, so the sandbox lives as long as the browser (bubblewrap ends the rest with it).
   const script = `socat -lf /dev/null TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/egress.sock & exec "$@"`;
-  return {
-    command: 'setpriv',
-    args: [
-      `--reuid=${options.user}`,
-      `--regid=${options.user}`,
-      '--clear-groups',
-      '--no-new-privs',
-      '--pdeathsig',
-      'KILL',
-      '--',
+  return asSandboxUser(
+    options,
+    [
       'bwrap',
       '--unshare-all',
       '--die-with-parent',
@@ -142,7 +150,8 @@ export function sandboxCommand(
       chromium,
       ...args,
     ],
-  };
+    ['--no-new-privs', '--pdeathsig', 'KILL'],
+  );
 }
 
 /** Debian's merged /usr: /lib, /bin … are links into /usr, made again as links inside. */
@@ -174,7 +183,7 @@ export function chromiumBinary(chromiumPath: string) {
  * (unless BROWSER_SANDBOX=off); the message says what to install or grant.
  */
 export function sandboxUnavailable(options: SandboxOptions): string | null {
-  for (const tool of ['setpriv', 'bwrap', 'socat']) {
+  for (const tool of [...(options.switchUser ? ['setpriv'] : []), 'bwrap', 'socat']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
       return `${tool} is not installed (Debian: apt-get install ${tool === 'setpriv' ? 'util-linux' : tool === 'bwrap' ? 'bubblewrap' : 'socat'})`;
     }
@@ -182,41 +191,12 @@ export function sandboxUnavailable(options: SandboxOptions): string | null {
   if (spawnSync('id', ['-u', options.user]).status !== 0) {
     return `the user ${options.user} does not exist (useradd --system --no-create-home --shell /usr/sbin/nologin ${options.user})`;
   }
-  const probe = spawnSync(
-    'setpriv',
-    [
-      `--reuid=${options.user}`,
-      `--regid=${options.user}`,
-      '--clear-groups',
-      '--no-new-privs',
-      '--',
-      'bwrap',
-      '--unshare-all',
-      '--die-with-parent',
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--symlink',
-      'usr/bin',
-      '/bin',
-      '--symlink',
-      'usr/lib',
-      '/lib',
-      '--symlink',
-      'usr/lib64',
-      '/lib64',
-      '--proc',
-      '/proc',
-      '--dev',
-      '/dev',
-      '--',
-      '/bin/true',
-    ],
-    { timeout: 10_000, encoding: 'utf8' },
-  );
-  if (probe.status !== 0) {
-    const said = `${probe.stderr ?? ''}`.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`;
-    return `bubblewrap could not create the namespaces as ${options.user} (${said}); the host needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0; in a container: seccomp and AppArmor profiles that allow unshare and mount, or CAP_SYS_ADMIN)`;
+  const bwrap = ['bwrap', '--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin'];
+  const probe = asSandboxUser(options, [...bwrap, '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true']);
+  const ran = spawnSync(probe.command, probe.args, { timeout: 10_000, encoding: 'utf8' });
+  if (ran.status !== 0) {
+    const said = `${ran.stderr ?? ''}`.trim().split('\n')[0] || ran.error?.message || `exit ${ran.status}`;
+    return `bubblewrap could not create the namespaces as ${options.user} (${said}); the host needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0; in a container: seccomp and AppArmor profiles that allow unshare and mount, see docs/browsers.md)`;
   }
   return null;
 }
@@ -233,20 +213,25 @@ function idsOf(user: string) {
  * them as, or null with BROWSER_SANDBOX=off (warned about at every start). Throws, saying what is
  * missing, when the sandbox cannot be built: a host never falls back to unsandboxed browsers.
  */
-export function prepareSandbox(user: string | null, log: Logger) {
+export function prepareSandbox(user: string | null, log: Logger): (SandboxOptions & { uid: number; gid: number }) | null {
   if (user === null) {
     log.warn(
       'BROWSER_SANDBOX=off: browsers run as this process’s user on this machine’s network, fenced only by the egress proxy and the CDP guard; never run it so with more than one tenant',
     );
     return null;
   }
-  const unavailable = sandboxUnavailable({ user });
+  // A host that is not root cannot switch users: its browsers run as its own user, which the
+  // user namespace maps to nobody of the host's (and the mount namespace hides the host's files).
+  const switchUser = process.getuid?.() === 0;
+  const options = { user: switchUser ? user : userInfo().username, switchUser };
+  const unavailable = sandboxUnavailable(options);
   if (unavailable) {
     throw new ConfigError(
       `The browser sandbox cannot be built: ${unavailable}. Set BROWSER_SANDBOX=off only for development (docs/browsers.md, Threat model).`,
     );
   }
-  return { user, ...idsOf(user) };
+  log.info({ user: options.user }, 'browsers run in the sandbox');
+  return { ...options, ...idsOf(options.user) };
 }
 
 /**
@@ -262,16 +247,8 @@ export function openPathTo(browsersDir: string, sandbox: SandboxOptions) {
     if ((mode & 0o001) === 0) chmodSync(dir, (mode & 0o7777) | 0o001);
     dir = path.dirname(dir);
   }
-  const probe = spawnSync('setpriv', [
-    `--reuid=${sandbox.user}`,
-    `--regid=${sandbox.user}`,
-    '--clear-groups',
-    '--',
-    'test',
-    '-x',
-    browsersDir,
-  ]);
-  if (probe.status !== 0) {
+  const probe = asSandboxUser(sandbox, ['test', '-x', browsersDir]);
+  if (spawnSync(probe.command, probe.args).status !== 0) {
     throw new ConfigError(
       `The browser sandbox's user ${sandbox.user} cannot reach ${browsersDir}: a folder above it is closed to other users (it needs o+x, as PostgreSQL's own user does; see README)`,
     );

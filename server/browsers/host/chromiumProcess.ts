@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
-import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, sandboxCommand } from './browserSandbox.ts';
+import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
 import { CdpMux } from './cdpMux.ts';
 import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
 import type { EgressPolicy } from './egressPolicy.ts';
@@ -66,7 +66,7 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
 }
 
 /** The unprivileged user browsers run as (server/browsers/host/browserSandbox.ts). */
-export type SandboxUser = { user: string; uid: number; gid: number };
+export type SandboxUser = SandboxOptions & { uid: number; gid: number };
 
 /** How this host launches Chromium. */
 export type ChromiumOptions = {
