@@ -8,6 +8,7 @@ import { RunPages } from '../server/browsers/host/nodes/runPages.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
+import { BadRequest } from '../server/errors.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import type { AgentJobHostActivities, ToolCallRequest } from '../workflows/contracts/agentJobs.ts';
@@ -16,6 +17,19 @@ import { type BrowserStretchCall, nodeFailures, nodeTime, type PipelineRunHostAc
 import type { ActivityDeps } from './deps.ts';
 import { createRunNodeContext, type NodeCall } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
+
+/**
+ * The api refuses a start whose stored flags the allow-list no longer takes; flags that changed
+ * after it checked (a deploy between the two) fail the launch here, for good: no retry mends them.
+ */
+function launchSettingsOfStored(session: Parameters<typeof launchSettingsOf>[0]) {
+  try {
+    return launchSettingsOf(session);
+  } catch (error) {
+    if (!(error instanceof BadRequest)) throw error;
+    throw ApplicationFailure.nonRetryable(error.message, launchFailures.launchArgsRefused);
+  }
+}
 
 /**
  * Activities of one browser host's queue (`browsers.<hostId>`). The launch settings, with the
@@ -54,7 +68,7 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
       resourceId,
       external: resource.externalCdpUrl ?? null,
       projectId: resource.project.id,
-      ...launchSettingsOf(session),
+      ...launchSettingsOfStored(session),
       cookies: session.cookies,
       proxy: proxy
         ? {

@@ -67,9 +67,91 @@ describe('guardCdpMessage', () => {
     expect('forward' in send('Target.sendMessageToTarget', { targetId: 't', message: inner('https://x.test/') })).toBe(true);
   });
 
-  it('turns allowed downloads into denied ones, without the folder', () => {
-    const verdict = send('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: '/root', eventsEnabled: true });
-    expect('forward' in verdict && JSON.parse(verdict.forward).params).toEqual({ behavior: 'deny', eventsEnabled: true });
+  it('turns every download behaviour into deny, default included, without the folder', () => {
+    for (const method of ['Browser.setDownloadBehavior', 'Page.setDownloadBehavior']) {
+      for (const behavior of ['allowAndName', 'allow', 'default', 'deny', 'whatever']) {
+        const verdict = send(method, { behavior, downloadPath: '/root', eventsEnabled: true });
+        expect('forward' in verdict && JSON.parse(verdict.forward).params, `${method} ${behavior}`).toEqual({
+          behavior: 'deny',
+          eventsEnabled: true,
+        });
+      }
+    }
+    const scoped = send('Browser.setDownloadBehavior', { behavior: 'default', browserContextId: 'C1' });
+    expect('forward' in scoped && JSON.parse(scoped.forward).params).toEqual({ behavior: 'deny', browserContextId: 'C1' });
+  });
+
+  it('refuses a method it does not list with JSON-RPC’s method-not-found, naming it', () => {
+    for (const method of [
+      'Browser.noSuchMethod',
+      'NoSuchDomain.enable',
+      'Page.navigate ',
+      'page.navigate',
+      'Ads.getAdMetrics',
+      'toString',
+      '__proto__.x',
+    ]) {
+      const verdict = send(method, {});
+      expect('refuse' in verdict && JSON.parse(verdict.reply), method).toEqual({
+        id: 7,
+        error: {
+          code: -32601,
+          message: `${method} refused by the service: the service does not allow this method (docs/browsers.md lists those it does)`,
+        },
+      });
+    }
+    expect('refuse' in guardCdpMessage(JSON.stringify({ id: 1, params: {} }))).toBe(true);
+    expect('refuse' in guardCdpMessage(JSON.stringify({ id: 1, method: ['Page.navigate'] }))).toBe(true);
+  });
+
+  it('refuses what reaches the host with its reason', () => {
+    for (const [method, reason] of [
+      ['Tethering.bind', /binds ports/],
+      ['SystemInfo.getProcessInfo', /describes the host/],
+      ['Cast.startTabMirroring', /devices on the host’s network/],
+      ['DeviceAccess.selectPrompt', /devices/],
+      ['Target.setRemoteLocations', /addresses/],
+      ['Browser.executeBrowserCommand', /browser UI/],
+      ['Browser.getBrowserCommandLine', /command line/],
+      ['DOM.getFileInfo', /host paths/],
+      ['Page.crash', /dump/],
+    ] as const) {
+      const verdict = send(method, {});
+      expect('refuse' in verdict && JSON.parse(verdict.reply).error, method).toEqual({
+        code: -32000,
+        message: expect.stringMatching(reason),
+      });
+    }
+  });
+
+  it('refuses a browser context with a proxy of its own or universal network access', () => {
+    for (const params of [
+      { proxyServer: 'direct://' },
+      { proxyServer: '' },
+      { proxyServer: 'socks5://127.0.0.1:1080', proxyBypassList: '*' },
+      { proxyBypassList: '<-loopback>' },
+      { originsWithUniversalNetworkAccess: ['https://x.test'] },
+    ]) {
+      const verdict = send('Target.createBrowserContext', params);
+      expect('refuse' in verdict && JSON.parse(verdict.reply).error.message, JSON.stringify(params)).toMatch(
+        /^Target\.createBrowserContext refused by the service: /,
+      );
+    }
+    const plain = send('Target.createBrowserContext', { disposeOnDetach: true });
+    expect('forward' in plain && JSON.parse(plain.forward).params).toEqual({ disposeOnDetach: true });
+  });
+
+  it('refuses the system tracing backend; a trace config streams', () => {
+    expect('refuse' in send('Tracing.start', { tracingBackend: 'system' })).toBe(true);
+    expect(
+      'forward' in send('Tracing.start', { transferMode: 'ReturnAsStream', traceConfig: { includedCategories: ['devtools.timeline'] } }),
+    ).toBe(true);
+  });
+
+  it('checks the command inside Target.sendMessageToTarget against the list too', () => {
+    const inner = JSON.stringify({ id: 1, method: 'Tethering.bind', params: { port: 1 } });
+    const verdict = send('Target.sendMessageToTarget', { targetId: 't', message: inner });
+    expect('refuse' in verdict && verdict.refuse).toMatch(/Tethering\.bind: it binds ports/);
   });
 
   it('forwards what it checked: the last of duplicate keys, re-serialised', () => {
@@ -87,6 +169,14 @@ describe('guardCdpMessage', () => {
       ['Runtime.evaluate', { expression: '1 + 1' }],
       ['DOM.setFileInputFiles', { files: [], nodeId: 1 }],
       ['Browser.setDownloadBehavior', { behavior: 'deny' }],
+      ['Target.createBrowserContext', {}],
+      ['Page.createIsolatedWorld', { frameId: 'F', worldName: 'utility', grantUniveralAccess: true }],
+      [
+        'Network.loadNetworkResource',
+        { frameId: 'F', url: 'https://x.test/a.js', options: { disableCache: false, includeCredentials: true } },
+      ],
+      ['Page.printToPDF', { transferMode: 'ReturnAsStream' }],
+      ['IO.read', { handle: 'h' }],
     ] as const) {
       const verdict = send(method, params);
       expect('forward' in verdict && JSON.parse(verdict.forward), method).toEqual({ id: 7, method, params });

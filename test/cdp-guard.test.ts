@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SessionResource } from '../db/entities/index.ts';
@@ -35,6 +36,12 @@ beforeAll(async () => {
       res.setHeader('content-type', 'application/octet-stream');
       res.setHeader('content-disposition', 'attachment; filename="payload.txt"');
       res.end('downloaded bytes');
+    },
+    '/form': (_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        '<!doctype html><title>form</title><input id="name"><button id="send">send</button><p id="out"></p><script>send.onclick = () => { out.textContent = "Hello " + document.getElementById("name").value; };</script>',
+      );
     },
     '/upload': (_req, res) => {
       res.setHeader('content-type', 'text/html');
@@ -254,6 +261,188 @@ describe('the CDP proxy', () => {
       );
       expect(outcome).toBe('refused');
       await browser.close();
+    } finally {
+      await stop(sessionId, resource.id);
+    }
+  });
+});
+
+/** Files a download would leave under `folder` (finished, or in progress), searched all the way down. */
+function downloadedFiles(folder: string) {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => /payload\.txt|\.crdownload$/.test(name));
+}
+
+/** The user-data-dir Chromium of `pid` runs with (its HOME, and so its default downloads folder, is inside). */
+function userDataDirOf(pid: number) {
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  const flag = args.find((arg) => arg.startsWith('--user-data-dir='));
+  if (!flag) throw new Error(`no --user-data-dir in the command line of ${pid}`);
+  return flag.slice('--user-data-dir='.length);
+}
+
+describe('the CDP allow-list', () => {
+  it('refuses unlisted methods, a context with its own proxy, and turns every download behaviour into deny', async () => {
+    const { sessionId, resource } = await startBrowser();
+    try {
+      const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['pid'] });
+      const profile = userDataDirOf(row.pid as number);
+      const raw = await rawCdp(resource.remoteUrl);
+
+      // A method the guard does not list gets JSON-RPC's "method not found", naming it.
+      const unlisted = await raw.send('Browser.noSuchMethod');
+      expect(unlisted.error).toEqual({
+        code: -32601,
+        message: expect.stringMatching(/^Browser\.noSuchMethod refused by the service: the service does not allow this method/),
+      });
+      // Refused ones say why.
+      for (const [method, params] of [
+        ['Tethering.bind', { port: 9333 }],
+        ['SystemInfo.getInfo', {}],
+        ['Target.setRemoteLocations', { locations: [{ host: '127.0.0.1', port: 5432 }] }],
+        ['Browser.getBrowserCommandLine', {}],
+      ] as const) {
+        const refused = await raw.send(method, params);
+        expect(refused.error?.code, method).toBe(-32000);
+        expect(refused.error?.message, method).toMatch(new RegExp(`^${method.replace('.', '\\.')} refused by the service: `));
+      }
+
+      // A context of its own proxy (direct:// above all) would go around the service's.
+      for (const params of [{ proxyServer: 'direct://' }, { proxyServer: 'http://127.0.0.1:1' }, { proxyBypassList: '<-loopback>' }]) {
+        const refused = await raw.send('Target.createBrowserContext', params);
+        expect(refused.error?.message).toMatch(/refused by the service: a context’s proxy is the session’s/);
+      }
+      // One without works, and its pages browse through the service's proxy.
+      const context = await raw.send('Target.createBrowserContext', { disposeOnDetach: true });
+      const browserContextId = context.result?.browserContextId as string;
+      expect(browserContextId).toBeTruthy();
+      const created = await raw.send('Target.createTarget', { url: `${site.url}/in-context`, browserContextId });
+      const attached = await raw.send('Target.attachToTarget', { targetId: created.result?.targetId, flatten: true });
+      const page = attached.result?.sessionId as string;
+      await expect
+        .poll(
+          async () =>
+            (await raw.send('Runtime.evaluate', { expression: 'document.title', returnByValue: true }, page)).result?.result?.value,
+        )
+        .toBe('Test page');
+
+      // Downloads: whatever behaviour is asked, default included, the browser is told deny, in the
+      // default context and in the new one; nothing lands in the profile (HOME/Downloads is in it).
+      for (const behavior of ['default', 'allow', 'allowAndName']) {
+        expect(
+          (await raw.send('Browser.setDownloadBehavior', { behavior, downloadPath: profile, eventsEnabled: true })).error,
+        ).toBeUndefined();
+        expect((await raw.send('Browser.setDownloadBehavior', { behavior, browserContextId })).error).toBeUndefined();
+        await raw.send('Page.navigate', { url: `${site.url}/download` }, page);
+      }
+      const browser = await chromium.connectOverCDP(resource.remoteUrl);
+      const tab = await browser.contexts()[0]!.newPage();
+      await tab.goto(`${site.url}/plain`);
+      await (await browser.newBrowserCDPSession()).send('Browser.setDownloadBehavior', { behavior: 'default' });
+      await tab.evaluate((url) => {
+        const link = document.createElement('a');
+        link.href = url;
+        link.download = 'payload.txt';
+        document.body.append(link);
+        link.click();
+      }, `${site.url}/download`);
+      await sleep(1500);
+      expect(downloadedFiles(profile)).toEqual([]);
+      await browser.close();
+      raw.close();
+    } finally {
+      await stop(sessionId, resource.id);
+    }
+  });
+
+  it('keeps Playwright’s connectOverCDP working: pages, input, script, screenshots, PDFs, cookies, routes, new contexts, tracing', async () => {
+    const { sessionId, resource } = await startBrowser();
+    try {
+      const browser = await chromium.connectOverCDP(resource.remoteUrl);
+      const context = browser.contexts()[0]!;
+      const page = await context.newPage();
+      await page.goto(`${site.url}/form`);
+      await page.fill('#name', 'Ada');
+      await page.click('#send');
+      expect(await page.textContent('#out')).toBe('Hello Ada');
+      await page.keyboard.press('Tab');
+      await page.mouse.click(5, 5);
+      expect(await page.evaluate(() => navigator.userAgent)).toMatch(/Chrom/);
+      expect(await page.locator('#name').inputValue()).toBe('Ada');
+      expect((await page.screenshot()).subarray(1, 4).toString()).toBe('PNG');
+      expect((await page.pdf()).subarray(0, 5).toString()).toBe('%PDF-');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.setViewportSize({ width: 640, height: 480 });
+
+      await context.addCookies([{ name: 'flavour', value: 'oat', url: site.url }]);
+      expect((await context.cookies(site.url)).map((cookie) => cookie.name)).toContain('flavour');
+      await context.clearCookies();
+      expect(await context.cookies(site.url)).toEqual([]);
+
+      await page.route('**/routed', (route) => route.fulfill({ contentType: 'text/html', body: '<title>routed</title>' }));
+      await page.goto(`${site.url}/routed`);
+      expect(await page.title()).toBe('routed');
+      await page.unroute('**/routed');
+
+      await context.grantPermissions(['geolocation'], { origin: site.url });
+      await page.setExtraHTTPHeaders({ 'x-test': '1' });
+
+      const isolated = await browser.newContext({ userAgent: 'Isolated/1.0', locale: 'de-DE', viewport: { width: 500, height: 400 } });
+      const other = await isolated.newPage();
+      await other.goto(`${site.url}/plain`);
+      expect(await other.evaluate(() => navigator.userAgent)).toBe('Isolated/1.0');
+      expect(await other.textContent('#greeting')).toBe('Hello from the test site');
+      await isolated.close();
+
+      // Chromium's own tracing streams back through IO.read.
+      await browser.startTracing(page, { categories: ['devtools.timeline'] });
+      await page.goto(`${site.url}/traced`);
+      const trace = await browser.stopTracing();
+      expect(JSON.parse(trace.toString()).traceEvents.length).toBeGreaterThan(0);
+      // Playwright's own tracing (snapshots, screencast) too.
+      await context.tracing.start({ screenshots: true, snapshots: true });
+      await page.goto(`${site.url}/plain`);
+      const tracePath = path.join(mkdtempSync(path.join(os.tmpdir(), 'bf-trace-')), 'trace.zip');
+      await context.tracing.stop({ path: tracePath });
+      expect(readFileSync(tracePath).subarray(0, 2).toString()).toBe('PK');
+
+      const session = await context.newCDPSession(page);
+      expect((await session.send('Accessibility.getFullAXTree')).nodes.length).toBeGreaterThan(0);
+      await session.send('Performance.enable');
+      expect((await session.send('Performance.getMetrics')).metrics.length).toBeGreaterThan(0);
+      await browser.close();
+    } finally {
+      await stop(sessionId, resource.id);
+    }
+  });
+
+  it('keeps Puppeteer’s connect working: pages, script, screenshots, PDFs, cookies, new contexts', async () => {
+    const { sessionId, resource } = await startBrowser();
+    try {
+      const browser = await puppeteer.connect({ browserWSEndpoint: resource.remoteUrl });
+      const page = await browser.newPage();
+      await page.goto(`${site.url}/form`);
+      await page.type('#name', 'Grace');
+      await page.click('#send');
+      expect(await page.$eval('#out', (element) => element.textContent)).toBe('Hello Grace');
+      expect(
+        Buffer.from(await page.screenshot())
+          .subarray(1, 4)
+          .toString(),
+      ).toBe('PNG');
+      expect(
+        Buffer.from(await page.pdf())
+          .subarray(0, 5)
+          .toString(),
+      ).toBe('%PDF-');
+      await browser.setCookie({ name: 'flavour', value: 'rye', domain: new URL(site.url).hostname, path: '/' });
+      expect((await browser.cookies()).map((cookie) => cookie.name)).toContain('flavour');
+      const isolated = await browser.createBrowserContext();
+      const other = await isolated.newPage();
+      await other.goto(`${site.url}/plain`);
+      expect(await other.$eval('#greeting', (element) => element.textContent)).toBe('Hello from the test site');
+      await isolated.close();
+      await page.close();
+      await browser.disconnect();
     } finally {
       await stop(sessionId, resource.id);
     }

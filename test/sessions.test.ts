@@ -436,6 +436,12 @@ describe('validation', () => {
     ['--browser-subprocess-path=/bin/sh', '--browser-subprocess-path'],
     ['--enable-logging=stderr', '--enable-logging'],
     ['--proxy-server=http://p.test:80', '--proxy-server'],
+    ['--app=file:///etc/shadow', '--app'],
+    ['--debug', '--debug'],
+    ['--enable-blink-features=MojoJS', '--enable-blink-features'],
+    ['--disable-features=IsolateOrigins,site-per-process', '--disable-features'],
+    ['--force-webrtc-ip-handling-policy=default', '--force-webrtc-ip-handling-policy'],
+    ['--lang=de --no-such-flag', '--no-such-flag'],
     ['-remote-debugging-port=9222', '-remote-debugging-port=9222'],
     ['https://example.test', 'https://example.test'],
   ];
@@ -462,15 +468,33 @@ describe('validation', () => {
 
   it('launch args parse like a shell and keep the allowed flags', () => {
     expect(parseLaunchArgs('')).toEqual([]);
-    expect(parseLaunchArgs('  --lang=de   --user-agent="A B" --x=\'c d\' --flag=with\\ space ')).toEqual([
+    expect(parseLaunchArgs('  --lang=de   --user-agent="A B" --user-agent=\'c d\' --user-agent=with\\ space ')).toEqual([
       '--lang=de',
       '--user-agent=A B',
-      '--x=c d',
-      '--flag=with space',
+      '--user-agent=c d',
+      '--user-agent=with space',
     ]);
     expect(() => parseLaunchArgs('--user-agent="unterminated')).toThrow(BadRequest);
-    expect(() => parseLaunchArgs('--a '.repeat(101))).toThrow(/at most 100 flags/);
+    expect(() => parseLaunchArgs('--mute-audio '.repeat(101))).toThrow(/at most 100 flags/);
     expect(() => parseLaunchArgs('--remote-debugging-targets=x')).toThrow(/--remote-debugging-targets is not allowed/);
+  });
+
+  it('a session saved with a flag the allow-list no longer takes does not start: 400 naming it, nothing reserved', async () => {
+    const plain = await createSession({ args: '--lang=de' });
+    const proxied = await createSession({ args: '--lang=de', proxy: { protocol: 'http', hostname: 'p.example.test', port: 8080 } });
+    const em = stack.orm.em.fork();
+    // As a row saved under a longer list would be: written past the API's check.
+    await em.nativeUpdate(BrowserSession, { id: { $in: [plain, proxied] } }, { args: '--lang=de --app=file:///etc/shadow' });
+    for (const id of [plain, proxied]) {
+      const started = await stack.http.post(`${base()}/${id}/start`, undefined, as);
+      expect(started.status, started.text).toBe(400);
+      expect(started.body.code).toBe('invalid_launch_args');
+      expect(started.body.message).toContain('--app');
+      expect(await em.count(SessionResource, { session: id })).toBe(0);
+    }
+    // Changing the args mends it.
+    const mended = await stack.http.patch(`${base()}/${plain}`, { args: '--lang=de' }, as);
+    expect(mended.status, mended.text).toBe(200);
   });
 });
 

@@ -29,7 +29,7 @@ import { requireFunds } from '../billing/ledger.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
 import { within } from '../infra/workflowHandles.ts';
 import { browserDialUrl } from './browserDial.ts';
-import { launchSettingsOf } from './launchSettings.ts';
+import { type LaunchSettings, launchSettingsOf } from './launchSettings.ts';
 import { launchSignature } from './launchSignature.ts';
 import {
   activeResourceStatuses,
@@ -94,7 +94,9 @@ export async function reserveBrowserStart(
   external?: { cdpUrl: string },
 ): Promise<BrowserStartReservation> {
   const limit = deps.config.browsers.perProject;
-  const signature = external ? null : warmSignatureOf(session);
+  // Parsed again here, not only when saved: flags saved before the allow-list narrowed are refused
+  // (400 naming the flag) before anything is reserved, rather than failing the launch on the host.
+  const signature = external ? null : warmSignatureOf(session, launchSettingsOf(session));
   // Host room is decided under one lock for every project, so two starts cannot both take the
   // last place of a host (the host refuses a cold launch past its capacity, but a warm browser
   // is already running: nothing on the host would stop its adoption). The same lock keeps two
@@ -217,9 +219,9 @@ export async function completeBrowserStart(
  * proxy is set at launch and warm browsers have none, so a session with one always starts cold.
  * The settings are read as the host reads them, so both compute the same signature.
  */
-function warmSignatureOf(session: BrowserSession) {
+function warmSignatureOf(session: BrowserSession, settings: LaunchSettings) {
   if (session.proxy || session.storedProxy) return null;
-  return launchSignature(launchSettingsOf(session));
+  return launchSignature(settings);
 }
 
 /**

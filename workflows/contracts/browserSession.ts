@@ -87,4 +87,6 @@ export const launchFailures = {
   resourceMissing: 'ResourceMissing',
   /** The proxy password is sealed under another service secret. */
   proxyPasswordUnreadable: 'ProxyPasswordUnreadable',
+  /** The session's stored launch flags are not all on the allow-list (server/browsers/launchSettings.ts). */
+  launchArgsRefused: 'LaunchArgsRefused',
 } as const;
