@@ -1,4 +1,6 @@
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { createLogger, redactLogLine, redactUrl, tokenLikeSegment } from '../server/logger.ts';
 import { redact, redactObject, redactor } from '../server/logs/redact.ts';
 import { findSecrets, redactFoundSecrets } from '../server/logs/secretRecogniser.ts';
 import { nodeCatalog } from '../server/pipelines/engine/registry.ts';
@@ -198,5 +200,69 @@ describe('sealing values that hold a secret on their way through the workflow', 
     const none = openRunSecrets(serviceSecret, null);
     const outputs = { text: 'anything' };
     expect(none.seal(outputs)).toBe(outputs);
+  });
+});
+
+describe('log lines: credentials in URLs, wherever a line holds one', () => {
+  const coordinatorToken = 'coordinator-token-for-the-tests';
+  const relayToken = `1900000000.${'Ab3_'.repeat(10)}xY9`;
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+  const randomToken = 'q7Hf2LxPz9Rk4TmW8bNc3VdY6gJs1AeU5oIi0KlMnBv';
+
+  it('blanks the token of a token-bearing route, whatever it looks like', () => {
+    expect(redactUrl(`/api/coordinator/${coordinatorToken}/usage`)).toBe('/api/coordinator/[redacted]/usage');
+    expect(redactUrl(`http://api.test/api/coordinator/${coordinatorToken}/usage?x=1`)).toBe(
+      'http://api.test/api/coordinator/[redacted]/usage?x=1',
+    );
+    expect(redactUrl('/auth/external-register/plain-words-token')).toBe('/auth/external-register/[redacted]');
+    expect(redactUrl('/api/auth/external/link/confirm')).toBe('/api/auth/external/link/confirm');
+    expect(redactUrl('ws://127.0.0.1:9222/devtools/browser/3fa85f64-5717-4562-b3fc-2c963f66afa6')).toBe(
+      'ws://127.0.0.1:9222/devtools/browser/[redacted]',
+    );
+  });
+
+  it('blanks a path segment that is a token anywhere: JWTs, relay tokens, hex and random-looking runs', () => {
+    for (const token of [jwt, relayToken, 'aaaaaaaab1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6', randomToken]) {
+      expect(tokenLikeSegment(token), token).toBe(true);
+      expect(redactUrl(`/x/${token}/y`)).toBe('/x/[redacted]/y');
+    }
+  });
+
+  it('keeps ids, slugs, words and file names', () => {
+    for (const segment of [
+      '3fa85f64-5717-4562-b3fc-2c963f66afa6',
+      'my-project-slug-2024-final',
+      'node_modules',
+      'EntityManager.js:123:45)',
+    ]) {
+      expect(tokenLikeSegment(segment), segment).toBe(false);
+    }
+    const url = '/my-project-slug-2024-final/api/sessions/3fa85f64-5717-4562-b3fc-2c963f66afa6/logs?limit=10';
+    expect(redactUrl(url)).toBe(url);
+  });
+
+  it('blanks secret query parameters, an unencoded tRPC input included', () => {
+    expect(redactUrl('/cdp?token=abc&x=1')).toBe('/cdp?token=[redacted]&x=1');
+    const line = JSON.stringify({ msg: `GET /trpc/q?input={"token":"${randomToken}"}&batch=1 failed` });
+    expect(redactLogLine(line)).toBe(JSON.stringify({ msg: 'GET /trpc/q?input=[redacted]&batch=1 failed' }));
+  });
+
+  it('every line of the logger: messages, errors, nested fields and the request log, each still JSON', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    const app = Fastify({ loggerInstance: log });
+    app.post('/api/coordinator/:token/*', async (req) => {
+      req.log.warn({ target: { url: `http://relay.test/resources/r?token=${relayToken}` } }, `coordinator call on ${req.url}`);
+      throw new Error(`nothing at ${req.url} (bearer ${jwt})`);
+    });
+    const answer = await app.inject({ method: 'POST', url: `/api/coordinator/${coordinatorToken}/usage` });
+    expect(answer.statusCode).toBe(500);
+    log.error({ err: new Error(`fetch http://h.test/x/${randomToken}/y failed`) }, 'workflow step failed');
+    await app.close();
+    const written = lines.join('');
+    for (const secret of [coordinatorToken, relayToken, jwt, randomToken]) expect(written).not.toContain(secret);
+    expect(written).toContain('/api/coordinator/[redacted]/usage');
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.some((line) => JSON.parse(line).req?.url === '/api/coordinator/[redacted]/usage')).toBe(true);
   });
 });
