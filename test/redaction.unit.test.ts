@@ -147,6 +147,13 @@ describe('recognising secrets nobody named (prompts, page text, model answers)',
     expect(findSecrets(text)).toEqual([]);
   });
 
+  it('leaves data alone: a screenshot’s base64 stays whole, a name inside it included', () => {
+    const data = (seed: number) => Buffer.from(Array.from({ length: 6000 }, (_, i) => (i * 7919 + seed) % 256)).toString('base64');
+    const screenshot = `${data(1)}xPwd+Token/${data(2)}`;
+    expect(findSecrets(screenshot)).toEqual([]);
+    expect(findSecrets(`token: ${data(3)}`)).toEqual([]);
+  });
+
   it('leaves what the service itself sends a model as it is: the node catalog', () => {
     const catalog = JSON.stringify(nodeCatalog());
     expect(redactFoundSecrets(catalog)).toBe(catalog);

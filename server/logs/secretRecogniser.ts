@@ -122,7 +122,7 @@ const IS_CONNECTOR = /\s(?:is|was)\s+(?:the|my|your|our|their|its|an?)\s+(?:[\w-
 const USE_VERB = /[\s(](?:use|using|with|enter|type|try|put)\s+$/i;
 const OPENING: Record<string, string> = { '"': '"', "'": "'", '`': '`', '”': '“', '’': '‘' };
 
-const URL_PASSWORD = /\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:"'`<>\\]+:([^\s/?#@"'`<>\\]+)@/dgi;
+const URL_PASSWORD = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s/?#@:"'`<>\\]+:([^\s/?#@"'`<>\\]+)@/dgi;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `[A-Za-z0-9+/_=-]`, by character code: it is asked for every character after every naming word. */
@@ -135,6 +135,21 @@ const isRunChar = (code: number) =>
   code === 95 ||
   code === 61 ||
   code === 45;
+
+/**
+ * Longer than this, a run of base64 characters is data (a screenshot, a cookie jar), not words:
+ * a name inside it (`…xPwd+…`) is chance, and nothing in it is taken for a value.
+ */
+const MAX_BLOB = 200;
+
+/** Whether `start`–`end` lies inside a run of base64 characters longer than `MAX_BLOB`. */
+function insideBlob(text: string, start: number, end: number) {
+  let from = start;
+  while (from > 0 && end - from <= MAX_BLOB && isRunChar(text.charCodeAt(from - 1))) from--;
+  let to = end;
+  while (to < text.length && to - from <= MAX_BLOB && isRunChar(text.charCodeAt(to))) to++;
+  return to - from > MAX_BLOB;
+}
 
 /** A run of 24 or more hex or base64 characters that mixes letters and digits and is no uuid or path. */
 function isLongRun(run: string) {
@@ -186,6 +201,8 @@ function valueAt(text: string, at: number): Value | null {
     const start = at + match[0].indexOf(inner);
     return { start, end: start + inner.length, value: inner, quoted: true };
   }
+  // As long as a value may be, and going on: data, not a value.
+  if ((match[4] as string).length === 200) return null;
   const value = (match[4] as string).replace(/[.,;:!?)\]}'’]+$/, '');
   if (!value) return null;
   return { start: at, end: at + value.length, value, quoted: false };
@@ -298,7 +315,7 @@ export function findSecrets(text: string): FoundSecret[] {
         start = previous.index;
       }
     }
-    if (!named) continue;
+    if (!named || insideBlob(text, start, end)) continue;
     const passwordLike = PASSWORD_WORDS.has(last);
     const kind: SecretKind = passwordLike ? 'password' : 'secret';
     // A quoted name (a JSON key, `'password': …`) closes its quote before the separator.
@@ -312,7 +329,7 @@ export function findSecrets(text: string): FoundSecret[] {
     const value = valueAfter(text, after, passwordLike || last === 'bearer') ?? valueBefore(text, start, passwordLike);
     if (value) add(value.start, value.end, kind);
     // A long hex or base64 run shortly after the name, whatever stands between.
-    for (let at = end, runStart = end; ; at++) {
+    for (let at = end, runStart = end; at - runStart <= MAX_BLOB; at++) {
       if (at < text.length && isRunChar(text.charCodeAt(at))) continue;
       if (at - runStart >= 24 && isLongRun(text.slice(runStart, at))) add(runStart, at, kind);
       if (at >= text.length || text[at] === '\n' || at >= end + 80) break;
