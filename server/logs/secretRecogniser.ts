@@ -88,9 +88,7 @@ const PROSE = new Set(
   had do does did too very also only again still now please same different new old current previous confirm confirmation entry
   enter type provided given use using following one none any all some each every other another sensitive case-sensitive secure
   safe strong weak later first instead known unknown login log sign sign-in account user username email e-mail characters at least
-  written given taken chosen shown hidden sent known kept stolen broken used leaked boolean string strings number object array`.split(
-    /\s+/,
-  ),
+  written taken chosen kept stolen broken used leaked boolean string strings number object array`.split(/\s+/),
 );
 /** A value that stands for no secret: JSON literals, placeholders, markers of values already removed. */
 const NOT_A_VALUE = /^(?:true|false|null|undefined|none|\{\{[^}]*\}\}|\[(?:redacted|value hidden|secret)\]|[*•●]{2,})$/i;
@@ -156,6 +154,7 @@ function isLongRun(run: string) {
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(run) || UUID.test(run) || run.includes('//')) return false;
   return run.replace(/\D/g, '').length >= 3 && run.replace(/[^A-Za-z]/g, '').length >= 3;
 }
+
 const IDENTIFIER = /[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*/g;
 /** A cheap first look: only identifiers holding one of these can name a secret. */
 const NAMEISH = /pass|pw|pin|secret|token|key|otp|credential|bearer|code/i;
@@ -183,8 +182,8 @@ type Value = { start: number; end: number; value: string; quoted: boolean };
 
 /**
  * Whether a value can be a secret at all: it holds a letter or digit (not `…`), it is no literal or
- * placeholder, and quoted it does not begin or end with a space (`?token=\`) of \`` is the quotes
- * of two code spans, not one value).
+ * placeholder, and quoted, it does not begin or end with a space (the closing and opening quotes
+ * of two code spans around ` of ` are not one value).
  */
 const isValue = (value: Value) =>
   /[\p{L}\p{N}]/u.test(value.value) && !NOT_A_VALUE.test(value.value) && !(value.quoted && /^\s|\s$/.test(value.value));
@@ -221,15 +220,17 @@ function accepted(text: string, value: Value, tier: 'structural' | 'loose', pass
   return passwordLike && /^[A-Za-z]+$/.test(word) && !PROSE_SUFFIX.test(word) && CLAUSE_END.test(text.slice(value.end));
 }
 
+/** The separators a value may follow its naming word by, in the order they are tried. */
+const SEPARATORS: [RegExp, 'structural' | 'loose'][] = [
+  [STRUCTURAL, 'structural'],
+  [PROSE_SEPARATOR, 'loose'],
+  [FAR, 'loose'],
+  [LOOSE, 'loose'],
+];
+
 /** The value that follows a naming word ending at `end`, if any. */
 function valueAfter(text: string, end: number, passwordLike: boolean): Value | null {
-  const separators: [RegExp, 'structural' | 'loose'][] = [
-    [STRUCTURAL, 'structural'],
-    [PROSE_SEPARATOR, 'loose'],
-    [FAR, 'loose'],
-    [LOOSE, 'loose'],
-  ];
-  for (const [separator, tier] of separators) {
+  for (const [separator, tier] of SEPARATORS) {
     separator.lastIndex = end;
     const match = separator.exec(text);
     if (!match) continue;
