@@ -1,21 +1,70 @@
 import pino, { type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
+import { TOKEN_SHAPES } from './logs/secretRecogniser.ts';
+
+const MARK = '[redacted]';
 
 /**
- * Query parameters that carry credentials (CDP and live-view URLs, mail links). `input` is a
- * tRPC query's whole input as JSON, which can hold a token (external.registration).
+ * The characters a URL's path segment or query value is read up to. Beyond the URL's own
+ * delimiters: a space, a quote or a backslash, where the URL ends inside a log line's JSON (a
+ * message, an error's stack), so a replacement never reaches past the JSON string it is in.
  */
-const secretParams = /([?&](?:token|key|secret|password|code|input)=)[^&#]*/gi;
-/**
- * Paths whose last segment is a credential: the external-registration and link-confirmation tokens
- * travel in the path (the pages a provider's sign-in lands on, and the API the pages read them
- * from; `link/confirm` and `link/cancel` are routes, not tokens).
- */
-const secretPathSegments =
-  /(\/auth\/external-register\/|\/api\/auth\/external\/register\/|\/auth\/external-link\/|\/api\/auth\/external\/link\/(?!(?:confirm|cancel)(?:[/?#]|$)))[^/?#]+/gi;
+const UNTIL = String.raw`[^/?#&\s"'\\<>]`;
 
+/**
+ * Query parameters that carry credentials (CDP and live-view URLs, relay URLs, mail links).
+ * `input` is a tRPC query's whole input as JSON, which can hold a token (external.registration);
+ * sent unencoded, its quotes are `\"` in a log line, and the value goes on past them.
+ */
+const secretParams = /([?&](?:token|key|secret|password|code|input|access_token|api_key|apikey)=)(?:[^&#\s"\\]|\\")*/gi;
+
+/**
+ * Routes whose path holds a credential: the external-registration and link-confirmation tokens
+ * (the pages a provider's sign-in lands on, and the API the pages read them from; `link/confirm`
+ * and `link/cancel` are routes, not tokens), the coordinator's token (`/api/coordinator/<token>/…`),
+ * and a DevTools WebSocket's id (`/devtools/browser/<id>`: whoever reaches the port with it has
+ * full CDP).
+ */
+const secretPathSegments = new RegExp(
+  String.raw`(\/auth\/external-register\/|\/api\/auth\/external\/register\/|\/auth\/external-link\/|\/api\/auth\/external\/link\/(?!(?:confirm|cancel)(?:[/?#"\s\\]|$))|\/api\/coordinator\/|\/devtools\/(?:browser|page)\/)${UNTIL}+`,
+  'gi',
+);
+
+/** Path segments long enough to be a token; each is then judged by `tokenLikeSegment`. */
+const longSegments = new RegExp(String.raw`(\/)(${UNTIL}{20,})`, 'g');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether a path segment is a token wherever it appears: a JWT, a relay token
+ * (`<expiry>.<MAC>`), a long hex run, or a long random-looking run (upper and lower case and
+ * digits, as base64url tokens are). Ids (uuids), slugs and words are not.
+ */
+export function tokenLikeSegment(segment: string) {
+  if (UUID.test(segment)) return false;
+  if (/^eyJ[\w-]+\.[\w-]+\.[\w-]*$/.test(segment)) return true;
+  if (/^\d{1,12}\.[A-Za-z0-9_-]{43}$/.test(segment)) return true;
+  if (!/^[A-Za-z0-9_~.+=%-]+$/.test(segment)) return false;
+  if (/^[0-9a-f]{32,}$/i.test(segment)) return true;
+  return /[A-Z]/.test(segment) && /[a-z]/.test(segment) && /\d/.test(segment);
+}
+
+/** A URL (or any text holding URLs) with its credentials blanked: token routes, token-like segments, secret parameters. */
 export function redactUrl(url: string) {
-  return url.replace(secretPathSegments, '$1[redacted]').replace(secretParams, '$1[redacted]');
+  return url
+    .replace(secretPathSegments, `$1${MARK}`)
+    .replace(longSegments, (whole, slash: string, segment: string) => (tokenLikeSegment(segment) ? `${slash}${MARK}` : whole))
+    .replace(secretParams, `$1${MARK}`);
+}
+
+const anyTokenShape = new RegExp(TOKEN_SHAPES.map((shape) => `(?:${shape.source})`).join('|'), 'g');
+
+/**
+ * Every log line passes this as it is written, whatever wrote it (a request, an error's message
+ * or stack, the Temporal SDK, a workflow, an activity): URLs' credentials and token shapes
+ * (JWTs, API keys) are blanked. Replacements hold no quote or backslash, so the line stays JSON.
+ */
+export function redactLogLine(line: string) {
+  return redactUrl(line).replace(anyTokenShape, MARK);
 }
 
 /** `destination`: where the JSON lines go (stdout unless given; tests read them back). */
@@ -24,7 +73,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     level: config.logLevel,
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', '*.password', '*.secret', '*.token'],
-      censor: '[redacted]',
+      censor: MARK,
     },
     serializers: {
       req: (req: { method: string; url: string; id?: string; ip?: string }) => ({
@@ -33,6 +82,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
         ip: req.ip,
       }),
     },
+    hooks: { streamWrite: redactLogLine },
   };
   return destination ? pino(options, destination) : pino(options);
 }

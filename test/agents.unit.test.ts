@@ -28,6 +28,33 @@ describe('prompt values', () => {
     ]);
   });
 
+  it('a secret written any way is sealed, named by what it is, and hidden wherever it appears again', () => {
+    const { prompt, values } = readPromptValues(
+      "Open https://ada:pw-url-1@shop.test/login, log in with pwd 'pw-single-2', token: tok-3x and password: x. The password for the admin account is pw-far-4; use pw-use-5 as the password. Again: pw-far-4",
+    );
+    expect(prompt).toBe(
+      "Open https://ada:{{password}}@shop.test/login, log in with pwd '{{password2}}', token: {{secret}} and password: {{password3}}. The password for the admin account is {{password4}}; use {{password5}} as the password. Again: {{password4}}",
+    );
+    expect(values).toEqual([
+      { name: 'password', value: 'pw-url-1', secret: true },
+      { name: 'password2', value: 'pw-single-2', secret: true },
+      { name: 'secret', value: 'tok-3x', secret: true },
+      { name: 'password3', value: 'x', secret: true },
+      { name: 'password4', value: 'pw-far-4', secret: true },
+      { name: 'password5', value: 'pw-use-5', secret: true },
+    ]);
+  });
+
+  it('a quoted value that holds a secret is sealed whole; ordinary words about passwords stay', () => {
+    const { prompt, values } = readPromptValues('search for "token abc123def", then click "Forgot password?" and "Reset password"');
+    expect(prompt).toBe('search for "{{secret}}", then click "Forgot password?" and "Reset password"');
+    expect(values.map((value) => [value.name, value.secret])).toEqual([
+      ['secret', true],
+      ['value2', false],
+      ['value3', false],
+    ]);
+  });
+
   it('placeholders are filled only from the values given', () => {
     expect(fillPlaceholders('{{password}}-{{nope}}', { password: 'p' })).toBe('p-{{nope}}');
   });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageRecord } from '../db/entities/index.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun } from './support/pipelines.ts';
 import { SHOP_EMAIL, SHOP_PASSWORD, shopOrders, startShopSite } from './support/shopSite.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -466,4 +467,102 @@ describe('a model through the AI SDK (scripted OpenAI-compatible stand-in)', () 
     expect(model.received[0]).toContain('{{password}}');
     expect((await stack.http.post(`${generationUrl}/accept`, undefined, { token })).status).toBe(200);
   }, 180_000);
+});
+
+describe('secrets written any way, in the prompt or on the page', () => {
+  it('never reach the stored job, its logs or the model; the words around them stay readable', async () => {
+    const pageSecrets = [
+      'sk-pageabcdefghijklmnopqrstu12345',
+      'page-far-77',
+      'ghp_pageabcdefghijklmnopqrstuvwxyz012345',
+      'page-url-88',
+      'page-input-99',
+    ];
+    const site = await startTestSite({
+      '/account': (_req, res) => {
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        res.end(
+          `<!doctype html><title>Account</title><h1 id="title">Account</h1>
+          <dl><dt>API key</dt><dd>${pageSecrets[0]}</dd><dt>Recovery</dt><dd>the password for the admin account is ${pageSecrets[1]}</dd></dl>
+          <p id="notes">Deploy token: ${pageSecrets[2]}. Mirror at https://deploy:${pageSecrets[3]}@git.example.test/repo</p>
+          <form><label for="pw">Password</label><input id="pw" type="password" value="${pageSecrets[4]}"><button type="submit">Save</button></form>
+          <a href="/forgot">Forgot password?</a>`,
+        );
+      },
+    });
+    try {
+      const promptSecrets = [
+        'p-colon-1',
+        'p-single-2',
+        'p-json-3',
+        'p-far-4',
+        'p-use-5',
+        'p-key-6x',
+        'p-bearer-7x',
+        'p-url-8',
+        'sk-promptabcdefghijklmnopqrst9',
+      ];
+      const prompt = [
+        `Open ${site.url}/account and read the title.`,
+        `For the record: password: ${promptSecrets[0]}, pwd '${promptSecrets[1]}', {"password": "${promptSecrets[2]}"},`,
+        `the password for the admin account is ${promptSecrets[3]}, use ${promptSecrets[4]} as the password,`,
+        `api_key=${promptSecrets[5]}, bearer ${promptSecrets[6]}, https://ada:${promptSecrets[7]}@example.test/ and token ${promptSecrets[8]}.`,
+      ].join(' ');
+      const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+      model.received.length = 0;
+      model.scripts.analysis.push(
+        {
+          toolCalls: [
+            { name: 'page_model', args: {} },
+            { name: 'aria_snapshot', args: {} },
+            { name: 'query_selector', args: { selector: '#notes' } },
+          ],
+        },
+        {
+          // A model that repeats what it saw: its answer is redacted as the page was.
+          content: {
+            goal: 'read the title',
+            startUrl: `${site.url}/account`,
+            steps: [
+              { action: 'goto', url: `${site.url}/account`, evidence: 'the account page' },
+              { action: 'extract_text', selector: '#title', output: 'title', evidence: 'the heading' },
+            ],
+            parameters: [],
+            outputs: [{ name: 'title', description: 'the page title' }],
+            risks: [`the page shows the deploy token ${pageSecrets[2]}, and the password for the admin account is ${pageSecrets[1]}`],
+          },
+        },
+      );
+      const analysisUrl = await analyse(pipelineId, prompt, 'scripted');
+      const analysis = await settledJob(analysisUrl);
+      expect(analysis.error).toBeNull();
+      expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'extract_text']);
+      expect(analysis.prompt).toContain("pwd '{{password");
+      expect(analysis.prompt).toContain('https://ada:{{password');
+
+      const row = await stack.orm.em
+        .fork()
+        .getConnection()
+        .execute('select prompt, messages, values, output from analysis_jobs where id = ?', [analysis.id]);
+      const places = {
+        row: JSON.stringify(row),
+        job: (await stack.http.get(analysisUrl, { token })).text,
+        logs: (await stack.http.get(`${analysisUrl}/logs?limit=200`, { token })).text,
+        model: model.received.join('\n'),
+      };
+      expect(model.received).toHaveLength(2);
+      for (const [place, text] of Object.entries(places)) {
+        for (const secret of [...promptSecrets, ...pageSecrets]) expect(text, `${place} holds ${secret}`).not.toContain(secret);
+      }
+      // What the page says about passwords stays readable: the model needs it.
+      for (const text of [places.row, places.model]) {
+        expect(text).toContain('Forgot password?');
+        expect(text).toContain('the password for the admin account is [redacted]');
+      }
+      // The page was read: its text reached the model, without its secrets.
+      expect(places.model).toContain('Deploy token: [redacted]');
+    } finally {
+      await site.close();
+    }
+  }, 120_000);
 });

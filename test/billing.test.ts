@@ -44,6 +44,8 @@ const plans = [
 
 let stack: TestStack;
 let stripe: StripeStandIn;
+/** Every log line the app writes (LOG_LEVEL info): the coordinator's token must be in none. */
+const logLines: string[] = [];
 let site: Awaited<ReturnType<typeof startTestSite>>;
 
 beforeAll(async () => {
@@ -61,8 +63,9 @@ beforeAll(async () => {
       STRIPE_API_BASE: stripe.url,
       COORDINATOR_TOKEN,
       BILLING_PLANS: JSON.stringify(plans),
+      LOG_LEVEL: 'info',
     },
-    { browserHost: true },
+    { browserHost: true, logDestination: { write: (line: string) => void logLines.push(line) } },
   );
   stripe.sendWebhooksTo(`${stack.url}/api/stripe/webhook`);
 }, 60_000);
@@ -262,6 +265,63 @@ describe('the webhook', () => {
     expect((await account(user.id)).available).toBe(100_000n);
   });
 
+  it('refuses a timestamp more than five minutes ahead (400), and takes one a minute ahead (clocks drift)', async () => {
+    const user = await registerUser(stack);
+    const now = Math.floor(Date.now() / 1000);
+    const event = (id: string) =>
+      stripe.event('checkout.session.completed', {
+        id: `cs_${id}`,
+        mode: 'payment',
+        payment_status: 'unpaid',
+        metadata: { userId: user.id },
+      });
+    const ahead = event(`ahead_${now}`);
+    const signedAhead = Stripe.webhooks.generateTestHeaderString({
+      payload: JSON.stringify(ahead),
+      secret: WEBHOOK_SECRET,
+      timestamp: now + 3600,
+    });
+    const refused = await stripe.post(JSON.stringify(ahead), signedAhead);
+    expect(refused).toMatchObject({ status: 400, body: { status: 'error', code: 'invalid_signature' } });
+    expect(await stack.orm.em.fork().count(StripeEvent, { id: ahead.id })).toBe(0);
+    const drifted = event(`drifted_${now}`);
+    const signedDrifted = Stripe.webhooks.generateTestHeaderString({
+      payload: JSON.stringify(drifted),
+      secret: WEBHOOK_SECRET,
+      timestamp: now + 60,
+    });
+    expect(await stripe.post(JSON.stringify(drifted), signedDrifted)).toEqual({ status: 200, body: { received: true } });
+  });
+
+  it('answers 400 with the API’s error body to a signed body it cannot use, writing nothing', async () => {
+    const before = await stack.orm.em.fork().count(StripeEvent, {});
+    const event = stripe.event('checkout.session.completed', { id: 'cs_unusable', mode: 'payment' });
+    const { data: _data, ...withoutData } = event;
+    const unusable: [string, string][] = [
+      ['"x"', 'invalid_input'],
+      ['x', 'invalid_json'],
+      ['', 'invalid_json'],
+      ['null', 'invalid_input'],
+      ['[]', 'invalid_input'],
+      ['{}', 'invalid_input'],
+      [JSON.stringify(withoutData), 'invalid_input'],
+      [JSON.stringify({ ...event, data: {} }), 'invalid_input'],
+      [JSON.stringify({ ...event, data: { object: 'cs_1' } }), 'invalid_input'],
+      [JSON.stringify({ ...event, data: { object: [] } }), 'invalid_input'],
+      [JSON.stringify({ ...event, id: 42 }), 'invalid_input'],
+      [JSON.stringify({ ...event, id: 'e'.repeat(256) }), 'invalid_input'],
+      [JSON.stringify({ ...event, created: 'yesterday' }), 'invalid_input'],
+      [JSON.stringify({ object: 'v2.core.event', id: 'evt_thin' }), 'invalid_input'],
+    ];
+    for (const [body, code] of unusable) {
+      const answer = await stripe.post(body);
+      expect(answer.status, body).toBe(400);
+      expect(answer.body, body).toMatchObject({ status: 'error', code, message: expect.any(String) });
+      if (code === 'invalid_input') expect((answer.body as { issues: unknown[] }).issues.length, body).toBeGreaterThan(0);
+    }
+    expect(await stack.orm.em.fork().count(StripeEvent, {})).toBe(before);
+  });
+
   it('applies every event exactly once: three deliveries each in 20 random orders, and 5 concurrent copies, end as one in-order delivery', async () => {
     /** The corpus for one account: a plan checkout, a top-up, three updates and a delete. */
     async function corpus(run: string) {
@@ -392,6 +452,11 @@ describe('metering', () => {
     expect(unknown.status).toBe(404);
     // Without EXTERNAL_TOKEN (this stack) the external-session routes do not exist either.
     expect((await stack.http.put('/api/external-session', { project: 'x', cdpUrl: 'ws://127.0.0.1:1/' })).status).toBe(404);
+    // The token, right or wrong, is in no log line; the route is.
+    const logged = logLines.join('');
+    expect(logged).toContain('/api/coordinator/[redacted]/usage');
+    expect(logged).not.toContain(COORDINATOR_TOKEN);
+    expect(logged).not.toContain('not-the-token-at-all');
   });
 
   it('draws from the plan’s pool first; the balance only once the pool is spent', async () => {

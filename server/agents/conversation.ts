@@ -14,11 +14,10 @@ import type { TurnResult } from '../../workflows/contracts/agentJobs.ts';
 import { meter } from '../billing/metering.ts';
 import { enforceFunds } from '../billing/shutdown.ts';
 import type { Config } from '../config.ts';
-import { redactor } from '../logs/redact.ts';
 import { compilePipeline } from '../pipelines/compiler.ts';
 import { nodeCatalog } from '../pipelines/engine/registry.ts';
 import { pipelineJsonSchema, sourceSchema } from '../pipelines/language.ts';
-import { jobHidden, recordMessages } from './messages.ts';
+import { jobHidden, jobRedactor, recordMessages } from './messages.ts';
 import { languageModel } from './models.ts';
 import type { PageModel } from './pageModel.ts';
 import { pageModelSelectors } from './pageModel.ts';
@@ -119,8 +118,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
   const { hidden } = await jobHidden(em, deps.serviceSecret, job);
   if (job.messages.length === 0) {
     const first = { role: 'user' as const, step, content: [{ type: 'text', text: job.prompt }] };
-    await recordMessages(em, job, 'analysis', [first], hidden);
-    job.messages = [{ ...first, created: new Date().toISOString() }];
+    job.messages = await recordMessages(em, job, 'analysis', [first], hidden);
   }
   const entry = deps.config.agents.models.find((model) => model.id === job.model);
   const result = await generateText({
@@ -175,7 +173,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     );
     return { calls: [], done: false };
   }
-  job.output = redactor(hidden).object({
+  job.output = jobRedactor(hidden).object({
     ...proposal,
     pageModel: seen[seen.length - 1] ?? null,
     pageModels: seen.length,
@@ -213,8 +211,7 @@ export async function generationTurn(
       `<catalog>${JSON.stringify(catalog)}</catalog>`,
     ].join('\n');
     const first = { role: 'user' as const, step, content: [{ type: 'text', text }] };
-    await recordMessages(em, job, 'generation', [first], hidden);
-    job.messages = [{ ...first, created: new Date().toISOString() }];
+    job.messages = await recordMessages(em, job, 'generation', [first], hidden);
   }
   const result = await generateText({
     model: languageModel(deps.config, 'generation', job.model),

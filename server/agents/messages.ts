@@ -1,8 +1,10 @@
 /**
  * An agent job's conversation as stored: the messages appended to the job and its log stream,
- * redacted of everything the job hides. The model side (./conversation.ts) and the browser host
- * that runs an analysis's tool calls (server/browsers/host/agentTools.ts) both record here; this
- * module loads no model code, AI SDK or billing, so a browser host does not either.
+ * redacted of everything the job hides and of every secret the recogniser finds in them (a page
+ * that shows a token, a model that repeats a password). The model side (./conversation.ts) and
+ * the browser host that runs an analysis's tool calls (server/browsers/host/agentTools.ts) both
+ * record here; this module loads no model code, AI SDK or billing, so a browser host does not
+ * either.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AgentMessage } from '../../db/entities/AnalysisJob.ts';
@@ -36,7 +38,16 @@ export async function jobHidden(em: EntityManager, serviceSecret: string, job: A
   return { secrets, hidden: hidden.filter((value) => typeof value === 'string' && value.length >= 3) };
 }
 
-/** Appends messages to a job and its log stream, redacted; tokens per call ride on the assistant messages. */
+/**
+ * What a job's messages, outputs and logs pass: the values it hides, token shapes, and the secrets
+ * the recogniser finds in prose (server/logs/secretRecogniser.ts).
+ */
+export const jobRedactor = (hidden: readonly string[]) => redactor(hidden, { recognise: true });
+
+/**
+ * Appends messages to a job and its log stream, redacted; tokens per call ride on the assistant
+ * messages. Answers the messages as stored: what a model may be sent.
+ */
 export async function recordMessages(
   em: EntityManager,
   job: Job,
@@ -44,7 +55,7 @@ export async function recordMessages(
   messages: Omit<AgentMessage, 'created'>[],
   hidden: readonly string[],
 ) {
-  const hide = redactor(hidden);
+  const hide = jobRedactor(hidden);
   const stored: AgentMessage[] = messages.map((message) => ({
     ...message,
     content: hide.object(message.content),
@@ -70,6 +81,7 @@ export async function recordMessages(
     entries,
     hide,
   );
+  return stored;
 }
 
 function describe(message: Omit<AgentMessage, 'created'>): string {

@@ -20,8 +20,32 @@ import { type RawApp, sameSecret } from './rawRoutes.ts';
  * path). The JSON routes of 4.9 are procedures (server/trpc/routers/billing.ts).
  */
 
-/** How old a signed webhook may be (Stripe's own default tolerance). */
+/**
+ * How old a signed webhook may be (Stripe's own default tolerance), and how far ahead of our clock
+ * its timestamp may be. Stripe checks only the age: a timestamp in the future would open a long
+ * window for replaying the same bytes.
+ */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
+const FUTURE_TOLERANCE_SECONDS = 300;
+
+/**
+ * What the service reads of a verified event, within its columns (stripe_events: id 255, type
+ * 100). A signed body that is not such an event (`"x"`, no `data`) is refused with 400 before any
+ * workflow starts: Stripe's signature says who sent it, not that it can be applied.
+ */
+const usableEvent = z.object({
+  id: z.string().min(1).max(255),
+  type: z.string().min(1).max(100),
+  created: z.int().nonnegative(),
+  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+});
+
+/** The signed timestamp of a `stripe-signature` header (`t=…`; the last one, as Stripe reads it). */
+function signedAt(header: string) {
+  const stamps = header.split(',').filter((part) => part.startsWith('t='));
+  const stamp = Number.parseInt(stamps[stamps.length - 1]?.slice(2) ?? '', 10);
+  return Number.isSafeInteger(stamp) ? stamp : undefined;
+}
 
 export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
   const { config } = deps;
@@ -40,19 +64,30 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
       }
       const tooDeep = refuseDeepJson(body.toString('utf8'));
       if (tooDeep) throw tooDeep;
-      let event: Stripe.Event;
+      // The signature first, then the body: only Stripe's bytes are read, and each refusal says which failed.
       try {
-        event = Stripe.webhooks.constructEvent(body, signature, stripe.webhookSecret, SIGNATURE_TOLERANCE_SECONDS);
+        const verifier = Stripe.webhooks.signature;
+        if (!verifier) throw new Error('the Stripe library has no signature check');
+        verifier.verifyHeader(body, signature, stripe.webhookSecret, SIGNATURE_TOLERANCE_SECONDS);
       } catch (error) {
         req.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'stripe webhook refused: bad signature');
         throw new BadRequest('invalid_signature', 'The webhook signature does not match its body, or is too old');
       }
-      const input: StripeEventInput = {
-        id: event.id,
-        type: event.type,
-        created: event.created,
-        object: event.data.object as unknown as Record<string, unknown>,
-      };
+      const timestamp = signedAt(signature);
+      if (timestamp === undefined || timestamp - Math.floor(Date.now() / 1000) > FUTURE_TOLERANCE_SECONDS) {
+        req.log.warn({ timestamp }, 'stripe webhook refused: signed in the future');
+        throw new BadRequest('invalid_signature', 'The webhook signature is dated more than five minutes in the future');
+      }
+      let signed: unknown;
+      try {
+        signed = JSON.parse(body.toString('utf8'));
+      } catch {
+        throw new BadRequest('invalid_json', 'The signed webhook body is not JSON');
+      }
+      const parsed = usableEvent.safeParse(signed);
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const event = parsed.data;
+      const input: StripeEventInput = { id: event.id, type: event.type, created: event.created, object: event.data.object };
       try {
         await applyStripeEventOnce(deps.temporal, config.temporal.taskQueue, input);
       } catch (error) {
@@ -120,7 +155,10 @@ export const billingRoutePaths: RawRoutePaths = {
           properties: { received: { const: true } },
           required: ['received'],
         }),
-        '400': { description: 'The signature does not match the body, or is older than five minutes' },
+        '400': {
+          description:
+            'The signature does not match the body, or is dated more than five minutes before or after now (`invalid_signature`); the signed body is not JSON (`invalid_json`) or not an event with `id`, `type`, `created` and `data.object` (`invalid_input`)',
+        },
         '404': { description: 'Billing is off on this service (`billing_disabled`)' },
         '503': { description: 'The event could not be applied now; Stripe delivers it again' },
       },

@@ -6,11 +6,12 @@
  * password. The price of a very short secret is a log with its characters blanked out wherever
  * they occur, which is better than a log that shows it.
  */
+import { redactFoundSecrets, TOKEN_SHAPES } from './secretRecogniser.ts';
+
 const MARK = '[redacted]';
 
 const tokenLike = [
-  /bfk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{20,}/g, // our API keys
-  /eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/g, // JWTs
+  ...TOKEN_SHAPES, // API keys, JWTs and other tokens known by their shape
   /([?&](?:token|key|secret|password|code|access_token)=)[^&#\s"']+/gi,
   /(authorization:\s*(?:bearer|basic|apikey)\s+)\S+/gi,
 ];
@@ -45,8 +46,12 @@ export type Redactor = {
 /**
  * Redaction of one set of secrets. Building it compiles their pattern, so build it once per
  * batch of log entries or per node, not per value.
+ *
+ * `recognise`: also remove the secrets nobody named, as ./secretRecogniser.ts finds them in
+ * prose (`the password is hunter2`): for what a model reads and writes. A run's own log keeps
+ * what its pages print, so that it can be debugged; it hides the run's secrets and tokens only.
  */
-export function redactor(secrets: readonly string[]): Redactor {
+export function redactor(secrets: readonly string[], options: { recognise?: boolean } = {}): Redactor {
   const pattern = secretPattern(secrets);
   const text = (input: string) => {
     let out = pattern ? input.replace(pattern, MARK) : input;
@@ -55,7 +60,7 @@ export function redactor(secrets: readonly string[]): Redactor {
         typeof prefix === 'string' && match.startsWith(prefix) ? `${prefix}${MARK}` : MARK,
       );
     }
-    return out;
+    return options.recognise ? redactFoundSecrets(out, MARK) : out;
   };
   return {
     text,

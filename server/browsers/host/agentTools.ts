@@ -51,8 +51,10 @@ export class AgentTabs {
     const em = this.#orm.em.fork();
     const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['sealedSecrets', 'session'] });
     const { secrets, hidden } = await jobHidden(em, this.#serviceSecret, job);
-    // The first address the prompt names, without the punctuation that follows it in a sentence.
-    const startUrl = /https?:\/\/[^\s"'<>]+/.exec(job.prompt)?.[0]?.replace(/[.,;:!?)\]]+$/, '') ?? null;
+    // The first address the prompt names, without the punctuation that follows it in a sentence;
+    // a password in it was sealed with the job (`https://ada:{{password}}@…`) and is put back here.
+    const named = /https?:\/\/[^\s"'<>]+/.exec(job.prompt)?.[0]?.replace(/[.,;:!?)\]]+$/, '');
+    const startUrl = named ? fillPlaceholders(named, { ...job.values, ...secrets }) : null;
     const page = await this.#tab(jobId, context, startUrl);
     const results = [];
     for (const call of calls) {
