@@ -192,7 +192,21 @@ export function sandboxUnavailable(options: SandboxOptions): string | null {
     return `the user ${options.user} does not exist (useradd --system --no-create-home --shell /usr/sbin/nologin ${options.user})`;
   }
   const bwrap = ['bwrap', '--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin'];
-  const probe = asSandboxUser(options, [...bwrap, '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true']);
+  const probe = asSandboxUser(options, [
+    ...bwrap,
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--',
+    '/bin/true',
+  ]);
   const ran = spawnSync(probe.command, probe.args, { timeout: 10_000, encoding: 'utf8' });
   if (ran.status !== 0) {
     const said = `${ran.stderr ?? ''}`.trim().split('\n')[0] || ran.error?.message || `exit ${ran.status}`;

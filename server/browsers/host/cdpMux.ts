@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -62,6 +62,8 @@ export class CdpMux {
       mux.#server.once('error', reject);
       mux.#server.listen(socketPath, () => resolve());
     });
+    // The host's user alone may connect (writing to a socket is connecting to it).
+    chmodSync(socketPath, 0o600);
     return mux;
   }
 

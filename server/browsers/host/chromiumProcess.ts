@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -101,8 +102,10 @@ export type LaunchedBrowser = {
   egress?: EgressProxy | null;
   /** The browser's CDP pipe, served to the host's Playwright and the relay. */
   mux?: CdpMux;
-  /** Everything of the browser on disk: its profile, sockets and log. */
+  /** Everything of the browser on disk: its profile, sockets and policy. */
   folder?: string;
+  /** Where its sockets are: `folder`, or a short folder of their own when its path is too long. */
+  sockets?: string;
 };
 
 /** How much of Chromium's own output a failed launch reports. */
@@ -118,13 +121,17 @@ export async function launchChromium(
   settings: LaunchSettings,
   proxy: BrowserProxy | null,
 ): Promise<LaunchedBrowser> {
-  const folder = path.join(options.browsersDir, randomUUID());
+  const folder = path.join(options.browsersDir, randomBytes(8).toString('hex'));
   const userDataDir = path.join(folder, 'profile');
-  const runDir = path.join(folder, 'run');
+  // A Unix socket's path holds at most 107 bytes: under a deep DATA_DIR the sockets go to a
+  // folder of their own in the temporary folder (removed with the browser).
+  const sockets = folder.length + '/run/egress.sock'.length > 100 ? mkdtempSync(path.join(os.tmpdir(), 'bf-')) : folder;
+  const runDir = path.join(sockets, 'run');
   const policyDir = path.join(folder, 'policy');
   mkdirSync(folder, { recursive: true, mode: 0o711 });
   const env = browserEnvironment(userDataDir);
   for (const dir of [userDataDir, env.HOME as string, runDir, policyDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(sockets, 0o711);
   const { sandbox } = options;
   if (sandbox) {
     for (const dir of [userDataDir, env.HOME as string]) chownSync(dir, sandbox.uid, sandbox.gid);
@@ -175,7 +182,7 @@ export async function launchChromium(
     child.once('error', reject);
   });
   exited.catch(() => {});
-  const mux = await CdpMux.serve(child.stdio[4] as Readable, child.stdio[3] as Writable, path.join(folder, 'cdp.sock'));
+  const mux = await CdpMux.serve(child.stdio[4] as Readable, child.stdio[3] as Writable, path.join(sockets, 'cdp.sock'));
   const launched: LaunchedBrowser = {
     context: null as never,
     userDataDir,
@@ -186,6 +193,7 @@ export async function launchChromium(
     egress,
     mux,
     folder,
+    sockets,
   };
   try {
     await Promise.race([mux.command('Browser.getVersion', {}, 30_000), exited]);
@@ -250,5 +258,6 @@ export async function destroyBrowser(browser: LaunchedBrowser) {
   }
   await browser.mux?.close();
   rmSync(browser.folder ?? browser.userDataDir, { recursive: true, force: true });
+  if (browser.sockets) rmSync(browser.sockets, { recursive: true, force: true });
   await browser.egress?.close();
 }
