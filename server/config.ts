@@ -91,7 +91,7 @@ const usagePricingOverrides = z.strictObject({
  */
 const defaultUsagePricing = { cpu: '0.0014', network: '0.00000001', tokens: '0.0001' } as const;
 
-/** The auth routes that are rate limited; each has a limit per client IP and per account. */
+/** What rate-limited routes count against (the routes: `rateLimitedRoutes`, server/auth/rateLimits.ts); limits per client IP and per account. */
 export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor', 'externalFlow'] as const;
 export type RateLimitedAction = (typeof rateLimitedActions)[number];
 /**
