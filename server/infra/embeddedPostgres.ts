@@ -139,9 +139,10 @@ function postgresUserIds() {
 
 /**
  * The package, loaded only when embedded PostgreSQL is used. On load it installs SIGINT/SIGTERM
- * handlers (async-exit-hook) that stop PostgreSQL and exit the process at once, cutting short
- * the process's own graceful shutdown (server/main/runtime.ts), which stops PostgreSQL last, in
- * order. Those two handlers are removed; its `exit` hook stays, for an abrupt end.
+ * handlers (async-exit-hook) that stop the servers it started and exit the process at once,
+ * cutting short the process's own graceful shutdown (server/main/runtime.ts), which stops
+ * PostgreSQL last, in order. Those two handlers are removed. (The server is started by
+ * `runPostgres`, not by the package, so its hooks have no server of ours to stop.)
  */
 async function loadEmbeddedPostgres() {
   const signals = ['SIGINT', 'SIGTERM'] as const;
