@@ -29,6 +29,7 @@ import { registerBillingPage } from './http/billingPage.ts';
 import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
+import { capConnectionsPerClient, requestTimeoutOptions } from './http/connectionLimits.ts';
 import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
@@ -72,6 +73,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: deps.config.bodyLimitBytes,
+    ...requestTimeoutOptions(deps.config),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
@@ -94,6 +96,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     clientErrorHandler: answerClientError,
   });
 
+  capConnectionsPerClient(app.server, deps.config.connectionCap, deps.log);
   app.addHook('onClose', () => accessChanges.close());
   await app.register(fastifyCookie);
 
@@ -239,6 +242,9 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   // A reset connection is gone; there is no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request timed out while its answer was already being written (an early 401 or 413 to a body
+  // still coming in): a second status line would corrupt that answer, so the socket only closes.
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   const [status, code, message]: [number, ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'headers_too_large', 'The request headers are too large']
@@ -246,7 +252,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
         ? [408, 'request_timeout', 'The request took too long to arrive']
         : [400, 'bad_request', 'The request is not valid HTTP'];
   const body = JSON.stringify(errorBody(code, message));
-  if (socket.writable) {
+  if (socket.writable && !answering) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,

@@ -91,7 +91,7 @@ const usagePricingOverrides = z.strictObject({
  */
 const defaultUsagePricing = { cpu: '0.0014', network: '0.00000001', tokens: '0.0001' } as const;
 
-/** The auth routes that are rate limited; each has a limit per client IP and per account. */
+/** What rate-limited routes count against (the routes: `rateLimitedRoutes`, server/auth/rateLimits.ts); limits per client IP and per account. */
 export const rateLimitedActions = ['login', 'register', 'resetRequest', 'verifySubmit', 'twoFactor', 'externalFlow'] as const;
 export type RateLimitedAction = (typeof rateLimitedActions)[number];
 /**
@@ -168,6 +168,20 @@ const environment = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * A request's headers, and then its whole body, must arrive within this (Node's headersTimeout and
+   * requestTimeout); a slower one is answered 408 and closed. What the server sends back (a log
+   * stream, an MCP stream) and an upgraded WebSocket are not bound by it.
+   */
+  REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
+  /**
+   * Connections one client address may hold open at once (an IPv6 client: its /64); 0: no cap. One
+   * more is reset as it arrives. Counted on the socket's address, so behind a load balancer every
+   * client is the balancer: exempt it (CONNECTION_CAP_EXEMPT) and cap at the balancer.
+   */
+  MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).default(256),
+  /** Addresses or CIDRs, comma-separated, whose connections are not capped. None by default, loopback included. */
+  CONNECTION_CAP_EXEMPT: optionalString,
   ADMIN_EMAILS: optionalString,
   BROWSER_HOST_ID: z
     .string()
@@ -339,6 +353,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestTimeoutSeconds: e.REQUEST_TIMEOUT_SECONDS,
+    /** `perClient` 0: no cap. */
+    connectionCap: { perClient: e.MAX_CONNECTIONS_PER_CLIENT, exempt: parseAddressList('CONNECTION_CAP_EXEMPT', e.CONNECTION_CAP_EXEMPT) },
     browsers: {
       hostId: e.BROWSER_HOST_ID,
       hostAddress: resolveHostAddress(e.BROWSER_HOST_ADDRESS),
@@ -526,6 +543,24 @@ function resolveHostAddress(value: string) {
   if (!address)
     throw new ConfigError('Invalid configuration:\n  BROWSER_HOST_ADDRESS: "auto" found no non-internal IPv4 address on this machine');
   return address;
+}
+
+/** Comma-separated IP addresses and CIDRs (`10.0.0.0/8`, `fd00::/8`). */
+function parseAddressList(name: string, value: string | undefined) {
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(`Invalid configuration:\n  ${name}: "${entry}" is not an IP address or CIDR`);
+    }
+  }
+  return entries;
 }
 
 function parseTrustProxy(value: string | undefined): boolean | string[] {

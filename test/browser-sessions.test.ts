@@ -419,7 +419,7 @@ describe('a host at its limit, and starts that went wrong', () => {
       const stopped = await stopAndWait(small.http, base(sessionId, second.body.id), { token: user.token });
       expect(stopped.ended.status).toBe('stopped');
     } finally {
-      await other.stop({ drain: false });
+      await other.stop('kill');
     }
     const stopped = await stopAndWait(small.http, base(sessionId, first.body.id), { token: user.token });
     expect(stopped.ended.status).toBe('stopped');

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startDevTemporal } from '../server/infra/devTemporal.ts';
 import { freePort } from '../server/infra/ports.ts';
+import { stopStaleProcess } from '../server/infra/staleProcesses.ts';
 import { createLogger } from '../server/logger.ts';
 
 const log = createLogger({ logLevel: 'silent' });
@@ -37,4 +39,70 @@ describe('the embedded Temporal dev server of npm start', () => {
       rmSync(emptyTmp, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+/** Whether a process with this pid runs (a zombie, dead but not yet reaped, counts as gone). */
+function running(pid: number) {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  return condition();
+}
+
+/** A process that idles, with `marker` on its command line. */
+function idler(marker: string) {
+  return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', marker], { stdio: 'ignore', detached: true });
+}
+
+describe('what a killed npm start leaves', () => {
+  it('nothing started under dyingWithThisProcess: the child is ended when its parent is killed', { timeout: 30_000 }, async () => {
+    const marker = `bf-orphan-${Date.now()}`;
+    // A parent that starts a child as the dev server and PostgreSQL are started, says its pid, and idles.
+    const parentCode = `
+      import { spawn } from 'node:child_process';
+      const { dyingWithThisProcess } = await import(${JSON.stringify(path.resolve('server/infra/parentDeath.ts'))});
+      const [command, args] = dyingWithThisProcess(process.execPath, ['-e', 'setInterval(() => {}, 1000)', ${JSON.stringify(marker)}], 'KILL');
+      const child = spawn(command, args, { stdio: 'ignore', detached: true });
+      console.log(child.pid);
+      setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', parentCode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const childPid = await new Promise<number>((resolve) => parent.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+    expect(await until(() => readFileSync(`/proc/${childPid}/cmdline`, 'utf8').includes(marker), 5_000)).toBe(true);
+    // Detached (its own process group, as the dev server is): no signal to the parent's group reaches it.
+    parent.kill('SIGKILL');
+    try {
+      expect(await until(() => !running(childPid), 5_000), 'the child is gone with its parent').toBe(true);
+    } finally {
+      if (running(childPid)) process.kill(childPid, 'SIGKILL');
+    }
+  });
+
+  it('the next start stops a process its pid file names when the command line still names the marker, and no other', async () => {
+    const log = createLogger({ logLevel: 'silent' });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bf-stale-'));
+    const marker = path.join(dir, 'temporal.sqlite');
+    const ours = idler(marker);
+    const stranger = idler(path.join(dir, 'something-else'));
+    try {
+      const pidFile = `${marker}.pid`;
+      writeFileSync(pidFile, `${ours.pid}\n`);
+      expect(await stopStaleProcess({ pidFile, marker, what: 'test process', signal: 'SIGTERM', removePidFile: true, log })).toBe(true);
+      expect(await until(() => !running(ours.pid as number), 5_000)).toBe(true);
+      // A pid reused by a process that is not ours is left alone.
+      writeFileSync(pidFile, `${stranger.pid}\n`);
+      expect(await stopStaleProcess({ pidFile, marker, what: 'test process', signal: 'SIGTERM', removePidFile: true, log })).toBe(false);
+      expect(running(stranger.pid as number)).toBe(true);
+    } finally {
+      ours.kill('SIGKILL');
+      stranger.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createScratchDatabase } from '../scripts/scratch-database.ts';
 import { freePort } from '../server/infra/ports.ts';
@@ -34,6 +35,7 @@ let dataDir: string;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
 let site: Awaited<ReturnType<typeof startTestSite>>;
+let queue: string;
 
 async function stopGroup(pid: number) {
   const gone = () => !groupAlive(pid);
@@ -82,7 +84,7 @@ beforeAll(async () => {
     },
   });
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-npm-start-'));
-  const queue = `start-${randomBytes(6).toString('hex')}`;
+  queue = `start-${randomBytes(6).toString('hex')}`;
   child = spawn('npm', ['start', '--silent'], {
     cwd: root,
     // Its own process group, so the test can stop npm, node and Chromium together.
@@ -215,6 +217,44 @@ describe('npm start', () => {
       expect(result.structuredContent).toEqual({ title: 'Fruit', items: ['apple', 'pear'] });
     } finally {
       await client.close();
+    }
+  });
+
+  // Last: it stops the process.
+  it('stops on Ctrl-C within 10 s with a browser running, which is stopped (not drained) and settles stopped', {
+    timeout: 120_000,
+  }, async () => {
+    const email = `ctrl-c-${randomBytes(4).toString('hex')}@example.test`;
+    await http.post('/api/auth/register', { email, password: PASSWORD, firstName: 'Ada', lastName: 'Lovelace' });
+    const mail = await smtp.waitFor((m) => m.to.includes(email) && /verify/i.test(m.subject), 60_000);
+    const owner: Credentials = { token: (await http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) })).body.token };
+    const slug = `ctrl-c-${randomBytes(4).toString('hex')}`;
+    expect((await http.put('/api/projects', { name: 'Ctrl-C', description: '', slug, public: false }, owner)).status).toBe(200);
+    const session = await http.put(`/${slug}/api/sessions`, { name: 'running' }, owner);
+    expect(session.status, session.text).toBe(200);
+    const started = await http.post(`/${slug}/api/sessions/${session.body.id}/start`, undefined, owner);
+    expect(started.status, started.text).toBe(200);
+    expect(started.body.status).toBe('running');
+
+    // A terminal's Ctrl-C: SIGINT to the whole foreground group (npm, its shell, node).
+    const pid = child.pid as number;
+    const signalledAt = Date.now();
+    process.kill(-pid, 'SIGINT');
+    while (groupAlive(pid) && Date.now() - signalledAt < 30_000) await new Promise((resolve) => setTimeout(resolve, 100));
+    const tookMs = Date.now() - signalledAt;
+    expect(groupAlive(pid), output.slice(-4000)).toBe(false);
+    expect(tookMs, output.slice(-4000)).toBeLessThan(10_000);
+    expect(output).toContain('SIGINT: shutting down');
+    expect(output).not.toContain('draining');
+    expect(output).not.toContain('shutdown still under way');
+
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query('select status, stop_reason from session_resources where id = $1', [started.body.id]);
+      expect(rows[0]).toEqual({ status: 'stopped', stop_reason: `browser host host-${queue} was shut down` });
+    } finally {
+      await db.end();
     }
   });
 });

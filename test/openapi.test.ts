@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateLimitedRoutes } from '../server/auth/rateLimits.ts';
+import { rateLimitedActions } from '../server/config.ts';
 import { errorCodes } from '../server/errors.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -76,7 +78,7 @@ type Document = {
   openapi: string;
   info: { title: string; version: string };
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown> };
+  components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
 };
 
 let stack: TestStack;
@@ -196,6 +198,25 @@ describe('GET /api/openapi.json', () => {
     expect(statuses('POST /api/auth/login')).toContain('429');
     expect(statuses('POST /{project}/api/sessions/{sessionId}/start')).toEqual(expect.arrayContaining(['402', '429']));
     expect(statuses('GET /{project}/api/sessions')).not.toContain('429');
+  });
+
+  it('documents 429 on every rate-limited route, read from the rate limiter’s own list of them', () => {
+    const routes = Object.keys(rateLimitedRoutes);
+    // Every action the limits are configured for guards at least one route.
+    expect(new Set(Object.values(rateLimitedRoutes))).toEqual(new Set(rateLimitedActions));
+    expect(routes).toContain('GET /api/auth/external/{provider}/redirect');
+    for (const route of routes) {
+      const op = operation(route);
+      expect(op, `${route} is in the document`).toBeDefined();
+      expect(op?.responses['429'], route).toEqual({ $ref: '#/components/responses/Error429' });
+    }
+    expect(document.components.responses.Error429).toMatchObject({ headers: { 'Retry-After': expect.anything() } });
+  });
+
+  it('documents 408 where a request carries a body (it must arrive within REQUEST_TIMEOUT_SECONDS)', () => {
+    const statuses = (endpoint: string) => Object.keys(operation(endpoint)?.responses ?? {});
+    expect(statuses('PUT /api/projects')).toContain('408');
+    expect(statuses('GET /api/projects')).not.toContain('408');
   });
 
   it('documents the global admins’ GET /api/admin/hosts with its 401 and 403', () => {

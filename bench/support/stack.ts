@@ -79,7 +79,7 @@ export async function startBenchStack(env: Record<string, string> = {}, options:
     options.browserHost === false
       ? undefined
       : await startBrowserHost({ config, orm, log, temporalAddress: temporalServer.address, temporal: temporal.client });
-  if (host) cleanups.push(() => host.stop({ drain: false }));
+  if (host) cleanups.push(() => host.stop('kill'));
   const secret = config.jwtSecret as string;
   const appDeps = { config, orm, jwt: new JwtSigner(secret), serviceSecret: secret, resourceTokens: new ResourceTokens(secret), log };
   const app = await buildApp({ ...appDeps, temporal: workerClient, eagerStart: true });

@@ -12,6 +12,28 @@ import { sha256 } from './secrets.ts';
 
 type Keys = { ip?: string; account?: string };
 
+/**
+ * Every rate-limited route, named as the OpenAPI document names it, with the action whose limits
+ * it counts against. `enforceRateLimit` takes the route, so no route is limited without being
+ * listed here, and the document lists 429 for each route here (server/http/openapiContract.ts).
+ */
+export const rateLimitedRoutes = {
+  'POST /api/auth/login': 'login',
+  // Guessing the current password with a stolen session counts like guessing it at login.
+  'POST /api/auth/password': 'login',
+  'POST /api/auth/register': 'register',
+  'POST /api/auth/external/register': 'register',
+  'POST /api/auth/reset/request': 'resetRequest',
+  'POST /api/auth/verify/submit': 'verifySubmit',
+  'POST /api/auth/2fa/enable/submit': 'twoFactor',
+  'POST /api/auth/2fa/verify': 'twoFactor',
+  'POST /api/auth/2fa/reset': 'twoFactor',
+  'POST /api/auth/2fa/recovery-codes': 'twoFactor',
+  'GET /api/auth/external/{provider}/init': 'externalFlow',
+  'GET /api/auth/external/{provider}/redirect': 'externalFlow',
+} as const satisfies Record<string, RateLimitedAction>;
+export type RateLimitedRoute = keyof typeof rateLimitedRoutes;
+
 /** What a request's address is counted under: see `rateLimitAddress`. */
 type Addressed = { ip: string; socket?: { remoteAddress?: string } };
 
@@ -72,13 +94,14 @@ function bucketKeys(action: RateLimitedAction, keys: Keys, rule: { perAccountAll
 }
 
 /**
- * Counts one attempt at `action` and throws RateLimited when the IP or the account has used up
- * its window. The attempt is counted before it is checked (check and count are one step, so
- * concurrent guesses cannot slip through); a success then takes the account's counts back with
+ * Counts one attempt at `route`'s action and throws RateLimited when the IP or the account has
+ * used up its window. The attempt is counted before it is checked (check and count are one step,
+ * so concurrent guesses cannot slip through); a success then takes the account's counts back with
  * `clearAccountRateLimit`, so the account limits count failures. `keys.ip` comes from
  * `rateLimitAddress`.
  */
-export async function enforceRateLimit(em: EntityManager, config: Config, action: RateLimitedAction, keys: Keys) {
+export async function enforceRateLimit(em: EntityManager, config: Config, route: RateLimitedRoute, keys: Keys) {
+  const action = rateLimitedRoutes[route];
   const rule = config.rateLimits?.[action];
   if (!rule) return;
   const connection = em.getConnection();

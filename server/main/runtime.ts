@@ -26,6 +26,8 @@ export class ProcessShutdown {
   readonly #steps: { name: string; stop: Stoppable }[] = [];
   readonly #log: Logger;
   #requested = false;
+  /** The step under way, for the message when a shutdown runs out of time. */
+  #stopping: string | undefined;
 
   constructor(log: Logger) {
     this.#log = log;
@@ -49,25 +51,32 @@ export class ProcessShutdown {
     if (this.#requested) throw new ShutdownRequested();
   }
 
+  get stopping() {
+    return this.#stopping;
+  }
+
   /** Newest first, every step even if an earlier one failed. */
   async stopAll() {
     for (const { name, stop } of this.#steps.splice(0).reverse()) {
+      this.#stopping = name;
       try {
         await stop();
       } catch (error) {
         this.#log.warn({ err: error }, `stopping the ${name} failed`);
       }
     }
+    this.#stopping = undefined;
   }
 }
 
 /**
  * Runs a process main under SIGINT/SIGTERM handlers installed before `start` begins. A signal
  * lets the start-up step under way finish (the next `add` then ends start-up), and stops
- * everything in reverse order; a second signal exits at once. A start-up failure is logged in one
- * line, stops what was started and exits 1.
+ * everything in reverse order; a second signal exits at once, and so does a shutdown still under
+ * way after `stopWithinMs`. A start-up failure is logged in one line, stops what was started and
+ * exits 1.
  */
-export function runProcess(log: Logger, start: (shutdown: ProcessShutdown) => Promise<void>) {
+export function runProcess(log: Logger, start: (shutdown: ProcessShutdown) => Promise<void>, options: { stopWithinMs?: number } = {}) {
   const shutdown = new ProcessShutdown(log);
   let startup: Promise<void> = Promise.resolve();
   // The handlers come first: start-up reads them (embedded PostgreSQL's loader keeps only these).
@@ -76,6 +85,14 @@ export function runProcess(log: Logger, start: (shutdown: ProcessShutdown) => Pr
       if (shutdown.requested) process.exit(1);
       shutdown.request();
       log.info(`${signal}: shutting down`);
+      if (options.stopWithinMs) {
+        // What the steps would have stopped dies with the process: the dev server and embedded
+        // PostgreSQL by their parent-death signal, browsers found gone by their workflows.
+        setTimeout(() => {
+          log.warn(`shutdown still under way after ${options.stopWithinMs} ms (${shutdown.stopping ?? 'start-up'}): exiting now`);
+          process.exit(1);
+        }, options.stopWithinMs).unref();
+      }
       startup
         .then(() => shutdown.stopAll())
         .then(

@@ -7,13 +7,21 @@ import { startBrowserHost } from '../browsers/host/browserHost.ts';
 import { bundleWorkflows, createControlWorker } from '../infra/temporal.ts';
 import { createLogger } from '../logger.ts';
 import { loadConfigOrExit } from './loadConfig.ts';
-import { runProcess, startRuntime } from './runtime.ts';
+import { type ProcessShutdown, runProcess, startRuntime } from './runtime.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config);
 
+/**
+ * Ctrl-C must not keep someone at a terminal waiting: the browsers are stopped, not drained
+ * (`BrowserHostStop`), and whatever is still under way after this is cut short.
+ */
+const STOP_WITHIN_MS = 9_000;
+
+runProcess(log, startAll, { stopWithinMs: STOP_WITHIN_MS });
+
 // Stops run in reverse: the api first, then the browser host, the worker, the runtime.
-runProcess(log, async (shutdown) => {
+async function startAll(shutdown: ProcessShutdown) {
   const runtime = await startRuntime(config, log, shutdown, { embedded: true, migrate: true });
   log.info('bundling workflow code');
   const workflowBundle = await bundleWorkflows();
@@ -36,7 +44,8 @@ runProcess(log, async (shutdown) => {
     temporalAddress: runtime.temporalAddress,
     temporal: runtime.temporal,
   });
-  shutdown.add('browser host', () => host.stop());
+  // The api is closed by then, and the worker still runs: the browsers' workflows carry the stops out.
+  shutdown.add('browser host', () => host.stop('stop'));
   const app = await buildApp({
     config,
     orm: runtime.orm,
@@ -52,4 +61,4 @@ runProcess(log, async (shutdown) => {
   await app.listen({ port: config.port, host: config.host });
   log.info(`API ready at ${config.publicUrl}/api  (docs ${config.publicUrl}/api/docs)`);
   if (runtime.temporalUi) log.info(`Temporal UI at ${runtime.temporalUi}`);
-});
+}

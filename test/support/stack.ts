@@ -138,7 +138,7 @@ export async function startTestStack(
           console.warn(`test stack: closing ${name} took ${done ? `${Date.now() - t0} ms` : 'over 30 s; went on'}`);
       };
       await step('the app', () => app.close());
-      await step('the browser host', () => browserHost?.stop({ drain: false }));
+      await step('the browser host', () => browserHost?.stop('kill'));
       control?.worker.shutdown();
       await step('the control worker', () => running);
       await step('the worker connection', () => control?.connection.close());

@@ -23,9 +23,26 @@ import { EgressPolicy } from './egressPolicy.ts';
 const HEARTBEAT_MS = 5_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */
 const DRAIN_STOP_WAIT_MS = 30_000;
+/**
+ * Stopped without a drain (npm start's Ctrl-C), how long the workflows get: a stop takes about a
+ * second, and the whole process must be gone within 10 s (docs/browsers.md, Stopping npm start).
+ */
+const PROMPT_STOP_WAIT_MS = 5_000;
 
 /** The stop reason of a browser its host stopped at the end of a drain. */
 export const drainedReason = (hostId: string) => `browser host ${hostId} drained (it was shut down)`;
+/** The stop reason of a browser its host stopped without a drain, as the all-in-one process stopped. */
+export const shutDownReason = (hostId: string) => `browser host ${hostId} was shut down`;
+
+/**
+ * How a host's `stop` ends its browsers:
+ * - `drain` (a host process's SIGTERM): they go on up to BROWSER_DRAIN_SECONDS, then their
+ *   workflows are asked to stop them;
+ * - `stop` (npm start's Ctrl-C, where someone waits at a terminal): their workflows are asked to
+ *   stop them at once, so their resources still settle `stopped`, saying why;
+ * - `kill` (a test stack's teardown): killed at once; their workflows find them gone.
+ */
+export type BrowserHostStop = 'drain' | 'stop' | 'kill';
 
 /**
  * A browser host: a Temporal worker on `browsers.<hostId>` whose activities launch, check and
@@ -37,6 +54,7 @@ export const drainedReason = (hostId: string) => `browser host ${hostId} drained
  * the host by; warm offers are withdrawn and launches refused; running browsers go on until their
  * users or runs stop them, or the drain time ends, when each browser's workflow is asked to stop
  * it (so its resource settles `stopped`, saying the host drained). Only then does the worker stop.
+ * `npm start` skips the drain time (`BrowserHostStop`).
  */
 export async function startBrowserHost(options: {
   config: Config;
@@ -166,43 +184,58 @@ export async function startBrowserHost(options: {
     return pool.runningCount === 0;
   };
 
-  /** Stops taking browsers, lets running ones go on up to the drain time, then has their workflows stop them. */
-  const drain = async () => {
+  /**
+   * Has the workflows of the browsers still here stop them, as a stop request would, and waits at
+   * most `waitMs` for those workflows to end: then their resources are settled, not only their
+   * browsers gone (in npm start the control worker that records it stops right after this host).
+   */
+  const stopBrowsers = async (reason: string, waitMs: number) => {
+    const resourceIds = pool.resourceIds;
+    if (resourceIds.length === 0) return;
+    log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
+    const until = Date.now() + waitMs;
+    const ended = resourceIds.map(async (resourceId) => {
+      const handle = options.temporal.workflow.getHandle(workflowIds.browser(resourceId));
+      try {
+        await handle.signal(stopBrowserSignal, reason);
+      } catch (error) {
+        log.warn({ err: error, resourceId }, 'could not ask a browser’s workflow to stop it');
+        return;
+      }
+      await handle.result().catch(() => {});
+    });
+    const waited = new AbortController();
+    await Promise.race([Promise.all(ended), sleep(waitMs, undefined, { signal: waited.signal }).catch(() => {})]);
+    waited.abort();
+    // The workflows stop them through this host's worker, which still runs; what they leave, close() kills.
+    if (!(await emptied(Math.max(0, until - Date.now()))))
+      log.warn({ resourceIds: pool.resourceIds }, 'browsers left running after their stop: killing them');
+  };
+
+  /**
+   * Stops taking browsers; to `drain`, lets running ones go on up to the drain time first, then
+   * has their workflows stop them.
+   */
+  const drain = async (how: 'drain' | 'stop' = 'drain') => {
     if (drainingSince) return;
     drainingSince = new Date();
     // The registry first: a start that reads it from now on passes this host by (placement and
     // warm claims share one lock), so what the pool refuses below is only a start already placed.
     await heartbeat().catch((error) => log.warn({ err: error }, 'could not record the host as draining'));
     await pool.drain();
-    const drainMs = config.browsers.drainSeconds * 1000;
-    log.info(`browser host ${hostId} draining: ${pool.runningCount} browser(s) running, at most ${config.browsers.drainSeconds} s`);
-    if (await emptied(drainMs)) return;
-    const reason = drainedReason(hostId);
-    const resourceIds = pool.resourceIds;
-    log.info({ resourceIds }, `browser host ${hostId} drained: stopping its ${resourceIds.length} browser(s)`);
-    await Promise.all(
-      resourceIds.map((resourceId) =>
-        options.temporal.workflow
-          .getHandle(workflowIds.browser(resourceId))
-          .signal(stopBrowserSignal, reason)
-          .catch((error) => log.warn({ err: error, resourceId }, 'could not ask a browser’s workflow to stop it')),
-      ),
-    );
-    // The workflows stop them through this host's worker, which still runs; what they leave, close() kills.
-    if (!(await emptied(DRAIN_STOP_WAIT_MS)))
-      log.warn({ resourceIds: pool.resourceIds }, 'browsers left running after the drain: killing them');
+    if (how === 'stop') return stopBrowsers(shutDownReason(hostId), PROMPT_STOP_WAIT_MS);
+    const seconds = config.browsers.drainSeconds;
+    log.info(`browser host ${hostId} draining: ${pool.runningCount} browser(s) running, at most ${seconds} s`);
+    if (await emptied(seconds * 1000)) return;
+    await stopBrowsers(drainedReason(hostId), DRAIN_STOP_WAIT_MS);
   };
 
   return {
     pool,
     drain,
-    /**
-     * Drains (up to BROWSER_DRAIN_SECONDS, then the browsers' workflows stop them), then stops the
-     * worker and kills what is left. `drain: false` skips the drain: browsers are killed at once
-     * and their workflows find them gone (a test stack's teardown).
-     */
-    async stop({ drain: draining = true }: { drain?: boolean } = {}) {
-      if (draining) await drain();
+    /** Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is left. */
+    async stop(how: BrowserHostStop = 'drain') {
+      if (how !== 'kill') await drain(how);
       clearInterval(timer);
       // Best effort: at shutdown the database may already be going away.
       await orm.em

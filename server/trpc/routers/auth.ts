@@ -64,11 +64,11 @@ export async function sendVerificationMail(ctx: Context, user: User, requestedRe
 
 export const authRouter = router({
   register: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/auth/register', errorResponses: [429], tags, summary: 'Create an account' } })
+    .meta({ openapi: { method: 'POST', path: '/api/auth/register', tags, summary: 'Create an account' } })
     .input(z.strictObject({ email, password, firstName: personName, lastName: personName }))
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: rateLimitAddress(ctx.req), account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/register', { ip: rateLimitAddress(ctx.req), account: input.email });
       if (await ctx.em.count(User, { email: input.email })) throw emailTaken();
       const user = ctx.em.create(User, {
         email: input.email,
@@ -93,13 +93,13 @@ export const authRouter = router({
 
   login: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/auth/login', errorResponses: [429], tags, summary: 'Sign in with e-mail and password' },
+      openapi: { method: 'POST', path: '/api/auth/login', tags, summary: 'Sign in with e-mail and password' },
     })
     .input(z.strictObject({ email, password: z.string().min(1).max(256), remember: z.boolean().default(false) }))
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
       // Counted per address whether or not it has an account, so the limit tells nothing either.
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: rateLimitAddress(ctx.req), account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/login', { ip: rateLimitAddress(ctx.req), account: input.email });
       const user = await ctx.em.findOne(User, { email: input.email }, { populate: ['passwordHash'] });
       // verifyPassword spends the same time on an unknown e-mail as on a wrong password.
       const valid = await verifyPassword(user?.passwordHash, input.password);
@@ -178,7 +178,6 @@ export const authRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/verify/submit',
-        errorResponses: [429],
         tags,
         summary: 'Confirm the e-mail address with the mailed token',
       },
@@ -187,7 +186,10 @@ export const authRouter = router({
     .output(tokenAnswer)
     .mutation(async ({ ctx, input }) => {
       const signedInAs = ctx.subject.kind === 'session' || ctx.subject.kind === 'apiKey' ? ctx.subject.user.id : undefined;
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'verifySubmit', { ip: rateLimitAddress(ctx.req), account: signedInAs });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/verify/submit', {
+        ip: rateLimitAddress(ctx.req),
+        account: signedInAs,
+      });
       const user = await consumeOneTimeToken(ctx.em, input.token, 'verify_email');
       user.emailVerified = true;
       await ctx.em.flush();
@@ -201,12 +203,15 @@ export const authRouter = router({
 
   resetRequest: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/auth/reset/request', errorResponses: [429], tags, summary: 'Mail a password-reset token' },
+      openapi: { method: 'POST', path: '/api/auth/reset/request', tags, summary: 'Mail a password-reset token' },
     })
     .input(z.strictObject({ email, returnUrl }))
     .output(statusOk)
     .mutation(async ({ ctx, input }) => {
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'resetRequest', { ip: rateLimitAddress(ctx.req), account: input.email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/reset/request', {
+        ip: rateLimitAddress(ctx.req),
+        account: input.email,
+      });
       mailLink(ctx, '/auth/reset', 'check', input.returnUrl);
       // The same answer, in the same time, whether or not the address has an account: the
       // lookup and the mail happen after the answer, on their own EntityManager.

@@ -84,7 +84,6 @@ export const externalAuthRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/external/register',
-        errorResponses: [429],
         tags,
         summary: 'Create an account for an identity of an external provider',
         description:
@@ -116,7 +115,10 @@ export const externalAuthRouter = router({
         });
       }
       // The same limits as a plain registration: one token must not check addresses endlessly.
-      await enforceRateLimit(ctx.em, ctx.deps.config, 'register', { ip: rateLimitAddress(ctx.req), account: email });
+      await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/external/register', {
+        ip: rateLimitAddress(ctx.req),
+        account: email,
+      });
       // Checked before the token is used up, so the user can retry with another address.
       if (await ctx.em.count(User, { email })) {
         throw new Conflict('email_taken', 'An account with this e-mail address exists; sign in and link the provider from there');

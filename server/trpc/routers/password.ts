@@ -15,7 +15,6 @@ export const passwordRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/password',
-        errorResponses: [429],
         tags,
         summary: 'Change (or, for an account made through a provider, set) the password',
         description:
@@ -39,7 +38,7 @@ export const passwordRouter = router({
       const user = await ctx.em.findOneOrFail(User, ctx.user.id, { populate: ['passwordHash'] });
       if (user.passwordHash) {
         // Guessing the current password with a stolen session counts like guessing it at login.
-        await enforceRateLimit(ctx.em, ctx.deps.config, 'login', { ip: rateLimitAddress(ctx.req), account: user.email });
+        await enforceRateLimit(ctx.em, ctx.deps.config, 'POST /api/auth/password', { ip: rateLimitAddress(ctx.req), account: user.email });
         if (!input.currentPassword || !(await verifyPassword(user.passwordHash, input.currentPassword))) {
           throw new BadRequest('invalid_password', 'currentPassword is wrong', {
             issues: [{ path: ['currentPassword'], message: 'wrong password', code: 'invalid_password' }],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
+import { clearAccountRateLimit, enforceRateLimit, type RateLimitedRoute, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { endSession, revokeSessions } from '../../auth/sessions.ts';
 import { signIn } from '../../auth/signIn.ts';
 import {
@@ -34,8 +34,8 @@ const verifiedSessionProcedure = sessionProcedure.use(({ ctx, next }) => {
 const wrongCode = () => new BadRequest('invalid_code', 'The code is wrong or was already used');
 
 /** Counts the attempt against the IP and the account; a right code clears the account's count. */
-function limitAttempt(ctx: Context, userId: string) {
-  return enforceRateLimit(ctx.em, ctx.deps.config, 'twoFactor', { ip: rateLimitAddress(ctx.req), account: userId });
+function limitAttempt(ctx: Context, route: RateLimitedRoute, userId: string) {
+  return enforceRateLimit(ctx.em, ctx.deps.config, route, { ip: rateLimitAddress(ctx.req), account: userId });
 }
 
 /** A TOTP code, or (when allowed) a recovery code; each is good once. */
@@ -89,7 +89,6 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/enable/submit',
-        errorResponses: [429],
         tags,
         summary: 'Turn on two-factor sign-in with a current code',
         description:
@@ -99,7 +98,7 @@ export const twoFactorRouter = router({
     .input(z.strictObject({ token: code.describe('A current code of the authenticator app') }))
     .output(z.object({ status: z.literal('ok'), token: z.string(), recoveryCodes }))
     .mutation(async ({ ctx, input }) => {
-      await limitAttempt(ctx, ctx.user.id);
+      await limitAttempt(ctx, 'POST /api/auth/2fa/enable/submit', ctx.user.id);
       const current = await loadTwoFactorUser(ctx.em, ctx.user.id);
       if (current.twoFactorEnabled) throw new BadRequest('two_factor_enabled', 'Two-factor sign-in is already on');
       if (!current.totpSecret) throw new BadRequest('no_setup', 'Call POST /api/auth/2fa/enable/request first');
@@ -118,7 +117,6 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/verify',
-        errorResponses: [429],
         tags,
         summary: 'Complete a sign-in that answered 2fa_required',
         description:
@@ -138,7 +136,7 @@ export const twoFactorRouter = router({
       if (subject.kind !== 'pending2fa') {
         throw new Unauthenticated('No two-factor sign-in in progress; sign in with e-mail and password first', 'no_2fa_pending');
       }
-      await limitAttempt(ctx, subject.user.id);
+      await limitAttempt(ctx, 'POST /api/auth/2fa/verify', subject.user.id);
       const user = await loadTwoFactorUser(ctx.em, subject.user.id);
       const byTotp = await acceptTotp(ctx.em, ctx.deps.serviceSecret, user, input.token);
       const byRecovery = !byTotp && (await acceptRecoveryCode(ctx.em, ctx.deps.serviceSecret, user, input.token));
@@ -159,7 +157,6 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/reset',
-        errorResponses: [429],
         tags,
         summary: 'Turn off two-factor sign-in',
         description:
@@ -170,7 +167,7 @@ export const twoFactorRouter = router({
     .output(statusOk)
     .mutation(async ({ ctx, input }) => {
       if (!ctx.user.twoFactorEnabled) throw new BadRequest('two_factor_disabled', 'Two-factor sign-in is not on');
-      await limitAttempt(ctx, ctx.user.id);
+      await limitAttempt(ctx, 'POST /api/auth/2fa/reset', ctx.user.id);
       const { user, accepted } = await acceptSecondFactor(ctx, ctx.user.id, input.token, { recoveryCodes: true });
       if (!accepted) throw wrongCode();
       await disableTwoFactor(ctx.em, user);
@@ -183,7 +180,6 @@ export const twoFactorRouter = router({
       openapi: {
         method: 'POST',
         path: '/api/auth/2fa/recovery-codes',
-        errorResponses: [429],
         tags,
         summary: 'Replace the recovery codes',
         description:
@@ -194,7 +190,7 @@ export const twoFactorRouter = router({
     .output(z.object({ recoveryCodes }))
     .mutation(async ({ ctx, input }) => {
       if (!ctx.user.twoFactorEnabled) throw new BadRequest('two_factor_disabled', 'Two-factor sign-in is not on');
-      await limitAttempt(ctx, ctx.user.id);
+      await limitAttempt(ctx, 'POST /api/auth/2fa/recovery-codes', ctx.user.id);
       const { user, accepted } = await acceptSecondFactor(ctx, ctx.user.id, input.token, { recoveryCodes: false });
       if (!accepted) throw wrongCode();
       return { recoveryCodes: await replaceRecoveryCodes(ctx.em, ctx.deps.serviceSecret, user) };

@@ -1,0 +1,19 @@
+import { spawnSync } from 'node:child_process';
+
+let setprivWorks: boolean | undefined;
+
+/**
+ * The command line that runs `command` so that the kernel sends it `signal` when this process
+ * ends, however it ends (kill -9 included, where no exit hook runs): util-linux's
+ * `setpriv --pdeathsig` sets PR_SET_PDEATHSIG and execs the command, which keeps setpriv's pid, so
+ * pid files and process groups stay right. Without setpriv (not Linux; util-linux is essential on
+ * Debian), the command as is: a leftover is then ended by the next start (staleProcesses.ts).
+ *
+ * The signal is tied to the thread that spawned the child; Node spawns from its main thread, which
+ * lives as long as the process. A shim in front of the real program must exec it (pyenv's does),
+ * since a fork clears the setting.
+ */
+export function dyingWithThisProcess(command: string, args: string[], signal: 'KILL' | 'INT' | 'TERM'): [string, string[]] {
+  setprivWorks ??= spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore' }).status === 0;
+  return setprivWorks ? ['setpriv', ['--pdeathsig', signal, '--', command, ...args]] : [command, args];
+}
