@@ -248,7 +248,10 @@ const environment = z.object({
    * the host warns at every start).
    */
   BROWSER_SANDBOX: z.enum(['on', 'off']).default('on'),
-  BROWSER_SANDBOX_USER: z.string().regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name').default('browserflow-browser'),
+  BROWSER_SANDBOX_USER: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name')
+    .default('browserflow-browser'),
   /**
    * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
    * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).

@@ -79,7 +79,7 @@ async function stop(started: Started) {
 async function tryOpen(page: Page, url: string) {
   try {
     await page.goto(url, { timeout: 10_000 });
-    return await page.evaluate(() => document.body?.innerText ?? '');
+    return await page.evaluate(() => document.body?.textContent ?? '');
   } catch (error) {
     return `failed: ${String(error).split('\n')[0]}`;
   }
@@ -155,7 +155,7 @@ describe('a sandboxed browser', () => {
           location.href = 'file:///etc/passwd';
         });
         await sleep(1000);
-        expect(await page.evaluate(() => document.body?.innerText ?? '').catch(() => ''), way).not.toMatch(/root:x?:0/);
+        expect(await page.evaluate(() => document.body?.textContent ?? '').catch(() => ''), way).not.toMatch(/root:x?:0/);
         if (way !== 'remoteUrl') expect(await tryOpen(page, 'file:///etc/passwd'), way).toMatch(/failed: .*ERR_BLOCKED_BY_ADMINISTRATOR/);
         await page.close();
       });
