@@ -34,10 +34,14 @@ async function launch(args: string[]) {
   return { context, folder };
 }
 
-/** The command lines of a browser's processes; the browser's own first. */
+/**
+ * The command lines of a browser's processes; the browser's own first (the one Playwright speaks
+ * to over its pipe: a crash handler may mention the profile too, without a --type).
+ */
 function commandLines(folder: string) {
   const lines = findProcessesMentioning(`--user-data-dir=${folder}`).map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'));
-  return lines.sort((a, b) => Number(a.some((arg) => arg.startsWith('--type='))) - Number(b.some((arg) => arg.startsWith('--type='))));
+  const rank = (args: string[]) => (args.includes('--remote-debugging-pipe') ? 0 : args.some((arg) => arg.startsWith('--type=')) ? 2 : 1);
+  return lines.sort((a, b) => rank(a) - rank(b));
 }
 
 function features(args: string[], kind: 'enable' | 'disable') {
