@@ -23,7 +23,7 @@ type Message = { id?: number; method?: string; params?: Record<string, unknown>;
 type Client = { socket: WebSocket; browserSession: string; sessions: Set<string> };
 
 /** How long the browser may take to answer the first command of a connection. */
-const ATTACH_TIMEOUT_MS = 15_000;
+const ATTACH_TIMEOUT_MS = 30_000;
 
 export class CdpMux {
   readonly #write: Writable;
