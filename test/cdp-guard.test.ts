@@ -11,7 +11,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
-import { startTestSite } from './support/pages.ts';
+import { clickDownloadLink, startTestSite } from './support/pages.ts';
 import { cdpSocketOf, chromiumProcesses, connectionsTo } from './support/sandbox.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -188,13 +188,7 @@ describe('the CDP proxy', () => {
       const folder = mkdtempSync(path.join(os.tmpdir(), 'bf-download-'));
       const browserSession = await browser.newBrowserCDPSession();
       await browserSession.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: folder });
-      await page.evaluate((url) => {
-        const link = document.createElement('a');
-        link.href = url;
-        link.download = 'payload.txt';
-        document.body.append(link);
-        link.click();
-      }, `${site.url}/download`);
+      await clickDownloadLink(page, `${site.url}/download`, 'payload.txt');
       await sleep(1500);
       expect(readdirSync(folder)).toEqual([]);
 
@@ -338,13 +332,7 @@ describe('the CDP allow-list', () => {
       const tab = await browser.contexts()[0]!.newPage();
       await tab.goto(`${site.url}/plain`);
       await (await browser.newBrowserCDPSession()).send('Browser.setDownloadBehavior', { behavior: 'default' });
-      await tab.evaluate((url) => {
-        const link = document.createElement('a');
-        link.href = url;
-        link.download = 'payload.txt';
-        document.body.append(link);
-        link.click();
-      }, `${site.url}/download`);
+      await clickDownloadLink(tab, `${site.url}/download`, 'payload.txt');
       await sleep(1500);
       expect(downloadedFiles(profile)).toEqual([]);
       await browser.close();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource } from '../../db/entities/index.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { startTestSite } from '../support/pages.ts';
+import { clickDownloadLink, startTestSite } from '../support/pages.ts';
 import { createPipeline, settledRun, startRun } from '../support/pipelines.ts';
 import { cdpSocketOf, chromiumProcesses } from '../support/sandbox.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
@@ -218,13 +218,7 @@ describe('a sandboxed browser', () => {
         const cdp = await browser.newBrowserCDPSession();
         await cdp.send('Browser.setDownloadBehavior', { behavior: 'default' } as never).catch(() => {});
         await page.goto(`${site.url}/plain`);
-        await page.evaluate((url) => {
-          const link = document.createElement('a');
-          link.href = url;
-          link.download = 'sandbox-payload.txt';
-          document.body.append(link);
-          link.click();
-        }, `${site.url}/download`);
+        await clickDownloadLink(page, `${site.url}/download`, 'sandbox-payload.txt');
         await sleep(2000);
         await page.close();
         expect(way).toBeTruthy();

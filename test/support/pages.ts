@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
 
 /**
  * Where the pages the service's browsers visit are served: an address of their own on loopback,
@@ -70,4 +71,18 @@ export async function startAuthProxy(username: string, password: string) {
   await new Promise<void>((resolve) => server.listen(0, PAGE_HOST, resolve));
   const { port } = server.address() as AddressInfo;
   return { host: PAGE_HOST, port, relayed, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Page script clicking a download link to `url` (saved as `filename`), as a page of the tenant's would. */
+export async function clickDownloadLink(page: Page, url: string, filename: string) {
+  await page.evaluate(
+    ([href, name]) => {
+      const link = document.createElement('a');
+      link.href = href as string;
+      link.download = name as string;
+      document.body.append(link);
+      link.click();
+    },
+    [url, filename],
+  );
 }
