@@ -548,7 +548,7 @@ describe('metering', () => {
     await topUp(user, '0.05');
     const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'shop' }, as);
     expect(session.status, session.text).toBe(200);
-    const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(60_000));
+    const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(50_000));
     const { runUrl } = await startRun(stack, project.slug, as, pipelineId, session.body.id);
     await expect
       .poll(async () => (await stack.http.get(runUrl, as)).body.status.pipeline, { timeout: 30_000 })
