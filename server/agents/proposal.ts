@@ -20,6 +20,33 @@ export const stepActions = [
   'extract_fields',
 ] as const;
 
+/**
+ * How a listing goes on past what the page shows now:
+ * - `links`: `selector` picks the links to other pages (numbered links, "next", "older stories",
+ *   `a[rel=next]`); each page is read, new links found on it are followed, until none are new;
+ * - `more`: `selector` is a "Load more"/"Show more" button, clicked until it is gone or adds nothing;
+ * - `scroll`: the page loads more as it is scrolled (infinite scroll), until it adds nothing.
+ */
+export const pagingSchema = z.strictObject({
+  kind: z.enum(['links', 'more', 'scroll']),
+  selector: z.string().min(1).max(500).optional().describe('links: the pager links; more: the button. Not for scroll.'),
+});
+export type Paging = z.infer<typeof pagingSchema>;
+
+/**
+ * What an output must be, checked against the dry run's result: `records` (a list of records
+ * with these fields; at least `count` of them, the number the analysis saw across every page it
+ * visited) or `value` (a single value).
+ */
+export const outputDeclarationSchema = z.strictObject({
+  name: z.string().regex(NAME_PATTERN),
+  description: z.string().max(300),
+  kind: z.enum(['records', 'value']).optional().describe('records: a list of records with named fields; value: one value.'),
+  fields: z.array(z.string().regex(NAME_PATTERN)).max(40).optional().describe('records: the field every record has.'),
+  count: z.number().int().min(0).max(1_000_000).optional().describe('records: how many the analysis saw across every page it visited.'),
+});
+export type OutputDeclaration = z.infer<typeof outputDeclarationSchema>;
+
 const stepSchema = z.strictObject({
   action: z.enum(stepActions).describe('What the step does.'),
   selector: z.string().min(1).max(500).optional().describe('The element, as the page model names it (not for goto).'),
@@ -43,7 +70,12 @@ const stepSchema = z.strictObject({
     .max(500)
     .optional()
     .describe(
-      'extract_table/extract_list: the links to every page of a paged listing; each page is read and the records joined. extract_fields: the links to the pages to read, one record each.',
+      'extract_fields: the links to the pages to read, one record each. (extract_table/extract_list: an older way to say paging {kind: "links"}.)',
+    ),
+  paging: pagingSchema
+    .optional()
+    .describe(
+      'extract_table/extract_list: how the listing goes on past what the page shows now; every page is read and the records joined.',
     ),
   output: z.string().regex(NAME_PATTERN).optional().describe('extract_*: the name of the pipeline output it feeds.'),
   evidence: z.string().max(500).describe('What on the page shows this step is right.'),
@@ -62,7 +94,7 @@ export const proposalSchema = z.strictObject({
       }),
     )
     .max(20),
-  outputs: z.array(z.strictObject({ name: z.string().regex(NAME_PATTERN), description: z.string().max(300) })).max(20),
+  outputs: z.array(outputDeclarationSchema).max(20),
   risks: z.array(z.string().max(300)).max(20),
 });
 
@@ -285,3 +317,12 @@ export function sourceFromProposal(proposal: Proposal, defaults: Record<string, 
   );
   return { ...(Object.keys(parameters).length ? { parameters } : {}), nodes, outputs };
 }
+
+/**
+ * The other answer an analysis may give: the pages do not hold what the request asks for. The job
+ * ends with `goal_not_found`, its message naming the lists, tables and forms the pages showed.
+ */
+export const goalNotFoundSchema = z.strictObject({
+  goalNotFound: z.string().min(1).max(500).describe('Why the pages do not hold what the request asks for.'),
+});
+export type GoalNotFound = z.infer<typeof goalNotFoundSchema>;
