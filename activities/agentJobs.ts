@@ -2,10 +2,12 @@ import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { candidatePlan } from '../server/agents/candidate.ts';
 import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
+import { checkOutputs } from '../server/agents/outputCheck.ts';
+import type { OutputDeclaration } from '../server/agents/proposal.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
-import type { AgentJobActivities, AgentJobKind } from '../workflows/contracts/agentJobs.ts';
+import type { AgentJobActivities, AgentJobKind, DryRunFailure } from '../workflows/contracts/agentJobs.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from './deps.ts';
 
@@ -21,7 +23,8 @@ export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<Ac
   return {
     analysisTurn: (jobId: string, step: number) => analysisTurn(deps(), jobId, step),
     generationTurn: (jobId: string, step: number) => generationTurn(deps(), jobId, step),
-    reportDryRunFailure: (jobId: string, step: number, failure: string) => reportDryRunFailure(deps(), jobId, step, failure),
+    reportDryRunFailure: (jobId: string, step: number, failure: string, code?: DryRunFailure['code']) =>
+      reportDryRunFailure(deps(), jobId, step, failure, code),
 
     /** The agent is done (finished, failed, or stopped): it keeps what it has. */
     async finishAgentJob(kind: AgentJobKind, jobId: string, error: { code: string; message: string } | null) {
@@ -71,16 +74,26 @@ export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<Ac
       return { runId: run.id, input: { plan, args: workflowArgs, hostId, resourceId, ownsResource: false } };
     },
 
-    /** Stores how the dry run went; answers the failure to feed back, or null when it ran green. */
-    async recordDryRun(jobId: string, runId: string): Promise<string | null> {
+    /**
+     * Stores how the dry run went and checks a green run's result against the analysis's output
+     * declarations; answers the failure or the mismatches to feed back, or null when it is verified.
+     */
+    async recordDryRun(jobId: string, runId: string): Promise<DryRunFailure | null> {
       const em = orm.em.fork();
-      const job = await em.findOneOrFail(GenerationJob, { id: jobId });
+      const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis'] });
       const run = await em.findOneOrFail(PipelineRun, { id: runId });
       const status = run.status === 'succeeded' ? 'succeeded' : run.status === 'cancelled' ? 'cancelled' : 'failed';
-      job.dryRun = { status, runId, result: run.result ?? null, error: run.error ?? null };
+      const result = run.result ?? null;
+      const declarations = ((job.analysis as AnalysisJob | null)?.output?.outputs ?? []) as OutputDeclaration[];
+      const mismatches = status === 'succeeded' ? checkOutputs(declarations, result) : undefined;
+      job.dryRun = { status, runId, result, error: run.error ?? null, ...(mismatches ? { mismatches } : {}) };
       await em.flush();
+      if (mismatches?.length) return { code: 'output_mismatch', failure: mismatches.map((mismatch) => mismatch.message).join('\n') };
       if (status === 'succeeded') return null;
-      return run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${run.error.message}` : `the run ended ${run.status}`;
+      return {
+        code: 'dry_run_failed',
+        failure: run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${run.error.message}` : `the run ended ${run.status}`,
+      };
     },
   } satisfies AgentJobActivities;
 }

@@ -41,6 +41,7 @@ export const errorCodes = {
     'generation_does_not_compile',
     'generation_rejected',
     'generation_running',
+    'generation_unverified',
     'generation_without_output',
     'invalid_amount',
     'invalid_api_key',

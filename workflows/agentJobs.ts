@@ -107,7 +107,8 @@ export const analysisJobWorkflow: AgentJobWorkflow = async (jobId, input, maxSec
 /**
  * A generation (workflow id `generation-<jobId>`): a model writes a source, the compiler checks it,
  * and a compiled candidate is dry-run on the session's browser in a fresh tab (a child run,
- * `run-<runId>`); compile and run failures go back to the model, at most GENERATION_ATTEMPTS times.
+ * `run-<runId>`); compile and run failures and results that differ from the analysis's output declarations
+ * (`output_mismatch`) go back to the model, at most GENERATION_ATTEMPTS times.
  */
 export const generationJobWorkflow: AgentJobWorkflow = async (jobId, input, maxSeconds) => {
   const deadline = workflowInfo().startTime.getTime() + maxSeconds * 1000;
@@ -123,7 +124,11 @@ export const generationJobWorkflow: AgentJobWorkflow = async (jobId, input, maxS
         ending = turn.error ?? null;
         break;
       }
-      if (!turn.compiled) continue;
+      if (!turn.compiled) {
+        // The last word is the last candidate's: one that does not compile is not a dry-run failure.
+        ending = { code: 'attempts_exhausted', message: `no candidate compiled and ran in ${GENERATION_ATTEMPTS} attempts` };
+        continue;
+      }
       const { runId, input: runInput } = await control.prepareDryRun(jobId, input.resourceId, input.hostId);
       await executeChild<PipelineRunWorkflow>(pipelineRunWorkflowType, {
         workflowId: workflowIds.run(runId),
@@ -139,8 +144,8 @@ export const generationJobWorkflow: AgentJobWorkflow = async (jobId, input, maxS
         ending = null;
         break;
       }
-      await control.reportDryRunFailure(jobId, step, failure);
-      ending = { code: 'dry_run_failed', message: failure };
+      await control.reportDryRunFailure(jobId, step, failure.failure, failure.code);
+      ending = { code: failure.code, message: failure.failure.replaceAll('\n', '; ') };
     }
   } catch (error) {
     ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);

@@ -5,12 +5,17 @@ import { Pipeline } from './Pipeline.ts';
 import { type CompileError, PipelineVersion } from './PipelineVersion.ts';
 import { Project } from './Project.ts';
 
-/** How the candidate's dry run on the session's browser went. */
+/**
+ * How the candidate's dry run on the session's browser went, and how its result compared with the
+ * analysis's output declarations: `mismatches` (server/agents/outputCheck.ts) is empty when the
+ * result is what was declared, absent when the run did not succeed or predates the check.
+ */
 export type DryRunResult = {
   status: 'succeeded' | 'failed' | 'cancelled';
   runId: string | null;
   result: Record<string, unknown> | null;
   error: { node: string | null; code: string; message: string } | null;
+  mismatches?: { output: string; kind: string; message: string }[];
 };
 
 /**

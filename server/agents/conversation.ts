@@ -19,9 +19,10 @@ import { nodeCatalog } from '../pipelines/engine/registry.ts';
 import { pipelineJsonSchema, sourceSchema } from '../pipelines/language.ts';
 import { jobHidden, jobRedactor, recordMessages } from './messages.ts';
 import { languageModel } from './models.ts';
+import { declarationsFor, pagesShowed, singleValueForRecords } from './outputCheck.ts';
 import type { PageModel } from './pageModel.ts';
 import { pageModelSelectors } from './pageModel.ts';
-import { checkProposal, type Proposal, proposalSchema } from './proposal.ts';
+import { checkProposal, goalNotFoundSchema, type Proposal, proposalSchema, sourceFromProposal } from './proposal.ts';
 import { analysisToolSpecs } from './tools.ts';
 
 /** `temporal`: the client the activity runs with, read only for the shutdown a turn's metering may call for. */
@@ -34,11 +35,12 @@ const ANALYSIS_SYSTEM = `You study a live web page to propose the steps of a bro
 Use the tools: page_model first; act in your own tab with fill, click and press to reach the data; call page_model again after each page change.
 Every selector you use must come from page_model or aria_snapshot. Never guess a selector.
 Values in the user's request written as {{name}} are secret parameters: pass them on as {{name}}, never ask for them.
-When you know the steps, answer with the JSON proposal: goal, startUrl, steps (each with evidence from the page), parameters (secret flags), outputs, risks.`;
+When you know the steps, answer with the JSON proposal: goal, startUrl, steps (each with evidence from the page), parameters (secret flags), outputs (each a list of records with its fields and the count you saw across every page, or a single value), risks.
+When the pages do not hold what the request asks for, answer {"goalNotFound": "why"} instead; never propose a heading in place of the data.`;
 
 const GENERATION_SYSTEM = `You write a pipeline source (JSON, the pipeline language) that carries out an analysis's proposal.
 Answer with the source only. Use only the node types of the catalog and only the selectors the proposal names.
-A draft made by rules is given; keep it unless it is wrong. When told of compiler or run errors, fix them.`;
+A draft made by rules is given; keep it unless it is wrong. When told of compiler errors, run errors or output mismatches, fix them.`;
 
 /**
  * Adds a call's usage to the job, and meters its tokens (by the job's id, once per step). When
@@ -109,6 +111,9 @@ function limitReached(config: Config, job: Job, step: number): TurnResult | null
   return null;
 }
 
+/** What an analysis may answer: a proposal, or that the pages do not hold what was asked. */
+const analysisAnswerSchema = z.union([proposalSchema, goalNotFoundSchema]);
+
 /** One model turn of an analysis. */
 export async function analysisTurn(deps: Deps, jobId: string, step: number): Promise<TurnResult> {
   const em = deps.orm.em.fork();
@@ -126,7 +131,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     system: ANALYSIS_SYSTEM,
     messages: toModelMessages(job.messages),
     tools: analysisTools({ vision: Boolean(entry?.vision) }),
-    output: Output.object({ schema: jsonSchema(z.toJSONSchema(proposalSchema) as Parameters<typeof jsonSchema>[0]) }),
+    output: Output.object({ schema: jsonSchema(z.toJSONSchema(analysisAnswerSchema) as Parameters<typeof jsonSchema>[0]) }),
     abortSignal: AbortSignal.timeout(MODEL_CALL_TIMEOUT_MS),
     maxRetries: 1,
   });
@@ -149,20 +154,31 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
       })),
     };
   }
-  // The answer: a proposal whose selectors all come from the pages the job saw.
+  // The answer: a proposal whose selectors all come from the pages the job saw, or goalNotFound.
   const problems: string[] = [];
   let proposal: Proposal | null = null;
+  let notFound: string | null = null;
   try {
-    const parsed = proposalSchema.safeParse(JSON.parse(result.text));
-    if (parsed.success) proposal = parsed.data;
+    const answer = JSON.parse(result.text) as unknown;
+    const giveUp = goalNotFoundSchema.safeParse(answer);
+    const parsed = proposalSchema.safeParse(answer);
+    if (giveUp.success) notFound = giveUp.data.goalNotFound;
+    else if (parsed.success) proposal = parsed.data;
     else problems.push(...parsed.error.issues.map((issue) => `${issue.path.join('.') || 'answer'}: ${issue.message}`));
   } catch {
     problems.push('the answer is not JSON: answer with the proposal as JSON');
   }
   await em.refresh(job, { populate: ['messages'] });
   const seen = pageModelsSeen(job.messages);
+  if (notFound !== null) {
+    // The job ends without an output; its error says what the pages held instead.
+    const message = jobRedactor(hidden).text(`${notFound.replace(/[.\s]+$/, '')}; ${pagesShowed(seen)}`);
+    return { calls: [], done: true, error: { code: 'goal_not_found', message } };
+  }
   const selectors = new Set(seen.flatMap((model) => [...pageModelSelectors(model)]));
   if (proposal) problems.push(...checkProposal(proposal, selectors));
+  const heading = proposal && singleValueForRecords(proposal, job.prompt);
+  if (heading) problems.push(heading);
   if (problems.length || !proposal) {
     await recordMessages(
       em,
@@ -175,6 +191,8 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
   }
   job.output = jobRedactor(hidden).object({
     ...proposal,
+    // What each output must be, checked against the generation's dry run (outputCheck.ts).
+    outputs: declarationsFor(proposal, seen),
     pageModel: seen[seen.length - 1] ?? null,
     pageModels: seen.length,
     selectors: [...selectors],
@@ -205,9 +223,12 @@ export async function generationTurn(
       inputs: node.inputs,
       outputs: node.outputs,
     }));
+    // The rules' translation of the proposal, the draft GENERATION_SYSTEM promises every model.
+    const draft = sourceFromProposal(proposal as unknown as Proposal, analysis.values);
     const text = [
-      'Write the pipeline source for this proposal.',
+      'Write the pipeline source for this proposal. Its outputs must be what `outputs` declares: records with those fields, at least `count` of them, or one value.',
       `<proposal>${JSON.stringify({ proposal, defaults: analysis.values })}</proposal>`,
+      `<draft>${JSON.stringify(draft)}</draft>`,
       `<catalog>${JSON.stringify(catalog)}</catalog>`,
     ].join('\n');
     const first = { role: 'user' as const, step, content: [{ type: 'text', text }] };
@@ -243,6 +264,8 @@ export async function generationTurn(
   if (source) {
     const { errors, plan } = compilePipeline(source);
     job.source = source;
+    // A dry run belongs to the candidate it ran: a new one is unverified until it runs.
+    job.dryRun = null;
     job.errors = errors;
     job.plan = (plan as Record<string, unknown> | null) ?? null;
     problems.push(
@@ -262,12 +285,25 @@ export async function generationTurn(
   return { compiled: true, done: false };
 }
 
-/** Tells a generation model its candidate failed when run, for the next attempt. */
-export async function reportDryRunFailure(deps: Deps, jobId: string, step: number, failure: string) {
+/**
+ * Tells a generation model its candidate failed when run, or ran but its result is not what the
+ * proposal declared (`output_mismatch`, one line per difference), for the next attempt.
+ */
+export async function reportDryRunFailure(
+  deps: Deps,
+  jobId: string,
+  step: number,
+  failure: string,
+  code: 'dry_run_failed' | 'output_mismatch' = 'dry_run_failed',
+) {
   const em = deps.orm.em.fork();
   const job = await em.findOneOrFail(GenerationJob, { id: jobId }, { populate: ['analysis', 'analysis.sealedSecrets'] });
   const { hidden } = await jobHidden(em, deps.serviceSecret, job.analysis as AnalysisJob);
-  await askForCorrection(em, job, step, `The source compiled, but its dry run on the page failed: ${failure}`, hidden);
+  const problem =
+    code === 'output_mismatch'
+      ? `The source compiled and its dry run ran, but the result is not what the proposal's outputs declare:\n- ${failure.split('\n').join('\n- ')}\nRead every page of a listing (paging) and every record, with the declared fields.`
+      : `The source compiled, but its dry run on the page failed: ${failure}`;
+  await askForCorrection(em, job, step, problem, hidden);
 }
 
 /** Tells a generation model what is wrong with its candidate, asking for a corrected source next turn. */

@@ -138,8 +138,25 @@ export async function stopJob(deps: Pick<Deps, 'temporal'>, em: EntityManager, k
 const jobWorkflowId = (kind: AgentJobKind, jobId: string) =>
   kind === 'analysis' ? workflowIds.analysis(jobId) : workflowIds.generation(jobId);
 
-/** Accepts a generation (stopped, its source compiles): a new version of the pipeline, made current. */
-export async function acceptGeneration(em: EntityManager, job: GenerationJob) {
+/**
+ * Why a generation's candidate is not verified, or null when its dry run ran green and its result
+ * is what the analysis declared. A candidate never dry-run (it did not compile, or the job was
+ * stopped first) is not verified either.
+ */
+export function unverifiedBecause(job: GenerationJob): string | null {
+  const run = job.dryRun;
+  if (!run) return 'its candidate was never dry-run';
+  if (run.status !== 'succeeded') return `its dry run ${run.status === 'cancelled' ? 'was cancelled' : 'failed'}`;
+  if (!run.mismatches) return 'its dry run was not checked against the analysis’s output declarations';
+  if (run.mismatches.length) return `its dry run’s result differs from what the analysis declared (${run.mismatches.length} difference(s))`;
+  return null;
+}
+
+/**
+ * Accepts a generation (stopped, its source compiles): a new version of the pipeline, made current.
+ * A candidate that is not verified (unverifiedBecause) is accepted only with `force`.
+ */
+export async function acceptGeneration(em: EntityManager, job: GenerationJob, { force = false }: { force?: boolean } = {}) {
   if (job.agent !== 'stopped') throw new BadRequest('generation_running', 'The generation is still running: stop it or wait until it ends');
   if (job.status === 'rejected') throw new BadRequest('generation_rejected', 'The generation was rejected');
   if (job.status === 'accepted' && job.acceptedVersion) throw new BadRequest('generation_accepted', 'The generation was already accepted');
@@ -151,6 +168,20 @@ export async function acceptGeneration(em: EntityManager, job: GenerationJob) {
     throw new BadRequest('generation_does_not_compile', `The generated source has ${errors.length} compiler error(s)`, {
       issues: errors.map((error) => ({ path: error.node ? [error.node] : [], message: error.message, code: error.code })),
     });
+  }
+  const unverified = unverifiedBecause(job);
+  if (unverified && !force) {
+    throw new BadRequest(
+      'generation_unverified',
+      `The generation is not verified: ${unverified}. Send {"force": true} to accept it anyway`,
+      {
+        issues: (job.dryRun?.mismatches ?? []).map((mismatch) => ({
+          path: [mismatch.output],
+          message: mismatch.message,
+          code: mismatch.kind,
+        })),
+      },
+    );
   }
   await em.populate(job, ['pipeline']);
   const version = await createVersion(em, job.pipeline as Pipeline, {

@@ -31,6 +31,12 @@ export type ToolCallRequest = { toolCallId: string; toolName: string; input: Rec
 
 export type AgentJobError = { code: string; message: string };
 
+/**
+ * Why a dry run does not verify its candidate: the run failed, or its result differs from the
+ * analysis's output declarations (`failure` then holds one line per difference).
+ */
+export type DryRunFailure = { code: 'dry_run_failed' | 'output_mismatch'; failure: string };
+
 /** What an analysis turn tells the workflow: the tool calls to run, or that the job is done. */
 export type TurnResult = { calls: ToolCallRequest[]; done: boolean; error?: AgentJobError };
 
@@ -38,12 +44,12 @@ export type TurnResult = { calls: ToolCallRequest[]; done: boolean; error?: Agen
 export type AgentJobActivities = {
   analysisTurn(jobId: string, step: number): Promise<TurnResult>;
   generationTurn(jobId: string, step: number): Promise<{ compiled: boolean; done: boolean; error?: AgentJobError }>;
-  reportDryRunFailure(jobId: string, step: number, failure: string): Promise<void>;
+  reportDryRunFailure(jobId: string, step: number, failure: string, code?: DryRunFailure['code']): Promise<void>;
   finishAgentJob(kind: AgentJobKind, jobId: string, error: AgentJobError | null): Promise<void>;
   /** The row and workflow input of a dry run of the generation's candidate. */
   prepareDryRun(jobId: string, resourceId: string, hostId: string): Promise<{ runId: string; input: PipelineRunInput }>;
-  /** Answers the failure to feed back, or null when the dry run ran green. */
-  recordDryRun(jobId: string, runId: string): Promise<string | null>;
+  /** Answers the failure to feed back, or null when the dry run ran green with the declared outputs. */
+  recordDryRun(jobId: string, runId: string): Promise<DryRunFailure | null>;
 };
 
 /** The jobs' activities on the host of the job's browser (activities/browserHost.ts). */

@@ -58,13 +58,24 @@ const generationDetail = generationSummary.extend({
   analysisOutput: z.record(z.string(), z.unknown()).nullable(),
   messages: z.array(messageView),
   output: z.record(z.string(), z.unknown()).nullable(),
-  errors: z.array(z.object({ node: z.string().nullable(), input: z.string().optional(), code: z.string(), message: z.string() })),
+  // The candidate's compiler errors, then (code `output_mismatch`, with the `output`) each way its
+  // dry run's result differs from the analysis's output declarations.
+  errors: z.array(
+    z.object({
+      node: z.string().nullable(),
+      input: z.string().optional(),
+      output: z.string().optional(),
+      code: z.string(),
+      message: z.string(),
+    }),
+  ),
   dryRun: z
     .object({
       status: z.string(),
       runId: z.string().nullable(),
       result: z.record(z.string(), z.unknown()).nullable(),
       error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
+      mismatches: z.array(z.object({ output: z.string(), kind: z.string(), message: z.string() })).optional(),
     })
     .nullable(),
   attempts: z.number(),
@@ -274,7 +285,15 @@ const generation = jobProcedures({
       analysisOutput: analysis?.output ?? null,
       messages: job.messages,
       output: job.source ?? null,
-      errors: job.errors,
+      errors: [
+        ...job.errors,
+        ...(job.dryRun?.mismatches ?? []).map((mismatch) => ({
+          node: null,
+          output: mismatch.output,
+          code: 'output_mismatch',
+          message: mismatch.message,
+        })),
+      ],
       dryRun: job.dryRun ?? null,
       attempts: job.attempts,
       acceptedVersion: job.acceptedVersion?.id ?? null,
@@ -354,14 +373,20 @@ export const agentJobsRouter = router({
         path: `${generationPath}/accept`,
         tags,
         summary: 'Accept a stopped generation whose source compiles: a new current version (answers its id)',
+        description:
+          'A generation whose dry run failed, never ran, or gave a result that differs from the analysis’s output declarations is unverified: it answers 400 generation_unverified unless the body is {"force": true}.',
       },
     })
-    .input(generationInput)
+    .input(
+      generationInput.extend({
+        force: z.boolean().optional().describe('Accept a generation whose dry run did not verify its candidate.'),
+      }),
+    )
     .output(z.object({ id: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const { job } = await readableGeneration(ctx, input.generationId);
       agentJobRights.review(ctx.subject, ctx.ref, job.pipeline.id);
-      const version = await acceptGeneration(ctx.em, job);
+      const version = await acceptGeneration(ctx.em, job, { force: input.force ?? false });
       return { id: version.id };
     }),
 
