@@ -9,14 +9,20 @@ import { createPipeline, settledRun } from './support/pipelines.ts';
 import { SHOP_EMAIL, SHOP_PASSWORD, shopOrders, startShopSite } from './support/shopSite.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
+type ScriptedAnswer = { toolCalls?: { name: string; args: unknown }[]; content?: unknown };
+/** What the stand-in received: an OpenAI chat request. */
+type ChatRequest = { tools?: unknown[]; messages: { role: string; content: unknown }[] };
+
 /**
  * A local OpenAI-compatible server replaying a scripted conversation: the one stand-in allowed,
  * since cloud models are out of reach here. It answers analysis calls (those with tools) and
- * generation calls from two scripts, and keeps every request it received.
+ * generation calls from two scripts, and keeps every request it received. An entry may be a
+ * function of the request: it answers from what the conversation holds, as a model reads it.
  */
 async function startScriptedModel() {
   const received: string[] = [];
-  const scripts: { analysis: unknown[]; generation: unknown[] } = { analysis: [], generation: [] };
+  type Entry = ScriptedAnswer | ((request: ChatRequest) => ScriptedAnswer);
+  const scripts: { analysis: Entry[]; generation: Entry[] } = { analysis: [], generation: [] };
   let delayMs = 0;
   let n = 0;
   const server = http.createServer((req, res) => {
@@ -26,9 +32,10 @@ async function startScriptedModel() {
     });
     req.on('end', async () => {
       received.push(body);
-      const request = JSON.parse(body) as { tools?: unknown[] };
+      const request = JSON.parse(body) as ChatRequest;
       const queue = request.tools?.length ? scripts.analysis : scripts.generation;
-      const next = queue.shift() as { toolCalls?: { name: string; args: unknown }[]; content?: unknown } | undefined;
+      const entry = queue.shift();
+      const next = typeof entry === 'function' ? entry(request) : entry;
       if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const message = next?.toolCalls
         ? {
@@ -150,6 +157,9 @@ describe('analysis → generation with builtin', () => {
     expect(generation.errors).toEqual([]);
     expect(generation.dryRun.status).toBe('succeeded');
     expect(generation.dryRun.result.orders).toEqual(shopOrders);
+    // Checked against the declaration the service completed from the page models.
+    expect(generation.dryRun.mismatches).toEqual([]);
+    expect(analysis.output.outputs).toMatchObject([{ name: 'orders', kind: 'records', fields: ['Order', 'Total', 'Status'] }]);
 
     const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
     expect(accepted.status, accepted.text).toBe(200);
@@ -467,6 +477,250 @@ describe('a model through the AI SDK (scripted OpenAI-compatible stand-in)', () 
     expect(model.received[0]).toContain('{{password}}');
     expect((await stack.http.post(`${generationUrl}/accept`, undefined, { token })).status).toBe(200);
   }, 180_000);
+});
+
+/** A message's text, whether the request holds it as a string or as parts. */
+const textOf = (content: unknown) =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part) => part?.text ?? '').join('') : '';
+
+/** The page models a request's conversation holds: the page_model tool's results, as the model reads them. */
+function pageModelsIn(request: ChatRequest) {
+  return request.messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(textOf(message.content)))
+    .filter((value) => value && typeof value === 'object' && 'tables' in value) as {
+    url: string;
+    headings: { selector: string }[];
+    pagination: { linkSelector: string } | null;
+  }[];
+}
+
+const generationRequests = () => model.received.filter((body) => !(JSON.parse(body) as ChatRequest).tools?.length);
+
+describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-in)', () => {
+  /**
+   * A model that signs in, reads the orders page and the two pages after it, and proposes reading
+   * the table on every page: the analysis saw 3 + 3 + 1 orders, so the output is declared as 7.
+   */
+  function scriptOrdersAnalysis() {
+    model.scripts.analysis.push(
+      { toolCalls: [{ name: 'page_model', args: {} }] },
+      {
+        toolCalls: [
+          { name: 'fill', args: { selector: '#email', value: '{{email}}' } },
+          { name: 'fill', args: { selector: '#password', value: '{{password}}' } },
+          { name: 'click', args: { selector: 'role=button[name="Sign in"s]', waitForLoad: true } },
+          { name: 'page_model', args: {} },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'navigate', args: { url: `${shop.url}/orders?page=2` } },
+          { name: 'page_model', args: {} },
+        ],
+      },
+      {
+        toolCalls: [
+          { name: 'navigate', args: { url: `${shop.url}/orders?page=3` } },
+          { name: 'page_model', args: {} },
+        ],
+      },
+      (request) => {
+        const pager = pageModelsIn(request).find((seen) => seen.pagination)?.pagination;
+        return {
+          content: {
+            goal: 'every order',
+            startUrl: `${shop.url}/login`,
+            steps: [
+              { action: 'goto', url: `${shop.url}/login`, evidence: 'login page' },
+              { action: 'fill', selector: '#email', value: '{{email}}', evidence: 'e-mail field' },
+              { action: 'fill', selector: '#password', value: '{{password}}', evidence: 'password field' },
+              { action: 'click', selector: 'role=button[name="Sign in"s]', waitForLoad: true, evidence: 'sign-in button' },
+              {
+                action: 'extract_table',
+                selector: '#orders',
+                pagesSelector: pager?.linkSelector,
+                output: 'orders',
+                evidence: 'the table, 3 pages',
+              },
+            ],
+            parameters: [
+              { name: 'email', description: 'e-mail', secret: false },
+              { name: 'password', description: 'password', secret: true },
+            ],
+            outputs: [{ name: 'orders', description: 'every order' }],
+            risks: [],
+          },
+        };
+      },
+    );
+  }
+
+  async function ordersAnalysis(pipelineId: string) {
+    scriptOrdersAnalysis();
+    const analysisUrl = await analyse(
+      pipelineId,
+      `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}" and read the orders on every page`,
+      'scripted',
+    );
+    const analysis = await settledJob(analysisUrl);
+    expect(analysis.error).toBeNull();
+    return { analysisUrl, analysis };
+  }
+
+  /** A source that signs in and reads `nodes`: what a model writes when it leaves the draft. */
+  const signedIn = (nodes: Record<string, unknown>, outputs: Record<string, unknown>) => ({
+    parameters: { email: { refType: 'string', default: SHOP_EMAIL }, password: { refType: 'string', secret: true } },
+    nodes: {
+      browser: { type: 'browser.page' },
+      open: { type: 'page.goto', inputs: { page: { $ref: 'browser.page' }, url: `${shop.url}/login` } },
+      email: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#email', value: { $param: 'email' } } },
+      pass: { type: 'page.fill', inputs: { page: { $ref: 'email.page' }, selector: '#password', value: { $param: 'password' } } },
+      go: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'role=button[name="Sign in"s]', waitFor: 'load' } },
+      ...nodes,
+    },
+    outputs,
+  });
+
+  it('a first attempt that reads only the first page runs green, is told what differs, and is repaired from the draft', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    model.received.length = 0;
+    const { analysisUrl, analysis } = await ordersAnalysis(pipelineId);
+    // The service completed the declaration from the pages the analysis read.
+    expect(analysis.output.outputs).toEqual([
+      { name: 'orders', description: 'every order', kind: 'records', fields: ['Order', 'Total', 'Status'], count: 7 },
+    ]);
+
+    model.received.length = 0;
+    model.scripts.generation.push(
+      {
+        content: signedIn(
+          { orders: { type: 'extract.table', inputs: { page: { $ref: 'go.page' }, selector: '#orders' } } },
+          { orders: { $ref: 'orders.records' } },
+        ),
+      },
+      // Told that it read 3 of 7 orders, the model takes the draft it was given, which reads every page.
+      (request) => {
+        const first = textOf(request.messages.find((message) => message.role === 'user')?.content);
+        return { content: JSON.parse(/<draft>([\s\S]*?)<\/draft>/.exec(first)?.[1] ?? '{}') };
+      },
+    );
+    const generationUrl = await generate(analysisUrl, 'scripted');
+    const generation = await settledJob(generationUrl);
+    expect(generation.error).toBeNull();
+    expect(generation.attempts).toBe(2);
+    expect(generation.errors).toEqual([]);
+    expect(generation.dryRun).toMatchObject({ status: 'succeeded', mismatches: [] });
+    expect(generation.dryRun.result.orders).toEqual(shopOrders);
+
+    const [firstRequest, secondRequest] = generationRequests();
+    expect(firstRequest).toContain('<draft>');
+    expect(secondRequest).toContain('orders: 3 record(s) where the analysis saw 7 across the pages it visited');
+    for (const body of model.received) expect(body).not.toContain(SHOP_PASSWORD);
+
+    // Verified: accepted without force.
+    const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect((await stack.http.get(base(pipelineId), { token })).body.version).toBe(accepted.body.id);
+  }, 180_000);
+
+  it('a result that stays wrong ends output_mismatch, and accepting it needs force', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const { analysisUrl } = await ordersAnalysis(pipelineId);
+    model.received.length = 0;
+    // The heading, not the orders: it compiles and runs green every time.
+    const heading = {
+      content: signedIn(
+        { orders: { type: 'extract.text', inputs: { page: { $ref: 'go.page' }, selector: 'h1' } } },
+        { orders: { $ref: 'orders.text' } },
+      ),
+    };
+    model.scripts.generation.push(heading, heading, heading, heading);
+    const generationUrl = await generate(analysisUrl, 'scripted');
+    const generation = await settledJob(generationUrl, 150_000);
+    const difference =
+      'orders: a single value ("Your orders") where a list of records was declared; the analysis saw 7 across the pages it visited';
+    expect(generation.error).toEqual({ code: 'output_mismatch', message: difference });
+    expect(generation.attempts).toBe(4);
+    expect(generation.dryRun).toMatchObject({
+      status: 'succeeded',
+      result: { orders: 'Your orders' },
+      mismatches: [{ output: 'orders', kind: 'not_records', message: difference }],
+    });
+    expect(generation.errors).toEqual([{ node: null, output: 'orders', code: 'output_mismatch', message: difference }]);
+    // Every attempt after the first was told what differed.
+    expect(
+      generationRequests()
+        .slice(1)
+        .every((body) => body.includes(difference.replaceAll('"', '\\"'))),
+    ).toBe(true);
+
+    const before = (await stack.http.get(base(pipelineId), { token })).body.version;
+    const refused = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'generation_unverified',
+      issues: [{ path: ['orders'], code: 'not_records', message: difference }],
+    });
+    expect(refused.body.message).toContain('{"force": true}');
+    for (const body of [{ force: 'yes' }, { force: 1 }, { force: true, extra: 1 }]) {
+      const bad = await stack.http.post(`${generationUrl}/accept`, body, { token });
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    for (const rawBody of ['[true]', '"force"', 'true']) {
+      const bad = await stack.http.request('POST', `${generationUrl}/accept`, {
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+        as: { token },
+      });
+      expect(bad.status, rawBody).toBe(400);
+    }
+    expect((await stack.http.post(`${generationUrl}/accept`, { force: false }, { token })).body.code).toBe('generation_unverified');
+    // Nothing refused made a version.
+    expect((await stack.http.get(base(pipelineId), { token })).body.version).toBe(before);
+
+    const forced = await stack.http.post(`${generationUrl}/accept`, { force: true }, { token });
+    expect(forced.status, forced.text).toBe(200);
+    expect((await stack.http.get(base(pipelineId), { token })).body.version).toBe(forced.body.id);
+    expect((await stack.http.get(generationUrl, { token })).body).toMatchObject({ status: 'accepted', acceptedVersion: forced.body.id });
+  }, 240_000);
+
+  it('a heading proposed for records is refused; a model that then finds no such records ends goal_not_found, naming what the pages showed', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    model.received.length = 0;
+    model.scripts.analysis.push(
+      { toolCalls: [{ name: 'page_model', args: {} }] },
+      (request) => {
+        const [seen] = pageModelsIn(request);
+        return {
+          content: {
+            goal: 'the invoices',
+            startUrl: `${shop.url}/search?q=red`,
+            steps: [
+              { action: 'goto', url: `${shop.url}/search?q=red`, evidence: 'the page' },
+              { action: 'extract_text', selector: seen?.headings[0]?.selector, output: 'invoices', evidence: 'the heading' },
+            ],
+            parameters: [],
+            outputs: [{ name: 'invoices', description: 'the invoices' }],
+            risks: [],
+          },
+        };
+      },
+      { content: { goalNotFound: 'The page has products, not invoices.' } },
+    );
+    const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search?q=red and read the invoices`, 'scripted');
+    const analysis = await settledJob(analysisUrl);
+    expect(analysis.output).toBeNull();
+    expect(analysis.error.code).toBe('goal_not_found');
+    expect(analysis.error.message).toMatch(/^The page has products, not invoices; the pages showed: /);
+    expect(analysis.error.message).toContain('a search form (Search products)');
+    expect(analysis.error.message).toMatch(/a list of 3 items \(title, price/);
+    expect(model.received).toHaveLength(3);
+    expect(model.received[2]).toContain('extracts only a single value');
+    expect(model.received[2]).toContain('goalNotFound');
+    const accepted = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
+    expect(accepted.body.code).toBe('analysis_without_output');
+  }, 120_000);
 });
 
 describe('secrets written any way, in the prompt or on the page', () => {
