@@ -666,6 +666,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
     for (const body of [{ force: 'yes' }, { force: 1 }, { force: true, extra: 1 }]) {
       const bad = await stack.http.post(`${generationUrl}/accept`, body, { token });
       expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.body.code, JSON.stringify(body)).toBe('invalid_input');
     }
     for (const rawBody of ['[true]', '"force"', 'true']) {
       const bad = await stack.http.request('POST', `${generationUrl}/accept`, {
@@ -674,6 +675,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
         as: { token },
       });
       expect(bad.status, rawBody).toBe(400);
+      expect(bad.body.code, rawBody).toBe('invalid_input');
     }
     expect((await stack.http.post(`${generationUrl}/accept`, { force: false }, { token })).body.code).toBe('generation_unverified');
     // Nothing refused made a version.
