@@ -718,6 +718,10 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
     expect(analysis.error.message).toContain('a search form (Search products)');
     expect(analysis.error.message).toMatch(/a list of 3 items \(title, price/);
     expect(model.received).toHaveLength(3);
+    // The structured output it was asked for allows either answer.
+    const schema = JSON.parse(model.received[0] as string).response_format.json_schema.schema;
+    expect(schema.type).toBe('object');
+    expect(schema.anyOf.map((branch: { required: string[] }) => branch.required)).toContainEqual(['goalNotFound']);
     expect(model.received[2]).toContain('extracts only a single value');
     expect(model.received[2]).toContain('goalNotFound');
     const accepted = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });

@@ -111,8 +111,15 @@ function limitReached(config: Config, job: Job, step: number): TurnResult | null
   return null;
 }
 
-/** What an analysis may answer: a proposal, or that the pages do not hold what was asked. */
-const analysisAnswerSchema = z.union([proposalSchema, goalNotFoundSchema]);
+/**
+ * What an analysis may answer: a proposal, or that the pages do not hold what was asked. The root
+ * says `type: object` beside the `anyOf`: providers that take the schema as a tool's input (or
+ * check its root) want an object there.
+ */
+const analysisAnswerJsonSchema = {
+  type: 'object',
+  ...z.toJSONSchema(z.union([proposalSchema, goalNotFoundSchema])),
+} as Parameters<typeof jsonSchema>[0];
 
 /** One model turn of an analysis. */
 export async function analysisTurn(deps: Deps, jobId: string, step: number): Promise<TurnResult> {
@@ -131,7 +138,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     system: ANALYSIS_SYSTEM,
     messages: toModelMessages(job.messages),
     tools: analysisTools({ vision: Boolean(entry?.vision) }),
-    output: Output.object({ schema: jsonSchema(z.toJSONSchema(analysisAnswerSchema) as Parameters<typeof jsonSchema>[0]) }),
+    output: Output.object({ schema: jsonSchema(analysisAnswerJsonSchema) }),
     abortSignal: AbortSignal.timeout(MODEL_CALL_TIMEOUT_MS),
     maxRetries: 1,
   });
