@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { GenerationJob } from '../db/entities/index.ts';
+import { unverifiedBecause } from '../server/agents/jobs.ts';
 import { asksForRecords, checkOutputs, declarationsFor, pagesShowed, singleValueForRecords } from '../server/agents/outputCheck.ts';
 import type { PageModel } from '../server/agents/pageModel.ts';
 import type { Proposal } from '../server/agents/proposal.ts';
@@ -202,5 +204,27 @@ describe('what the pages showed, when the goal is not found', () => {
       'the pages showed: a login form (email, password), a table "Orders" (Id, Total, Status; 5 rows), a list of 3 items (title, points)',
     );
     expect(pagesShowed([])).toBe('the pages showed no table, list or form');
+  });
+});
+
+describe('which generations are verified', () => {
+  const run = (status: 'succeeded' | 'failed' | 'cancelled', mismatches?: { output: string; kind: string; message: string }[]) => ({
+    status,
+    runId: 'r',
+    result: null,
+    error: null,
+    ...(mismatches ? { mismatches } : {}),
+  });
+  const job = (dryRun: ReturnType<typeof run> | null) => ({ dryRun }) as GenerationJob;
+
+  it('only one whose last candidate ran green with the declared outputs', () => {
+    expect(unverifiedBecause(job(run('succeeded', [])))).toBeNull();
+    expect(unverifiedBecause(job(null))).toBe('its candidate was never dry-run');
+    expect(unverifiedBecause(job(run('failed')))).toBe('its dry run failed');
+    expect(unverifiedBecause(job(run('cancelled')))).toBe('its dry run was cancelled');
+    expect(unverifiedBecause(job(run('succeeded')))).toMatch(/not checked/);
+    expect(unverifiedBecause(job(run('succeeded', [{ output: 'orders', kind: 'empty_list', message: 'orders: an empty list' }])))).toMatch(
+      /differs .*\(1 difference/,
+    );
   });
 });
