@@ -6,8 +6,9 @@
  *
  * Analysis: read the page model; when the prompt gives values for a login or search form there, fill
  * it in and submit it (secret values only as `{{name}}`, which the browser host fills in); when the
- * prompt quotes the text of a link there, follow it; then propose the steps taken and the extraction
- * of the table or list that best fits the prompt, across every page when the listing is paged.
+ * prompt quotes the text of a link there, follow it; then, when the listing is paged, walk it (follow the
+ * pager, click "more", scroll) so the page models hold every page; then propose the steps taken and
+ * the extraction of the table or list that best fits the prompt, with the paging the walk used.
  * Generation: `sourceFromProposal` of the analysis.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
@@ -196,12 +197,12 @@ function walkListing(base: PageModel, events: ToolEvent[], call: ReturnType<type
     if (!next) return done(read.length > 1 ? paging() : undefined);
     return { started: true, calls: [call('navigate', { url: next.href }), call('page_model', {})], paging: undefined };
   }
-  // more and scroll: go on while the last action made the listing grow.
+  // more and scroll: go on while the last action made the listing grow; page only if one did.
   const grew = seen.length === 0 || grewFrom(base, seen[seen.length - 2] ?? base, latest);
-  if (!grew) return done(seen.length > 1 || pagination.kind === 'more' ? paging() : undefined);
+  if (!grew) return done(anyGrowth ? paging() : undefined);
   if (pagination.kind === 'more') {
     const button = latest.pagination?.kind === 'more' ? latest.pagination.selector : undefined;
-    if (!button) return done(seen.length ? paging() : undefined);
+    if (!button) return done(anyGrowth ? paging() : undefined);
     return { started: true, calls: [call('click', { selector: button }), call('page_model', {})], paging: undefined };
   }
   return { started: true, calls: [call('scroll', {}), call('page_model', {})], paging: undefined };
