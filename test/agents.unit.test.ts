@@ -107,6 +107,48 @@ describe('proposals', () => {
     expect(Object.keys(source.outputs as object)).toEqual(['orders', 'details']);
   });
 
+  it('a paged table or list becomes one extract node that reads every page; detail pages stay a loop', () => {
+    const source = sourceFromProposal(proposal) as {
+      nodes: Record<string, { type: string; inputs: Record<string, unknown>; timeoutMs?: number }>;
+    };
+    // `pagesSelector` on a table is the older way to say paging by links.
+    expect(source.nodes.orders).toMatchObject({ type: 'extract.table', inputs: { selector: '#orders', pages: { links: 'nav a' } } });
+    expect(source.nodes.orders?.timeoutMs).toBeGreaterThan(60_000);
+    expect(Object.values(source.nodes).filter((node) => node.type === 'flow.forEach')).toHaveLength(1);
+    const list = (paging: Proposal['steps'][number]['paging']) =>
+      (
+        sourceFromProposal({
+          ...proposal,
+          steps: [
+            { action: 'goto', url: 'http://shop.test/', evidence: 'start' },
+            {
+              action: 'extract_list',
+              selector: '#items > li',
+              fields: [{ name: 'title', selector: 'h3' }],
+              paging,
+              output: 'items',
+              evidence: 'list',
+            },
+          ],
+        }) as { nodes: Record<string, { inputs: Record<string, unknown> }> }
+      ).nodes.items?.inputs.pages;
+    expect(list({ kind: 'more', selector: '#more' })).toEqual({ more: '#more' });
+    expect(list({ kind: 'scroll' })).toEqual({ scroll: true });
+    expect(list({ kind: 'links', selector: 'a[rel~=next]' })).toEqual({ links: 'a[rel~=next]' });
+    expect(list(undefined)).toBeUndefined();
+    for (const paging of [{ kind: 'more', selector: '#more' }, { kind: 'scroll' }] as const)
+      expect(
+        compilePipeline(
+          sourceFromProposal({
+            ...proposal,
+            steps: [
+              { action: 'extract_list', selector: 'li', fields: [{ name: 't', selector: 'b' }], paging, output: 'items', evidence: 'x' },
+            ],
+          }),
+        ).errors,
+      ).toEqual([]);
+  });
+
   it('a selector no page model showed is refused, with a sentence the model can act on', () => {
     const known = new Set(['#email', '#password', 'role=button[name="Sign in"s]', '#orders', 'nav a', '#items a']);
     expect(checkProposal(proposal, known)).toEqual([

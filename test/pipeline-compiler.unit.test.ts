@@ -45,6 +45,7 @@ const goto = (from: string, url = 'https://shop.test/') => ({ type: 'page.goto',
 /** A literal of the right type for an input (respecting its enum, bounds and shape). */
 function sampleLiteral(type: string, name: string, input: InputSpec): unknown {
   if (type === 'extract.list' && name === 'fields') return { title: 'h2' };
+  if (name === 'pages') return { links: '.pager a' };
   if (type === 'page.goto' && name === 'url') return 'https://shop.test/';
   if (type === 'page.select' && name === 'value') return 'a';
   if (input.enum) return input.enum[0];

@@ -6,15 +6,16 @@
  *
  * Analysis: read the page model; when the prompt gives values for a login or search form there, fill
  * it in and submit it (secret values only as `{{name}}`, which the browser host fills in); when the
- * prompt quotes the text of a link there, follow it; then propose the steps taken and the extraction
- * of the table or list that best fits the prompt, across every page when the listing is paged.
+ * prompt quotes the text of a link there, follow it; then, when the listing is paged, walk it (follow the
+ * pager, click "more", scroll) so the page models hold every page; then propose the steps taken and
+ * the extraction of the table or list that best fits the prompt, with the paging the walk used.
  * Generation: `sourceFromProposal` of the analysis.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { PageForm, PageList, PageModel, PageTable } from './pageModel.ts';
-import { failed, requestText, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
+import { failed, requestText, type ToolEvent, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
 import { readPromptValues } from './promptValues.ts';
-import type { Proposal, ProposalStep } from './proposal.ts';
+import type { Paging, Proposal, ProposalStep } from './proposal.ts';
 import { sourceFromProposal } from './proposal.ts';
 
 /** A rough size in tokens (4 characters each), so usage and limits mean something for builtin too. */
@@ -53,10 +54,17 @@ const overlap = (a: Set<string>, text: string) =>
 function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof toolCaller>): LanguageModelV4Content[] {
   const request = requestText(prompt);
   const { values } = readPromptValues(request);
-  const events = toolEvents(prompt);
+  const allEvents = toolEvents(prompt);
+  // The walk through a paged listing comes last and adds no steps: the rest reads the page before it.
+  const events = allEvents.filter((event) => !isWalk(event));
   const models = events.filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object');
   const current = models[models.length - 1]?.output as PageModel | undefined;
   if (!current) return [call('page_model', {})];
+  // A list whose items' own pages were read is not walked: those pages are the data.
+  const detailsRead = events.some((event) => event.name === 'navigate');
+  const walk = detailsRead
+    ? { started: false, calls: [], paging: undefined }
+    : walkListing(current, allEvents, toolCaller(prompt, WALK_PREFIX));
   const steps: ProposalStep[] = [];
   for (const event of events) {
     const input = event.input as { selector?: string; value?: string; key?: string; url?: string; waitForLoad?: boolean };
@@ -82,6 +90,8 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
   const acted = new Set(
     events.filter((event) => ['fill', 'click', 'press'].includes(event.name)).map((event) => String(event.input.selector)),
   );
+  // Once the walk has begun, it goes on to its end and then the proposal follows.
+  if (walk.started) return walk.calls.length ? walk.calls : propose();
   const byName = new Map(values.map((value) => [value.name, value]));
   const placeholder = (name: string) => `{{${name}}}`;
 
@@ -109,9 +119,93 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
     if (list?.linkSelector && href) return [call('navigate', { url: href }), call('page_model', {})];
   }
 
-  const seen = models.map((event) => event.output as PageModel);
-  const visited = events.some((event) => event.name === 'navigate');
-  return [{ type: 'text', text: JSON.stringify(proposeExtraction(request, current, seen[0] as PageModel, steps, values, seen, visited)) }];
+  if (walk.calls.length) return walk.calls;
+  return propose();
+
+  function propose(): LanguageModelV4Content[] {
+    const seen = models.map((event) => event.output as PageModel);
+    const visited = events.some((event) => event.name === 'navigate');
+    const paging = walk.paging;
+    return [
+      {
+        type: 'text',
+        text: JSON.stringify(proposeExtraction(request, current as PageModel, seen[0] as PageModel, steps, values, seen, visited, paging)),
+      },
+    ];
+  }
+}
+
+// ---- the walk through a paged listing ---------------------------------------------------------
+
+/** Tool calls of the walk carry this id prefix, so later turns tell them from the steps taken. */
+const WALK_PREFIX = 'builtin-walk';
+const isWalk = (event: ToolEvent) => event.id.startsWith(`${WALK_PREFIX}-`);
+/** Pages (or loads, or scrolls) the walk reads at most: the analysis has a step bound. */
+const MAX_WALK = 12;
+
+/** The item count of each table and list of `base`, as `page` shows them. */
+function listingCounts(base: PageModel, page: PageModel) {
+  return [
+    ...base.tables.map((table) => page.tables.find((other) => other.selector === table.selector)?.rowCount ?? 0),
+    ...base.lists.map((list) => page.lists.find((other) => other.itemSelector === list.itemSelector)?.count ?? 0),
+  ];
+}
+const grewFrom = (base: PageModel, before: PageModel, after: PageModel) => {
+  const was = listingCounts(base, before);
+  return listingCounts(base, after).some((count, index) => count > (was[index] ?? 0));
+};
+
+/**
+ * Walks the listing of `base` (the page the steps lead to) the way its pager says, one turn at a
+ * time, so the page models the analysis saw hold every page: the pager's next page (the "next"
+ * link, else the first numbered page not read yet) until there is none; the "more" button until it
+ * is gone or adds nothing; the bottom of the page until scrolling adds nothing. `calls`: the next
+ * turn (none when done); `paging`: what the extraction step says, once the walk showed it works.
+ */
+function walkListing(base: PageModel, events: ToolEvent[], call: ReturnType<typeof toolCaller>) {
+  const walked = events.filter(isWalk);
+  const seen = walked
+    .filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object')
+    .map((event) => event.output as PageModel);
+  const latest = seen[seen.length - 1] ?? base;
+  const pagination = base.pagination;
+  const lastAction = [...walked].reverse().find((event) => event.name !== 'page_model');
+  const started = walked.length > 0;
+  const done = (paging?: Paging) => ({ started, calls: [] as LanguageModelV4Content[], paging });
+  if (!pagination) return done();
+  const anyGrowth = seen.some((page, index) => grewFrom(base, seen[index - 1] ?? base, page));
+  if (seen.length >= MAX_WALK || (lastAction && failed(lastAction)))
+    return done((pagination.kind === 'links' ? seen.length > 0 : anyGrowth) ? paging() : undefined);
+  function paging(): Paging {
+    return pagination?.kind === 'scroll' ? { kind: 'scroll' } : { kind: pagination?.kind ?? 'links', selector: pagination?.selector };
+  }
+  if (pagination.kind === 'links') {
+    if (!pagination.selector) return done();
+    // Pages are known by address and by the number the pager shows as current; a start page that
+    // shows neither as such is page 1 (the "1" link on later pages leads back to it).
+    const read = [base, ...seen];
+    const addresses = new Set(read.map((page) => page.url.split('#')[0]));
+    const numbers = new Set(read.map((page) => page.pagination?.current).filter((number): number is string => Boolean(number)));
+    const startNumber = base.pagination?.pages.find((link) => addresses.has(link.href.split('#')[0]))?.text;
+    if (!base.pagination?.current && !startNumber) numbers.add('1');
+    const unread = (link: { href: string; text: string } | null | undefined) =>
+      Boolean(
+        link && /^https?:/.test(link.href) && !addresses.has(link.href.split('#')[0]) && !numbers.has(link.text.replace(/^page /i, '')),
+      );
+    const onwards = latest.pagination?.kind === 'links' ? latest.pagination : null;
+    const next = onwards && (unread(onwards.next) ? onwards.next : onwards.pages.find(unread));
+    if (!next) return done(read.length > 1 ? paging() : undefined);
+    return { started: true, calls: [call('navigate', { url: next.href }), call('page_model', {})], paging: undefined };
+  }
+  // more and scroll: go on while the last action made the listing grow; page only if one did.
+  const grew = seen.length === 0 || grewFrom(base, seen[seen.length - 2] ?? base, latest);
+  if (!grew) return done(anyGrowth ? paging() : undefined);
+  if (pagination.kind === 'more') {
+    const button = latest.pagination?.kind === 'more' ? latest.pagination.selector : undefined;
+    if (!button) return done(anyGrowth ? paging() : undefined);
+    return { started: true, calls: [call('click', { selector: button }), call('page_model', {})], paging: undefined };
+  }
+  return { started: true, calls: [call('scroll', {}), call('page_model', {})], paging: undefined };
 }
 
 /** The inputs of a form the prompt's values fit, by purpose and by name. */
@@ -153,6 +247,7 @@ function proposeExtraction(
   values: { name: string; secret: boolean }[],
   models: PageModel[],
   detailsVisited: boolean,
+  paging: Paging | undefined,
 ): Proposal {
   const asked = words(request);
   const wantsTable = /\btable|rows?\b/i.test(request);
@@ -175,7 +270,10 @@ function proposeExtraction(
     const candidate = noun?.[1] && !['from', 'on', 'in', 'items', 'data'].includes(noun[1]) ? noun[1] : 'records';
     return candidate.replace(/[^a-z0-9_]/g, '') || 'records';
   })();
-  const paged = page.pagination && page.pagination.pages.length > 1 ? page.pagination.linkSelector : undefined;
+  const paged = paging ? { paging } : {};
+  const pagedOver = paging
+    ? `, ${paging.kind === 'links' ? 'paged by links' : paging.kind === 'more' ? 'loaded by a "more" button' : 'loaded by scrolling'}`
+    : '';
   const risks: string[] = [];
   const all = [...steps];
   const listPage = models.length > 1 ? models[models.length - 2] : undefined;
@@ -200,9 +298,9 @@ function proposeExtraction(
     all.push({
       action: 'extract_table',
       selector: bestTable.table.selector,
-      ...(paged ? { pagesSelector: paged } : {}),
+      ...paged,
       output: outputName,
-      evidence: `a table with columns ${bestTable.table.headers.join(', ')} and ${bestTable.table.rowCount} rows${paged ? `, paged over ${page.pagination?.pages.length} pages` : ''}`,
+      evidence: `a table with columns ${bestTable.table.headers.join(', ')} and ${bestTable.table.rowCount} rows${pagedOver}`,
     });
   } else if (bestList) {
     all.push({
@@ -213,9 +311,9 @@ function proposeExtraction(
         selector: field.selector,
         ...(field.attribute ? { attribute: field.attribute } : {}),
       })),
-      ...(paged ? { pagesSelector: paged } : {}),
+      ...paged,
       output: outputName,
-      evidence: `${bestList.list.count} repeated items with ${bestList.list.fields.map((field) => field.name).join(', ')}`,
+      evidence: `${bestList.list.count} repeated items with ${bestList.list.fields.map((field) => field.name).join(', ')}${pagedOver}`,
     });
   } else if (heading) {
     all.push({ action: 'extract_text', selector: heading.selector, output: 'heading', evidence: 'the page’s main heading' });
@@ -223,7 +321,7 @@ function proposeExtraction(
   }
   if (page.tables.length + page.lists.length > 1)
     risks.push('the page has several tables or lists; the one whose words best match the prompt was chosen');
-  if (paged) risks.push('pages are found from the pagination links of the first page; a listing that grows past them is cut off');
+  if (paging) risks.push(`the listing was read across every page the analysis reached (${paging.kind}); the run reads it the same way`);
   const used = new Set(all.flatMap((step) => [...(step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)].map((match) => match[1])));
   return {
     goal: request.replace(/"\{\{[^}]+\}\}"/g, (match) => match).slice(0, 500) || 'extract the page’s data',

@@ -130,7 +130,7 @@ function candidatesOf(page: PageModel, used: ReadonlySet<string>): Candidate[] {
     (link) => link.selector.startsWith('role=') || link.selector.startsWith('#'),
   );
   for (const link of named.slice(0, 8)) candidates.push({ kind: 'click', label: `link '${link.text}'`, selector: link.selector });
-  const pages = page.pagination && page.pagination.pages.length > 1 ? { pagesSelector: page.pagination.linkSelector } : {};
+  const pages = page.pagination ? { paging: { kind: page.pagination.kind, selector: page.pagination.selector } } : {};
   for (const table of page.tables) {
     extracts.push({
       kind: 'extract',

@@ -28,6 +28,22 @@ export type ListField = { name: string; selector: string; attribute?: string; sa
 export type PageList = { selector: string; itemSelector: string; count: number; fields: ListField[]; linkSelector?: string };
 /** A labelled value of a detail page: a `<dl>` entry, or an element with a test id or `itemprop`. */
 export type PageDetail = { name: string; selector: string; sample: string };
+/**
+ * How a listing goes on past what the page shows now, with the selector a `paging` step needs:
+ * - `links`: a pager (numbered links, "Next", "Older stories", `a[rel=next]`); `selector` matches
+ *   its links, `pages` are the numbered ones, `current` the number shown as the current page
+ *   (plain text or `aria-current`), `next` the link onwards;
+ * - `more`: a "Load more"/"Show more"/"More" button; `selector` is the button;
+ * - `scroll`: no pager or button, but a listing on a page taller than the window: it may load more
+ *   when scrolled to the bottom. A guess: only a `scroll` call shows whether it grows. No selector.
+ */
+export type PagePagination = {
+  kind: 'links' | 'more' | 'scroll';
+  selector?: string;
+  current: string | null;
+  pages: PageLink[];
+  next: PageLink | null;
+};
 export type PageModel = {
   url: string;
   title: string;
@@ -36,8 +52,7 @@ export type PageModel = {
   buttons: ElementRef[];
   links: PageLink[];
   navigation: { selector: string; label: string; links: PageLink[] }[];
-  /** Links to the pages of a paged listing (current page included), and the "next" link. */
-  pagination: { selector: string; linkSelector: string; pages: PageLink[]; next: PageLink | null } | null;
+  pagination: PagePagination | null;
   tables: PageTable[];
   lists: PageList[];
   details: PageDetail[];
@@ -65,7 +80,6 @@ export function pageModelSelectors(model: PageModel): Set<string> {
   for (const nav of model.navigation) add(nav.selector);
   if (model.pagination) {
     add(model.pagination.selector);
-    add(model.pagination.linkSelector);
     for (const link of model.pagination.pages) add(link.selector);
     add(model.pagination.next?.selector);
   }
@@ -146,6 +160,8 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       if (['submit', 'button'].includes(type)) return clean((element as HTMLInputElement).value || labelOf(element));
       return labelOf(element);
     }
+    // A table's text is its data, which changes from page to page: only a label or caption names it.
+    if (tag === 'table') return clean(element.getAttribute('aria-label') ?? (element as HTMLTableElement).caption?.textContent);
     return clean(element.getAttribute('aria-label') ?? element.textContent);
   };
   /** The most stable selector that picks out `element` alone. */
@@ -254,30 +270,96 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     (anchor) => visible(anchor) && !anchor.href.startsWith('javascript:'),
   );
 
-  // Pagination: a container whose links are mostly page numbers or next/previous.
-  const pagerWords = /^(\d+|next|previous|prev|›|»|«|‹|next page|previous page)$/i;
+  // Pagination. A pager: the container whose links are all page numbers or next/previous words,
+  // the one holding most of them (then the innermost); else a lone `rel=next` or "Older stories"
+  // link; else a "Load more"/"Show more" button; else, on a listing taller than the window, scroll.
+  const bare = (text: string) =>
+    clean(text)
+      .replace(/[›»«‹←→<>|…]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const numberWord = /^(?:page )?\d+$/i;
+  const nextWord = /^(?:next(?: page)?|older(?: (?:posts|stories|entries|articles|items|results))?|more (?:posts|stories|articles))$/i;
+  const backWord = /^(?:prev|previous(?: page)?|newer(?: (?:posts|stories|entries|articles|items|results))?|first|last)$/i;
+  const pagerWord = (text: string) => {
+    const word = bare(text);
+    return numberWord.test(word) || nextWord.test(word) || backWord.test(word);
+  };
+  const anchorsIn = (container: Element) =>
+    [...container.querySelectorAll<HTMLAnchorElement>('a[href]')].filter(
+      (anchor) => visible(anchor) && !anchor.href.startsWith('javascript:'),
+    );
+  const isNext = (anchor: HTMLAnchorElement) => /\bnext\b/i.test(anchor.rel) || nextWord.test(bare(anchor.textContent ?? ''));
+  const pagerCandidates = [
+    ...document.querySelectorAll('nav, [role=navigation], [class*=pag], [aria-label*=pag i], [data-testid*=pag i], ul, ol, div, p'),
+  ].filter((container) => {
+    if (!visible(container)) return false;
+    const pagerLinks = anchorsIn(container);
+    if (!pagerLinks.length || !pagerLinks.every((link) => pagerWord(link.textContent ?? ''))) return false;
+    const numbered = pagerLinks.filter((link) => numberWord.test(bare(link.textContent ?? '')));
+    const plainNumber = [...container.querySelectorAll('span, strong, em, b, li, [aria-current]')].some(
+      (element) => !element.closest('a') && !element.querySelector('a') && numberWord.test(bare(element.textContent ?? '')),
+    );
+    return numbered.length >= 2 || (numbered.length >= 1 && plainNumber) || pagerLinks.some(isNext);
+  });
+  const pager =
+    pagerCandidates.sort(
+      (a, b) => anchorsIn(b).length - anchorsIn(a).length || a.querySelectorAll('*').length - b.querySelectorAll('*').length,
+    )[0] ?? null;
   let pagination: PageModel['pagination'] = null;
-  const pagerCandidates = [...document.querySelectorAll('nav, [class*=pag], [aria-label*=pag i], [data-testid*=pag i], ul, div')].filter(
-    (container) => {
-      const links = [...container.querySelectorAll('a[href]')];
-      const numbered = links.filter((link) => /^\d+$/.test(clean(link.textContent)));
-      return numbered.length >= 2 && links.every((link) => pagerWords.test(clean(link.textContent)));
-    },
-  );
-  // The innermost such container.
-  const pager = pagerCandidates.find((candidate) => !pagerCandidates.some((other) => other !== candidate && candidate.contains(other)));
   if (pager) {
-    const pagerSelector = selectorOf(pager);
-    const numbered = [...pager.querySelectorAll<HTMLAnchorElement>('a[href]')].filter((link) => /^\d+$/.test(clean(link.textContent)));
-    const nextLink = [...pager.querySelectorAll<HTMLAnchorElement>('a[href]')].find((link) => /next|›|»/i.test(clean(link.textContent)));
-    const allLinks = pager.querySelectorAll('a[href]').length;
+    const pagerLinks = anchorsIn(pager);
+    const numbered = pagerLinks.filter((link) => numberWord.test(bare(link.textContent ?? '')));
+    const here = location.href.split('#')[0];
+    const currentElement =
+      pager.querySelector('[aria-current]:not([aria-current=false])') ??
+      [...pager.querySelectorAll('span, strong, em, b, li')].find(
+        (element) => !element.closest('a') && !element.querySelector('a') && numberWord.test(bare(element.textContent ?? '')),
+      ) ??
+      numbered.find((link) => link.href.split('#')[0] === here) ??
+      null;
+    const next = pagerLinks.find(isNext);
     pagination = {
-      selector: pagerSelector,
-      // The numbered links only: by their text where next/previous links sit beside them.
-      linkSelector: within(pagerSelector, allLinks === numbered.length ? 'a' : 'a:text-matches("^\\\\d+$")'),
+      kind: 'links',
+      selector: within(selectorOf(pager), 'a[href]'),
+      current: currentElement ? bare(currentElement.textContent ?? '').replace(/^page /i, '') : null,
       pages: numbered.map(linkOf),
-      next: nextLink ? linkOf(nextLink) : null,
+      next: next ? linkOf(next) : null,
     };
+  } else {
+    const relNext = anchors.filter((anchor) => /\bnext\b/i.test(anchor.rel));
+    // A link onwards on its own: "Next", "Older stories", or a "More" that loads another page.
+    const lone =
+      relNext[0] ??
+      anchors.find(
+        (anchor) =>
+          !anchor.closest('nav, header, footer') &&
+          !/^#|^javascript:/.test(anchor.getAttribute('href') ?? '') &&
+          (nextWord.test(bare(anchor.textContent ?? '')) || /^more$/i.test(bare(anchor.textContent ?? ''))),
+      );
+    const moreWord = /^(?:(?:load|show|view|see) )?more(?: \w+)?$|^(?:load|show|view|see) \w+ more$/i;
+    const more = [...document.querySelectorAll('button, [role=button], input[type=button], a')]
+      .filter((element) => visible(element) && !element.closest('nav, header, footer, form'))
+      .filter(
+        (element) => !(element instanceof HTMLAnchorElement) || !element.href || /#|javascript:/.test(element.getAttribute('href') ?? '#'),
+      )
+      .find((element) => moreWord.test(bare(nameOf(element))) && !(element as HTMLButtonElement).disabled);
+    if (lone) {
+      pagination = {
+        kind: 'links',
+        selector: relNext.length === 1 && lone === relNext[0] ? 'a[rel~=next]' : selectorOf(lone),
+        current: null,
+        pages: [],
+        next: linkOf(lone),
+      };
+    } else if (more) {
+      pagination = { kind: 'more', selector: selectorOf(more), current: null, pages: [], next: null };
+    } else if (
+      document.documentElement.scrollHeight > window.innerHeight + 50 &&
+      document.querySelector('table, ul, ol, article, [role=list]')
+    ) {
+      pagination = { kind: 'scroll', current: null, pages: [], next: null };
+    }
   }
 
   const navigation = [...document.querySelectorAll('nav, [role=navigation]')]

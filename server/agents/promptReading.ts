@@ -5,7 +5,7 @@
  */
 import type { LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
 
-export type ToolEvent = { name: string; input: Record<string, unknown>; output: unknown };
+export type ToolEvent = { id: string; name: string; input: Record<string, unknown>; output: unknown };
 
 /** The user's request: the text of the first user message (later ones are the service's feedback). */
 export function requestText(prompt: LanguageModelV4Prompt) {
@@ -34,7 +34,7 @@ export function toolEvents(prompt: LanguageModelV4Prompt): ToolEvent[] {
         if (part.type !== 'tool-result') continue;
         const known = inputs.get(part.toolCallId);
         const output = part.output.type === 'json' ? part.output.value : part.output.type === 'text' ? part.output.value : null;
-        events.push({ name: known?.name ?? part.toolName, input: known?.input ?? {}, output });
+        events.push({ id: part.toolCallId, name: known?.name ?? part.toolName, input: known?.input ?? {}, output });
       }
     }
   }

@@ -119,7 +119,7 @@ export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<st
         );
       }
     }
-    for (const selector of [step.selector, step.pagesSelector]) {
+    for (const selector of [step.selector, step.pagesSelector, step.paging?.selector]) {
       if (selector && !knownSelectors.has(selector)) {
         problems.push(
           `${where}: the selector ${JSON.stringify(selector)} is not in any page model you were shown; use one from page_model`,
@@ -134,7 +134,15 @@ export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<st
   return problems;
 }
 
-type Node = { type: string; inputs?: Record<string, unknown>; body?: { nodes: Record<string, Node>; outputs?: Record<string, unknown> } };
+/** The time limit of an extract node that reads every page of a listing. */
+const PAGED_TIMEOUT_MS = 180_000;
+
+type Node = {
+  type: string;
+  inputs?: Record<string, unknown>;
+  timeoutMs?: number;
+  body?: { nodes: Record<string, Node>; outputs?: Record<string, unknown> };
+};
 
 /**
  * The pipeline source for a proposal: a page, a goto, then one node per step, each taking the page
@@ -253,51 +261,40 @@ export function sourceFromProposal(proposal: Proposal, defaults: Record<string, 
       }
       case 'extract_table':
       case 'extract_list': {
-        const read = (pageRef: { $ref: string }): Node =>
+        // A paged listing is one node reading every page (its `pages` input); `pagesSelector` is the
+        // older way to say paging by links.
+        const paging: Paging | undefined =
+          step.paging ?? (step.pagesSelector ? { kind: 'links', selector: step.pagesSelector } : undefined);
+        const pages =
+          paging?.kind === 'scroll'
+            ? { scroll: true }
+            : paging?.selector
+              ? paging.kind === 'more'
+                ? { more: paging.selector }
+                : { links: paging.selector }
+              : undefined;
+        const key = name(outputName);
+        const inputs: Record<string, unknown> =
           step.action === 'extract_table'
-            ? { type: 'extract.table', inputs: { page: pageRef, selector: step.selector } }
+            ? { page: ref, selector: step.selector }
             : {
-                type: 'extract.list',
-                inputs: {
-                  page: pageRef,
-                  selector: step.selector,
-                  fields: Object.fromEntries(
-                    (step.fields ?? []).map((field) => [
-                      field.name,
-                      field.attribute ? { selector: field.selector, attribute: field.attribute } : field.selector,
-                    ]),
-                  ),
-                },
+                page: ref,
+                selector: step.selector,
+                fields: Object.fromEntries(
+                  (step.fields ?? []).map((field) => [
+                    field.name,
+                    field.attribute ? { selector: field.selector, attribute: field.attribute } : field.selector,
+                  ]),
+                ),
               };
-        if (!step.pagesSelector) {
-          const key = name(outputName);
-          nodes[key] = read(ref);
-          outputs[outputName] = { $ref: `${key}.records` };
-          page = `${key}.page`;
-          break;
-        }
-        // Every page of the listing: read the page links, visit each, join the records.
-        const pages = name(`${outputName}_pages`);
-        const each = name(`${outputName}_each`);
-        const all = name(outputName);
-        nodes[pages] = {
-          type: 'extract.attribute',
-          inputs: { page: ref, selector: step.pagesSelector, attribute: 'href', resolveUrl: true },
+        nodes[key] = {
+          type: step.action === 'extract_table' ? 'extract.table' : 'extract.list',
+          inputs: pages ? { ...inputs, pages } : inputs,
+          // Every page in one node: time for a listing of many pages.
+          ...(pages ? { timeoutMs: PAGED_TIMEOUT_MS } : {}),
         };
-        nodes[each] = {
-          type: 'flow.forEach',
-          inputs: { items: { $ref: `${pages}.values` }, page: { $ref: `${pages}.page` } },
-          body: {
-            nodes: {
-              [`${each}_visit`]: { type: 'page.goto', inputs: { page: { $ref: `${each}.page` }, url: { $ref: `${each}.item` } } },
-              [`${each}_read`]: read({ $ref: `${each}_visit.page` }),
-            },
-            outputs: { records: { $ref: `${each}_read.records` } },
-          },
-        };
-        nodes[all] = { type: 'list.flatten', inputs: { list: { $ref: `${each}.records` } } };
-        outputs[outputName] = { $ref: `${all}.list` };
-        page = `${each}.page`;
+        outputs[outputName] = { $ref: `${key}.records` };
+        page = `${key}.page`;
         break;
       }
     }

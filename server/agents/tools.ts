@@ -44,6 +44,11 @@ export const analysisToolSpecs = {
       additionalProperties: false,
     },
   },
+  scroll: {
+    description:
+      'Scrolls the page to the bottom and waits a moment for it to load more (infinite scroll); answers whether the page changed. Call page_model after it to see the listing as it is now.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
   fill: {
     description: 'Types a value into an input. Write a parameter as {{name}} (secret values are only known by name).',
     inputSchema: {

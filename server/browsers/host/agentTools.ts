@@ -14,6 +14,35 @@ import { isAnalysisTool } from '../../agents/tools.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
 
 const ACTION_TIMEOUT_MS = 10_000;
+/** How long a click or scroll that stays on the page waits for it to start changing, then to go quiet. */
+const CHANGE_WAIT_MS = 2_500;
+const QUIET_MS = 300;
+
+/**
+ * Waits, in the page, for its document to change (a "Load more" appending items, a scroll loading
+ * the next batch) and then to stay unchanged for a moment: true when it changed. The tools answer
+ * only after that, so the page_model that follows sees the page as the action left it.
+ */
+function settleAfterAction(page: Page) {
+  return page.evaluate(
+    ([firstMs, quietMs]) =>
+      new Promise<boolean>((resolve) => {
+        let changed = false;
+        let timer = setTimeout(() => finish(), firstMs);
+        const observer = new MutationObserver(() => {
+          changed = true;
+          clearTimeout(timer);
+          timer = setTimeout(() => finish(), quietMs);
+        });
+        const finish = () => {
+          observer.disconnect();
+          resolve(changed);
+        };
+        observer.observe(document.documentElement, { childList: true, subtree: true, characterData: true });
+      }),
+    [CHANGE_WAIT_MS, QUIET_MS] as const,
+  );
+}
 const MAX_SNAPSHOT = 40_000;
 
 /**
@@ -115,9 +144,19 @@ export class AgentTabs {
       }
       case 'click': {
         const loaded = input.waitForLoad ? page.waitForEvent('load', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined) : null;
-        await page.locator(selector()).first().click({ timeout: ACTION_TIMEOUT_MS });
+        const locator = page.locator(selector()).first();
+        await locator.waitFor({ timeout: ACTION_TIMEOUT_MS });
+        // Observing starts before the click, so a change it makes at once is not missed.
+        const changed = input.waitForLoad ? null : settleAfterAction(page).catch(() => false);
+        await locator.click({ timeout: ACTION_TIMEOUT_MS });
         await loaded;
+        await changed;
         return settle(input.waitForLoad);
+      }
+      case 'scroll': {
+        const changed = settleAfterAction(page).catch(() => false);
+        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        return { changed: await changed, scrollHeight: await page.evaluate(() => document.documentElement.scrollHeight) };
       }
       case 'fill': {
         if (typeof input.value !== 'string') throw new Error('value is required');

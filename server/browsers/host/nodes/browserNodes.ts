@@ -12,6 +12,7 @@
 import type { Locator, Page } from 'playwright-core';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
+import { PAGING_MAX_PAGES } from '../../../pipelines/engine/nodes/extract.ts';
 import type { NAVIGATION_STATES } from '../../../pipelines/engine/nodes/parts.ts';
 import type { InputsOf, NodeTypeSpec, OutputsOf } from '../../../pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, NodeSpecOf } from '../../../pipelines/engine/registry.ts';
@@ -136,6 +137,125 @@ async function actAndWait(
 
 const log = (ctx: BrowserNodeContext, page: Page, message: string, severity: NewLogEntry['severity'] = 'info') =>
   ctx.log({ context: page.url() || 'about:blank', severity, message, area: 'node' });
+
+// ---- paging ---------------------------------------------------------------------------------
+
+/** The `pages` input of extract.table and extract.list, as its spec's check guarantees it. */
+type Paging = { links?: string; more?: string; scroll?: true; max?: number };
+
+/** How long a "more" click or a scroll may take to add items before the listing counts as complete. */
+const GROWTH_WAIT_MS = 4_000;
+/** How long a page reached by a pager link may take to show the listing (it may be past the end). */
+const LATER_PAGE_WAIT_MS = 5_000;
+
+/** A listing the paging reads: its items counted and the last one shown, and its records read. */
+type Listing<R> = {
+  count: () => Promise<number>;
+  revealLast: () => Promise<void>;
+  /** The records the page shows now; `later`: a page reached by paging, where no match means none. */
+  read: (later: boolean) => Promise<R[]>;
+};
+
+/** Waits until the listing has more than `before` items; false when the wait ends first. */
+async function grew(listing: Listing<unknown>, before: number, ms: number) {
+  const until = Date.now() + ms;
+  for (;;) {
+    if ((await listing.count()) > before) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(150, Math.max(1, until - Date.now()))));
+  }
+}
+
+/**
+ * The records of a listing across its pages (the `pages` input): without paging, the page as it
+ * is. `links` visits each address its links lead to once, in the order found, and drops a page whose
+ * records equal an earlier page's (a "1" link back to the start, a "newer" link); `more` and
+ * `scroll` grow the page until it stops growing, then read it once. Every wait is bounded by the
+ * node's budget; a listing that needs longer fails with `timeout` rather than coming back cut short.
+ */
+async function readPaged<R>(page: Page, paging: Paging | undefined, listing: Listing<R>, left: () => number, ctx: BrowserNodeContext) {
+  if (!paging) return listing.read(false);
+  const max = paging.max ?? PAGING_MAX_PAGES;
+  const outOfTime = () => {
+    if (left() <= 1) throw new NodeError('timeout', 'paging: the node’s timeout ended before the last page; raise `timeoutMs`');
+  };
+  if (paging.more) {
+    const button = page.locator(paging.more).first();
+    let clicks = 0;
+    while (clicks < max) {
+      outOfTime();
+      const ready = await attempt('finding the "more" button', async () => (await button.isVisible()) && (await button.isEnabled()));
+      if (!ready) break;
+      const before = await attempt('counting the items', listing.count);
+      await attempt(`clicking \`${paging.more}\``, () => button.click({ timeout: left() }));
+      clicks++;
+      if (!(await grew(listing, before, Math.min(GROWTH_WAIT_MS, left())))) break;
+    }
+    log(ctx, page, `clicked ${paging.more} ${clicks} time(s)`);
+    return listing.read(false);
+  }
+  if (paging.scroll) {
+    let scrolls = 0;
+    while (scrolls < max) {
+      outOfTime();
+      const before = await attempt('counting the items', listing.count);
+      await attempt('scrolling', async () => {
+        await listing.revealLast();
+        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      });
+      scrolls++;
+      if (!(await grew(listing, before, Math.min(GROWTH_WAIT_MS, left())))) break;
+    }
+    log(ctx, page, `scrolled ${scrolls} time(s)`);
+    return listing.read(false);
+  }
+  const selector = paging.links as string;
+  const address = (url: string) => url.split('#')[0] as string;
+  const visited = new Set([address(page.url())]);
+  const queue: string[] = [];
+  const findLinks = async () => {
+    const hrefs = await attempt(`reading the links \`${selector}\``, () =>
+      page
+        .locator(selector)
+        .evaluateAll((elements) =>
+          elements.map((element) => (element instanceof HTMLAnchorElement ? element.href : element.closest('a')?.href) ?? null),
+        ),
+    );
+    for (const href of hrefs) {
+      if (!href || !/^https?:/i.test(href)) continue;
+      const url = address(href);
+      if (!visited.has(url) && !queue.includes(url)) queue.push(url);
+    }
+  };
+  const pages = new Set<string>();
+  const records: R[] = [];
+  const add = (found: R[]) => {
+    const key = JSON.stringify(found);
+    if (pages.has(key)) return;
+    pages.add(key);
+    records.push(...found);
+  };
+  // A page the pager leads to may be past the listing's end: no match there is no records.
+  const readLater = () =>
+    listing.read(true).catch((error: unknown) => {
+      if (error instanceof NodeError && error.code === 'not_found') return [];
+      throw error;
+    });
+  add(await listing.read(false));
+  await findLinks();
+  let read = 1;
+  while (queue.length && read < max) {
+    outOfTime();
+    const url = queue.shift() as string;
+    visited.add(url);
+    await attempt(`opening ${url}`, () => page.goto(url, { waitUntil: 'load', timeout: left() }));
+    read++;
+    add(await readLater());
+    await findLinks();
+  }
+  log(ctx, page, `read ${read} page(s) of the listing, ${pages.size} with records of their own`);
+  return records;
+}
 
 // ---- the nodes ------------------------------------------------------------------------------
 
@@ -337,39 +457,51 @@ const implementations = {
     });
     const { limit } = inputs;
     const locator = page.locator(selector);
-    const { rows } = await readMatches(
-      locator,
-      inputs.optional,
-      selector,
-      left,
-      () =>
-        locator.evaluateAll(
-          (items, [fieldSpecs, max]) => ({
-            matches: items.length,
-            rows: items.slice(0, max ?? items.length).map((item) =>
-              fieldSpecs.map((field) => {
-                const element = field.selector === '' || field.selector === '.' ? item : item.querySelector(field.selector);
-                if (!element) return null;
-                if (field.attribute) {
-                  const value = element.getAttribute(field.attribute);
-                  if (value === null || (field.attribute !== 'href' && field.attribute !== 'src')) return value;
-                  try {
-                    return new URL(value, document.baseURI).href;
-                  } catch {
-                    return value;
+    const readRows = (later: boolean) =>
+      readMatches(
+        locator,
+        inputs.optional,
+        selector,
+        later ? () => Math.min(left(), LATER_PAGE_WAIT_MS) : left,
+        () =>
+          locator.evaluateAll(
+            (items, [fieldSpecs, max]) => ({
+              matches: items.length,
+              rows: items.slice(0, max ?? items.length).map((item) =>
+                fieldSpecs.map((field) => {
+                  const element = field.selector === '' || field.selector === '.' ? item : item.querySelector(field.selector);
+                  if (!element) return null;
+                  if (field.attribute) {
+                    const value = element.getAttribute(field.attribute);
+                    if (value === null || (field.attribute !== 'href' && field.attribute !== 'src')) return value;
+                    try {
+                      return new URL(value, document.baseURI).href;
+                    } catch {
+                      return value;
+                    }
                   }
-                }
-                if (field.type === 'html') return element.innerHTML;
-                // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
-                return ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
-              }),
-            ),
-          }),
-          [specs.map(({ selector: s, attribute, type }) => ({ selector: s, attribute, type: type ?? null })), limit ?? null] as const,
-        ),
-      (found) => found.matches > 0,
+                  if (field.type === 'html') return element.innerHTML;
+                  // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+                  return ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
+                }),
+              ),
+            }),
+            [specs.map(({ selector: s, attribute, type }) => ({ selector: s, attribute, type: type ?? null })), limit ?? null] as const,
+          ),
+        (found) => found.matches > 0,
+      );
+    const rows = await readPaged(
+      page,
+      inputs.pages as Paging | undefined,
+      {
+        count: () => locator.count(),
+        revealLast: () => locator.evaluateAll((items) => items.at(-1)?.scrollIntoView({ block: 'end' })),
+        read: async (later) => (await readRows(later)).rows,
+      },
+      left,
+      ctx,
     );
-    const records = rows.map((row) =>
+    const records = (limit === undefined ? rows : rows.slice(0, limit)).map((row) =>
       Object.fromEntries(specs.map((field, index) => [field.name, convertText(row[index] ?? null, field.type ?? 'string', false)])),
     );
     log(ctx, page, `extracted ${records.length} record(s) from ${selector}`);
@@ -384,42 +516,65 @@ const implementations = {
     const headersOverride = inputs.headers as string[] | undefined;
     const types = (inputs.types ?? {}) as Record<string, CellType>;
     const locator = page.locator(selector);
-    const read = await readMatches(
-      locator,
-      inputs.optional,
-      selector,
+    const readTable = async (later: boolean) => {
+      const read = await readMatches(
+        locator,
+        inputs.optional,
+        selector,
+        later ? () => Math.min(left(), LATER_PAGE_WAIT_MS) : left,
+        () =>
+          locator.evaluateAll((elements) => {
+            const element = elements[0];
+            if (!element) return { matched: false as const };
+            if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
+            // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
+            const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
+            const rows = Array.from(element.rows);
+            const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
+            let header = headRows.at(-1);
+            let body = rows.filter((row) => !headRows.includes(row));
+            if (!header && body[0]) {
+              header = body[0];
+              body = body.slice(1);
+            }
+            return {
+              matched: true as const,
+              table: {
+                headers: header ? Array.from(header.cells).map(text) : [],
+                rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
+              },
+            };
+          }),
+        (found) => found.matched,
+      );
+      if (!read.matched) return null;
+      if (!read.table) throw new NodeInputError(`\`${selector}\` is not a <table>`);
+      return read.table;
+    };
+    // The first page's header cells name the columns of every page.
+    let headers: string[] | null = null;
+    const rows = await readPaged(
+      page,
+      inputs.pages as Paging | undefined,
+      {
+        count: () => locator.evaluateAll((tables) => (tables[0] instanceof HTMLTableElement ? tables[0].rows.length : 0)),
+        revealLast: () =>
+          locator.evaluateAll((tables) => {
+            if (tables[0] instanceof HTMLTableElement) tables[0].rows[tables[0].rows.length - 1]?.scrollIntoView({ block: 'end' });
+          }),
+        read: async (later) => {
+          const table = await readTable(later);
+          headers ??= table?.headers ?? null;
+          return table?.rows ?? [];
+        },
+      },
       left,
-      () =>
-        locator.evaluateAll((elements) => {
-          const element = elements[0];
-          if (!element) return { matched: false as const };
-          if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
-          // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
-          const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
-          const rows = Array.from(element.rows);
-          const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
-          let header = headRows.at(-1);
-          let body = rows.filter((row) => !headRows.includes(row));
-          if (!header && body[0]) {
-            header = body[0];
-            body = body.slice(1);
-          }
-          return {
-            matched: true as const,
-            table: {
-              headers: header ? Array.from(header.cells).map(text) : [],
-              rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
-            },
-          };
-        }),
-      (found) => found.matched,
+      ctx,
     );
-    if (!read.matched) return { records: [], headers: [], count: 0 };
-    const { table } = read;
-    if (!table) throw new NodeInputError(`\`${selector}\` is not a <table>`);
-    const width = Math.max(table.headers.length, ...table.rows.map((row) => row.length));
-    const keys = uniqueKeys(headersOverride ?? table.headers, width);
-    const records = table.rows.map((row) =>
+    if (headers === null && rows.length === 0) return { records: [], headers: [], count: 0 };
+    const width = Math.max((headers as string[] | null)?.length ?? 0, ...rows.map((row) => row.length));
+    const keys = uniqueKeys(headersOverride ?? headers ?? [], width);
+    const records = rows.map((row) =>
       Object.fromEntries(keys.map((key, index) => [key, convertText(row[index] ?? null, types[key], infer)])),
     );
     log(ctx, page, `extracted ${records.length} row(s) from the table ${selector}`);

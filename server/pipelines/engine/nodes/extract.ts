@@ -4,7 +4,32 @@
  * the entry of its type in server/browsers/host/nodes/browserNodes.ts.
  */
 import { BROWSER_TIMEOUT_MS, isPlainObject, isStringList, open, optionalIn, pageIn, pageOut, selectorIn, withPage } from './parts.ts';
-import { nodeSpec } from './spec.ts';
+import { type InputSpec, nodeSpec } from './spec.ts';
+
+/** Pages a `links` paging visits at most (the start page included) unless it says `max`. */
+export const PAGING_MAX_PAGES = 50;
+
+/** The problem with a `pages` value, or null: the one rule the compiler and the host share. */
+export function pagingProblem(value: unknown): string | null {
+  const shape = 'pages is {links: selector, max?}, {more: selector, max?} or {scroll: true, max?}';
+  if (!isPlainObject(value)) return shape;
+  const kinds = ['links', 'more', 'scroll'].filter((kind) => kind in value);
+  if (kinds.length !== 1 || Object.keys(value).some((key) => !['links', 'more', 'scroll', 'max'].includes(key))) return shape;
+  if ('links' in value && (typeof value.links !== 'string' || !value.links)) return 'pages.links is the selector of the pager links';
+  if ('more' in value && (typeof value.more !== 'string' || !value.more)) return 'pages.more is the selector of the "more" button';
+  if ('scroll' in value && value.scroll !== true) return 'pages.scroll is true';
+  if ('max' in value && (!Number.isInteger(value.max) || (value.max as number) < 1 || (value.max as number) > 1000))
+    return 'pages.max is a whole number from 1 to 1000';
+  return null;
+}
+
+/** `pages` of extract.table and extract.list: how to read a listing past what the page shows now. */
+const pagesIn = {
+  refType: 'record',
+  required: false,
+  check: pagingProblem,
+  description: `Read every page of a paged listing and join the records. \`{links: selector}\`: from this page, follow the links the selector matches (numbered, "next", "older"), each address once, collecting new links on each page, until none are new or \`max\` pages (default ${PAGING_MAX_PAGES}) are read; a page whose records equal an earlier page's adds nothing. \`{more: selector}\`: click that "Load more"/"Show more" button until it is gone, disabled or adds nothing (at most \`max\` clicks), then read once. \`{scroll: true}\`: scroll to the bottom until nothing more loads (at most \`max\` times), then read once. The \`page\` output is the page after paging.`,
+} as const satisfies InputSpec;
 
 export const extractNodeSpecs = [
   nodeSpec({
@@ -80,7 +105,7 @@ export const extractNodeSpecs = [
     type: 'extract.list',
     title: 'Extract a list of records',
     description:
-      'One record per element matching `selector` (an item), with a field per entry of `fields`: field name → a selector inside the item (its text), or `{selector, attribute?, type?}`. An empty selector or "." is the item itself; `type` is string (default), number, boolean or html; `attribute` reads an attribute (href and src resolved to absolute URLs).',
+      'One record per element matching `selector` (an item), with a field per entry of `fields`: field name → a selector inside the item (its text), or `{selector, attribute?, type?}`. An empty selector or "." is the item itself; `type` is string (default), number, boolean or html; `attribute` reads an attribute (href and src resolved to absolute URLs). With `pages`, the items of every page of a paged listing (pager links, a "more" button, infinite scroll).',
     category: 'extract',
     browser: true,
     inputs: {
@@ -106,6 +131,7 @@ export const extractNodeSpecs = [
         description: 'Field name → selector, or → `{selector, attribute?, type?}`. A field whose selector matches nothing is null.',
       },
       limit: { refType: 'number', required: false, min: 0, description: 'At most this many records.' },
+      pages: pagesIn,
       optional: optionalIn,
     },
     outputs: {
@@ -123,6 +149,7 @@ export const extractNodeSpecs = [
           page: { $ref: 'open.page' },
           selector: '.product',
           fields: { name: 'h2', price: { selector: '.price', type: 'number' }, url: { selector: 'a', attribute: 'href' } },
+          pages: { more: 'button.load-more' },
         },
       },
     }),
@@ -131,7 +158,7 @@ export const extractNodeSpecs = [
     type: 'extract.table',
     title: 'Extract a table',
     description:
-      'Reads an HTML `<table>` into records keyed by its header cells (`<thead>` or the first row; `headers` overrides them). Cells become numbers, booleans or null when they look like it (`"1,234.50"` → 1234.5, `"true"`, ""), unless `types` says otherwise per column (string, number, boolean).',
+      'Reads an HTML `<table>` into records keyed by its header cells (`<thead>` or the first row; `headers` overrides them). Cells become numbers, booleans or null when they look like it (`"1,234.50"` → 1234.5, `"true"`, ""), unless `types` says otherwise per column (string, number, boolean). With `pages`, the rows of every page of a paged table, joined.',
     category: 'extract',
     browser: true,
     inputs: {
@@ -159,6 +186,7 @@ export const extractNodeSpecs = [
         default: true,
         description: 'Infer numbers, booleans and nulls; false keeps every cell a string.',
       },
+      pages: pagesIn,
       optional: optionalIn,
     },
     outputs: {
@@ -172,7 +200,11 @@ export const extractNodeSpecs = [
     example: withPage(
       {
         open: open('https://example.com/orders'),
-        orders: { type: 'extract.table', inputs: { page: { $ref: 'open.page' }, selector: 'table#orders', types: { Order: 'string' } } },
+        orders: {
+          type: 'extract.table',
+          inputs: { page: { $ref: 'open.page' }, selector: 'table#orders', types: { Order: 'string' }, pages: { links: 'nav.pager a' } },
+          timeoutMs: 120000,
+        },
       },
       { outputs: { orders: { $ref: 'orders.records' } } },
     ),
