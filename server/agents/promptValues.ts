@@ -30,7 +30,7 @@ const NAME_WORDS: [RegExp, string][] = [
 ];
 
 /** A value's place in the prompt: `start`–`end` is what a secret's placeholder replaces. */
-type Occurrence = { start: number; end: number; value: string; secret?: SecretKind; name?: string };
+type Occurrence = { start: number; end: number; value: string; secret?: SecretKind; name?: string; placeholder?: boolean };
 
 /** A value in double quotes, or in single quotes that no letter touches (an apostrophe is no quote). */
 const QUOTED = /"([^"\n]{1,500})"|“([^”\n]{1,500})”|(?<![\p{L}\p{N}])'([^'\n]{1,200}?)'(?![\p{L}\p{N}])|‘([^’\n]{1,200})’/gu;
@@ -66,6 +66,12 @@ export function readPromptValues(prompt: string): { prompt: string; values: Prom
     if (!taken(secret.start, secret.end)) {
       occurrences.push({ start: secret.start, end: secret.end, value: secret.value, secret: secret.kind });
     }
+  }
+  // A placeholder left unquoted (`password {{password}}`): the stored prompt read again, as builtin
+  // reads it. It stands for the value sealed under its name.
+  for (const match of prompt.matchAll(/\{\{([A-Za-z_][A-Za-z0-9_-]{0,63})\}\}/g)) {
+    if (!taken(match.index, match.index + match[0].length))
+      occurrences.push({ start: match.index, end: match.index + match[0].length, value: match[0], name: match[1], placeholder: true });
   }
   // Unquoted values: after the quoted ones and the secrets, so neither is read twice.
   const inUrl = (start: number) => /[a-z][\w+.-]*:\/\/\S*$/i.test(prompt.slice(Math.max(0, start - 300), start));
@@ -104,6 +110,11 @@ export function readPromptValues(prompt: string): { prompt: string; values: Prom
     // The words since the previous value, at most 40 characters back (the quote excluded).
     const before = prompt.slice(Math.max(last, occurrence.start - 41), Math.max(last, occurrence.start - 1)).toLowerCase();
     last = occurrence.end;
+    if (occurrence.placeholder) {
+      const name = occurrence.name as string;
+      if (!values.some((other) => other.name === name)) values.push({ name, value: occurrence.value, secret: SECRET_NAME.test(name) });
+      continue;
+    }
     // A secret written twice is one parameter.
     const known = occurrence.secret && values.find((other) => other.secret && other.value === occurrence.value);
     if (known) {
