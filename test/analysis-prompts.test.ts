@@ -12,11 +12,13 @@ import {
   FORM_USER,
   formBooks,
   formBranches,
+  formCatalog,
   formHours,
   formOrders,
   formProducts,
   formStaff,
   formStories,
+  formTools,
   startFormSite,
 } from './support/formPages.ts';
 import { createPipeline } from './support/pipelines.ts';
@@ -184,6 +186,19 @@ describe('tables, definition lists and lists the way pages write them', () => {
         author: `by ${story.author}`,
       })),
     });
+  }, 240_000);
+});
+
+describe('navigation', () => {
+  it('nested navigation named without quotes is followed to the list', async () => {
+    const { analysis, generation } = await analyseAndGenerate(`Open ${site.url}/shop, go to Garden then Tools and list the tools`);
+    expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'click', 'click', 'extract_list']);
+    expect(generation.dryRun.result).toEqual({ tools: formTools });
+  }, 240_000);
+
+  it('detail pages reached from a list give a record each, named by their terms', async () => {
+    const { generation } = await analyseAndGenerate(`Open ${site.url}/catalog and open each product to get its price and weight`);
+    expect(generation.dryRun.result).toEqual({ products: formCatalog });
   }, 240_000);
 });
 

@@ -102,10 +102,15 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
     turn.push(call('page_model', {}));
     return turn;
   }
-  // A link whose text the prompt quotes.
+  // A link whose text the prompt quotes, or names as a place to go ("go to Garden then Tools").
   const quoted = values.filter((value) => !value.secret).map((value) => value.value.toLowerCase());
   const links = [...current.links, ...current.navigation.flatMap((nav) => nav.links)];
-  const link = links.find((candidate) => quoted.includes(candidate.text.toLowerCase()) && !acted.has(candidate.selector));
+  const link = links.find(
+    (candidate) =>
+      (quoted.includes(candidate.text.toLowerCase()) || namesPlace(request, candidate.text)) &&
+      !acted.has(candidate.selector) &&
+      candidate.href !== current.url,
+  );
   if (link) return [call('click', { selector: link.selector, waitForLoad: true }), call('page_model', {})];
   // Details of each item: look at the first item's page, to learn its fields.
   if (wantsDetails(request) && !events.some((event) => event.name === 'navigate')) {
@@ -156,7 +161,16 @@ const wantsEmptySearch = (request: string) =>
   /\b(?:search|results?)\b/i.test(request) &&
   /\b(?:all|every|empty|blank|without (?:a )?(?:keyword|query|term))\b|\bsubmit\b/i.test(request);
 
-const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b/i.test(request);
+const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b|\b(?:open|visit|follow)\s+(?:each|every)\b/i.test(request);
+
+/** Whether the request names `text` as a place to go: "go to Garden then Tools", "open Reports", "Garden > Tools". */
+const namesPlace = (request: string, text: string) =>
+  text.length >= 3 &&
+  text.length <= 40 &&
+  new RegExp(
+    `(?:\\bgo(?:ing)? to|\\bopen|\\bclick(?: on)?|\\bthen|\\bnavigate to|\\bvisit|[>›→»])\\s+(?:the\\s+)?${text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}(?![\\p{L}\\p{N}])`,
+    'iu',
+  ).test(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '));
 
 /** Words that name a container or nothing in particular, not what is asked for. */
 const GENERIC = new Set(
@@ -173,7 +187,7 @@ const PHRASE_END = new Set(
   `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but`.split(/\s+/),
 );
 const VERBS =
-  /\b(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see)\b/g;
+  /\b(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see|open|visit|follow)\b/g;
 
 /** `story` → `stories`, `box` → `boxes`, `orders` stays. */
 export function plural(word: string) {
@@ -207,7 +221,8 @@ const stems = (text: string) =>
  */
 export function requestedNoun(request: string): { words: string[]; name: string } | null {
   const text = request
-    .replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' ')
+    // An address ends the phrase it stands in ("Open http://…, go to …").
+    .replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , ')
     .replace(/\{\{[^}]*\}\}|"[^"]*"|“[^”]*”|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu, ' , ')
     .replace(/\S+@\S+/g, ' , ')
     .toLowerCase();

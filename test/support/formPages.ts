@@ -52,6 +52,17 @@ export const formStories = [
   { title: 'Steam and sense', score: 8, author: 'alan' },
 ];
 
+export const formTools = [
+  { title: 'Spade', price: '19.00' },
+  { title: 'Rake', price: '14.50' },
+];
+/** Each item of the catalog links to its own page, whose values a `<dl>` names. */
+export const formCatalog = [
+  { name: 'Oak chair', price: '120.00', weight: '7 kg' },
+  { name: 'Pine table', price: '340.00', weight: '22 kg' },
+  { name: 'Birch shelf', price: '89.00', weight: '5 kg' },
+];
+
 export async function startFormSite() {
   const page = (title: string, body: string) =>
     `<!doctype html><html><head><title>${title}</title></head><body><header><h1>${title}</h1></header><main>${body}</main></body></html>`;
@@ -179,9 +190,37 @@ export async function startFormSite() {
               .join('')}</ul>`,
           ),
         );
+      case '/shop':
+      case '/shop/garden':
+      case '/shop/garden/tools': {
+        // Navigation nested two deep; only the last page lists anything.
+        const top = `<nav aria-label="Departments"><a href="/shop/garden">Garden</a> <a href="/shop/kitchen">Kitchen</a></nav>`;
+        const sub =
+          url.pathname === '/shop'
+            ? ''
+            : `<nav aria-label="Garden"><a href="/shop/garden/tools">Tools</a> <a href="/shop/garden/plants">Plants</a></nav>`;
+        const list =
+          url.pathname === '/shop/garden/tools'
+            ? `<ul class="z">${formTools.map((tool) => `<li class="y"><h3>${tool.title}</h3><span class="q">Price: <b>${tool.price}</b></span></li>`).join('')}</ul>`
+            : '<p>Pick a department.</p>';
+        return send(page('Shop', top + sub + list));
+      }
+      case '/catalog':
+        return send(
+          page(
+            'Catalog',
+            `<ul class="c">${formCatalog.map((item, index) => `<li class="p"><h2>${item.name}</h2><a href="/catalog/${index}">more</a></li>`).join('')}</ul>`,
+          ),
+        );
       case '/about':
         return send(page('About us', '<h2>Our story</h2><p>We started in 2001 with one kettle.</p><p>Write to us any time.</p>'));
     }
+    const item = /^\/catalog\/(\d+)$/.exec(url.pathname);
+    const product = item ? formCatalog[Number(item[1])] : undefined;
+    if (product)
+      return send(
+        page(product.name, `<dl class="s"><dt>Price</dt><dd>${product.price}</dd><dt>Weight</dt><dd>${product.weight}</dd></dl>`),
+      );
     res.writeHead(404);
     res.end('not found');
   });
