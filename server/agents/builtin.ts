@@ -8,6 +8,8 @@
  * it in and submit it (secret values only as `{{name}}`, which the browser host fills in); when the
  * prompt quotes the text of a link there, follow it; then propose the steps taken and the extraction
  * of the table or list that best fits the prompt, across every page when the listing is paged.
+ * When nothing on the page fits what the prompt asks for, it answers `{"goalNotFound": …}` with
+ * what the page does show, never the page's heading in place of the data.
  * Generation: `sourceFromProposal` of the analysis.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
@@ -128,25 +130,13 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
 function fillsFor(form: PageForm, values: Map<string, { name: string; secret: boolean }>) {
   const fills: { selector: string; name: string }[] = [];
   // The one who logs in: by user name or by e-mail, whichever the prompt gave and the field takes.
-  const user = (preferEmail: boolean) =>
-    preferEmail
-      ? values.has('email')
-        ? 'email'
-        : values.has('username')
-          ? 'username'
-          : undefined
-      : values.has('username')
-        ? 'username'
-        : values.has('email')
-          ? 'email'
-          : undefined;
+  const user = (preferEmail: boolean) => (preferEmail ? ['email', 'username'] : ['username', 'email']).find((name) => values.has(name));
   for (const input of form.inputs) {
     const hint = `${input.name ?? ''} ${input.label} ${input.type}`.toLowerCase();
     let name: string | undefined;
     if (input.type === 'password') name = values.has('password') ? 'password' : [...values.values()].find((value) => value.secret)?.name;
     else if (/e-?mail/.test(hint)) name = user(true);
-    else if (/user|login|account|\bname\b|\bid\b/.test(hint) && form.purpose === 'login') name = user(false);
-    else if (/user|login|account/.test(hint)) name = user(false);
+    else if (/user|login|account/.test(hint) || (form.purpose === 'login' && /\bname\b|\bid\b/.test(hint))) name = user(false);
     else if (form.purpose === 'login' && /^(text|email)$/.test(input.type)) name = user(input.type === 'email');
     else if (form.purpose === 'search' || input.type === 'search') name = values.has('query') ? 'query' : undefined;
     if (name && !fills.some((fill) => fill.name === name)) fills.push({ selector: input.selector, name });
@@ -190,7 +180,7 @@ const VERBS =
   /\b(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see|open|visit|follow)\b/g;
 
 /** `story` → `stories`, `box` → `boxes`, `orders` stays. */
-export function plural(word: string) {
+function plural(word: string) {
   if (/s$/.test(word) && !/(?:ss|us|is)$/.test(word)) return word;
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
   if (/(?:s|x|z|ch|sh)$/.test(word)) return `${word}es`;
@@ -369,13 +359,12 @@ function proposeExtraction(
   const listPage = models.length > 1 ? models[models.length - 2] : undefined;
   const detailList = detailsVisited && listPage ? listFor(request, listPage) : undefined;
   const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
-  // The page as a whole names what is asked for (its address, title or headings): its data is what is asked for.
-  const pageNamed = nounNamed(
-    `${new URL(page.url, 'http://page.invalid').pathname} ${page.title} ${page.headings.map((h) => h.text).join(' ')}`,
-  );
+  // The page as a whole: its address, title and headings (the main one alone, for what the request names).
+  const path = new URL(page.url, 'http://page.invalid').pathname;
+  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')}`);
   // The request names the page itself ("every story on the news page"), its address aside.
   const pageWords = stems(
-    `${new URL(page.url, 'http://page.invalid').pathname} ${page.title} ${page.headings
+    `${path} ${page.title} ${page.headings
       .filter((h) => h.level === 1)
       .map((h) => h.text)
       .join(' ')}`,
