@@ -176,6 +176,15 @@ describe('prompts written the ways users write them', () => {
     ]);
   });
 
+  it('a stored prompt read again knows its sealed values by their placeholders; a user’s own prompt does not', () => {
+    const stored = 'log in as ada with password {{password}} and list the orders';
+    expect(readPromptValues(stored, { placeholders: true }).values).toEqual([
+      { name: 'username', value: 'ada', secret: false },
+      { name: 'password', value: '{{password}}', secret: true },
+    ]);
+    expect(readPromptValues(stored).values).toEqual([{ name: 'username', value: 'ada', secret: false }]);
+  });
+
   it('the output is named from the prompt’s noun, hurried phrasings too', () => {
     const cases: [string, string | undefined][] = [
       ['Open http://shop.test/ and get me all orders', 'orders'],

@@ -55,7 +55,8 @@ const overlap = (a: Set<string>, text: string) =>
 
 function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof toolCaller>): LanguageModelV4Content[] {
   const request = requestText(prompt);
-  const { values } = readPromptValues(request);
+  // The stored prompt: its secrets already stand as `{{name}}`.
+  const { values } = readPromptValues(request, { placeholders: true });
   const events = toolEvents(prompt);
   const models = events.filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object');
   const current = models[models.length - 1]?.output as PageModel | undefined;

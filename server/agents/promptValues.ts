@@ -48,8 +48,12 @@ const NOT_VALUES = new Set(
   again first there here now`.split(/\s+/),
 );
 
-/** Splits a prompt into its values and the prompt with secret values replaced by `{{name}}`. */
-export function readPromptValues(prompt: string): { prompt: string; values: PromptValue[] } {
+/**
+ * Splits a prompt into its values and the prompt with secret values replaced by `{{name}}`.
+ * `placeholders`: the prompt is a stored one, read again (as builtin reads it): an unquoted
+ * `{{name}}` in it stands for the value sealed under that name. A user's own prompt is read without.
+ */
+export function readPromptValues(prompt: string, options: { placeholders?: boolean } = {}): { prompt: string; values: PromptValue[] } {
   const found = findSecrets(prompt);
   const occurrences: Occurrence[] = [];
   const taken = (start: number, end: number) => occurrences.some((other) => start < other.end && end > other.start);
@@ -67,9 +71,8 @@ export function readPromptValues(prompt: string): { prompt: string; values: Prom
       occurrences.push({ start: secret.start, end: secret.end, value: secret.value, secret: secret.kind });
     }
   }
-  // A placeholder left unquoted (`password {{password}}`): the stored prompt read again, as builtin
-  // reads it. It stands for the value sealed under its name.
-  for (const match of prompt.matchAll(/\{\{([A-Za-z_][A-Za-z0-9_-]{0,63})\}\}/g)) {
+  // A placeholder left unquoted in a stored prompt (`password {{password}}`): the value sealed under its name.
+  for (const match of options.placeholders ? prompt.matchAll(/\{\{([A-Za-z_][A-Za-z0-9_-]{0,63})\}\}/g) : []) {
     if (!taken(match.index, match.index + match[0].length))
       occurrences.push({ start: match.index, end: match.index + match[0].length, value: match[0], name: match[1], placeholder: true });
   }
