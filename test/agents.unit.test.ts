@@ -2,7 +2,7 @@ import { generateText, jsonSchema, Output } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinModel } from '../server/agents/builtin.ts';
+import { builtinModel, requestedNoun } from '../server/agents/builtin.ts';
 import { fillPlaceholders, readPromptValues } from '../server/agents/promptValues.ts';
 import { checkProposal, type Proposal, proposalSchema, sourceFromProposal } from '../server/agents/proposal.ts';
 import { hideFieldValues } from '../server/browsers/host/agentTools.ts';
@@ -184,5 +184,60 @@ describe('models through the AI SDK', () => {
     expect(result.output.goal).toBe('orders');
     expect(result.usage.inputTokens).toBe(10);
     expect(z.toJSONSchema(proposalSchema)).toMatchObject({ type: 'object' });
+  });
+});
+
+describe('prompts written the ways users write them', () => {
+  it('a secret in each phrasing is sealed in the stored prompt', () => {
+    const cases: [string, string, string][] = [
+      ['log in with password hunter2zz and list orders', 'hunter2zz', 'log in with password {{password}} and list orders'],
+      ['user ada pw: Xq7-zz', 'Xq7-zz', 'user ada pw: {{password}}'],
+      ["log in as 'ada' with the password 'pass-w0rd-9'", 'pass-w0rd-9', "log in as 'ada' with the password '{{password}}'"],
+      ['use token abc123def456ghi then list', 'abc123def456ghi', 'use token {{secret}} then list'],
+    ];
+    for (const [prompt, secret, shown] of cases) {
+      const read = readPromptValues(prompt);
+      expect(read.prompt, prompt).toBe(shown);
+      expect(read.values.find((value) => value.value === secret)?.secret, prompt).toBe(true);
+    }
+  });
+
+  it('unquoted e-mail addresses and user names become values; apostrophes and addresses in URLs do not', () => {
+    expect(readPromptValues('log in as ada@example.com with password hunter2zz').values).toEqual([
+      { name: 'email', value: 'ada@example.com', secret: false },
+      { name: 'password', value: 'hunter2zz', secret: true },
+    ]);
+    expect(readPromptValues("sign in as grace, then read the shop's orders and Ada's list").values).toEqual([
+      { name: 'username', value: 'grace', secret: false },
+    ]);
+    expect(readPromptValues('Open https://ada:pw-url-1@shop.test/login and log in with the email field').values).toEqual([
+      { name: 'password', value: 'pw-url-1', secret: true },
+    ]);
+    expect(readPromptValues('search for red kettles, and list the results').values).toEqual([
+      { name: 'query', value: 'red kettles', secret: false },
+    ]);
+  });
+
+  it('a stored prompt read again knows its sealed values by their placeholders; a user’s own prompt does not', () => {
+    const stored = 'log in as ada with password {{password}} and list the orders';
+    expect(readPromptValues(stored, { placeholders: true }).values).toEqual([
+      { name: 'username', value: 'ada', secret: false },
+      { name: 'password', value: '{{password}}', secret: true },
+    ]);
+    expect(readPromptValues(stored).values).toEqual([{ name: 'username', value: 'ada', secret: false }]);
+  });
+
+  it('the output is named from the prompt’s noun, hurried phrasings too', () => {
+    const cases: [string, string | undefined][] = [
+      ['Open http://shop.test/ and get me all orders', 'orders'],
+      ['http://shop.test/ orders pls', 'orders'],
+      ['every story on the news page', 'stories'],
+      ['Open http://shop.test/catalog and read the details of each product', 'products'],
+      ['Open http://shop.test/report and extract the returns table', 'returns'],
+      ['Open http://shop.test/team and list the team members', 'members'],
+      ['Open http://shop.test/search and show all results of the search form', 'results'],
+      ['Open http://shop.test/ and take a screenshot', undefined],
+    ];
+    for (const [request, name] of cases) expect(requestedNoun(request)?.name, request).toBe(name);
   });
 });

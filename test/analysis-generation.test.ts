@@ -491,7 +491,7 @@ function pageModelsIn(request: ChatRequest) {
     .filter((value) => value && typeof value === 'object' && 'tables' in value) as {
     url: string;
     headings: { selector: string }[];
-    pagination: { linkSelector: string } | null;
+    pagination: { selector?: string } | null;
   }[];
 }
 
@@ -539,7 +539,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
               {
                 action: 'extract_table',
                 selector: '#orders',
-                pagesSelector: pager?.linkSelector,
+                paging: { kind: 'links', selector: pager?.selector },
                 output: 'orders',
                 evidence: 'the table, 3 pages',
               },

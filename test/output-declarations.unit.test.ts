@@ -20,7 +20,7 @@ const page = (url: string, parts: Partial<PageModel>): PageModel => ({
   ...parts,
 });
 
-const ordersTable = (rowCount: number) => ({ selector: '#orders', caption: 'Orders', headers: ['Id', 'Total', 'Status', ''], rowCount });
+const ordersTable = (rowCount: number) => ({ selector: '#orders', caption: 'Orders', heading: null, headers: ['Id', 'Total', 'Status', ''], rowCount });
 const storiesList = (count: number) => ({
   selector: '#stories',
   itemSelector: '#stories > li',

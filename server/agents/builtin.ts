@@ -9,13 +9,16 @@
  * prompt quotes the text of a link there, follow it; then, when the listing is paged, walk it (follow the
  * pager, click "more", scroll) so the page models hold every page; then propose the steps taken and
  * the extraction of the table or list that best fits the prompt, with the paging the walk used.
+ * When nothing on the page fits what the prompt asks for, it answers `{"goalNotFound": …}` with
+ * what the page does show, never the page's heading in place of the data.
  * Generation: `sourceFromProposal` of the analysis.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { NAME_PATTERN } from '../pipelines/language.ts';
 import type { PageForm, PageList, PageModel, PageTable } from './pageModel.ts';
 import { failed, requestText, type ToolEvent, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
 import { readPromptValues } from './promptValues.ts';
-import type { Paging, Proposal, ProposalStep } from './proposal.ts';
+import type { GoalNotFound, OutputDeclaration, Paging, Proposal, ProposalStep } from './proposal.ts';
 import { sourceFromProposal } from './proposal.ts';
 
 /** A rough size in tokens (4 characters each), so usage and limits mean something for builtin too. */
@@ -53,7 +56,8 @@ const overlap = (a: Set<string>, text: string) =>
 
 function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof toolCaller>): LanguageModelV4Content[] {
   const request = requestText(prompt);
-  const { values } = readPromptValues(request);
+  // The stored prompt: its secrets already stand as `{{name}}`.
+  const { values } = readPromptValues(request, { placeholders: true });
   const allEvents = toolEvents(prompt);
   // The walk through a paged listing comes last and adds no steps: the rest reads the page before it.
   const events = allEvents.filter((event) => !isWalk(event));
@@ -95,22 +99,31 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
   const byName = new Map(values.map((value) => [value.name, value]));
   const placeholder = (name: string) => `{{${name}}}`;
 
-  // A login or search form the prompt gave values for, not yet used.
+  // A login or search form the prompt gave values for (or a search it asks to submit empty), not yet used.
   for (const form of current.forms) {
-    if (form.inputs.some((input) => acted.has(input.selector))) continue;
+    if ([...form.inputs, ...form.submit].some((element) => acted.has(element.selector))) continue;
     const fills = fillsFor(form, byName);
-    if (!fills.length) continue;
+    const empty = !fills.length && form.purpose === 'search' && wantsEmptySearch(request);
+    if (!fills.length && !empty) continue;
     const submit = form.submit[0];
     const turn = fills.map((fill) => call('fill', { selector: fill.selector, value: placeholder(fill.name) }));
+    // No button: Enter in the field submits the form.
+    const field = fills[fills.length - 1]?.selector ?? form.inputs.find((input) => /text|search/.test(input.type))?.selector;
     if (submit) turn.push(call('click', { selector: submit.selector, waitForLoad: true }));
-    else turn.push(call('press', { selector: fills[fills.length - 1]?.selector, key: 'Enter', waitForLoad: true }));
+    else if (field) turn.push(call('press', { selector: field, key: 'Enter', waitForLoad: true }));
+    else continue;
     turn.push(call('page_model', {}));
     return turn;
   }
-  // A link whose text the prompt quotes.
+  // A link whose text the prompt quotes, or names as a place to go ("go to Garden then Tools").
   const quoted = values.filter((value) => !value.secret).map((value) => value.value.toLowerCase());
   const links = [...current.links, ...current.navigation.flatMap((nav) => nav.links)];
-  const link = links.find((candidate) => quoted.includes(candidate.text.toLowerCase()) && !acted.has(candidate.selector));
+  const link = links.find(
+    (candidate) =>
+      (quoted.includes(candidate.text.toLowerCase()) || namesPlace(request, candidate.text)) &&
+      !acted.has(candidate.selector) &&
+      candidate.href !== current.url,
+  );
   if (link) return [call('click', { selector: link.selector, waitForLoad: true }), call('page_model', {})];
   // Details of each item: look at the first item's page, to learn its fields.
   if (wantsDetails(request) && !events.some((event) => event.name === 'navigate')) {
@@ -211,32 +224,205 @@ function walkListing(base: PageModel, events: ToolEvent[], call: ReturnType<type
 /** The inputs of a form the prompt's values fit, by purpose and by name. */
 function fillsFor(form: PageForm, values: Map<string, { name: string; secret: boolean }>) {
   const fills: { selector: string; name: string }[] = [];
+  // The one who logs in: by user name or by e-mail, whichever the prompt gave and the field takes.
+  const user = (preferEmail: boolean) => (preferEmail ? ['email', 'username'] : ['username', 'email']).find((name) => values.has(name));
   for (const input of form.inputs) {
     const hint = `${input.name ?? ''} ${input.label} ${input.type}`.toLowerCase();
     let name: string | undefined;
     if (input.type === 'password') name = values.has('password') ? 'password' : [...values.values()].find((value) => value.secret)?.name;
-    else if (/e-?mail/.test(hint) && values.has('email')) name = 'email';
-    else if (/user|login|account/.test(hint)) name = values.has('username') ? 'username' : values.has('email') ? 'email' : undefined;
-    else if (form.purpose === 'login' && input.type === 'email') name = values.has('email') ? 'email' : undefined;
+    else if (/e-?mail/.test(hint)) name = user(true);
+    else if (/user|login|account/.test(hint) || (form.purpose === 'login' && /\bname\b|\bid\b/.test(hint))) name = user(false);
+    else if (form.purpose === 'login' && /^(text|email)$/.test(input.type)) name = user(input.type === 'email');
     else if (form.purpose === 'search' || input.type === 'search') name = values.has('query') ? 'query' : undefined;
-    if (name) fills.push({ selector: input.selector, name });
+    if (name && !fills.some((fill) => fill.name === name)) fills.push({ selector: input.selector, name });
   }
   // A login form needs its password; a search form its query.
   if (form.purpose === 'login' && !fills.some((fill) => fill.name === 'password' || values.get(fill.name)?.secret)) return [];
   return fills;
 }
 
-const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b/i.test(request);
+/** A search asked for without a keyword: "all results of the search form", "submit the search empty". */
+const wantsEmptySearch = (request: string) =>
+  /\b(?:search|results?)\b/i.test(request) &&
+  /\b(?:all|every|empty|blank|without (?:a )?(?:keyword|query|term))\b|\bsubmit\b/i.test(request);
 
-/** The repeated list whose words best match the request (then the longest). */
+const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b|\b(?:open|visit|follow)\s+(?:each|every)\b/i.test(request);
+
+/** Whether the request names `text` as a place to go: "go to Garden then Tools", "open Reports", "Garden > Tools". */
+const namesPlace = (request: string, text: string) =>
+  text.length >= 3 &&
+  text.length <= 40 &&
+  new RegExp(
+    `(?:\\bgo(?:ing)? to|\\bopen|\\bclick(?: on)?|\\bthen|\\bnavigate to|\\bvisit|[>›→»])\\s+(?:the\\s+)?${text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')}(?![\\p{L}\\p{N}])`,
+    'iu',
+  ).test(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '));
+
+/** Words that name a container or nothing in particular, not what is asked for. */
+const GENERIC = new Set(
+  `table tables list lists row rows item items record records entry entries data result results everything all things stuff content
+  contents details detail info information value values text page pages site website thing one ones field fields form forms search`.split(
+    /\s+/,
+  ),
+);
+const DETERMINERS = new Set(
+  `all every each the a an of my our their your its this these those any latest current whole entire full complete me us them`.split(/\s+/),
+);
+/** Where the noun phrase after the verb ends. */
+const PHRASE_END = new Set(
+  `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but`.split(/\s+/),
+);
+const VERBS =
+  /\b(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see|open|visit|follow)\b/g;
+
+/** `story` → `stories`, `box` → `boxes`, `orders` stays. */
+function plural(word: string) {
+  if (/s$/.test(word) && !/(?:ss|us|is)$/.test(word)) return word;
+  if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
+  if (/(?:s|x|z|ch|sh)$/.test(word)) return `${word}es`;
+  return `${word}s`;
+}
+/** One form for singular and plural: `stories` and `story` → `story`, `boxes` → `box`. */
+const stem = (word: string) =>
+  word
+    .toLowerCase()
+    .replace(/ies$/, 'y')
+    .replace(/(?:ss|x|z|ch|sh)es$/, (ending) => ending.slice(0, -2))
+    .replace(/([^s])s$/, '$1');
+const stems = (text: string) =>
+  new Set(
+    (
+      text
+        .replace(/([a-z])([A-Z])/g, '$1 $2')
+        .toLowerCase()
+        .match(/[a-z0-9]+/g) ?? []
+    ).map(stem),
+  );
+
+/**
+ * What the request asks for, as the words of its noun phrase: "get me all orders" → orders, "list
+ * the team members" → team members, "every story on the news page" → story, "orders pls" →
+ * orders, "read the details of each product" → product. Addresses, quoted values and
+ * placeholders are left out first.
+ */
+export function requestedNoun(request: string): { words: string[]; name: string } | null {
+  const text = request
+    // An address ends the phrase it stands in ("Open http://…, go to …").
+    .replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , ')
+    .replace(/\{\{[^}]*\}\}|"[^"]*"|“[^”]*”|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu, ' , ')
+    .replace(/\S+@\S+/g, ' , ')
+    .toLowerCase();
+  const tokens = text.match(/[a-z][a-z0-9'-]*|[,.;:!?]/g) ?? [];
+  const phraseAt = (from: number) => {
+    const phrase: string[] = [];
+    for (let at = from; at < tokens.length; at++) {
+      const token = tokens[at] as string;
+      if (/^[,.;:!?]$/.test(token) || PHRASE_END.has(token)) {
+        // "the list of orders", "the details of each product": the phrase goes on after `of`.
+        if (token === 'of' || (token === 'on' && !phrase.length)) continue;
+        break;
+      }
+      if (token === 'of') {
+        if (phrase.every((word) => GENERIC.has(word))) {
+          phrase.length = 0;
+          continue;
+        }
+        break;
+      }
+      if (DETERMINERS.has(token)) {
+        if (phrase.length && token !== 'of') break;
+        continue;
+      }
+      phrase.push(token.replace(/'s$/, ''));
+      if (phrase.length >= 4) break;
+    }
+    return phrase;
+  };
+  // Counted one by one ("every story", "each product"), the output is named in the plural.
+  const named = (phrase: string[], counted = false) => {
+    const words = phrase.filter((word) => !GENERIC.has(word) && word.length > 1);
+    const last = words[words.length - 1];
+    return last ? { words, name: (counted ? plural(last) : last).replace(/[^a-z0-9_]/g, '').slice(0, 60) } : null;
+  };
+  // Nothing in particular: "list the results", "show all results of the search form".
+  const generic = (from: number) => {
+    for (let at = from; at < tokens.length && !/^[,.;:!?]$/.test(tokens[at] as string); at++) {
+      const token = tokens[at] as string;
+      if (GENERIC.has(token) && /s$/.test(token)) return { words: [], name: token };
+    }
+    return null;
+  };
+  const counted = (from: number) => tokens.slice(from, from + 5).some((token) => token === 'every' || token === 'each');
+  const verbs = [...text.matchAll(VERBS)].map((match) => text.slice(0, match.index).match(/[a-z][a-z0-9'-]*|[,.;:!?]/g)?.length ?? 0);
+  for (const index of verbs) {
+    const found = named(phraseAt(index + 1), counted(index + 1));
+    if (found) return found;
+  }
+  // No verb before it: "every story on the news page", "orders pls".
+  for (const [index, token] of tokens.entries()) {
+    if (['all', 'every', 'each'].includes(token)) {
+      const found = named(phraseAt(index + 1), token !== 'all');
+      if (found) return found;
+    }
+  }
+  const NOT_NOUNS =
+    /^(?:pls|please|plz|thanks|thx|this|its|is|was|has|does|as|us|yes|status|always|sometimes|perhaps|nevertheless|less|unless|always)$/;
+  const plurals = tokens.filter(
+    (token) => /^[a-z]{3,}s$/.test(token) && !/(?:ss|us|is)$/.test(token) && !NOT_NOUNS.test(token) && !GENERIC.has(token),
+  );
+  if (plurals.length) {
+    const word = plurals[0] as string;
+    return { words: [word], name: word };
+  }
+  for (const index of verbs) {
+    const found = generic(index + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Whether `text` names one of `words` (singular or plural alike). */
+const mentions = (words: string[], text: string) => {
+  const inText = stems(text);
+  return words.some((word) => inText.has(stem(word)));
+};
+const listText = (list: PageList) => `${list.selector} ${list.heading ?? ''} ${list.fields.map((field) => field.name).join(' ')}`;
+const tableText = (table: PageTable) => `${table.caption ?? ''} ${table.heading ?? ''} ${table.headers.join(' ')} ${table.selector}`;
+
+/** The repeated list that fits the request: one naming what it asks for, then the one sharing most words (then the longest). */
 function listFor(request: string, page: PageModel) {
   const asked = words(request);
-  return [...page.lists].sort(
-    (a, b) =>
-      overlap(asked, `${b.selector} ${b.fields.map((f) => f.name).join(' ')}`) * 1000 +
-      b.count -
-      (overlap(asked, `${a.selector} ${a.fields.map((f) => f.name).join(' ')}`) * 1000 + a.count),
-  )[0];
+  const noun = requestedNoun(request);
+  const score = (list: PageList) =>
+    (noun?.words.length && mentions(noun.words, listText(list)) ? 100_000 : 0) + overlap(asked, listText(list)) * 1000 + list.count;
+  return [...page.lists].sort((a, b) => score(b) - score(a))[0];
+}
+
+/** What a page shows that could be extracted, named for a reader: `goal_not_found`'s explanation. */
+function whatPageShows(page: PageModel) {
+  const named = (what: string, heading: string | null | undefined, selector: string) =>
+    heading ? `${what} "${heading}"` : `${what} ${selector}`;
+  const parts = [
+    ...page.tables.map(
+      (table) => `${named('a table', table.caption ?? table.heading, table.selector)} (${table.headers.slice(0, 6).join(', ')})`,
+    ),
+    ...page.lists.map(
+      (list) =>
+        `${named('a list', list.heading, list.selector)} of ${list.count} items (${list.fields
+          .map((field) => field.name)
+          .slice(0, 6)
+          .join(', ')})`,
+    ),
+    ...page.forms.map((form) => `a ${form.purpose === 'other' ? '' : `${form.purpose} `}form`),
+    ...(page.details.length
+      ? [
+          `labelled values (${page.details
+            .map((detail) => detail.name)
+            .slice(0, 6)
+            .join(', ')})`,
+        ]
+      : []),
+  ];
+  return parts.length ? parts.join('; ') : 'no table, list, form or labelled values';
 }
 
 function proposeExtraction(
@@ -248,36 +434,54 @@ function proposeExtraction(
   models: PageModel[],
   detailsVisited: boolean,
   paging: Paging | undefined,
-): Proposal {
+): Proposal | GoalNotFound {
   const asked = words(request);
+  const noun = requestedNoun(request);
+  const specific = Boolean(noun?.words.length);
   const wantsTable = /\btable|rows?\b/i.test(request);
-  const score = (text: string, size: number) => overlap(asked, text) * 1000 + size;
-  const tables = page.tables.map((table: PageTable) => ({
-    table,
-    score: score(`${table.caption ?? ''} ${table.headers.join(' ')} ${table.selector}`, table.rowCount) + (wantsTable ? 500 : 0),
-  }));
-  const lists = page.lists.map((list: PageList) => ({
-    list,
-    score: score(`${list.selector} ${list.fields.map((f) => f.name).join(' ')}`, list.count),
-  }));
+  const score = (text: string, size: number) =>
+    (specific && mentions(noun?.words ?? [], text) ? 100_000 : 0) + overlap(asked, text) * 1000 + size;
+  const tables = page.tables
+    .filter((table) => table.rowCount > 0)
+    .map((table: PageTable) => ({ table, score: score(tableText(table), table.rowCount) + (wantsTable ? 500 : 0) }));
+  const lists = page.lists.map((list: PageList) => ({ list, score: score(listText(list), list.count) }));
   const bestTable = tables.sort((a, b) => b.score - a.score)[0];
   const bestList = lists.sort((a, b) => b.score - a.score)[0];
-  const heading = page.headings[0];
-  const outputName = (() => {
-    const noun = request
-      .toLowerCase()
-      .match(/\b(?:extract|list|get|collect|read|scrape|return)\s+(?:(?:all|every|the|each)\s+)*(?:of\s+)?(?:the\s+)?([a-z]+)/);
-    const candidate = noun?.[1] && !['from', 'on', 'in', 'items', 'data'].includes(noun[1]) ? noun[1] : 'records';
-    return candidate.replace(/[^a-z0-9_]/g, '') || 'records';
-  })();
+  const outputName = noun?.name && /^[a-z][a-z0-9_]*$/.test(noun.name) ? noun.name : 'records';
   const paged = paging ? { paging } : {};
   const pagedOver = paging
     ? `, ${paging.kind === 'links' ? 'paged by links' : paging.kind === 'more' ? 'loaded by a "more" button' : 'loaded by scrolling'}`
     : '';
   const risks: string[] = [];
   const all = [...steps];
+  const outputs: OutputDeclaration[] = [];
   const listPage = models.length > 1 ? models[models.length - 2] : undefined;
   const detailList = detailsVisited && listPage ? listFor(request, listPage) : undefined;
+  const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
+  // The page as a whole: its address, title and headings (the main one alone, for what the request names).
+  const path = new URL(page.url, 'http://page.invalid').pathname;
+  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')}`);
+  // The request names the page itself ("every story on the news page"), its address aside.
+  const pageWords = stems(
+    `${path} ${page.title} ${page.headings
+      .filter((h) => h.level === 1)
+      .map((h) => h.text)
+      .join(' ')}`,
+  );
+  const requestNamesPage = [...stems(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '))].some(
+    (word) =>
+      word.length > 2 &&
+      !GENERIC.has(word) &&
+      !DETERMINERS.has(word) &&
+      !/^(?:open|go|visit|get|list|extract|read)$/.test(word) &&
+      pageWords.has(word),
+  );
+  const fitting = [...tables.map((entry) => entry.score), ...lists.map((entry) => entry.score)].some((value) => value >= 100_000);
+  const candidates = tables.length + lists.length;
+  // With no record fitting, the data of the page stands for what was asked only when the page is
+  // named for it, when nothing specific was asked, or when the prompt's own steps led to its one listing.
+  const acceptable = fitting || !specific || pageNamed || (candidates === 1 && (steps.length > 0 || requestNamesPage));
+  const asksForHeading = Boolean(noun?.words.some((word) => /^(?:title|heading|headline)s?$/.test(word)));
   if (detailList?.linkSelector) {
     // The page the list links to, read once per item: its main heading and its labelled values.
     const heading = page.headings.find((candidate) => candidate.level === 1) ?? page.headings[0];
@@ -293,44 +497,89 @@ function proposeExtraction(
       output: outputName,
       evidence: `each of the ${detailList.count} items links to a page with ${fields.map((field) => field.name).join(', ')}`,
     });
+    outputs.push({
+      name: outputName,
+      description: `one record per item, from its page: ${fields.map((field) => field.name).join(', ')}`,
+      kind: 'records',
+      fields: fields.map((field) => field.name),
+      count: detailList.count,
+    });
     risks.push('the fields are those of the first item’s page; pages that differ may miss some');
-  } else if (bestTable && (!bestList || bestTable.score >= bestList.score)) {
+  } else if (candidates && acceptable && !(asksForHeading && !fitting)) {
+    if (bestTable && (!bestList || bestTable.score >= bestList.score)) {
+      all.push({
+        action: 'extract_table',
+        selector: bestTable.table.selector,
+        ...paged,
+        output: outputName,
+        evidence: `a table with columns ${bestTable.table.headers.join(', ')} and ${bestTable.table.rowCount} rows${pagedOver}`,
+      });
+      outputs.push({
+        name: outputName,
+        description: `the rows of the table${bestTable.table.caption ? ` "${bestTable.table.caption}"` : ''}`,
+        kind: 'records',
+        fields: bestTable.table.headers.filter((header) => NAME_PATTERN.test(header)),
+        count: bestTable.table.rowCount,
+      });
+    } else if (bestList) {
+      all.push({
+        action: 'extract_list',
+        selector: bestList.list.itemSelector,
+        fields: bestList.list.fields.map((field) => ({
+          name: field.name,
+          selector: field.selector,
+          ...(field.attribute ? { attribute: field.attribute } : {}),
+        })),
+        ...paged,
+        output: outputName,
+        evidence: `${bestList.list.count} repeated items with ${bestList.list.fields.map((field) => field.name).join(', ')}${pagedOver}`,
+      });
+      outputs.push({
+        name: outputName,
+        description: `the items of the list${bestList.list.heading ? ` "${bestList.list.heading}"` : ''}`,
+        kind: 'records',
+        fields: bestList.list.fields.map((field) => field.name),
+        count: bestList.list.count,
+      });
+    }
+    if (!fitting && specific)
+      risks.push(
+        `no table or list on the page names ${noun?.words.join(' ')}; the page’s ${pageNamed ? 'name' : 'one listing'} was taken for it`,
+      );
+  } else if (page.details.length && (!specific || pageNamed || page.details.some((detail) => nounNamed(detail.name)))) {
+    // One record: the labelled values of the page.
+    const fields = page.details.map((detail) => ({ name: detail.name, selector: detail.selector }));
+    // Asked for some of them ("the price and weight"), the record is named for the page's details.
+    const name = fields.some((field) => nounNamed(field.name)) ? 'details' : outputName;
     all.push({
-      action: 'extract_table',
-      selector: bestTable.table.selector,
-      ...paged,
-      output: outputName,
-      evidence: `a table with columns ${bestTable.table.headers.join(', ')} and ${bestTable.table.rowCount} rows${pagedOver}`,
+      action: 'extract_fields',
+      selector: fields[0]?.selector,
+      fields,
+      output: name,
+      evidence: `the page’s labelled values ${fields.map((field) => field.name).join(', ')}`,
     });
-  } else if (bestList) {
-    all.push({
-      action: 'extract_list',
-      selector: bestList.list.itemSelector,
-      fields: bestList.list.fields.map((field) => ({
-        name: field.name,
-        selector: field.selector,
-        ...(field.attribute ? { attribute: field.attribute } : {}),
-      })),
-      ...paged,
-      output: outputName,
-      evidence: `${bestList.list.count} repeated items with ${bestList.list.fields.map((field) => field.name).join(', ')}${pagedOver}`,
-    });
-  } else if (heading) {
-    all.push({ action: 'extract_text', selector: heading.selector, output: 'heading', evidence: 'the page’s main heading' });
-    risks.push('no table or repeated list was found; only the heading is extracted');
+    outputs.push({ name, description: 'the labelled values of the page', kind: 'value', fields: fields.map((field) => field.name) });
+  } else if (asksForHeading && page.headings[0]) {
+    const heading = page.headings.find((candidate) => candidate.level === 1) ?? page.headings[0];
+    all.push({ action: 'extract_text', selector: heading.selector, output: outputName, evidence: 'the page’s main heading, as asked' });
+    outputs.push({ name: outputName, description: 'the page’s main heading', kind: 'value' });
+  } else {
+    // Never the heading in place of the data: say what is missing and what the page does show.
+    const asked = noun ? noun.words.join(' ') || noun.name : 'what the request asks for';
+    return { goalNotFound: `${page.url} shows no ${asked}: it shows ${whatPageShows(page)}`.slice(0, 500) };
   }
   if (page.tables.length + page.lists.length > 1)
     risks.push('the page has several tables or lists; the one whose words best match the prompt was chosen');
   if (paging) risks.push(`the listing was read across every page the analysis reached (${paging.kind}); the run reads it the same way`);
   const used = new Set(all.flatMap((step) => [...(step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)].map((match) => match[1])));
   return {
-    goal: request.replace(/"\{\{[^}]+\}\}"/g, (match) => match).slice(0, 500) || 'extract the page’s data',
+    goal: request.slice(0, 500) || 'extract the page’s data',
     startUrl: first.url,
     steps: [{ action: 'goto', url: first.url, evidence: 'the page the session showed' }, ...all],
     parameters: values
       .filter((value) => used.has(value.name))
       .map((value) => ({ name: value.name, description: `the ${value.name} the prompt gave`, secret: value.secret })),
-    outputs: all.filter((step) => step.output).map((step) => ({ name: step.output as string, description: step.evidence })),
+    outputs,
     risks,
   };
 }

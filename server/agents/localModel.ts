@@ -95,7 +95,7 @@ export function localModel(modelPath: string, modelId: string): LanguageModelV4 
       );
       const candidates = candidatesOf(current, used);
       if (candidates.length === 0) throw new Error('the page model offers nothing left to choose from');
-      const values = readPromptValues(request).values.map((value) => value.name);
+      const values = readPromptValues(request, { placeholders: true }).values.map((value) => value.name);
       const prompt = planPrompt(request, candidates, values);
       const schema = choiceSchema(candidates.length, values);
       const { text, inputTokens, outputTokens } = await (await runtime(modelPath)).complete(prompt, schema);

@@ -22,11 +22,28 @@ export type FormInput = {
 };
 export type PageForm = { selector: string; purpose: 'login' | 'search' | 'other'; inputs: FormInput[]; submit: ElementRef[] };
 export type PageLink = ElementRef & { href: string };
-export type PageTable = { selector: string; caption: string | null; headers: string[]; rowCount: number };
+/**
+ * `headers`: the keys `extract.table` gives each record (the last row of `<thead>`, else a first row
+ * that is no data row; blanks as `column<n>`, repeats with `_2`). `rowCount`: its data rows, across
+ * every `<tbody>` (group rows and `<tfoot>` left out). `heading`: what names it on the page (its
+ * aria-label, or the nearest heading before it).
+ */
+export type PageTable = { selector: string; caption: string | null; heading: string | null; headers: string[]; rowCount: number };
 export type ListField = { name: string; selector: string; attribute?: string; sample: string };
 /** `linkSelector`: the link of each item (when items have one), e.g. to visit every item's page. */
-export type PageList = { selector: string; itemSelector: string; count: number; fields: ListField[]; linkSelector?: string };
-/** A labelled value of a detail page: a `<dl>` entry, or an element with a test id or `itemprop`. */
+export type PageList = {
+  selector: string;
+  itemSelector: string;
+  count: number;
+  fields: ListField[];
+  linkSelector?: string;
+  /** What names the list on the page: its aria-label, or the nearest heading before it. */
+  heading?: string | null;
+};
+/**
+ * A labelled value of a detail page: a `<dl>` entry, a row of a table of row headers
+ * (`<th>Price</th><td>…`), a value after a label ("Price:"), or an element with a test id or `itemprop`.
+ */
 export type PageDetail = { name: string; selector: string; sample: string };
 /**
  * How a listing goes on past what the page shows now, with the selector a `paging` step needs:
@@ -160,8 +177,8 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       if (['submit', 'button'].includes(type)) return clean((element as HTMLInputElement).value || labelOf(element));
       return labelOf(element);
     }
-    // A table's text is its data, which changes from page to page: only a label or caption names it.
-    if (tag === 'table') return clean(element.getAttribute('aria-label') ?? (element as HTMLTableElement).caption?.textContent);
+    // A table is named by its label or caption, never by its content (the role engine does the same).
+    if (tag === 'table') return clean(element.getAttribute('aria-label') ?? (element as HTMLTableElement).caption?.textContent ?? '');
     return clean(element.getAttribute('aria-label') ?? element.textContent);
   };
   /** The most stable selector that picks out `element` alone. */
@@ -377,25 +394,61 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     .filter((link) => link.text && !navAnchors.has(link.href + link.text))
     .slice(0, maxLinks);
 
+  /** What names an element on the page: its aria-label, or the nearest heading before it. */
+  const headingBefore = (element: Element): string | null => {
+    const label = element.getAttribute('aria-label') ?? '';
+    if (label) return clean(label);
+    let node: Element | null = element;
+    for (let depth = 0; node && node !== document.body && depth < 4; depth++, node = node.parentElement) {
+      for (let sibling = node.previousElementSibling; sibling; sibling = sibling.previousElementSibling) {
+        if (/^H[1-6]$/.test(sibling.tagName)) return clean(sibling.textContent);
+        const inner = sibling.querySelectorAll('h1, h2, h3, h4, h5, h6');
+        if (inner.length) return clean(inner[inner.length - 1]?.textContent);
+      }
+    }
+    return null;
+  };
+
+  // Read as `extract.table` reads a table on the browser host (server/browsers/host/nodes/browserNodes.ts),
+  // so the headers named here are the keys of its records: keep the two alike.
   const tables = [...document.querySelectorAll('table')].filter(visible).map((table) => {
-    const headerCells = table.tHead
-      ? [...table.tHead.querySelectorAll('th, td')]
-      : [...(table.rows[0]?.cells ?? [])].filter((cell) => cell.tagName === 'TH');
-    const bodyRows = table.tBodies.length
-      ? [...table.tBodies].flatMap((body) => [...body.rows])
-      : [...table.rows].slice(headerCells.length ? 1 : 0);
+    const rows = [...table.rows];
+    const head = table.tHead ? [...table.tHead.rows] : [];
+    const foot = table.tFoot ? [...table.tFoot.rows] : [];
+    let body = rows.filter((row) => !head.includes(row) && !foot.includes(row));
+    // A row that starts with a row header (`<th scope=row>`) and holds data is a data row, not the header.
+    const rowHeaded = (row: HTMLTableRowElement) =>
+      row.cells[0]?.tagName === 'TH' && [...row.cells].slice(1).some((cell) => cell.tagName === 'TD');
+    let header = head.at(-1);
+    if (!header && body[0] && !rowHeaded(body[0])) {
+      header = body[0];
+      body = body.slice(1);
+    }
+    // Data rows hold a <td>: a group's heading row (`<th colspan=3>Europe</th>`) between tbodies is none.
+    const data = body.filter((row) => [...row.cells].some((cell) => cell.tagName === 'TD'));
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text, as extract.table reads it
+    const texts = header ? [...header.cells].map((cell) => clean((cell as HTMLElement).innerText ?? cell.textContent)) : [];
+    const width = Math.max(texts.length, ...data.map((row) => row.cells.length));
+    const headers: string[] = [];
+    for (let index = 0; index < width; index++) {
+      const base = texts[index] || `column${index + 1}`;
+      let key = base;
+      for (let n = 2; headers.includes(key); n++) key = `${base}_${n}`;
+      headers.push(key);
+    }
     return {
       selector: selectorOf(table),
       caption: table.caption ? clean(table.caption.textContent) : null,
-      headers: headerCells.map((cell) => clean(cell.textContent)),
-      rowCount: bodyRows.filter((row) => row.querySelector('td')).length,
+      heading: headingBefore(table),
+      headers,
+      rowCount: data.length,
     };
   });
 
   // Repeated lists or cards: a container with 3+ children of the same tag holding text.
   const lists: PageList[] = [];
   const seen = new Set<Element>();
-  for (const container of document.querySelectorAll('ul, ol, main, section, div, [role=list]')) {
+  for (const container of document.querySelectorAll('ul, ol, dl, main, section, div, [role=list]')) {
     if (!visible(container) || container.closest('nav, form, table') || container === pager || pager?.contains(container)) continue;
     const children = [...container.children].filter(visible);
     // Three items, or two with some structure each (a paged list may show two per page).
@@ -426,19 +479,62 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       if (first.querySelectorAll(elementTag).length === 1) return elementTag;
       const className = [...element.classList][0];
       if (className && first.querySelectorAll(`.${CSS.escape(className)}`).length === 1) return `.${CSS.escape(className)}`;
+      // Its place in the item, tag by tag (`:scope > p:nth-of-type(2) > span`).
+      const path: string[] = [];
+      for (let node: Element | null = element; node && node !== first; node = node.parentElement) {
+        const current = node;
+        const same = [...(current.parentElement?.children ?? [])].filter((other) => other.tagName === current.tagName);
+        path.unshift(
+          same.length > 1 ? `${current.tagName.toLowerCase()}:nth-of-type(${same.indexOf(current) + 1})` : current.tagName.toLowerCase(),
+        );
+      }
+      return `:scope > ${path.join(' > ')}`;
+    };
+    // A field is named by what a reader sees, never by its classes (`a`, `t`, `css-1x2y` say nothing).
+    const isLabel = (text: string) => /^[\p{L}][\p{L}\p{N} _/-]{0,30}:$/u.test(text);
+    const labelBefore = (element: Element) => {
+      if (element.tagName === 'DD') {
+        const term = element.previousElementSibling;
+        return term?.tagName === 'DT' ? clean(term.textContent) : '';
+      }
+      // "Price:" as the text just before it: a text node or an element of its own.
+      let node: Node | null = element.previousSibling;
+      while (node && node.nodeType === 3 && !clean(node.textContent)) node = node.previousSibling;
+      const before = clean(node?.textContent);
+      if (node && isLabel(before)) return before.slice(0, -1);
+      // The label as the start of its own text: `Price: $3`.
+      const own = [...element.childNodes].find((child) => child.nodeType === 3 && clean(child.textContent));
+      return /^([\p{L}][\p{L}\p{N} _/-]{0,30}):\s*\S/u.exec(clean(own?.textContent))?.[1] ?? '';
+    };
+    /** A name for what the text is, when nothing labels it. */
+    const shapeOf = (element: Element, text: string) => {
+      if (element.tagName === 'TIME' || /^\d{4}-\d{2}-\d{2}|\b(ago|yesterday|today)$/i.test(text)) return 'date';
+      if (/^(?:[$€£¥]|[A-Z]{3}\s)\s?\d|^\d[\d,.]*\s?(?:[$€£¥]|EUR|USD|GBP|kr)$/.test(text)) return 'price';
+      if (/^by\s+\S/i.test(text)) return 'author';
+      const unit = /^\d[\d,.]*\s+(\p{L}{2,20})$/u.exec(text)?.[1];
+      if (unit) return unit.toLowerCase();
+      if (/^[-+]?\d[\d,.]*%?$/.test(text)) return 'number';
       return null;
     };
-    const fieldName = (element: Element, fallback: string) => {
+    const hasHeading = Boolean(first.querySelector('h1, h2, h3, h4, h5, h6'));
+    const fieldName = (element: Element, text: string) => {
       const hint =
-        element.getAttribute('data-testid') ??
-        element.getAttribute('itemprop') ??
-        [...element.classList][0] ??
-        (/^H[1-6]$/.test(element.tagName) ? 'title' : element.tagName === 'A' ? 'link' : fallback);
+        element.getAttribute('data-testid') ||
+        element.getAttribute('itemprop') ||
+        element.getAttribute('aria-label') ||
+        labelBefore(element) ||
+        (/^H[1-6]$/.test(element.tagName) ? 'title' : '') ||
+        (element.tagName === 'A' ? (hasHeading ? 'link' : 'title') : '') ||
+        shapeOf(element, text) ||
+        'text';
       return (
         hint
-          .replace(/[^A-Za-z0-9_]/g, '_')
+          .replace(/([a-z])([A-Z])/g, '$1_$2')
+          .toLowerCase()
+          .replace(/[^a-z0-9_]+/g, '_')
+          .replace(/^_+|_+$/g, '')
           .replace(/^([0-9])/, '_$1')
-          .slice(0, 40) || fallback
+          .slice(0, 40) || 'text'
       );
     };
     for (const element of first.querySelectorAll('*')) {
@@ -446,15 +542,22 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       const text = clean(element.textContent);
       const ownText = [...element.childNodes].some((node) => node.nodeType === 3 && clean(node.textContent));
       if (!ownText && element.tagName !== 'A') continue;
+      // A label ("Price:", a <dt>) names the value after it; it is no field of its own, nor is
+      // an element whose own text is only such a label (`<span>Score: <b>42</b></span>`).
+      const own = clean([...element.childNodes].map((node) => (node.nodeType === 3 ? node.textContent : ' ')).join(' '));
+      if (element.tagName === 'DT' || isLabel(text) || isLabel(own)) continue;
       const selector = fieldSelector(element);
       if (!selector || used.has(selector)) continue;
       if (!children.every((child) => child.querySelector(selector))) continue;
       used.add(selector);
-      let name = fieldName(element, `field${fields.length + 1}`);
-      while (fields.some((field) => field.name === name)) name = `${name}_${fields.length + 1}`;
+      let name = fieldName(element, text);
+      for (let n = 2; fields.some((field) => field.name === name); n++) name = `${name.replace(/_\d+$/, '')}_${n}`;
       fields.push({ name, selector, sample: text });
-      if (element.tagName === 'A')
-        fields.push({ name: `${name}_url`, selector, attribute: 'href', sample: (element as HTMLAnchorElement).href });
+      if (element.tagName === 'A') {
+        let url = name === 'title' ? 'url' : `${name}_url`;
+        for (let n = 2; fields.some((field) => field.name === url); n++) url = `${url.replace(/_\d+$/, '')}_${n}`;
+        fields.push({ name: url, selector, attribute: 'href', sample: (element as HTMLAnchorElement).href });
+      }
     }
     const link = fields.find((field) => field.attribute === 'href');
     if (fields.length) {
@@ -463,6 +566,7 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
         itemSelector,
         count: children.length,
         fields,
+        heading: headingBefore(container),
         ...(link ? { linkSelector: within(itemSelector, link.selector) } : {}),
       });
     }
@@ -478,17 +582,37 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       .replace(/^_+|_+$/g, '')
       .replace(/^([0-9])/, '_$1')
       .slice(0, 40);
-  for (const term of document.querySelectorAll('dl > dt')) {
-    const value = term.nextElementSibling;
-    if (!value || value.tagName !== 'DD' || !visible(value)) continue;
-    const name = fieldKey(clean(term.textContent));
-    if (name && !details.some((detail) => detail.name === name))
+  const addDetail = (label: string, value: Element) => {
+    const name = fieldKey(label);
+    if (name && details.length < 20 && !details.some((detail) => detail.name === name))
       details.push({ name, selector: selectorOf(value), sample: clean(value.textContent) });
+  };
+  // Values inside a repeated list's items are its records' fields, not the page's.
+  const inRecords = (element: Element) => seen.has(element) || [...seen].some((item) => item.contains(element));
+  for (const term of document.querySelectorAll('dl dt')) {
+    const value = term.nextElementSibling;
+    if (value?.tagName !== 'DD' || !visible(value) || inRecords(term)) continue;
+    addDetail(clean(term.textContent), value);
+  }
+  // A table of row headers, one value each: `<tr><th>Price</th><td>3</td></tr>`.
+  for (const row of document.querySelectorAll('tr')) {
+    const cells = [...(row as HTMLTableRowElement).cells];
+    if (cells.length === 2 && cells[0]?.tagName === 'TH' && cells[1]?.tagName === 'TD' && visible(row))
+      addDetail(clean(cells[0].textContent), cells[1]);
+  }
+  // A value after its label: `<b>Price:</b> <span>3</span>`, `Price: <span>3</span>`.
+  for (const element of document.querySelectorAll('body *')) {
+    if (details.length >= 20) break;
+    if (element.children.length || !clean(element.textContent) || element.closest('form, table, nav, dl, script, style')) continue;
+    if (inRecords(element) || !visible(element)) continue;
+    let node: Node | null = element.previousSibling;
+    while (node && node.nodeType === 3 && !clean(node.textContent)) node = node.previousSibling;
+    const label = clean(node?.textContent);
+    if (node && /^[\p{L}][\p{L}\p{N} _/-]{0,30}:$/u.test(label)) addDetail(label.slice(0, -1), element);
   }
   for (const element of document.querySelectorAll('[itemprop], [data-testid]')) {
     if (details.length >= 20) break;
-    if (element.closest('form, table, nav') || seen.has(element) || [...seen].some((item) => item.contains(element)) || !visible(element))
-      continue;
+    if (element.closest('form, table, nav') || inRecords(element) || !visible(element)) continue;
     if (element.children.length > 2 || !clean(element.textContent)) continue;
     const name = fieldKey(element.getAttribute('itemprop') ?? element.getAttribute('data-testid') ?? '');
     if (name && !details.some((detail) => detail.name === name))

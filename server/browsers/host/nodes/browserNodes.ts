@@ -529,11 +529,17 @@ const implementations = {
             if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
             // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
             const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
+            // The page model (server/agents/pageModel.ts) reads tables the same way, to name these keys.
             const rows = Array.from(element.rows);
             const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
+            const footRows = element.tFoot ? Array.from(element.tFoot.rows) : [];
             let header = headRows.at(-1);
-            let body = rows.filter((row) => !headRows.includes(row));
-            if (!header && body[0]) {
+            // Every tbody's rows, in order; a footer (totals) holds no records.
+            let body = rows.filter((row) => !headRows.includes(row) && !footRows.includes(row));
+            // A first row that starts with a row header (`<th scope=row>`) and holds data is no header row.
+            const rowHeaded = (row: HTMLTableRowElement) =>
+              row.cells[0]?.tagName === 'TH' && Array.from(row.cells).some((cell) => cell.tagName === 'TD');
+            if (!header && body[0] && !rowHeaded(body[0])) {
               header = body[0];
               body = body.slice(1);
             }
@@ -541,7 +547,10 @@ const implementations = {
               matched: true as const,
               table: {
                 headers: header ? Array.from(header.cells).map(text) : [],
-                rows: body.filter((row) => row.cells.length > 0).map((row) => Array.from(row.cells).map(text)),
+                // A record per row holding data: a group's heading row between tbodies (`<th colspan=3>`) is none.
+                rows: body
+                  .filter((row) => Array.from(row.cells).some((cell) => cell.tagName === 'TD'))
+                  .map((row) => Array.from(row.cells).map(text)),
               },
             };
           }),

@@ -158,7 +158,7 @@ export const extractNodeSpecs = [
     type: 'extract.table',
     title: 'Extract a table',
     description:
-      'Reads an HTML `<table>` into records keyed by its header cells (`<thead>` or the first row; `headers` overrides them). Cells become numbers, booleans or null when they look like it (`"1,234.50"` → 1234.5, `"true"`, ""), unless `types` says otherwise per column (string, number, boolean). With `pages`, the rows of every page of a paged table, joined.',
+      'Reads an HTML `<table>` into records keyed by its header cells (`<thead>` or the first row; `headers` overrides them): one record per row holding a data cell, across every `<tbody>` (the heading row of a group and the `<tfoot>` are left out; a first row that starts with a row header `<th scope=row>` is data, not the header). Cells become numbers, booleans or null when they look like it (`"1,234.50"` → 1234.5, `"true"`, ""), unless `types` says otherwise per column (string, number, boolean). With `pages`, the rows of every page of a paged table, joined.',
     category: 'extract',
     browser: true,
     inputs: {
