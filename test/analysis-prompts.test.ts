@@ -203,8 +203,7 @@ describe('navigation', () => {
 });
 
 describe('a page without what the prompt asks for', () => {
-  // The job's `goal_not_found` ending is wired in agents/conversation.ts on another branch; here
-  // builtin's own answer is checked, from page models a real Chromium reads.
+  // builtin's own answer, from page models a real Chromium reads; then the job it ends.
   it('builtin answers goalNotFound, naming what the page does show, and never proposes the heading', async () => {
     const bare = await builtinAnswer(`Open ${site.url}/about and get me all invoices`, '/about');
     expect(bare.model.headings.length).toBeGreaterThan(0);
@@ -225,7 +224,7 @@ describe('a page without what the prompt asks for', () => {
     });
   }, 60_000);
 
-  it('an analysis of such a page never ends with a proposal', async () => {
+  it('an analysis of such a page ends goal_not_found, naming what the page showed, and never with a proposal', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const started = await stack.http.put(
       `/${slug}/api/pipelines/${pipelineId}/analysis`,
@@ -234,7 +233,8 @@ describe('a page without what the prompt asks for', () => {
     );
     expect(started.status, started.text).toBe(200);
     const analysis = await settledJob(jobUrl('analysis', started.body.id), 180_000);
-    expect(analysis.error).not.toBeNull();
+    expect(analysis.error.code, JSON.stringify(analysis.error)).toBe('goal_not_found');
+    expect(analysis.error.message).toContain('shows no invoices');
     expect(analysis.output).toBeNull();
   }, 240_000);
 });

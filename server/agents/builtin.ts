@@ -460,7 +460,9 @@ function proposeExtraction(
   const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
   // The page as a whole: its address, title and headings (the main one alone, for what the request names).
   const path = new URL(page.url, 'http://page.invalid').pathname;
-  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')}`);
+  // Its pager and buttons name what the listing holds too ("Older stories", "Show more events").
+  const pagerWords = `${page.pagination?.next?.text ?? ''} ${page.buttons.map((button) => button.text).join(' ')}`;
+  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')} ${pagerWords}`);
   // The request names the page itself ("every story on the news page"), its address aside.
   const pageWords = stems(
     `${path} ${page.title} ${page.headings

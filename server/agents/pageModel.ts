@@ -345,12 +345,16 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     };
   } else {
     const relNext = anchors.filter((anchor) => /\bnext\b/i.test(anchor.rel));
-    // A link onwards on its own: "Next", "Older stories", or a "More" that loads another page.
+    // A link onwards on its own: "Next", "Older stories", or a "More" that loads another page. A
+    // text every item of a list repeats ("more" on each card) leads to the items' pages, not onwards.
+    const sameText = (anchor: HTMLAnchorElement) =>
+      anchors.filter((other) => bare(other.textContent ?? '') === bare(anchor.textContent ?? '')).length;
     const lone =
       relNext[0] ??
       anchors.find(
         (anchor) =>
           !anchor.closest('nav, header, footer') &&
+          sameText(anchor) === 1 &&
           !/^#|^javascript:/.test(anchor.getAttribute('href') ?? '') &&
           (nextWord.test(bare(anchor.textContent ?? '')) || /^more$/i.test(bare(anchor.textContent ?? ''))),
       );
