@@ -253,7 +253,7 @@ const wantsEmptySearch = (request: string) =>
  */
 const wantsItemPages = (request: string) =>
   /\b(?:open|visit|follow|click)\s+(?:on\s+)?(?:each|every)\b|\bdetails?\s+pages?\b|\b(?:each|every)\s+(?!pages?\b)[\p{L}\p{N}-]+(?:'s|’s)?\s+(?:own\s+)?(?:details?\s+)?page\b/iu.test(
-    request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '),
+    request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , '),
   );
 
 const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b|\b(?:open|visit|follow)\s+(?:each|every)\b/i.test(request);
