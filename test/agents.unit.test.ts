@@ -194,6 +194,8 @@ describe('prompts written the ways users write them', () => {
       ['user ada pw: Xq7-zz', 'Xq7-zz', 'user ada pw: {{password}}'],
       ["log in as 'ada' with the password 'pass-w0rd-9'", 'pass-w0rd-9', "log in as 'ada' with the password '{{password}}'"],
       ['use token abc123def456ghi then list', 'abc123def456ghi', 'use token {{secret}} then list'],
+      // A secret that holds a secret's name (`-pw`): the word after it is no second secret.
+      ["user 'ada' pwd 'Hunter2-pw' orders", 'Hunter2-pw', "user 'ada' pwd '{{password}}' orders"],
     ];
     for (const [prompt, secret, shown] of cases) {
       const read = readPromptValues(prompt);
@@ -225,6 +227,28 @@ describe('prompts written the ways users write them', () => {
       { name: 'password', value: '{{password}}', secret: true },
     ]);
     expect(readPromptValues(stored).values).toEqual([{ name: 'username', value: 'ada', secret: false }]);
+    // Quoted, and after a word that names no value (`pwd`): the placeholder's own name, still a secret.
+    const quoted = readPromptValues("http://club.test/login user 'grace' pwd 'Zx-9981-q' events");
+    expect(quoted.prompt).toBe("http://club.test/login user 'grace' pwd '{{password}}' events");
+    expect(readPromptValues(quoted.prompt, { placeholders: true }).values).toEqual([
+      { name: 'username', value: 'grace', secret: false },
+      { name: 'password', value: '{{password}}', secret: true },
+    ]);
+  });
+
+  it('a hurried search keyword is read after a bare `search`, `find` or `look for`, never from an address', () => {
+    const query = (prompt: string) => readPromptValues(prompt).values.filter((value) => value.name === 'query');
+    expect(query('search red on http://shop.test/search and gimme the results')).toEqual([{ name: 'query', value: 'red', secret: false }]);
+    expect(query('http://shop.test/parts search valve, table of results pls')).toEqual([{ name: 'query', value: 'valve', secret: false }]);
+    // `find dune books`: the keyword, then what is asked for.
+    expect(query('http://shop.test/lookup find dune books')).toEqual([{ name: 'query', value: 'dune', secret: false }]);
+    expect(query('http://shop.test/ look for blue mugs')).toEqual([{ name: 'query', value: 'blue', secret: false }]);
+    // Words that are no keyword, and an address's own /search or /find.
+    expect(query('http://shop.test/recipes search with nothing typed, all recipes')).toEqual([]);
+    expect(query('run the search with the search box left empty')).toEqual([]);
+    expect(query('find all the orders')).toEqual([]);
+    expect(query('http://shop.test/search then list it')).toEqual([]);
+    expect(query('http://shop.test/find orders pls')).toEqual([]);
   });
 
   it('the output is named from the prompt’s noun, hurried phrasings too', () => {

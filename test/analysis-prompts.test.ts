@@ -15,9 +15,11 @@ import {
   formCatalog,
   formHours,
   formOrders,
+  formParts,
   formProducts,
   formStaff,
   formStories,
+  formSuppliers,
   formTools,
   startFormSite,
 } from './support/formPages.ts';
@@ -105,6 +107,7 @@ describe('logging in, however the prompt writes the account', () => {
     ],
     ['by user name in single quotes', `/member/login, log in as '${FORM_USER}' with the password '${FORM_PASSWORD}', then the orders`],
     ['by user name unquoted', `/member/login user ${FORM_USER} pw: ${FORM_PASSWORD} orders pls`],
+    ['by user name in single quotes, hurried', `/member/login user '${FORM_USER}' pwd '${FORM_PASSWORD}' orders`],
   ];
   for (const [how, rest] of phrasings) {
     it(`a login ${how} leads to the orders, named orders, with the password sealed`, async () => {
@@ -136,6 +139,14 @@ describe('search forms', () => {
     const { analysis, generation } = await analyseAndGenerate(`Open ${site.url}/search and show all results of the search form`);
     expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'click', 'extract_table']);
     expect(generation.dryRun.result).toEqual({ results: formProducts.map((product) => ({ ...product, Price: Number(product.Price) })) });
+  }, 240_000);
+
+  it('a form that says only "Keyword" and "Find parts" is a search, submitted with the hurried keyword', async () => {
+    const { analysis, generation } = await analyseAndGenerate(`${site.url}/finder search hose, parts table pls`);
+    expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'fill', 'click', 'extract_table']);
+    expect(generation.dryRun.result).toEqual({
+      parts: formParts.filter((part) => /hose/i.test(part.Part)).map((part) => ({ ...part, Price: Number(part.Price) })),
+    });
   }, 240_000);
 
   it('a search box without a button is submitted with Enter', async () => {
@@ -195,6 +206,19 @@ describe('navigation', () => {
     expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'click', 'click', 'extract_list']);
     expect(generation.dryRun.result).toEqual({ tools: formTools });
   }, 240_000);
+
+  it('detail pages reached from the links of a table’s rows give a record each, named by their terms', async () => {
+    const { analysis, generation } = await analyseAndGenerate(`${site.url}/suppliers open each supplier and grab its details`);
+    expect(analysis.output.steps.at(-1)).toMatchObject({ action: 'extract_fields', pagesSelector: expect.any(String) });
+    expect(generation.dryRun.result).toEqual({ suppliers: formSuppliers });
+  }, 240_000);
+
+  it('asked for each item’s page where no row or item links to one, builtin answers goalNotFound, never the listing', async () => {
+    const { content } = await builtinAnswer(`Open ${site.url}/branches and open each branch's page for its details`, '/branches');
+    const answer = JSON.parse((content[0] as { text: string }).text);
+    expect(answer.goalNotFound).toContain('each item’s own page');
+    expect(answer.goalNotFound).toContain('a table "Branches"');
+  }, 60_000);
 
   it('detail pages reached from a list give a record each, named by their terms', async () => {
     const { generation } = await analyseAndGenerate(`Open ${site.url}/catalog and open each product to get its price and weight`);

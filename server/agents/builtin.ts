@@ -127,9 +127,8 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
   if (link) return [call('click', { selector: link.selector, waitForLoad: true }), call('page_model', {})];
   // Details of each item: look at the first item's page, to learn its fields.
   if (wantsDetails(request) && !events.some((event) => event.name === 'navigate')) {
-    const list = listFor(request, current);
-    const href = list?.fields.find((field) => field.attribute === 'href')?.sample;
-    if (list?.linkSelector && href) return [call('navigate', { url: href }), call('page_model', {})];
+    const href = itemLinks(request, current)?.href;
+    if (href) return [call('navigate', { url: href }), call('page_model', {})];
   }
 
   if (walk.calls.length) return walk.calls;
@@ -233,7 +232,8 @@ function fillsFor(form: PageForm, values: Map<string, { name: string; secret: bo
     else if (/e-?mail/.test(hint)) name = user(true);
     else if (/user|login|account/.test(hint) || (form.purpose === 'login' && /\bname\b|\bid\b/.test(hint))) name = user(false);
     else if (form.purpose === 'login' && /^(text|email)$/.test(input.type)) name = user(input.type === 'email');
-    else if (form.purpose === 'search' || input.type === 'search') name = values.has('query') ? 'query' : undefined;
+    else if (input.type === 'search' || (form.purpose === 'search' && /^(?:text|search)$/.test(input.type)))
+      name = values.has('query') ? 'query' : undefined;
     if (name && !fills.some((fill) => fill.name === name)) fills.push({ selector: input.selector, name });
   }
   // A login form needs its password; a search form its query.
@@ -245,6 +245,16 @@ function fillsFor(form: PageForm, values: Map<string, { name: string; secret: bo
 const wantsEmptySearch = (request: string) =>
   /\b(?:search|results?)\b/i.test(request) &&
   /\b(?:all|every|empty|blank|without (?:a )?(?:keyword|query|term))\b|\bsubmit\b/i.test(request);
+
+/**
+ * The request asks for each item's own page ("open each company", "the details page of each
+ * company", "visit every product's page"), not for what a listing shows: a proposal that visits
+ * none of them is wrong, whatever it extracts.
+ */
+const wantsItemPages = (request: string) =>
+  /\b(?:open|visit|follow|click)\s+(?:on\s+)?(?:each|every)\b|\bdetails?\s+pages?\b|\b(?:each|every)\s+(?!pages?\b)[\p{L}\p{N}-]+(?:'s|’s)?\s+(?:own\s+)?(?:details?\s+)?page\b/iu.test(
+    request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , '),
+  );
 
 const wantsDetails = (request: string) => /\bdetails?\b|\beach\b[^.]*\bpages?\b|\b(?:open|visit|follow)\s+(?:each|every)\b/i.test(request);
 
@@ -397,6 +407,25 @@ function listFor(request: string, page: PageModel) {
   return [...page.lists].sort((a, b) => score(b) - score(a))[0];
 }
 
+/**
+ * The links to each item's own page that fit the request: the repeated list's that fits it best
+ * (when its items link somewhere), else a table's whose rows each link to one (`<td><a href=…>`),
+ * the one naming what is asked first. `count`: the items, `href`: the first one's page.
+ */
+function itemLinks(request: string, page: PageModel): { linkSelector: string; count: number; href: string } | undefined {
+  const list = listFor(request, page);
+  const listHref = list?.fields.find((field) => field.attribute === 'href')?.sample;
+  if (list?.linkSelector && listHref) return { linkSelector: list.linkSelector, count: list.count, href: listHref };
+  const asked = words(request);
+  const noun = requestedNoun(request);
+  const score = (table: PageTable) =>
+    (noun?.words.length && mentions(noun.words, tableText(table)) ? 100_000 : 0) + overlap(asked, tableText(table)) * 1000 + table.rowCount;
+  const table = page.tables.filter((candidate) => candidate.linkSelector && candidate.linkSample).sort((a, b) => score(b) - score(a))[0];
+  return table?.linkSelector && table.linkSample
+    ? { linkSelector: table.linkSelector, count: table.rowCount, href: table.linkSample }
+    : undefined;
+}
+
 /** What a page shows that could be extracted, named for a reader: `goal_not_found`'s explanation. */
 function whatPageShows(page: PageModel) {
   const named = (what: string, heading: string | null | undefined, selector: string) =>
@@ -456,7 +485,7 @@ function proposeExtraction(
   const all = [...steps];
   const outputs: OutputDeclaration[] = [];
   const listPage = models.length > 1 ? models[models.length - 2] : undefined;
-  const detailList = detailsVisited && listPage ? listFor(request, listPage) : undefined;
+  const detailList = detailsVisited && listPage ? itemLinks(request, listPage) : undefined;
   const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
   // The page as a whole: its address, title and headings (the main one alone, for what the request names).
   const path = new URL(page.url, 'http://page.invalid').pathname;
@@ -484,6 +513,16 @@ function proposeExtraction(
   // named for it, when nothing specific was asked, or when the prompt's own steps led to its one listing.
   const acceptable = fitting || !specific || pageNamed || (candidates === 1 && (steps.length > 0 || requestNamesPage));
   const asksForHeading = Boolean(noun?.words.some((word) => /^(?:title|heading|headline)s?$/.test(word)));
+  if (!detailList && wantsItemPages(request)) {
+    // Asked for each item's own page, and none was reached: the listing is not what was asked for.
+    return {
+      goalNotFound:
+        `the request asks for each item’s own page, but ${page.url} links to none from a table or list: it shows ${whatPageShows(page)}`.slice(
+          0,
+          500,
+        ),
+    };
+  }
   if (detailList?.linkSelector) {
     // The page the list links to, read once per item: its main heading and its labelled values.
     const heading = page.headings.find((candidate) => candidate.level === 1) ?? page.headings[0];

@@ -61,6 +61,8 @@ function declarationOf(step: ProposalStep, models: readonly PageModel[]): Omit<O
       const count = countAcrossPages(models, (model) => {
         const list = model.lists.find((candidate) => candidate.linkSelector === step.pagesSelector);
         if (list) return list.count;
+        const table = model.tables.find((candidate) => candidate.linkSelector === step.pagesSelector);
+        if (table) return table.rowCount;
         const links = model.links.filter((link) => link.selector === step.pagesSelector).length;
         return links || null;
       });

@@ -28,7 +28,16 @@ export type PageLink = ElementRef & { href: string };
  * every `<tbody>` (group rows and `<tfoot>` left out). `heading`: what names it on the page (its
  * aria-label, or the nearest heading before it).
  */
-export type PageTable = { selector: string; caption: string | null; heading: string | null; headers: string[]; rowCount: number };
+export type PageTable = {
+  selector: string;
+  caption: string | null;
+  heading: string | null;
+  headers: string[];
+  rowCount: number;
+  /** The link every data row holds in one column (a row's own page), and the first row's address. */
+  linkSelector?: string;
+  linkSample?: string;
+};
 export type ListField = { name: string; selector: string; attribute?: string; sample: string };
 /** `linkSelector`: the link of each item (when items have one), e.g. to visit every item's page. */
 export type PageList = {
@@ -100,7 +109,10 @@ export function pageModelSelectors(model: PageModel): Set<string> {
     for (const link of model.pagination.pages) add(link.selector);
     add(model.pagination.next?.selector);
   }
-  for (const table of model.tables) add(table.selector);
+  for (const table of model.tables) {
+    add(table.selector);
+    add(table.linkSelector);
+  }
   for (const list of model.lists) {
     add(list.selector);
     add(list.itemSelector);
@@ -267,10 +279,11 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       .filter(visible)
       .map((button) => ({ selector: selectorOf(button), text: nameOf(button) }));
     const types = inputs.map((input) => input.type);
-    const words = `${form.getAttribute('role') ?? ''} ${form.getAttribute('action') ?? ''} ${inputs.map((input) => `${input.name} ${input.label}`).join(' ')}`;
+    // Its role, address, fields and buttons: a search may say so only as "Keyword" and "Find parts".
+    const words = `${form.getAttribute('role') ?? ''} ${form.getAttribute('action') ?? ''} ${inputs.map((input) => `${input.name} ${input.label}`).join(' ')} ${submit.map((button) => button.text).join(' ')}`;
     const purpose = types.includes('password')
       ? 'login'
-      : types.includes('search') || /search|query|\bq\b|find/i.test(words)
+      : types.includes('search') || /search|query|\bq\b|find|keywords?\b|look\s?up/i.test(words)
         ? 'search'
         : 'other';
     forms.push({ selector: selectorOf(form), purpose, inputs, submit });
@@ -440,12 +453,27 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       for (let n = 2; headers.includes(key); n++) key = `${base}_${n}`;
       headers.push(key);
     }
+    // A column where every data row (of two or more, in tbodies) holds one link: each row's own page.
+    const tableSelector = selectorOf(table);
+    let rowLink: { linkSelector: string; linkSample: string } | undefined;
+    const inBodies = data.every((row) => row.parentElement?.tagName === 'TBODY' && !head.includes(row));
+    for (let index = 0; data.length >= 2 && inBodies && !rowLink && index < width; index++) {
+      const anchors = data.map((row) => row.cells[index]?.querySelectorAll('a[href]'));
+      if (anchors.every((found) => found?.length === 1)) {
+        const hrefs = anchors.map((found) => (found?.[0] as HTMLAnchorElement | undefined)?.href ?? '');
+        // Only the data rows' links: none in a header or group row the selector would match too.
+        const matched = table.querySelectorAll(`:scope > tbody > tr > :nth-child(${index + 1}) a[href]`).length;
+        if (matched === data.length && new Set(hrefs).size === hrefs.length && hrefs.every((href) => /^https?:/.test(href)))
+          rowLink = { linkSelector: `${tableSelector} > tbody > tr > :nth-child(${index + 1}) a[href]`, linkSample: hrefs[0] as string };
+      }
+    }
     return {
-      selector: selectorOf(table),
+      selector: tableSelector,
       caption: table.caption ? clean(table.caption.textContent) : null,
       heading: headingBefore(table),
       headers,
       rowCount: data.length,
+      ...(rowLink ?? {}),
     };
   });
 

@@ -20,7 +20,7 @@ const SECRET_NAME = /pass|secret|token|api.?key|pin\b|otp|credential/i;
 
 /** Words a value's name is taken from, nearest first; the rest fall back to `value<n>`. */
 const NAME_WORDS: [RegExp, string][] = [
-  [/\bpass(word|phrase|code)?\b/i, 'password'],
+  [/\bpass(word|phrase|code)?\b|\bpw\b|\bpwd\b|\bpasswd\b/i, 'password'],
   [/\b(e-?mail|email address)\b/i, 'email'],
   [/\b(user\s?(name)?|login|log\s?in|sign(ed)?\s?in|account)\b/i, 'username'],
   [/\b(search(ing)?|query|look(ing)? for|find)\b/i, 'query'],
@@ -37,8 +37,11 @@ const QUOTED = /"([^"\n]{1,500})"|“([^”\n]{1,500})”|(?<![\p{L}\p{N}])'([^'
 const EMAIL = /(?<![\w.+:/%-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 /** An unquoted user name: the word after these (`log in as ada`, `user: ada`, `username ada`). */
 const USER_LEAD = /\b(?:(?:log(?:ged)?\s?in|sign(?:ed)?\s?in|login)\s+as|user\s?(?:name)?|login|e-?mail)\s*[:=]?\s+(?=[\w@.+-])/gi;
-/** An unquoted search keyword: the words after `search for` until the clause ends. */
-const SEARCH_LEAD = /\bsearch(?:ing)?\s+(?:the\s+\w+\s+)?for\s+/gi;
+/**
+ * An unquoted search keyword: the words after `search for`, `search the parts for`, a bare `search`
+ * (`search red on …`), `find` or `look for`/`look up`, until the clause ends.
+ */
+const SEARCH_LEAD = /\b(?:search(?:ing)?\s+(?:the\s+\w+\s+)?for|search(?:ing)?|find|look(?:ing)?\s+(?:for|up))\s+/gi;
 const CLAUSE_STOP = /\s*(?:[,;.!?]|\s(?:and|then|on|in|at|from|with|to|pls|please)\b|$)/iy;
 /** Words that stand where a value could but are none. */
 const NOT_VALUES = new Set(
@@ -63,6 +66,12 @@ export function readPromptValues(prompt: string, options: { placeholders?: boole
     const start = match.index + 1;
     const end = start + value.length;
     // A quoted value that holds a secret is sealed whole.
+    // A stored prompt's quoted placeholder (`pwd '{{password}}'`): the value sealed under its name.
+    const sealed = options.placeholders ? /^\{\{([A-Za-z_][A-Za-z0-9_-]{0,63})\}\}$/.exec(value) : null;
+    if (sealed) {
+      occurrences.push({ start, end, value, name: sealed[1], placeholder: true });
+      continue;
+    }
     const secret = found.find((candidate) => candidate.start < end && candidate.end > start)?.kind;
     occurrences.push({ start, end, value, secret });
   }
@@ -93,6 +102,7 @@ export function readPromptValues(prompt: string, options: { placeholders?: boole
   }
   for (const lead of prompt.matchAll(SEARCH_LEAD)) {
     const start = lead.index + lead[0].length;
+    if (inUrl(lead.index)) continue;
     let end = start;
     // Words up to where the clause ends: `search for red kettles and list them` → `red kettles`.
     while (end < prompt.length && end - start < 100) {
@@ -100,8 +110,10 @@ export function readPromptValues(prompt: string, options: { placeholders?: boole
       if (CLAUSE_STOP.test(prompt)) break;
       end++;
     }
-    const value = prompt.slice(start, end).trim();
+    let value = prompt.slice(start, end).trim();
     if (!value || /["'“‘]/.test(prompt[start] ?? '') || NOT_VALUES.has(value.split(/\s+/)[0]?.toLowerCase() ?? '')) continue;
+    // `find dune books`, `look for red kettles`: the keyword, and then what is asked for.
+    if (!/^search/i.test(lead[0])) value = value.replace(/\s+[a-z]{3,}(?<!ss|us|is)s$/i, '');
     if (!taken(start, start + value.length)) occurrences.push({ start, end: start + value.length, value, name: 'query' });
   }
   occurrences.sort((a, b) => a.start - b.start);

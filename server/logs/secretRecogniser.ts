@@ -317,6 +317,8 @@ export function findSecrets(text: string): FoundSecret[] {
       }
     }
     if (!named || insideBlob(text, start, end)) continue;
+    // A name inside a value already found (`pwd 'Hunter2-pw' orders`) names nothing after it.
+    if (found.some((secret) => start < secret.end && end > secret.start)) continue;
     const passwordLike = PASSWORD_WORDS.has(last);
     const kind: SecretKind = passwordLike ? 'password' : 'secret';
     // A quoted name (a JSON key, `'password': …`) closes its quote before the separator.

@@ -62,6 +62,18 @@ export const formCatalog = [
   { name: 'Pine table', price: '340.00', weight: '22 kg' },
   { name: 'Birch shelf', price: '89.00', weight: '5 kg' },
 ];
+/** A table whose second column links each row to the supplier's page, whose values a `<dl>` names. */
+export const formSuppliers = [
+  { name: 'Northwind Mills', country: 'Norway', rating: '4.5' },
+  { name: 'Southgate Paper', country: 'Spain', rating: '3.9' },
+  { name: 'Eastfield Glass', country: 'Estonia', rating: '4.1' },
+];
+/** Parts a form finds whose words say nothing of searching: a "Keyword" field, a category, "Find parts". */
+export const formParts = [
+  { Part: 'Garden hose 10 m', Price: '18.00' },
+  { Part: 'Hose clamp', Price: '2.40' },
+  { Part: 'Brass tap', Price: '12.90' },
+];
 
 export async function startFormSite() {
   const page = (title: string, body: string) =>
@@ -212,6 +224,32 @@ export async function startFormSite() {
             `<ul class="c">${formCatalog.map((item, index) => `<li class="p"><h2>${item.name}</h2><a href="/catalog/${index}">more</a></li>`).join('')}</ul>`,
           ),
         );
+      case '/suppliers':
+        return send(
+          page(
+            'Suppliers',
+            `<table class="k"><thead><tr><th>#</th><th>Supplier</th><th>Country</th></tr></thead><tbody>${formSuppliers
+              .map(
+                (supplier, index) =>
+                  `<tr><td>${index + 1}</td><td><a href="/suppliers/${index}">${supplier.name}</a></td><td>${supplier.country}</td></tr>`,
+              )
+              .join('')}</tbody></table>`,
+          ),
+        );
+      case '/finder': {
+        const keyword = url.searchParams.get('kw');
+        const form = `<form action="/finder" class="g"><label for="kw">Keyword</label><input id="kw" name="kw"><label for="cat">Category</label><select id="cat" name="cat"><option value="">Any</option><option>Garden</option></select><button type="submit">Find parts</button></form>`;
+        if (keyword === null) return send(page('Parts', `${form}<p>Find the part you need.</p>`));
+        const found = formParts.filter((part) => part.Part.toLowerCase().includes(keyword.toLowerCase()));
+        return send(
+          page(
+            'Parts',
+            `${form}<table class="h"><thead><tr><th>Part</th><th>Price</th></tr></thead><tbody>${found
+              .map((part) => `<tr><td>${part.Part}</td><td>${part.Price}</td></tr>`)
+              .join('')}</tbody></table>`,
+          ),
+        );
+      }
       case '/about':
         return send(page('About us', '<h2>Our story</h2><p>We started in 2001 with one kettle.</p><p>Write to us any time.</p>'));
     }
@@ -220,6 +258,15 @@ export async function startFormSite() {
     if (product)
       return send(
         page(product.name, `<dl class="s"><dt>Price</dt><dd>${product.price}</dd><dt>Weight</dt><dd>${product.weight}</dd></dl>`),
+      );
+    const supplierPage = /^\/suppliers\/(\d+)$/.exec(url.pathname);
+    const supplier = supplierPage ? formSuppliers[Number(supplierPage[1])] : undefined;
+    if (supplier)
+      return send(
+        page(
+          supplier.name,
+          `<dl class="d"><dt>Country</dt><dd>${supplier.country}</dd><dt>Rating</dt><dd>${supplier.rating}</dd></dl><p><a href="/suppliers">All suppliers</a></p>`,
+        ),
       );
     res.writeHead(404);
     res.end('not found');
