@@ -4,6 +4,7 @@ import { unverifiedBecause } from '../server/agents/jobs.ts';
 import { asksForRecords, checkOutputs, declarationsFor, pagesShowed, singleValueForRecords } from '../server/agents/outputCheck.ts';
 import type { PageModel } from '../server/agents/pageModel.ts';
 import type { Proposal } from '../server/agents/proposal.ts';
+import { requestFitProblems } from '../server/agents/requestFit.ts';
 
 const page = (url: string, parts: Partial<PageModel>): PageModel => ({
   url,
@@ -20,7 +21,13 @@ const page = (url: string, parts: Partial<PageModel>): PageModel => ({
   ...parts,
 });
 
-const ordersTable = (rowCount: number) => ({ selector: '#orders', caption: 'Orders', heading: null, headers: ['Id', 'Total', 'Status', ''], rowCount });
+const ordersTable = (rowCount: number) => ({
+  selector: '#orders',
+  caption: 'Orders',
+  heading: null,
+  headers: ['Id', 'Total', 'Status', ''],
+  rowCount,
+});
 const storiesList = (count: number) => ({
   selector: '#stories',
   itemSelector: '#stories > li',
@@ -226,5 +233,48 @@ describe('which generations are verified', () => {
     expect(unverifiedBecause(job(run('succeeded', [{ output: 'orders', kind: 'empty_list', message: 'orders: an empty list' }])))).toMatch(
       /differs .*\(1 difference/,
     );
+  });
+});
+
+describe('a proposal holds to what its request asks for, whichever model wrote it', () => {
+  const sales = { selector: '#sales', caption: 'Sales by region', heading: null, headers: ['Region', 'Amount'], rowCount: 2 };
+  const returns = { selector: '#returns', caption: 'Returns', heading: null, headers: ['Id', 'Region', 'Items'], rowCount: 3 };
+  const twoTables = [page('http://shop.test/report', { tables: [sales, returns] })];
+  const reading = (selector: string) =>
+    proposal([{ action: 'extract_table', selector, output: 'records', evidence: 'a table' }], [{ name: 'records', description: 'rows' }]);
+
+  it('reading another table than the one the request names is refused, naming the right one', () => {
+    const [problem] = requestFitProblems(reading('#sales'), 'Open http://shop.test/report and extract the returns', twoTables);
+    expect(problem).toContain('"#sales"');
+    expect(problem).toContain('the table "#returns"');
+    expect(requestFitProblems(reading('#returns'), 'Open http://shop.test/report and extract the returns', twoTables)).toEqual([]);
+    // A request that names no table of the page leaves the choice to the model.
+    expect(requestFitProblems(reading('#sales'), 'Open http://shop.test/report and extract the numbers', twoTables)).toEqual([]);
+  });
+
+  it('a request for each item’s own page is refused a proposal that visits none', () => {
+    const list = page('http://shop.test/catalog', { lists: [{ ...storiesList(3), linkSelector: '#stories > li a' }] });
+    const listOnly = proposal([
+      {
+        action: 'extract_list',
+        selector: '#stories > li',
+        fields: [{ name: 'title', selector: 'h3' }],
+        output: 'products',
+        evidence: 'the list',
+      },
+    ]);
+    const request = 'Open the catalog and open each product to get its price and weight';
+    expect(requestFitProblems(listOnly, request, [list])).toEqual([expect.stringContaining('no step visits those pages')]);
+    const visiting = proposal([
+      {
+        action: 'extract_fields',
+        selector: '#stories > li a',
+        pagesSelector: '#stories > li a',
+        fields: [{ name: 'price', selector: 'dd' }],
+        output: 'products',
+        evidence: 'each item links to its page',
+      },
+    ]);
+    expect(requestFitProblems(visiting, request, [list])).toEqual([]);
   });
 });

@@ -251,7 +251,7 @@ const wantsEmptySearch = (request: string) =>
  * company", "visit every product's page"), not for what a listing shows: a proposal that visits
  * none of them is wrong, whatever it extracts.
  */
-const wantsItemPages = (request: string) =>
+export const wantsItemPages = (request: string) =>
   /\b(?:open|visit|follow|click)\s+(?:on\s+)?(?:each|every)\b|\bdetails?\s+pages?\b|\b(?:each|every)\s+(?!pages?\b)[\p{L}\p{N}-]+(?:'s|’s)?\s+(?:own\s+)?(?:details?\s+)?page\b/iu.test(
     request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , '),
   );
@@ -391,12 +391,12 @@ export function requestedNoun(request: string): { words: string[]; name: string 
 }
 
 /** Whether `text` names one of `words` (singular or plural alike). */
-const mentions = (words: string[], text: string) => {
+export const mentions = (words: string[], text: string) => {
   const inText = stems(text);
   return words.some((word) => inText.has(stem(word)));
 };
-const listText = (list: PageList) => `${list.selector} ${list.heading ?? ''} ${list.fields.map((field) => field.name).join(' ')}`;
-const tableText = (table: PageTable) => `${table.caption ?? ''} ${table.heading ?? ''} ${table.headers.join(' ')} ${table.selector}`;
+export const listText = (list: PageList) => `${list.selector} ${list.heading ?? ''} ${list.fields.map((field) => field.name).join(' ')}`;
+export const tableText = (table: PageTable) => `${table.caption ?? ''} ${table.heading ?? ''} ${table.headers.join(' ')} ${table.selector}`;
 
 /** The repeated list that fits the request: one naming what it asks for, then the one sharing most words (then the longest). */
 function listFor(request: string, page: PageModel) {

@@ -23,6 +23,7 @@ import { declarationsFor, pagesShowed, singleValueForRecords } from './outputChe
 import type { PageModel } from './pageModel.ts';
 import { pageModelSelectors } from './pageModel.ts';
 import { checkProposal, goalNotFoundSchema, type Proposal, proposalSchema, sourceFromProposal } from './proposal.ts';
+import { requestFitProblems } from './requestFit.ts';
 import { analysisToolSpecs } from './tools.ts';
 
 /** `temporal`: the client the activity runs with, read only for the shutdown a turn's metering may call for. */
@@ -186,6 +187,7 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
   if (proposal) problems.push(...checkProposal(proposal, selectors));
   const heading = proposal && singleValueForRecords(proposal, job.prompt);
   if (heading) problems.push(heading);
+  if (proposal && !problems.length) problems.push(...requestFitProblems(proposal, job.prompt, seen));
   if (problems.length || !proposal) {
     await recordMessages(
       em,
