@@ -477,9 +477,14 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     for (const child of children) seen.add(child);
     const containerSelector = selectorOf(container);
     const itemTag = tag.toLowerCase();
-    const itemSelector = /^(role|text|internal:)/.test(containerSelector)
-      ? `${containerSelector} >> :scope > ${itemTag}`
-      : `${containerSelector} > ${itemTag}`;
+    // `<article>`s that are all the page has are named by their tag alone: a container without a
+    // name of its own (`main`, a wrapper) may change in a redesign, the articles stay.
+    const onlyArticles = tag === 'ARTICLE' && document.querySelectorAll('article').length === children.length;
+    const itemSelector = onlyArticles
+      ? 'article'
+      : /^(role|text|internal:)/.test(containerSelector)
+        ? `${containerSelector} >> :scope > ${itemTag}`
+        : `${containerSelector} > ${itemTag}`;
     // Fields: the parts of the first item that every item has, by a selector inside the item.
     const fields: ListField[] = [];
     const used = new Set<string>();
