@@ -261,6 +261,11 @@ describe('prompts written the ways users write them', () => {
       ['Open http://shop.test/team and list the team members', 'members'],
       ['Open http://shop.test/search and show all results of the search form', 'results'],
       ['Open http://shop.test/ and take a screenshot', undefined],
+      // An aside says how the page works; "em" and "it" name nothing; "show more" is a button.
+      ['http://shop.test/deals every deal (theres a load more btn at the bottom)', 'deals'],
+      ['grab http://shop.test/news, all headlines (it loads more as u scroll)', 'headlines'],
+      ['http://shop.test/recipes recipes, all of em', 'recipes'],
+      ['http://shop.test/tips each tip, theres a show more button', 'tips'],
     ];
     for (const [request, name] of cases) expect(requestedNoun(request)?.name, request).toBe(name);
   });

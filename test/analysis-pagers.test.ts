@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PageModel } from '../server/agents/pageModel.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import {
+  pagerArchive,
   pagerCards,
   pagerEvents,
   pagerFeed,
+  pagerJournal,
   pagerOrders,
   pagerPosts,
   pagerProducts,
+  pagerShelf,
   pagerStories,
   startPagerSite,
 } from './support/pagerPages.ts';
@@ -140,6 +143,26 @@ describe('a listing behind a pager becomes a version that reads every page', () 
     const { extraction, records } = await analyseGenerateAndRun(`List the events on ${site.url}/events`);
     expect(extraction).toMatchObject({ action: 'extract_list', paging: { kind: 'more' } });
     expect(shown(records)).toEqual(served(pagerEvents));
+  }, 300_000);
+
+  it('a bare "→" rel=next link among the entries themselves: all 15 entries', async () => {
+    const { extraction, records } = await analyseGenerateAndRun(`${site.url}/journal entries, all of em`);
+    // The page's only <article>s are named by their tag, not by a wrapper a redesign may change.
+    expect(extraction).toMatchObject({ action: 'extract_list', selector: 'article', paging: { kind: 'links', selector: 'a[rel~=next]' } });
+    expect(shown(records)).toEqual(served(pagerJournal));
+  }, 300_000);
+
+  it('numbered links only, "1" among them: each page read once, all 15 reports', async () => {
+    // analyseGenerateAndRun checks that the analysis counted 15, not the start page twice.
+    const { extraction, records } = await analyseGenerateAndRun(`${site.url}/archive all reports, every page`);
+    expect(extraction).toMatchObject({ action: 'extract_list', paging: { kind: 'links' } });
+    expect(shown(records)).toEqual(served(pagerArchive));
+  }, 300_000);
+
+  it('items named only by labels without colons, behind "Show more": all 15 books, fields named by the labels', async () => {
+    const { extraction, records } = await analyseGenerateAndRun(`${site.url}/shelf every book (theres a show more btn)`);
+    expect(extraction).toMatchObject({ action: 'extract_list', paging: { kind: 'more' } });
+    expect(records).toEqual(pagerShelf);
   }, 300_000);
 
   it('an infinite scroll: all 15 updates', async () => {

@@ -157,6 +157,22 @@ describe('a dry run checked against the declarations', () => {
     ]);
     expect(checkOutputs([orders], null).map((m) => m.kind)).toEqual(['missing_output']);
   });
+
+  it('a field no label named that holds the same text in every record is a label, not data', () => {
+    const picks = { name: 'picks', description: '', kind: 'records' as const, fields: ['text', 'text_2', 'text_3'], count: 3 };
+    const books = ['Dune', 'Emma', 'Ubik'].map((text, index) => ({ text, text_2: 'Author', text_3: `Writer ${index}` }));
+    expect(checkOutputs([picks], { picks: books })).toEqual([
+      {
+        output: 'picks',
+        kind: 'label_field',
+        message: `picks: the field "text_2" holds "Author" in every record: a label or a button's text, not data`,
+      },
+    ]);
+    // Named by a label or header, a value every record shares is data; so are two records alike.
+    const named = { ...picks, fields: ['title', 'status'] };
+    expect(checkOutputs([named], { picks: books.map(({ text }) => ({ title: text, status: 'open' })) })).toEqual([]);
+    expect(checkOutputs([{ ...picks, count: 2 }], { picks: books.slice(0, 2) })).toEqual([]);
+  });
 });
 
 describe('a request for records answered with a heading', () => {

@@ -198,7 +198,8 @@ function walkListing(base: PageModel, events: ToolEvent[], call: ReturnType<type
     const read = [base, ...seen];
     const addresses = new Set(read.map((page) => page.url.split('#')[0]));
     const numbers = new Set(read.map((page) => page.pagination?.current).filter((number): number is string => Boolean(number)));
-    const startNumber = base.pagination?.pages.find((link) => addresses.has(link.href.split('#')[0]))?.text;
+    // (Its own address only: a page read later is in `addresses` too, and is not the start.)
+    const startNumber = base.pagination?.pages.find((link) => link.href.split('#')[0] === base.url.split('#')[0])?.text;
     if (!base.pagination?.current && !startNumber) numbers.add('1');
     const unread = (link: { href: string; text: string } | null | undefined) =>
       Boolean(
@@ -275,11 +276,15 @@ const GENERIC = new Set(
   ),
 );
 const DETERMINERS = new Set(
-  `all every each the a an of my our their your its this these those any latest current whole entire full complete me us them`.split(/\s+/),
+  `all every each the a an of my our their your its this these those any latest current whole entire full complete me us them em`.split(
+    /\s+/,
+  ),
 );
 /** Where the noun phrase after the verb ends. */
 const PHRASE_END = new Set(
-  `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but`.split(/\s+/),
+  `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but it they we you u i`.split(
+    /\s+/,
+  ),
 );
 const VERBS =
   /\b(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see|open|visit|follow)\b/g;
@@ -315,6 +320,14 @@ const stems = (text: string) =>
  * placeholders are left out first.
  */
 export function requestedNoun(request: string): { words: string[]; name: string } | null {
+  // An aside in parentheses ("(theres a show more btn)") says how the page works, not what is
+  // asked for: it is read only when the rest names nothing.
+  const aside = /\([^()]*\)/g;
+  if (aside.test(request)) return nounOf(request.replace(aside, ' , ')) ?? nounOf(request);
+  return nounOf(request);
+}
+
+function nounOf(request: string): { words: string[]; name: string } | null {
   const text = request
     // An address ends the phrase it stands in ("Open http://…, go to …").
     .replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' , ')
@@ -362,7 +375,10 @@ export function requestedNoun(request: string): { words: string[]; name: string 
     return null;
   };
   const counted = (from: number) => tokens.slice(from, from + 5).some((token) => token === 'every' || token === 'each');
-  const verbs = [...text.matchAll(VERBS)].map((match) => text.slice(0, match.index).match(/[a-z][a-z0-9'-]*|[,.;:!?]/g)?.length ?? 0);
+  // "show more", "see more": the name of a button, not a request.
+  const verbs = [...text.matchAll(VERBS)]
+    .map((match) => text.slice(0, match.index).match(/[a-z][a-z0-9'-]*|[,.;:!?]/g)?.length ?? 0)
+    .filter((index) => tokens[index + 1] !== 'more');
   for (const index of verbs) {
     const found = named(phraseAt(index + 1), counted(index + 1));
     if (found) return found;
@@ -395,7 +411,15 @@ export const mentions = (words: string[], text: string) => {
   const inText = stems(text);
   return words.some((word) => inText.has(stem(word)));
 };
-export const listText = (list: PageList) => `${list.selector} ${list.heading ?? ''} ${list.fields.map((field) => field.name).join(' ')}`;
+/**
+ * What an `<article>` item is, in the HTML standard's own words: "a forum post, a magazine or
+ * newspaper article, a blog entry, a user-submitted comment" (and a news story).
+ */
+const ARTICLE_WORDS = 'post article entry story comment';
+export const listText = (list: PageList) =>
+  `${list.selector} ${list.heading ?? ''} ${list.fields.map((field) => field.name).join(' ')}${
+    /(?:^|[\s>])article$/.test(list.itemSelector) ? ` ${ARTICLE_WORDS}` : ''
+  }`;
 export const tableText = (table: PageTable) => `${table.caption ?? ''} ${table.heading ?? ''} ${table.headers.join(' ')} ${table.selector}`;
 
 /** The repeated list that fits the request: one naming what it asks for, then the one sharing most words (then the longest). */

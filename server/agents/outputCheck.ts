@@ -14,7 +14,7 @@ import type { OutputDeclaration, Proposal, ProposalStep } from './proposal.ts';
 /** One difference between a dry run's result and a declaration. */
 export type OutputMismatch = {
   output: string;
-  kind: 'missing_output' | 'not_records' | 'empty_list' | 'too_few' | 'missing_field' | 'empty_field' | 'empty_value';
+  kind: 'missing_output' | 'not_records' | 'empty_list' | 'too_few' | 'missing_field' | 'empty_field' | 'label_field' | 'empty_value';
   message: string;
 };
 
@@ -131,6 +131,17 @@ const shown = (value: unknown) => {
   return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 };
 
+/**
+ * A field nothing on the page named (the page model's fallback `text`, `text_2`…) whose text is the
+ * same in each of 3+ records: the label every item repeats ("Author") or a button's text ("Add to
+ * cart") taken for a value. A value every record shares is named by its label or header instead.
+ */
+function labelField(field: string, records: (Record<string, unknown> | null)[]) {
+  if (!/^text(?:_\d+)?$/.test(field) || records.length < 3) return false;
+  const first = records[0]?.[field];
+  return typeof first === 'string' && first.trim() !== '' && records.every((record) => record?.[field] === first);
+}
+
 /** Every way `result` differs from the declarations; empty when it is what was promised. */
 export function checkOutputs(declarations: readonly OutputDeclaration[], result: Record<string, unknown> | null): OutputMismatch[] {
   const mismatches: OutputMismatch[] = [];
@@ -165,6 +176,11 @@ export function checkOutputs(declarations: readonly OutputDeclaration[], result:
       if (!records.some((record) => record && field in record)) miss('missing_field', `no record has the field ${JSON.stringify(field)}`);
       else if (records.every((record) => !record || isEmpty(record[field])))
         miss('empty_field', `the field ${JSON.stringify(field)} is empty in every record`);
+      else if (labelField(field, records))
+        miss(
+          'label_field',
+          `the field ${JSON.stringify(field)} holds ${shown(records[0]?.[field])} in every record: a label or a button's text, not data`,
+        );
     }
   }
   return mismatches;

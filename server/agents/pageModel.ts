@@ -337,6 +337,8 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       (a, b) => anchorsIn(b).length - anchorsIn(a).length || a.querySelectorAll('*').length - b.querySelectorAll('*').length,
     )[0] ?? null;
   let pagination: PageModel['pagination'] = null;
+  /** The element that pages the listing (pager, lone next link, "more" button): no item of it. */
+  let pagerControl: Element | null = pager;
   if (pager) {
     const pagerLinks = anchorsIn(pager);
     const numbered = pagerLinks.filter((link) => numberWord.test(bare(link.textContent ?? '')));
@@ -378,6 +380,7 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
         (element) => !(element instanceof HTMLAnchorElement) || !element.href || /#|javascript:/.test(element.getAttribute('href') ?? '#'),
       )
       .find((element) => moreWord.test(bare(nameOf(element))) && !(element as HTMLButtonElement).disabled);
+    pagerControl = lone ?? more ?? null;
     if (lone) {
       pagination = {
         kind: 'links',
@@ -482,7 +485,13 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
   const seen = new Set<Element>();
   for (const container of document.querySelectorAll('ul, ol, dl, main, section, div, [role=list]')) {
     if (!visible(container) || container.closest('nav, form, table') || container === pager || pager?.contains(container)) continue;
-    const children = [...container.children].filter(visible);
+    // A pager or "more" control among the items (`<article>…<article><a rel=next>`) is none of them.
+    const control = (child: Element) =>
+      Boolean(
+        pagerControl &&
+          (child === pagerControl || (child.contains(pagerControl) && clean(child.textContent) === clean(pagerControl.textContent))),
+      );
+    const children = [...container.children].filter((child) => visible(child) && !control(child));
     // Three items, or two with some structure each (a paged list may show two per page).
     if (children.length < 2 || (children.length === 2 && children.some((child) => child.children.length < 2))) continue;
     const first = children[0] as Element;
@@ -496,9 +505,14 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
     for (const child of children) seen.add(child);
     const containerSelector = selectorOf(container);
     const itemTag = tag.toLowerCase();
-    const itemSelector = /^(role|text|internal:)/.test(containerSelector)
-      ? `${containerSelector} >> :scope > ${itemTag}`
-      : `${containerSelector} > ${itemTag}`;
+    // `<article>`s that are all the page has are named by their tag alone: a container without a
+    // name of its own (`main`, a wrapper) may change in a redesign, the articles stay.
+    const onlyArticles = tag === 'ARTICLE' && document.querySelectorAll('article').length === children.length;
+    const itemSelector = onlyArticles
+      ? 'article'
+      : /^(role|text|internal:)/.test(containerSelector)
+        ? `${containerSelector} >> :scope > ${itemTag}`
+        : `${containerSelector} > ${itemTag}`;
     // Fields: the parts of the first item that every item has, by a selector inside the item.
     const fields: ListField[] = [];
     const used = new Set<string>();
@@ -534,9 +548,22 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       while (node && node.nodeType === 3 && !clean(node.textContent)) node = node.previousSibling;
       const before = clean(node?.textContent);
       if (node && isLabel(before)) return before.slice(0, -1);
+      const previous = element.previousElementSibling;
+      if (previous && constantLabel(previous)) return clean(previous.textContent);
       // The label as the start of its own text: `Price: $3`.
       const own = [...element.childNodes].find((child) => child.nodeType === 3 && clean(child.textContent));
       return /^([\p{L}][\p{L}\p{N} _/-]{0,30}):\s*\S/u.exec(clean(own?.textContent))?.[1] ?? '';
+    };
+    // A label without a colon: a short text every item repeats word for word, just before a value
+    // that differs from item to item (`<span>Author</span> <span>Frank Herbert</span>`).
+    const valuesAt = (selector: string) => children.map((child) => clean(child.querySelector(selector)?.textContent));
+    const constantLabel = (element: Element) => {
+      const text = clean(element.textContent);
+      const next = element.nextElementSibling;
+      if (children.length < 2 || element.children.length || !next || !/^[\p{L}][\p{L}\p{N} _/-]{0,30}$/u.test(text)) return false;
+      const labels = valuesAt(fieldSelector(element));
+      const values = valuesAt(fieldSelector(next));
+      return labels.every((label) => label === text) && values.every(Boolean) && new Set(values).size > 1;
     };
     /** A name for what the text is, when nothing labels it. */
     const shapeOf = (element: Element, text: string) => {
@@ -556,6 +583,8 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
         element.getAttribute('aria-label') ||
         labelBefore(element) ||
         (/^H[1-6]$/.test(element.tagName) ? 'title' : '') ||
+        // Bold text that opens an item without a heading is its title.
+        (!hasHeading && /^(?:B|STRONG)$/.test(element.tagName) && !fields.length ? 'title' : '') ||
         (element.tagName === 'A' ? (hasHeading ? 'link' : 'title') : '') ||
         shapeOf(element, text) ||
         'text';
@@ -577,7 +606,7 @@ function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): 
       // A label ("Price:", a <dt>) names the value after it; it is no field of its own, nor is
       // an element whose own text is only such a label (`<span>Score: <b>42</b></span>`).
       const own = clean([...element.childNodes].map((node) => (node.nodeType === 3 ? node.textContent : ' ')).join(' '));
-      if (element.tagName === 'DT' || isLabel(text) || isLabel(own)) continue;
+      if (element.tagName === 'DT' || isLabel(text) || isLabel(own) || constantLabel(element)) continue;
       const selector = fieldSelector(element);
       if (!selector || used.has(selector)) continue;
       if (!children.every((child) => child.querySelector(selector))) continue;

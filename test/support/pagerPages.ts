@@ -13,7 +13,12 @@ import { PAGE_HOST } from './pages.ts';
  * - `/blog`: posts paged by an `a[rel=next]` whose text names no pager word;
  * - `/catalog`: cards and a "Load more" button that appends 5 and is removed at the end;
  * - `/events`: a list and a "Show more" button that appends 5 and is disabled at the end;
- * - `/feed`: an infinite scroll that appends 5 when the bottom comes into view.
+ * - `/feed`: an infinite scroll that appends 5 when the bottom comes into view;
+ * - `/journal`: entries paged by a bare "→" `a[rel=next]` that sits among the entries themselves;
+ * - `/archive`: numbered links only, "1" among them (`?page=1`, the start page's own content at
+ *   another address);
+ * - `/shelf`: books whose items have no heading, a bold title, and values named by labels without
+ *   a colon (`<span>Author</span> <span>…</span>`), and a "Show more" button.
  */
 export const PER_PAGE = 5;
 const range = (count: number) => Array.from({ length: count }, (_, index) => index);
@@ -31,6 +36,13 @@ export const pagerPosts = named('Post');
 export const pagerCards = named('Lamp');
 export const pagerEvents = named('Concert');
 export const pagerFeed = named('Update');
+export const pagerJournal = named('Entry');
+export const pagerArchive = named('Report');
+export const pagerShelf = range(15).map((index) => ({
+  title: `Book ${String.fromCharCode(65 + index)}${index + 1}`,
+  author: `Writer ${index + 1}`,
+  year: String(1950 + index),
+}));
 
 const pageOf = (number: number) => ({ from: (number - 1) * PER_PAGE, to: number * PER_PAGE });
 const PAGES = 3;
@@ -81,8 +93,28 @@ export async function startPagerSite() {
       `<li class="event"><strong>${record.title}</strong> <em class="venue">${record.note}</em></li>`;
     const feedEntry = (record: { title: string; note: string }) =>
       `<li class="entry" style="min-height: 260px"><h2>${record.title}</h2><p class="text">${record.note}</p></li>`;
-    if (items('/catalog', pagerCards, catalogCard) || items('/events', pagerEvents, eventItem) || items('/feed', pagerFeed, feedEntry))
+    const shelfItem = (record: { title: string; note: string }) => {
+      const book = pagerShelf.find((candidate) => candidate.title === record.title);
+      return `<li class="x"><b class="y">${record.title}</b><div class="r"><span class="k">Author</span> <span class="v">${book?.author}</span></div><div class="r"><span class="k">Year</span> <span class="v">${book?.year}</span></div></li>`;
+    };
+    const shelfRecords = pagerShelf.map((book) => ({ title: book.title, note: book.author }));
+    if (
+      items('/catalog', pagerCards, catalogCard) ||
+      items('/events', pagerEvents, eventItem) ||
+      items('/feed', pagerFeed, feedEntry) ||
+      items('/shelf', shelfRecords, shelfItem)
+    )
       return;
+    const journal = /^\/journal(?:\/page\/(\d+))?$/.exec(url.pathname);
+    if (journal) {
+      const page = Number(journal[1] ?? '1');
+      const entries = pagerJournal
+        .slice((page - 1) * PER_PAGE, page * PER_PAGE)
+        .map((entry) => `<article><h2>${entry.title}</h2><p>${entry.note}</p></article>`)
+        .join('');
+      const next = page < PAGES ? `<a rel="next" href="/journal/page/${page + 1}">→</a>` : '';
+      return send(document('Journal', `<section>${entries}${next}</section>`));
+    }
     switch (url.pathname) {
       case '/orders': {
         const rows = pagerOrders
@@ -138,6 +170,29 @@ export async function startPagerSite() {
           number < PAGES ? `<a rel="next" href="/blog?page=${number + 1}">See the 5 posts after these</a>` : '',
         ].join(' ');
         return send(document('Blog', `<section class="posts">${posts}</section><div class="continue">${links}</div>`));
+      }
+      case '/archive': {
+        const links = range(PAGES)
+          .map((index) => `<a href="/archive?page=${index + 1}">${index + 1}</a>`)
+          .join(' ');
+        return send(
+          document(
+            'Archive',
+            `<ul class="reports">${pagerArchive
+              .slice(from, to)
+              .map((report) => `<li><h3>${report.title}</h3><p>${report.note}</p></li>`)
+              .join('')}</ul><nav aria-label="Pages">${links}</nav>`,
+          ),
+        );
+      }
+      case '/shelf': {
+        return send(
+          document(
+            'Book picks',
+            `<ul class="l">${shelfRecords.slice(0, PER_PAGE).map(shelfItem).join('')}</ul><button type="button" class="b" onclick="loadMore()">Show more</button>`,
+            appendScript('/shelf', 'ul.l', "document.querySelector('button.b').remove();"),
+          ),
+        );
       }
       case '/catalog': {
         return send(
