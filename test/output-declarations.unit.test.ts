@@ -264,8 +264,8 @@ describe('a proposal holds to what its request asks for, whichever model wrote i
     expect(problem).toContain('"#sales"');
     expect(problem).toContain('the table "#returns"');
     expect(requestFitProblems(reading('#returns'), 'Open http://shop.test/report and extract the returns', twoTables)).toEqual([]);
-    // A request that names no table of the page leaves the choice to the model.
-    expect(requestFitProblems(reading('#sales'), 'Open http://shop.test/report and extract the numbers', twoTables)).toEqual([]);
+    // A request that names nothing specific leaves the choice to the model.
+    expect(requestFitProblems(reading('#sales'), 'Open http://shop.test/report and extract the table', twoTables)).toEqual([]);
   });
 
   it('a request for each item’s own page is refused a proposal that visits none', () => {
@@ -292,5 +292,21 @@ describe('a proposal holds to what its request asks for, whichever model wrote i
       },
     ]);
     expect(requestFitProblems(visiting, request, [list])).toEqual([]);
+  });
+});
+
+describe('a listing nothing names for the request', () => {
+  it('is refused when the page is not named for it either, and taken when the prompt’s own steps led there', () => {
+    const forecast = { selector: '#forecast', caption: 'Five-day forecast', heading: null, headers: ['Day', 'High', 'Low'], rowCount: 5 };
+    const weather = [page('http://shop.test/weather', { title: 'Weather', tables: [forecast] })];
+    const reading = proposal([{ action: 'extract_table', selector: '#forecast', output: 'prices', evidence: 'a table' }]);
+    const request = 'Open http://shop.test/weather and extract the share prices';
+    expect(requestFitProblems(reading, request, weather)).toEqual([expect.stringContaining('nothing on http://shop.test/weather names')]);
+    // Signed in first, the one listing the steps led to stands for what was asked.
+    const signedIn = proposal([
+      { action: 'click', selector: '#go', waitForLoad: true, evidence: 'sign in' },
+      { action: 'extract_table', selector: '#forecast', output: 'prices', evidence: 'a table' },
+    ]);
+    expect(requestFitProblems(signedIn, request, weather)).toEqual([]);
   });
 });

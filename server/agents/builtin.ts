@@ -478,6 +478,44 @@ function whatPageShows(page: PageModel) {
   return parts.length ? parts.join('; ') : 'no table, list, form or labelled values';
 }
 
+/**
+ * Whether the listings of `page` can stand for what `request` asks for: one of them names its noun
+ * (`fitting`); or none does, and the page is named for it (`pageNamed`: its address, title,
+ * headings, pager or buttons, as "Older stories"), nothing specific was asked, or the prompt's own
+ * steps (`acted`: a login, a search) led to the page's one listing. Every model's proposal is held
+ * to it too (requestFit.ts).
+ */
+export function pageFitsRequest(request: string, page: PageModel, acted: boolean) {
+  const noun = requestedNoun(request);
+  const specific = Boolean(noun?.words.length);
+  const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
+  const tables = page.tables.filter((table) => table.rowCount > 0);
+  const fitting = specific && [...tables.map(tableText), ...page.lists.map(listText)].some(nounNamed);
+  // The page as a whole: its address, title and headings (the main one alone, for what the request names).
+  const path = new URL(page.url, 'http://page.invalid').pathname;
+  // Its pager and buttons name what the listing holds too ("Older stories", "Show more events").
+  const pagerWords = `${page.pagination?.next?.text ?? ''} ${page.buttons.map((button) => button.text).join(' ')}`;
+  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')} ${pagerWords}`);
+  // The request names the page itself ("every story on the news page"), its address aside.
+  const pageWords = stems(
+    `${path} ${page.title} ${page.headings
+      .filter((h) => h.level === 1)
+      .map((h) => h.text)
+      .join(' ')}`,
+  );
+  const requestNamesPage = [...stems(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '))].some(
+    (word) =>
+      word.length > 2 &&
+      !GENERIC.has(word) &&
+      !DETERMINERS.has(word) &&
+      !/^(?:open|go|visit|get|list|extract|read)$/.test(word) &&
+      pageWords.has(word),
+  );
+  const candidates = tables.length + page.lists.length;
+  const acceptable = fitting || !specific || pageNamed || (candidates === 1 && (acted || requestNamesPage));
+  return { fitting, pageNamed, acceptable };
+}
+
 function proposeExtraction(
   request: string,
   page: PageModel,
@@ -511,31 +549,8 @@ function proposeExtraction(
   const listPage = models.length > 1 ? models[models.length - 2] : undefined;
   const detailList = detailsVisited && listPage ? itemLinks(request, listPage) : undefined;
   const nounNamed = (text: string) => specific && mentions(noun?.words ?? [], text);
-  // The page as a whole: its address, title and headings (the main one alone, for what the request names).
-  const path = new URL(page.url, 'http://page.invalid').pathname;
-  // Its pager and buttons name what the listing holds too ("Older stories", "Show more events").
-  const pagerWords = `${page.pagination?.next?.text ?? ''} ${page.buttons.map((button) => button.text).join(' ')}`;
-  const pageNamed = nounNamed(`${path} ${page.title} ${page.headings.map((h) => h.text).join(' ')} ${pagerWords}`);
-  // The request names the page itself ("every story on the news page"), its address aside.
-  const pageWords = stems(
-    `${path} ${page.title} ${page.headings
-      .filter((h) => h.level === 1)
-      .map((h) => h.text)
-      .join(' ')}`,
-  );
-  const requestNamesPage = [...stems(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '))].some(
-    (word) =>
-      word.length > 2 &&
-      !GENERIC.has(word) &&
-      !DETERMINERS.has(word) &&
-      !/^(?:open|go|visit|get|list|extract|read)$/.test(word) &&
-      pageWords.has(word),
-  );
-  const fitting = [...tables.map((entry) => entry.score), ...lists.map((entry) => entry.score)].some((value) => value >= 100_000);
+  const { fitting, pageNamed, acceptable } = pageFitsRequest(request, page, steps.length > 0);
   const candidates = tables.length + lists.length;
-  // With no record fitting, the data of the page stands for what was asked only when the page is
-  // named for it, when nothing specific was asked, or when the prompt's own steps led to its one listing.
-  const acceptable = fitting || !specific || pageNamed || (candidates === 1 && (steps.length > 0 || requestNamesPage));
   const asksForHeading = Boolean(noun?.words.some((word) => /^(?:title|heading|headline)s?$/.test(word)));
   if (!detailList && wantsItemPages(request)) {
     // Asked for each item's own page, and none was reached: the listing is not what was asked for.

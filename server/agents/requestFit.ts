@@ -1,12 +1,13 @@
 /**
  * Whether a proposal reads what its request asks for, judged from the pages the analysis saw. It
- * holds every model's proposal, not only builtin's, to the two readings builtin itself follows: a
- * listing the request names by its noun is the one read, and a request for each item's own page
- * visits those pages. A proposal that misses either is refused with a sentence the model can act
+ * holds every model's proposal, not only builtin's, to the readings builtin itself follows: a
+ * listing the request names by its noun is the one read; a listing nothing names that noun is read
+ * only as builtin would take it (pageFitsRequest); and a request for each item's own page visits
+ * those pages. A proposal that misses either is refused with a sentence the model can act
  * on, so a model that picks the wrong table ends loud (refused until its step bound, or
  * `goalNotFound`), never with a version that reads the wrong data.
  */
-import { listText, mentions, requestedNoun, tableText, wantsItemPages } from './builtin.ts';
+import { listText, mentions, pageFitsRequest, requestedNoun, tableText, wantsItemPages } from './builtin.ts';
 import type { PageModel } from './pageModel.ts';
 import type { Proposal } from './proposal.ts';
 
@@ -30,6 +31,13 @@ export function requestFitProblems(proposal: Proposal, request: string, seen: re
           : model.lists.some((list) => list.itemSelector === step.selector),
       );
     if (!page) continue;
+    const acted = proposal.steps.some((other) => ['fill', 'click', 'press', 'select'].includes(other.action));
+    if (!pageFitsRequest(request, page, acted).acceptable) {
+      problems.push(
+        `step ${index + 1} (${step.action}) reads ${JSON.stringify(step.selector)}, but nothing on ${page.url} names ${noun.words.join(' ')}, which the request asks for: read a listing that holds them, or, when the pages do not hold them, answer {"goalNotFound": "why"}`,
+      );
+      continue;
+    }
     const named = [
       ...page.tables
         .filter((table) => mentions(noun.words, tableText(table)))
