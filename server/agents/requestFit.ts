@@ -23,16 +23,17 @@ export function requestFitProblems(proposal: Proposal, request: string, seen: re
   if (!noun?.words.length) return problems;
   for (const [index, step] of proposal.steps.entries()) {
     if (step.action !== 'extract_table' && step.action !== 'extract_list') continue;
-    const page = [...seen]
-      .reverse()
-      .find((model) =>
-        step.action === 'extract_table'
-          ? model.tables.some((table) => table.selector === step.selector)
-          : model.lists.some((list) => list.itemSelector === step.selector),
-      );
+    // The pages the listing was seen on; the last one names the listings beside it.
+    const holding = seen.filter((model) =>
+      step.action === 'extract_table'
+        ? model.tables.some((table) => table.selector === step.selector)
+        : model.lists.some((list) => list.itemSelector === step.selector),
+    );
+    const page = holding.at(-1);
     if (!page) continue;
     const acted = proposal.steps.some((other) => ['fill', 'click', 'press', 'select'].includes(other.action));
-    if (!pageFitsRequest(request, page, acted).acceptable) {
+    // Any page of the listing may name it (the first page's "Older stories" link, not the last's).
+    if (!holding.some((model) => pageFitsRequest(request, model, acted).acceptable)) {
       problems.push(
         `step ${index + 1} (${step.action}) reads ${JSON.stringify(step.selector)}, but nothing on ${page.url} names ${noun.words.join(' ')}, which the request asks for: read a listing that holds them, or, when the pages do not hold them, answer {"goalNotFound": "why"}`,
       );
