@@ -2,9 +2,10 @@ import { generateText, jsonSchema, Output } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinModel, requestedNoun } from '../server/agents/builtin.ts';
+import { builtinModel } from '../server/agents/builtin.ts';
 import { fillPlaceholders, readPromptValues } from '../server/agents/promptValues.ts';
 import { checkProposal, type Proposal, proposalSchema, sourceFromProposal } from '../server/agents/proposal.ts';
+import { requestedNoun } from '../server/agents/requestReading.ts';
 import { hideFieldValues } from '../server/browsers/host/agentTools.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
 
@@ -266,6 +267,10 @@ describe('prompts written the ways users write them', () => {
       ['grab http://shop.test/news, all headlines (it loads more as u scroll)', 'headlines'],
       ['http://shop.test/recipes recipes, all of em', 'recipes'],
       ['http://shop.test/tips each tip, theres a show more button', 'tips'],
+      // No verb, no plural: the bare noun phrase, named for what its list holds.
+      ['http://shop.test/directory staff phone list', 'staff'],
+      ['http://shop.test/ price table', 'price'],
+      ['http://shop.test/ take a screenshot', undefined],
     ];
     for (const [request, name] of cases) expect(requestedNoun(request)?.name, request).toBe(name);
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageRecord } from '../db/entities/index.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline, settledRun } from './support/pipelines.ts';
+import { createPipeline, settledJob, settledRun } from './support/pipelines.ts';
 import { SHOP_EMAIL, SHOP_PASSWORD, shopOrders, startShopSite } from './support/shopSite.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -109,10 +109,19 @@ const base = (pipelineId: string) => `/${slug}/api/pipelines/${pipelineId}`;
 /** A job's own routes name it alone, not its pipeline (spec: `…/analysis/{analysisId}`). */
 const jobUrl = (kind: 'analysis' | 'generation', id: string, project = slug) => `/${project}/api/${kind}/${id}`;
 
-async function settledJob(url: string, timeout = 90_000) {
-  await expect.poll(async () => (await stack.http.get(url, { token })).body.agent, { timeout, interval: 300 }).toBe('stopped');
-  return (await stack.http.get(url, { token })).body;
-}
+/** A source that signs in to the shop and reads `nodes`: what a model writes when it leaves the draft. */
+const signedIn = (nodes: Record<string, unknown>, outputs: Record<string, unknown>) => ({
+  parameters: { email: { refType: 'string', default: SHOP_EMAIL }, password: { refType: 'string', secret: true } },
+  nodes: {
+    browser: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'browser.page' }, url: `${shop.url}/login` } },
+    email: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#email', value: { $param: 'email' } } },
+    pass: { type: 'page.fill', inputs: { page: { $ref: 'email.page' }, selector: '#password', value: { $param: 'password' } } },
+    go: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'role=button[name="Sign in"s]', waitFor: 'load' } },
+    ...nodes,
+  },
+  outputs,
+});
 
 async function analyse(pipelineId: string, prompt: string, modelId = 'builtin') {
   const started = await stack.http.put(`${base(pipelineId)}/analysis`, { session: sessionId, model: modelId, prompt }, { token });
@@ -138,7 +147,7 @@ describe('analysis → generation with builtin', () => {
       pipelineId,
       `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}", and extract the orders from every page`,
     );
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     expect(analysis.error).toBeNull();
     expect(analysis.prompt).not.toContain(SHOP_PASSWORD);
     expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual([
@@ -152,7 +161,7 @@ describe('analysis → generation with builtin', () => {
     expect(analysis.usage.calls).toBeGreaterThan(1);
 
     const generationUrl = await generate(analysisUrl);
-    const generation = await settledJob(generationUrl);
+    const generation = await settledJob(stack, generationUrl, { token });
     expect(generation.error).toBeNull();
     expect(generation.errors).toEqual([]);
     expect(generation.dryRun.status).toBe('succeeded');
@@ -185,10 +194,10 @@ describe('analysis → generation with builtin', () => {
   it('a search form with a results list becomes a version that lists what the search found', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     expect(analysis.error).toBeNull();
     const generationUrl = await generate(analysisUrl);
-    const generation = await settledJob(generationUrl);
+    const generation = await settledJob(stack, generationUrl, { token });
     expect(generation.dryRun?.status, JSON.stringify(generation.dryRun)).toBe('succeeded');
     const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
     const run = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId }, { token });
@@ -223,7 +232,7 @@ describe('state rules', () => {
     model.scripts.analysis.length = 0;
 
     const finished = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
-    await settledJob(finished);
+    await settledJob(stack, finished, { token });
     expect((await stack.http.post(`${finished}/reject`, undefined, { token })).body.status).toBe('rejected');
     const rejected = await stack.http.post(`${finished}/accept`, { model: 'builtin' }, { token });
     expect(rejected.status).toBe(400);
@@ -237,7 +246,9 @@ describe('bounds and generation states', () => {
   it('an agent that never answers with a valid proposal stops at its step bound and says so', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     model.scripts.analysis.length = 0; // every answer is `{}`: refused, fed back, refused again
-    const analysis = await settledJob(await analyse(pipelineId, `Open ${shop.url}/search and list the results`, 'scripted'));
+    const analysis = await settledJob(stack, await analyse(pipelineId, `Open ${shop.url}/search and list the results`, 'scripted'), {
+      token,
+    });
     expect(analysis.error).toMatchObject({ code: 'step_limit' });
     expect(analysis.output).toBeNull();
     expect(analysis.usage.calls).toBe(24);
@@ -246,7 +257,7 @@ describe('bounds and generation states', () => {
   it('a generation is accepted only once stopped, and only when its source compiles', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
-    await settledJob(analysisUrl);
+    await settledJob(stack, analysisUrl, { token });
     // A slow generation model: still running when accepted.
     model.setDelay(3000);
     model.scripts.generation.push(
@@ -268,7 +279,7 @@ describe('bounds and generation states', () => {
     const broken = { content: { nodes: { broken: { type: 'no.such.node' } } } };
     model.scripts.generation.push(broken, broken, broken, broken);
     const exhaustedUrl = await generate(analysisUrl, 'scripted');
-    const exhausted = await settledJob(exhaustedUrl);
+    const exhausted = await settledJob(stack, exhaustedUrl, { token });
     expect(exhausted.error).toMatchObject({ code: 'attempts_exhausted' });
     expect(exhausted.attempts).toBe(4);
     expect(exhausted.errors[0]).toMatchObject({ node: 'broken', code: 'unknown_type' });
@@ -286,7 +297,7 @@ describe('permissions', () => {
   it('starting needs pipelines.write and sessions.write; reading needs sessions.read on the job’s session', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
-    await settledJob(analysisUrl);
+    await settledJob(stack, analysisUrl, { token });
     const pipelinesOnly = await createApiKey(stack, token, {
       accessType: 'custom',
       permissions: [`${slug}.pipelines.*`, `${slug}.sessions.read`],
@@ -311,9 +322,9 @@ describe('permissions', () => {
   it('a job is found by its id in its own project only; one the caller may not read is a 404 like an unknown id', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`);
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     const generationUrl = await generate(analysisUrl);
-    const generation = await settledJob(generationUrl);
+    const generation = await settledJob(stack, generationUrl, { token });
     const jobs = [
       { kind: 'analysis' as const, id: analysis.id as string },
       { kind: 'generation' as const, id: generation.id as string },
@@ -364,7 +375,7 @@ describe('the local model (SmolLM2-135M-Instruct through node-llama-cpp)', () =>
     async () => {
       const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
       const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search, search for "red" and list the results`, 'local');
-      const analysis = await settledJob(analysisUrl, 180_000);
+      const analysis = await settledJob(stack, analysisUrl, { token }, 180_000);
       // The floor: every turn of the model was a valid choice (tool calls, or a proposal the schema took).
       const refusals = analysis.messages.filter(
         (message: { role: string; content: { text?: string }[] }) =>
@@ -374,7 +385,7 @@ describe('the local model (SmolLM2-135M-Instruct through node-llama-cpp)', () =>
       expect(analysis.usage.calls).toBeGreaterThan(1);
       expect(analysis.usage.outputTokens).toBeGreaterThan(0);
       if (analysis.output) {
-        const generation = await settledJob(await generate(analysisUrl));
+        const generation = await settledJob(stack, await generate(analysisUrl), { token });
         expect(generation.errors).toEqual([]);
         expect(['succeeded', 'failed']).toContain(generation.dryRun.status);
       } else {
@@ -424,42 +435,30 @@ describe('a model through the AI SDK (scripted OpenAI-compatible stand-in)', () 
       `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}" and read the orders`,
       'scripted',
     );
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     expect(analysis.error).toBeNull();
     expect(analysis.output.pageModel.tables[0].selector).toBe('#orders');
     // The tool calls reached the browser: the second page model is the signed-in orders page.
     expect(analysis.output.pageModel.url).toContain('/orders');
     expect(model.received.some((body) => body.includes('not in any page model you were shown'))).toBe(true);
 
-    const page = (nodes: Record<string, unknown>, outputs: Record<string, unknown>) => ({
-      parameters: { email: { refType: 'string', default: SHOP_EMAIL }, password: { refType: 'string', secret: true } },
-      nodes: {
-        browser: { type: 'browser.page' },
-        open: { type: 'page.goto', inputs: { page: { $ref: 'browser.page' }, url: `${shop.url}/login` } },
-        email: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#email', value: { $param: 'email' } } },
-        pass: { type: 'page.fill', inputs: { page: { $ref: 'email.page' }, selector: '#password', value: { $param: 'password' } } },
-        go: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'role=button[name="Sign in"s]', waitFor: 'load' } },
-        ...nodes,
-      },
-      outputs,
-    });
     model.scripts.generation.push(
-      { content: page({ orders: { type: 'extract.tabel', inputs: {} } }, {}) },
+      { content: signedIn({ orders: { type: 'extract.tabel', inputs: {} } }, {}) },
       {
-        content: page(
+        content: signedIn(
           { orders: { type: 'extract.text', timeoutMs: 2000, inputs: { page: { $ref: 'go.page' }, selector: '#email' } } },
           { orders: { $ref: 'orders.text' } },
         ),
       },
       {
-        content: page(
+        content: signedIn(
           { orders: { type: 'extract.table', inputs: { page: { $ref: 'go.page' }, selector: '#orders' } } },
           { orders: { $ref: 'orders.records' } },
         ),
       },
     );
     const generationUrl = await generate(analysisUrl, 'scripted');
-    const generation = await settledJob(generationUrl);
+    const generation = await settledJob(stack, generationUrl, { token });
     expect(generation.error).toBeNull();
     expect(generation.attempts).toBe(3);
     expect(generation.dryRun.status).toBe('succeeded');
@@ -563,24 +562,10 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
       `Open ${shop.url}/login, log in with email "${SHOP_EMAIL}" and password "${SHOP_PASSWORD}" and read the orders on every page`,
       'scripted',
     );
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     expect(analysis.error).toBeNull();
     return { analysisUrl, analysis };
   }
-
-  /** A source that signs in and reads `nodes`: what a model writes when it leaves the draft. */
-  const signedIn = (nodes: Record<string, unknown>, outputs: Record<string, unknown>) => ({
-    parameters: { email: { refType: 'string', default: SHOP_EMAIL }, password: { refType: 'string', secret: true } },
-    nodes: {
-      browser: { type: 'browser.page' },
-      open: { type: 'page.goto', inputs: { page: { $ref: 'browser.page' }, url: `${shop.url}/login` } },
-      email: { type: 'page.fill', inputs: { page: { $ref: 'open.page' }, selector: '#email', value: { $param: 'email' } } },
-      pass: { type: 'page.fill', inputs: { page: { $ref: 'email.page' }, selector: '#password', value: { $param: 'password' } } },
-      go: { type: 'page.click', inputs: { page: { $ref: 'pass.page' }, selector: 'role=button[name="Sign in"s]', waitFor: 'load' } },
-      ...nodes,
-    },
-    outputs,
-  });
 
   it('a first attempt that reads only the first page runs green, is told what differs, and is repaired from the draft', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
@@ -606,7 +591,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
       },
     );
     const generationUrl = await generate(analysisUrl, 'scripted');
-    const generation = await settledJob(generationUrl);
+    const generation = await settledJob(stack, generationUrl, { token });
     expect(generation.error).toBeNull();
     expect(generation.attempts).toBe(2);
     expect(generation.errors).toEqual([]);
@@ -637,7 +622,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
     };
     model.scripts.generation.push(heading, heading, heading, heading);
     const generationUrl = await generate(analysisUrl, 'scripted');
-    const generation = await settledJob(generationUrl, 150_000);
+    const generation = await settledJob(stack, generationUrl, { token }, 150_000);
     const difference =
       'orders: a single value ("Your orders") where a list of records was declared; the analysis saw 7 across the pages it visited';
     expect(generation.error).toEqual({ code: 'output_mismatch', message: difference });
@@ -711,7 +696,7 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
       { content: { goalNotFound: 'The page has products, not invoices.' } },
     );
     const analysisUrl = await analyse(pipelineId, `Open ${shop.url}/search?q=red and read the invoices`, 'scripted');
-    const analysis = await settledJob(analysisUrl);
+    const analysis = await settledJob(stack, analysisUrl, { token });
     expect(analysis.output).toBeNull();
     expect(analysis.error.code).toBe('goal_not_found');
     expect(analysis.error.message).toMatch(/^The page has products, not invoices; the pages showed: /);
@@ -794,7 +779,7 @@ describe('secrets written any way, in the prompt or on the page', () => {
         },
       );
       const analysisUrl = await analyse(pipelineId, prompt, 'scripted');
-      const analysis = await settledJob(analysisUrl);
+      const analysis = await settledJob(stack, analysisUrl, { token });
       expect(analysis.error).toBeNull();
       expect(analysis.output.steps.map((step: { action: string }) => step.action)).toEqual(['goto', 'extract_text']);
       expect(analysis.prompt).toContain("pwd '{{password");

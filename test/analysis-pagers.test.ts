@@ -14,7 +14,7 @@ import {
   pagerStories,
   startPagerSite,
 } from './support/pagerPages.ts';
-import { createPipeline, settledRun } from './support/pipelines.ts';
+import { createPipeline, settledJob, settledRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -44,11 +44,6 @@ afterAll(async () => {
 
 const base = (pipelineId: string) => `/${slug}/api/pipelines/${pipelineId}`;
 
-async function settledJob(url: string) {
-  await expect.poll(async () => (await stack.http.get(url, { token })).body.agent, { timeout: 120_000, interval: 300 }).toBe('stopped');
-  return (await stack.http.get(url, { token })).body;
-}
-
 /**
  * The text values of list records, without the addresses of their links: what the page showed.
  * Sorted within a record, since stored results do not keep the order of a record's keys.
@@ -70,7 +65,7 @@ async function analyseGenerateAndRun(prompt: string) {
   const started = await stack.http.put(`${base(pipelineId)}/analysis`, { session: sessionId, model: 'builtin', prompt }, { token });
   expect(started.status, started.text).toBe(200);
   const analysisUrl = `/${slug}/api/analysis/${started.body.id}`;
-  const analysis = await settledJob(analysisUrl);
+  const analysis = await settledJob(stack, analysisUrl, { token });
   expect(analysis.error, JSON.stringify(analysis.error)).toBeNull();
   const extraction = analysis.output.steps.at(-1);
   // What the analysis saw, counted as the declaration's count is: per address, the most items of
@@ -93,7 +88,7 @@ async function analyseGenerateAndRun(prompt: string) {
   const generationStart = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
   expect(generationStart.status, generationStart.text).toBe(200);
   const generationUrl = `/${slug}/api/generation/${generationStart.body.id}`;
-  const generation = await settledJob(generationUrl);
+  const generation = await settledJob(stack, generationUrl, { token });
   expect(generation.dryRun?.status, JSON.stringify(generation.dryRun ?? generation.error)).toBe('succeeded');
   const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });
   expect(accepted.status, accepted.text).toBe(200);

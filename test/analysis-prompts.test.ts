@@ -23,7 +23,7 @@ import {
   formTools,
   startFormSite,
 } from './support/formPages.ts';
-import { createPipeline } from './support/pipelines.ts';
+import { createPipeline, settledJob } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -50,11 +50,6 @@ afterAll(async () => {
 
 const jobUrl = (kind: 'analysis' | 'generation', id: string) => `/${slug}/api/${kind}/${id}`;
 
-async function settledJob(url: string, timeout = 120_000) {
-  await expect.poll(async () => (await stack.http.get(url, { token })).body.agent, { timeout, interval: 300 }).toBe('stopped');
-  return (await stack.http.get(url, { token })).body;
-}
-
 /** Analysis with builtin, then generation with builtin: the generation, dry run and all. */
 async function analyseAndGenerate(prompt: string) {
   const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
@@ -65,12 +60,12 @@ async function analyseAndGenerate(prompt: string) {
   );
   expect(started.status, started.text).toBe(200);
   const analysisUrl = jobUrl('analysis', started.body.id);
-  const analysis = await settledJob(analysisUrl);
+  const analysis = await settledJob(stack, analysisUrl, { token });
   expect(analysis.error, JSON.stringify(analysis.error)).toBeNull();
   const accepted = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
   expect(accepted.status, accepted.text).toBe(200);
   const generationUrl = jobUrl('generation', accepted.body.id);
-  const generation = await settledJob(generationUrl);
+  const generation = await settledJob(stack, generationUrl, { token });
   expect(generation.dryRun?.status, JSON.stringify(generation.dryRun)).toBe('succeeded');
   return { analysis, generation, analysisUrl, generationUrl };
 }
@@ -256,7 +251,7 @@ describe('a page without what the prompt asks for', () => {
       { token },
     );
     expect(started.status, started.text).toBe(200);
-    const analysis = await settledJob(jobUrl('analysis', started.body.id), 180_000);
+    const analysis = await settledJob(stack, jobUrl('analysis', started.body.id), { token }, 180_000);
     expect(analysis.error.code, JSON.stringify(analysis.error)).toBe('goal_not_found');
     expect(analysis.error.message).toContain('shows no invoices');
     expect(analysis.output).toBeNull();
@@ -282,7 +277,7 @@ describe('secrets in prompts, however they are written', () => {
       expect(started.status, started.text).toBe(200);
       expect(started.text).not.toContain(secret);
       const url = jobUrl('analysis', started.body.id);
-      const analysis = await settledJob(url);
+      const analysis = await settledJob(stack, url, { token });
       expect(analysis.prompt, prompt).toMatch(/\{\{(password|secret)\}\}/);
       const texts = {
         job: (await stack.http.get(url, { token })).text,

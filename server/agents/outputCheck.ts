@@ -10,6 +10,7 @@
 import { uniqueKeys } from '../browsers/host/nodes/cellValues.ts';
 import type { PageModel } from './pageModel.ts';
 import type { OutputDeclaration, Proposal, ProposalStep } from './proposal.ts';
+import { asksForRecords } from './requestReading.ts';
 
 /** One difference between a dry run's result and a declaration. */
 export type OutputMismatch = {
@@ -184,22 +185,6 @@ export function checkOutputs(declarations: readonly OutputDeclaration[], result:
     }
   }
   return mismatches;
-}
-
-/**
- * Whether a request asks for records rather than one value: it names a list or table, says every,
- * all or each, or reads a plural noun ("read the orders", "extract the stories").
- */
-export function asksForRecords(request: string): boolean {
-  const text = request.replace(/\{\{[^}]*\}\}|"[^"]*"|https?:\/\/\S+/g, ' ');
-  if (/\b(list|lists|listing|table|tables|rows|records|every|all|each)\b/i.test(text)) return true;
-  const verb = '(?:extract|read|get|scrape|collect|fetch|show|find|pull|grab|copy|export|download|gather|see|return)';
-  const phrase = new RegExp(`\\b${verb}\\s+(?:(?:the|my|our|their|its|his|her|any|those|these)\\s+)?((?:[a-z-]+\\s*){1,3})`, 'gi');
-  const plural = (word: string) => word === 'news' || (/[^su]s$/.test(word) && !/(ss|us|is|ous)$/.test(word));
-  for (const [, words] of text.matchAll(phrase)) {
-    if ((words as string).toLowerCase().split(/\s+/).some(plural)) return true;
-  }
-  return false;
 }
 
 /**

@@ -7,9 +7,9 @@
  * on, so a model that picks the wrong table ends loud (refused until its step bound, or
  * `goalNotFound`), never with a version that reads the wrong data.
  */
-import { listText, mentions, pageFitsRequest, requestedNoun, tableText, wantsItemPages } from './builtin.ts';
 import type { PageModel } from './pageModel.ts';
 import type { Proposal } from './proposal.ts';
+import { listText, mentions, pageFitsRequest, requestedNoun, tableText, wantsItemPages } from './requestReading.ts';
 
 /** The problems of `proposal` against `request`, each a sentence for the model; none when it fits. */
 export function requestFitProblems(proposal: Proposal, request: string, seen: readonly PageModel[]): string[] {

@@ -17,6 +17,12 @@ export async function settledRun(stack: TestStack, runUrl: string, as: Credentia
   return (await stack.http.get(runUrl, as)).body;
 }
 
+/** An analysis or generation job at `url` once its agent has stopped, as GET answers it. */
+export async function settledJob(stack: TestStack, url: string, as: Credentials, timeout = 120_000) {
+  await expect.poll(async () => (await stack.http.get(url, as)).body.agent, { timeout, interval: 300 }).toBe('stopped');
+  return (await stack.http.get(url, as)).body;
+}
+
 /** A run that holds its browser for `ms` (a page, then a wait): what stop and crash tests need under way. */
 export const longWaitSource = (ms: number) => ({
   nodes: {
