@@ -65,6 +65,28 @@ describe('a pipeline run started with wait', () => {
     expect(ended.status.pipeline).toBe('succeeded');
   }, 90_000);
 
+  it('a client that hangs up while it waits does not stop the run', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, longWaitSource(3_000));
+    const hangUp = new AbortController();
+    const request = fetch(`${stack.url}${base(pipelineId)}/start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ session: sessionId, wait: 30 }),
+      signal: hangUp.signal,
+    });
+    setTimeout(() => hangUp.abort(), 1_000);
+    await expect(request).rejects.toThrow();
+    let runs: { id: string }[] = [];
+    await expect
+      .poll(async () => {
+        runs = (await stack.http.get(base(pipelineId), { token })).body.runs;
+        return runs.length;
+      })
+      .toBe(1);
+    const ended = await settledRun(stack, `${base(pipelineId)}/${runs[0]?.id}`, { token });
+    expect(ended.status.pipeline).toBe('succeeded');
+  }, 90_000);
+
   it('without wait, or with 0, answers the run id at once as before', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, greetingSource());
     for (const body of [{ session: sessionId }, { session: sessionId, wait: 0 }]) {
