@@ -138,22 +138,31 @@ describe('a function executed with wait', () => {
       { token },
     );
     expect(created.status, created.text).toBe(200);
-    return fnSlug;
+    return { slug: fnSlug, id: created.body.id as string };
   }
 
   it('answers the finished execution when the run ends in time, else 202 with the running run', async () => {
     const quick = await createFunction(greetingSource(), [{ name: 'greeting', refType: 'string' }]);
-    const done = await stack.http.post(`/${slug}/api/functions/slug/${quick}/execute`, { args: {}, wait: 60 }, { token });
+    const done = await stack.http.post(`/${slug}/api/functions/slug/${quick.slug}/execute`, { args: {}, wait: 60 }, { token });
     expect(done.status, done.text).toBe(200);
     expect(done.body.outputs).toEqual({ greeting: 'Hello from the test site' });
     expect(done.body.result.status.pipeline).toBe('succeeded');
 
     const slow = await createFunction(longWaitSource(5_000), []);
-    const going = await stack.http.post(`/${slug}/api/functions/slug/${slow}/execute`, { args: {}, wait: 1 }, { token });
+    const going = await stack.http.post(`/${slug}/api/functions/slug/${slow.slug}/execute`, { args: {}, wait: 1 }, { token });
     expect(going.status, going.text).toBe(202);
     expect(going.body.identifier).toEqual(expect.any(String));
     expect(going.body.outputs).toEqual({});
     expect(['queued', 'running']).toContain(going.body.result.status.pipeline);
+
+    // The execution is followed to its end by its own GET.
+    const runUrl = `/${slug}/api/functions/${slow.id}/runs/${going.body.identifier}`;
+    await expect
+      .poll(async () => (await stack.http.get(runUrl, { token })).body.result?.status.pipeline, { timeout: 60_000, interval: 300 })
+      .toBe('succeeded');
+    expect((await stack.http.get(`/${slug}/api/functions/${quick.id}/runs/${going.body.identifier}`, { token })).status).toBe(404);
+    const quickRun = await stack.http.get(`/${slug}/api/functions/${quick.id}/runs/${done.body.identifier}`, { token });
+    expect(quickRun.body).toEqual(done.body);
   }, 90_000);
 });
 

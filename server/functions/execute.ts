@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
+import { BrowserSession, FunctionVersion, PipelineFunction, PipelineRun, type Project } from '../../db/entities/index.ts';
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
@@ -322,4 +322,26 @@ function answerOf(subject: Subject, project: Project, version: FunctionVersion, 
     throw run.error?.code === runFailures.hostLost ? new FunctionHostLost(run.id, result) : new FunctionFailed(run.id, result);
   }
   return { identifier: run.id, outputs: collectOutputs(version, run), result };
+}
+
+/**
+ * An execution of the function as it stands (GET …/functions/{functionId}/runs/{runId}): how a
+ * waiting execute answered 202 is followed to its end. Who may execute the function may read its
+ * executions (read on it, execute on what it runs); an execution of another function is a 404.
+ * Answers the execute's shape, ended badly or not: `outputs` only once it has succeeded.
+ */
+export async function readFunctionRun(em: EntityManager, subject: Subject, project: Project, fn: PipelineFunction, runId: string) {
+  const run = await findChild(em, PipelineRun, runId, { project: project.id, functionVersion: { function: fn.id } });
+  if (!run) throw new NotFound('Run');
+  const version = await em.findOneOrFail(FunctionVersion, { id: (run.functionVersion as FunctionVersion).id });
+  const ref = projectRef(project);
+  const pipelineVersionId = version.sourcePipelineVersion?.id;
+  if (pipelineVersionId) authorize(subject, ref, pipelineActions.execute, pipelineVersionId);
+  else authorize(subject, ref, functionActions.execute, fn.id);
+  const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
+  return {
+    identifier: run.id,
+    outputs: run.status === 'succeeded' ? collectOutputs(version, run) : {},
+    result: payload(run, showOutputs),
+  } satisfies FunctionExecution;
 }

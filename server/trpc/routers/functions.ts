@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FunctionVersion, Pipeline, PipelineFunction, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
 import { BadRequest, Conflict, type ErrorIssue, NotFound } from '../../errors.ts';
-import { authorizeCookieReads, executeFunction } from '../../functions/execute.ts';
+import { authorizeCookieReads, executeFunction, readFunctionRun } from '../../functions/execute.ts';
 import {
   compileSource,
   createFunction,
@@ -441,5 +441,23 @@ export const functionsRouter = router({
         slug = fn.slug;
       }
       return execute(ctx, slug, input);
+    }),
+
+  getRun: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: `${base}/{functionId}/runs/{runId}`,
+        tags,
+        summary: 'An execution of the function: `{identifier, outputs, result}`, ended or still going',
+        description:
+          'How an execute with `wait` that answered 202 is followed to its end: `result.status` says where the run is; `outputs` are filled once it has succeeded, and a failed run’s `result.error` names the node. Needs what executing the function needs.',
+      },
+    })
+    .input(z.strictObject({ project: projectParam, functionId: idParam, runId: idParam }))
+    .output(executionView)
+    .query(async ({ ctx, input }) => {
+      const fn = await findFunction(ctx, input.functionId, functionActions.read);
+      return readFunctionRun(ctx.em, ctx.subject, ctx.project, fn, input.runId);
     }),
 });
