@@ -261,7 +261,6 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   socket.destroy(error);
 }
 
-/** A rate-limited or unavailable answer says when to come back, on /trpc as on the REST paths. */
 /**
  * The REST adapter answers 200 unless told: a 2xx status a procedure set on its reply (202 of a
  * waiting start still going, server/infra/waiting.ts) is kept.
@@ -272,6 +271,7 @@ function restResponseMeta(opts: { errors: readonly { cause?: unknown }[]; ctx?: 
   return retryAfterMeta(opts);
 }
 
+/** A rate-limited or unavailable answer says when to come back, on /trpc as on the REST paths. */
 function retryAfterMeta({ errors }: { errors: readonly { cause?: unknown }[] }) {
   const later = errors
     .map((error) => asDomainError(error.cause))
