@@ -55,10 +55,8 @@ describe('a pipeline run started with wait', () => {
 
   it('answers 202 with the running run when it does not, and the run goes on to its end', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, longWaitSource(6_000));
-    const began = Date.now();
     const started = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId, wait: 1 }, { token });
     expect(started.status, started.text).toBe(202);
-    expect(Date.now() - began).toBeLessThan(5_000);
     expect(['queued', 'running']).toContain(started.body.status.pipeline);
     expect(started.body.finished).toBeNull();
     const ended = await settledRun(stack, `${base(pipelineId)}/${started.body.id}`, { token });
