@@ -4,6 +4,9 @@
  *   const bf = createBrowserflowClient({ url: 'http://localhost:3000', apiKey: process.env.BROWSERFLOW_API_KEY });
  *   const project = await bf.projects.get.query({ project: 'my-shop' });
  *
+ * Waiting for an end: `bf.waitForRun(project, pipelineId, runId, {timeoutMs})`, `bf.waitForAnalysis`,
+ * `bf.waitForGeneration` answer the finished object or throw a `WaitTimedOut`.
+ *
  * Every procedure of the REST API is here under the same name as in the router tree
  * (`root.info` is `GET /api`, `projects.get` is `GET /{project}/api`, …), with its input and
  * output types. Errors arrive as `TRPCClientError`; `error.data.httpStatus` is the status the REST
@@ -40,14 +43,101 @@ export type BrowserflowClientOptions = {
   fetch?: typeof fetch;
 };
 
-export type BrowserflowClient = TRPCClient<AppRouter>;
+/** A run, an analysis or a generation as its GET answers it. */
+export type Run = RouterOutputs['pipelineRuns']['get'];
+export type Analysis = RouterOutputs['agentJobs']['getAnalysis'];
+export type Generation = RouterOutputs['agentJobs']['getGeneration'];
+
+export type WaitOptions = {
+  /** How long to wait in all, in milliseconds; default 120 000. */
+  timeoutMs?: number;
+  /** Aborting ends the wait (with the signal's reason); the work goes on. */
+  signal?: AbortSignal;
+};
+
+/** The object did not finish within `timeoutMs`; `last` is how it was when the wait gave up. It goes on. */
+export class WaitTimedOut<T = unknown> extends Error {
+  override name = 'WaitTimedOut';
+  readonly last: T;
+  readonly timeoutMs: number;
+  constructor(what: string, timeoutMs: number, last: T) {
+    super(`${what} did not finish within ${timeoutMs} ms; it goes on (see \`last\` for how it was)`);
+    this.last = last;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Waiting for an end, on top of the procedures: GET polled with backoff (250 ms doubling to 2 s). */
+export type BrowserflowWaits = {
+  /** The run once it has ended (`status.pipeline` succeeded, failed or cancelled). */
+  waitForRun(project: string, pipelineId: string, runId: string, options?: WaitOptions): Promise<Run>;
+  /** The analysis once its agent has stopped. */
+  waitForAnalysis(project: string, analysisId: string, options?: WaitOptions): Promise<Analysis>;
+  /** The generation once its agent has stopped. */
+  waitForGeneration(project: string, generationId: string, options?: WaitOptions): Promise<Generation>;
+};
+
+export type BrowserflowClient = TRPCClient<AppRouter> & BrowserflowWaits;
+
+const FIRST_POLL_MS = 250;
+const LONGEST_POLL_MS = 2_000;
+
+async function pollUntil<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, options: WaitOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, LONGEST_POLL_MS)) {
+    options.signal?.throwIfAborted();
+    const value = await read();
+    if (done(value)) return value;
+    const left = deadline - Date.now();
+    if (left <= 0) throw new WaitTimedOut(what, timeoutMs, value);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(wake, Math.min(pause, left));
+      function wake() {
+        options.signal?.removeEventListener('abort', aborted);
+        resolve();
+      }
+      function aborted() {
+        clearTimeout(timer);
+        reject(options.signal?.reason);
+      }
+      options.signal?.addEventListener('abort', aborted, { once: true });
+    });
+  }
+}
+
+function waitsOn(client: TRPCClient<AppRouter>): BrowserflowWaits {
+  return {
+    waitForRun: (project, pipelineId, runId, options) =>
+      pollUntil(
+        `Run ${runId}`,
+        () => client.pipelineRuns.get.query({ project, pipelineId, runId }),
+        (run) => run.status.pipeline !== 'queued' && run.status.pipeline !== 'running',
+        options,
+      ),
+    waitForAnalysis: (project, analysisId, options) =>
+      pollUntil(
+        `Analysis ${analysisId}`,
+        () => client.agentJobs.getAnalysis.query({ project, analysisId }),
+        (job) => job.agent === 'stopped',
+        options,
+      ),
+    waitForGeneration: (project, generationId, options) =>
+      pollUntil(
+        `Generation ${generationId}`,
+        () => client.agentJobs.getGeneration.query({ project, generationId }),
+        (job) => job.agent === 'stopped',
+        options,
+      ),
+  };
+}
 
 export function createBrowserflowClient(options: BrowserflowClientOptions): BrowserflowClient {
   if (options.apiKey && options.token) throw new Error('Give either apiKey or token, not both');
   const headers: Record<string, string> = {};
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  return createTRPCClient<AppRouter>({
+  const client = createTRPCClient<AppRouter>({
     links: [
       httpBatchLink({
         url: `${options.url.replace(/\/+$/, '')}/trpc`,
@@ -56,4 +146,9 @@ export function createBrowserflowClient(options: BrowserflowClientOptions): Brow
       }),
     ],
   });
+  // The procedures' proxy answers every name: the waits are looked up first.
+  const waits = waitsOn(client);
+  return new Proxy(client, {
+    get: (target, key, receiver) => (Object.hasOwn(waits, key) ? waits[key as keyof BrowserflowWaits] : Reflect.get(target, key, receiver)),
+  }) as BrowserflowClient;
 }

@@ -227,7 +227,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
       logFault(failed);
       restErrors.set(failed.req, restErrorBody(failed.error));
     },
-    responseMeta: retryAfterMeta,
+    responseMeta: restResponseMeta,
   } as never);
 
   return app;
@@ -259,6 +259,16 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
     );
   }
   socket.destroy(error);
+}
+
+/**
+ * The REST adapter answers 200 unless told: a 2xx status a procedure set on its reply (202 of a
+ * waiting start still going, server/infra/waiting.ts) is kept.
+ */
+function restResponseMeta(opts: { errors: readonly { cause?: unknown }[]; ctx?: { reply?: import('fastify').FastifyReply } }) {
+  const status = opts.ctx?.reply?.statusCode;
+  if (opts.errors.length === 0 && status && status > 200 && status < 300) return { ...retryAfterMeta(opts), status };
+  return retryAfterMeta(opts);
 }
 
 /** A rate-limited or unavailable answer says when to come back, on /trpc as on the REST paths. */

@@ -45,6 +45,8 @@ const beyondTheSpec = [
   'GET /api/admin/hosts',
   // A function by id, beside the spec's by slug.
   'POST /{project}/api/functions/{functionId}/execute',
+  // An execution by its run id: how an execute with `wait` that answered 202 is followed to its end.
+  'GET /{project}/api/functions/{functionId}/runs/{runId}',
   // A running browser: CDP, the live view and its input.
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/cdp',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/live',

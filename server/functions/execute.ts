@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { BrowserSession, FunctionVersion, PipelineFunction, type PipelineRun, type Project } from '../../db/entities/index.ts';
+import { BrowserSession, FunctionVersion, PipelineFunction, PipelineRun, type Project } from '../../db/entities/index.ts';
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, DomainError, NotFound } from '../errors.ts';
+import { waitForRunEnd } from '../infra/waiting.ts';
 import {
   authorize,
   authorizeRunOnSession,
@@ -18,7 +19,7 @@ import {
 } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/engine/plan.ts';
 import { planReadsCookies } from '../pipelines/engine/registry.ts';
-import { runToEnd } from '../pipelines/runs.ts';
+import { runToEnd, startRun } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
 import { findChild } from '../trpc/projectRows.ts';
 import { optionalParameters } from './functionVersions.ts';
@@ -237,6 +238,12 @@ export async function executeFunction(
     /** Called every `progressEveryMs` while the run goes, with the time since it started. */
     onProgress?: (elapsedMs: number) => void;
     progressEveryMs?: number;
+    /**
+     * Seconds to wait instead of running to the end (a waiting start, server/infra/waiting.ts):
+     * a run still going then is answered as it is (`result.status` queued or running) and goes on;
+     * `signal` then only ends the wait. The function's time limit does not apply.
+     */
+    waitSeconds?: number;
   } = {},
 ): Promise<FunctionExecution> {
   const { fn, version } = await findReadableFunction(em, subject, project, slug);
@@ -273,6 +280,12 @@ export async function executeFunction(
   }
   const session = await sessionFor(em, project, version.metadata);
   if (options.signal?.aborted) throw new FunctionCancelled('not started');
+  if (options.waitSeconds) {
+    const run = await startRun(deps, em, { project, session, functionVersion: version, checkedArgs: values, freshBrowser: true });
+    await waitForRunEnd(deps.temporal, run.id, options.waitSeconds, options.signal);
+    await em.refresh(run);
+    return answerOf(subject, project, version, session.id, run);
+  }
   const timeoutMs = options.timeoutMs ?? deps.config.functions.timeoutSeconds * 1000;
   const started = Date.now();
   const progress = options.onProgress
@@ -294,10 +307,41 @@ export async function executeFunction(
   }
   if (timedOut) throw new FunctionTimedOut(ended.id, timeoutMs);
   if (options.signal?.aborted && ended.status === 'cancelled') throw new FunctionCancelled(ended.id);
-  const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: session.id, readsCookies: ended.readsCookies });
-  const result = payload(ended, showOutputs);
-  if (ended.status !== 'succeeded') {
-    throw ended.error?.code === runFailures.hostLost ? new FunctionHostLost(ended.id, result) : new FunctionFailed(ended.id, result);
+  return answerOf(subject, project, version, session.id, ended);
+}
+
+/**
+ * The execution's answer: a succeeded run's outputs; a run still going (a waiting start's) as it
+ * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostLost).
+ */
+function answerOf(subject: Subject, project: Project, version: FunctionVersion, sessionId: string, run: PipelineRun): FunctionExecution {
+  const showOutputs = canSeeRunOutputs(subject, projectRef(project), { sessionId, readsCookies: run.readsCookies });
+  const result = payload(run, showOutputs);
+  if (run.status === 'queued' || run.status === 'running') return { identifier: run.id, outputs: {}, result };
+  if (run.status !== 'succeeded') {
+    throw run.error?.code === runFailures.hostLost ? new FunctionHostLost(run.id, result) : new FunctionFailed(run.id, result);
   }
-  return { identifier: ended.id, outputs: collectOutputs(version, ended), result };
+  return { identifier: run.id, outputs: collectOutputs(version, run), result };
+}
+
+/**
+ * An execution of the function as it stands (GET …/functions/{functionId}/runs/{runId}): how a
+ * waiting execute answered 202 is followed to its end. Who may execute the function may read its
+ * executions (read on it, execute on what it runs); an execution of another function is a 404.
+ * Answers the execute's shape, ended badly or not: `outputs` only once it has succeeded.
+ */
+export async function readFunctionRun(em: EntityManager, subject: Subject, project: Project, fn: PipelineFunction, runId: string) {
+  const run = await findChild(em, PipelineRun, runId, { project: project.id, functionVersion: { function: fn.id } });
+  if (!run) throw new NotFound('Run');
+  const version = await em.findOneOrFail(FunctionVersion, { id: (run.functionVersion as FunctionVersion).id });
+  const ref = projectRef(project);
+  const pipelineVersionId = version.sourcePipelineVersion?.id;
+  if (pipelineVersionId) authorize(subject, ref, pipelineActions.execute, pipelineVersionId);
+  else authorize(subject, ref, functionActions.execute, fn.id);
+  const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
+  return {
+    identifier: run.id,
+    outputs: run.status === 'succeeded' ? collectOutputs(version, run) : {},
+    result: payload(run, showOutputs),
+  } satisfies FunctionExecution;
 }

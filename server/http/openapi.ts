@@ -9,6 +9,7 @@ import { externalSessionRoutePaths } from './externalSessionRoutes.ts';
 import { logRoutePaths } from './logRoutes.ts';
 import { mcpRoutePaths } from './mcpRoutes.ts';
 import { withExactErrors, withNulRefused } from './openapiContract.ts';
+import { withWaitingAnswers } from './openapiWaiting.ts';
 import { htmlAnswer, jsonAnswer } from './rawAnswers.ts';
 
 /** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
@@ -105,7 +106,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   });
   document.openapi = '3.1.0';
   document.paths = { ...renameForkParameter(document.paths ?? {}), ...rawRoutePaths };
-  return withNulRefused(withExactErrors(document));
+  return withNulRefused(withExactErrors(withWaitingAnswers(document)));
 }
 
 /**

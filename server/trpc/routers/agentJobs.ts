@@ -4,6 +4,7 @@ import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../
 import { allowedModels } from '../../agents/models.ts';
 import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
 import { iso, pagination } from '../../http/shapes.ts';
+import { clientGone, markRunning, waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject } from '../projectRows.ts';
@@ -227,6 +228,45 @@ function jobProcedures<
   };
 }
 
+/** An analysis as GET answers it. */
+async function presentAnalysis(ctx: ProjectContext, analysisId: string) {
+  const job = await readableAnalysis(ctx, analysisId, ['messages']);
+  const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
+  return {
+    ...analysisView(job),
+    resources: job.resources,
+    generations: generations.map((generation) => ({ id: generation.id, status: generation.status, agent: generation.agent })),
+    messages: job.messages,
+    output: job.output ?? null,
+    usage: job.usage,
+  };
+}
+
+/** A generation as GET answers it. */
+async function presentGeneration(ctx: ProjectContext, generationId: string) {
+  const { job, analysis } = await readableGeneration(ctx, generationId, ['messages']);
+  return {
+    ...generationView(job),
+    analysisPrompt: analysis?.prompt ?? null,
+    analysisOutput: analysis?.output ?? null,
+    messages: job.messages,
+    output: job.source ?? null,
+    errors: [
+      ...job.errors,
+      ...(job.dryRun?.mismatches ?? []).map((mismatch) => ({
+        node: null,
+        output: mismatch.output,
+        code: 'output_mismatch',
+        message: mismatch.message,
+      })),
+    ],
+    dryRun: job.dryRun ?? null,
+    attempts: job.attempts,
+    acceptedVersion: job.acceptedVersion?.id ?? null,
+    usage: job.usage,
+  };
+}
+
 const analysis = jobProcedures({
   kind: 'analysis',
   one: 'an analysis',
@@ -242,18 +282,7 @@ const analysis = jobProcedures({
   load: (ctx, input) => readableAnalysis(ctx, input.analysisId),
   detail: analysisDetail,
   detailSummary: 'An analysis: messages, output, resources, generations, usage',
-  present: async (ctx, input) => {
-    const job = await readableAnalysis(ctx, input.analysisId, ['messages']);
-    const generations = await ctx.em.find(GenerationJob, { analysis: job.id }, { orderBy: { created: 'asc' } });
-    return {
-      ...analysisView(job),
-      resources: job.resources,
-      generations: generations.map((generation) => ({ id: generation.id, status: generation.status, agent: generation.agent })),
-      messages: job.messages,
-      output: job.output ?? null,
-      usage: job.usage,
-    };
-  },
+  present: (ctx, input) => presentAnalysis(ctx, input.analysisId),
 });
 
 const generation = jobProcedures({
@@ -277,29 +306,7 @@ const generation = jobProcedures({
   load: async (ctx, input) => (await readableGeneration(ctx, input.generationId)).job,
   detail: generationDetail,
   detailSummary: 'A generation: the analysis’s prompt and output, messages, the final graph, compile and dry-run results',
-  present: async (ctx, input) => {
-    const { job, analysis } = await readableGeneration(ctx, input.generationId, ['messages']);
-    return {
-      ...generationView(job),
-      analysisPrompt: analysis?.prompt ?? null,
-      analysisOutput: analysis?.output ?? null,
-      messages: job.messages,
-      output: job.source ?? null,
-      errors: [
-        ...job.errors,
-        ...(job.dryRun?.mismatches ?? []).map((mismatch) => ({
-          node: null,
-          output: mismatch.output,
-          code: 'output_mismatch',
-          message: mismatch.message,
-        })),
-      ],
-      dryRun: job.dryRun ?? null,
-      attempts: job.attempts,
-      acceptedVersion: job.acceptedVersion?.id ?? null,
-      usage: job.usage,
-    };
-  },
+  present: (ctx, input) => presentGeneration(ctx, input.generationId),
 });
 
 // The order of the keys is the order of the OpenAPI document's operations.
@@ -317,13 +324,22 @@ export const agentJobsRouter = router({
         tags,
         summary: 'Start an analysis of a live session: a model (or builtin) proposes the pipeline’s next version',
         description:
-          'Quoted values in the prompt become parameters; values named like a secret (password, token …) are sealed and reach no model. Needs pipelines.write on the pipeline and sessions.write on the session.',
+          'Quoted values in the prompt become parameters; values named like a secret (password, token …) are sealed and reach no model. Needs pipelines.write on the pipeline and sessions.write on the session. ' +
+          'Answers `{id}` at once; with `wait` (seconds), the analysis as GET answers it once its agent has stopped, or, still running at the deadline, with HTTP 202. Waiting never stops the agent.',
       },
     })
     .input(
-      z.strictObject({ project: id, pipelineId: id, session: id, model: z.string().min(1).max(64), prompt: z.string().min(1).max(4000) }),
+      z.strictObject({
+        project: id,
+        pipelineId: id,
+        session: id,
+        model: z.string().min(1).max(64),
+        prompt: z.string().min(1).max(4000),
+        wait: waitField,
+      }),
     )
-    .output(z.object({ id: z.string() }))
+    // The analysis as GET answers it (with `wait`), or its id alone.
+    .output(z.union([analysisDetail, z.object({ id: z.string() })]))
     .mutation(async ({ ctx, input }) => {
       const pipeline = await loadPipeline(ctx, input.pipelineId);
       const session = await findInProject(ctx, BrowserSession, input.session, sessionActions.read, 'Session');
@@ -335,7 +351,11 @@ export const agentJobsRouter = router({
         model: input.model,
         prompt: input.prompt,
       });
-      return { id: job.id };
+      if (!input.wait) return { id: job.id };
+      await waitForJobEnd(ctx.deps.temporal, 'analysis', job.id, input.wait, clientGone(ctx.reply));
+      await ctx.em.refresh(job);
+      markRunning(ctx.reply, job.agent === 'running');
+      return presentAnalysis(ctx, job.id);
     }),
 
   getAnalysis: analysis.get,
@@ -349,15 +369,22 @@ export const agentJobsRouter = router({
         errorResponses: [402, 429],
         tags,
         summary: 'Accept a finished analysis: starts a generation with the given model (answers its id)',
+        description:
+          'Answers the generation’s `{id}` at once; with `wait` (seconds), the generation as GET answers it once its agent has stopped, or, still running at the deadline, with HTTP 202. Waiting never stops the agent.',
       },
     })
-    .input(analysisInput.extend({ model: z.string().min(1).max(64) }))
-    .output(z.object({ id: z.string() }))
+    .input(analysisInput.extend({ model: z.string().min(1).max(64), wait: waitField }))
+    // The generation as GET answers it (with `wait`), or its id alone.
+    .output(z.union([generationDetail, z.object({ id: z.string() })]))
     .mutation(async ({ ctx, input }) => {
       const job = await readableAnalysis(ctx, input.analysisId);
       agentJobRights.start(ctx.subject, ctx.ref, job.pipeline.id, job.session?.id ?? '');
       const generation = await acceptAnalysis(ctx.deps, ctx.em, job, input.model, ctx.project);
-      return { id: generation.id };
+      if (!input.wait) return { id: generation.id };
+      await waitForJobEnd(ctx.deps.temporal, 'generation', generation.id, input.wait, clientGone(ctx.reply));
+      await ctx.em.refresh(generation);
+      markRunning(ctx.reply, generation.agent === 'running');
+      return presentGeneration(ctx, generation.id);
     }),
 
   rejectAnalysis: analysis.reject,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FunctionVersion, Pipeline, PipelineFunction, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
 import { BadRequest, Conflict, type ErrorIssue, NotFound } from '../../errors.ts';
-import { authorizeCookieReads, executeFunction } from '../../functions/execute.ts';
+import { authorizeCookieReads, executeFunction, readFunctionRun } from '../../functions/execute.ts';
 import {
   compileSource,
   createFunction,
@@ -15,6 +15,7 @@ import {
 } from '../../functions/functionVersions.ts';
 import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
+import { clientGone, markRunning, waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -202,15 +203,27 @@ async function presentDetail(ctx: ProjectContext, fn: PipelineFunction) {
   };
 }
 
+/** Executes the function; a waiting execution whose run is still going answers 202. */
+async function execute(ctx: ProjectContext, slug: string, input: { args?: Record<string, unknown>; wait?: number }) {
+  const execution = await executeFunction(ctx.deps, ctx.em, ctx.subject, ctx.project, slug, input.args ?? {}, {
+    waitSeconds: input.wait,
+    signal: input.wait ? clientGone(ctx.reply) : undefined,
+  });
+  const { pipeline } = execution.result.status;
+  markRunning(ctx.reply, pipeline === 'queued' || pipeline === 'running');
+  return execution;
+}
+
 const tags = ['functions'];
 const base = '/{project}/api/functions';
 
-const executeInput = { args: z.record(z.string(), z.unknown()).optional() };
+const executeInput = { args: z.record(z.string(), z.unknown()).optional(), wait: waitField };
 const executeDescription =
   'Runs the current version on a fresh browser with the settings of the project’s "Default session" (or the session the version’s metadata names as `session`) and waits for it. ' +
   'Needs read on the function and execute on what it runs: `pipelineRuns.execute.<pipelineVersionId>` for a version imported from a pipeline, else `functions.execute.<functionId>`. ' +
   'The declared `outputs` are always answered; `result.result` and `result.nodeOutputs` (and a failed node’s message) only to callers who may read the session’s cookies when the run read cookies (else `result.outputsWithheld` is true). ' +
-  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `no_session`, 400 `function_failed` (the node is named), 503 `function_timeout`, 503 `host_lost` (its browser host died mid-run; retry).';
+  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `no_session`, 400 `function_failed` (the node is named), 503 `function_timeout`, 503 `host_lost` (its browser host died mid-run; retry). ' +
+  'With `wait` (seconds) it waits that long instead of the function’s time limit: a run still going then is answered with HTTP 202, `outputs` empty and `result.status` queued or running, and goes on (it is not stopped).';
 
 export const functionsRouter = router({
   // Static segments first: the REST matcher takes the first matching path per method.
@@ -227,7 +240,7 @@ export const functionsRouter = router({
     })
     .input(z.strictObject({ project: projectParam, slug: z.string().max(100), ...executeInput }))
     .output(executionView)
-    .mutation(({ ctx, input }) => executeFunction(ctx.deps, ctx.em, ctx.subject, ctx.project, input.slug, input.args ?? {})),
+    .mutation(({ ctx, input }) => execute(ctx, input.slug, input)),
 
   list: projectProcedure
     .meta({
@@ -427,6 +440,24 @@ export const functionsRouter = router({
         if (!fn) throw new NotFound('Function');
         slug = fn.slug;
       }
-      return executeFunction(ctx.deps, ctx.em, ctx.subject, ctx.project, slug, input.args ?? {});
+      return execute(ctx, slug, input);
+    }),
+
+  getRun: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: `${base}/{functionId}/runs/{runId}`,
+        tags,
+        summary: 'An execution of the function: `{identifier, outputs, result}`, ended or still going',
+        description:
+          'How an execute with `wait` that answered 202 is followed to its end: `result.status` says where the run is; `outputs` are filled once it has succeeded, and a failed run’s `result.error` names the node. Needs what executing the function needs.',
+      },
+    })
+    .input(z.strictObject({ project: projectParam, functionId: idParam, runId: idParam }))
+    .output(executionView)
+    .query(async ({ ctx, input }) => {
+      const fn = await findFunction(ctx, input.functionId, functionActions.read);
+      return readFunctionRun(ctx.em, ctx.subject, ctx.project, fn, input.runId);
     }),
 });

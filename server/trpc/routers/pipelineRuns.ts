@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { iso } from '../../http/shapes.ts';
+import { clientGone, markRunning, waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -80,6 +81,8 @@ export const pipelineRunsRouter = router({
         errorResponses: [402, 429],
         tags,
         summary: 'Run a version of the pipeline on a session',
+        description:
+          'Answers `{id}` at once; with `wait` (seconds), the run as GET answers it once it has ended, or, still going at the deadline, with HTTP 202. Waiting never stops the run.',
       },
     })
     .input(
@@ -89,9 +92,11 @@ export const pipelineRunsRouter = router({
         session: z.string().max(100),
         version: z.string().max(100).optional(),
         args: z.record(z.string(), z.unknown()).optional(),
+        wait: waitField,
       }),
     )
-    .output(z.object({ id: z.string() }))
+    // The full run (with `wait`) or its id alone: a client reads `id` either way.
+    .output(z.union([runView, z.object({ id: z.string() })]))
     .mutation(async ({ ctx, input }) => {
       const pipeline = await loadPipeline(ctx, input.pipelineId);
       const versionId = input.version ?? pipeline.currentVersion?.id ?? '';
@@ -108,7 +113,11 @@ export const pipelineRunsRouter = router({
         // Needs the plan, which startRun loads: whether it reads cookies decides what is required.
         authorize: (run) => authorizeRunOnSession(ctx.subject, ctx.ref, session.id, run),
       });
-      return { id: run.id };
+      if (!input.wait) return { id: run.id };
+      await waitForRunEnd(ctx.deps.temporal, run.id, input.wait, clientGone(ctx.reply));
+      await ctx.em.refresh(run, { populate: ['resource', 'resource.session'] });
+      markRunning(ctx.reply, run.status === 'queued' || run.status === 'running');
+      return present(ctx, pipeline, run);
     }),
 
   get: projectProcedure
