@@ -197,13 +197,15 @@ Each counted call split by its run's workflow history (event times written by Te
 server; the calls' own times by this process, on the same clock), medians over the calls of each
 measure. "Request → workflow started": the api's work before the engine has the run (the key,
 the function, the arguments, the warm browser claimed and the run row written, the start).
-"→ stretch started": the workflow's first task and the host worker picking up the stretch activity.
+"→ stretch started": the workflow's first task and the host worker picking up the stretch activity
+(in brackets: until the workflow's first task completed / from there until the host started the stretch).
 "Stretch": the three nodes on the host, their outputs and log lines stored, the run marked running;
 "of which the nodes": the nodes' own time, as their \`done in … ms\` log lines say (the browser's
 work), and in brackets each node's: ${NODE_TYPES.join(' / ')} (a tab of the warm browser, its first
 navigation, the extraction).
 "→ end recorded": the workflow's task after the stretch, the end recorded (a local activity) and
-the \`runEnded\` update completed. "→ answer": the update's result reaching the api, the run read
+the \`runEnded\` update completed (in brackets: the stretch's completion until that workflow task
+started, i.e. its dispatch to the worker). "→ answer": the update's result reaching the api, the run read
 back and the answer sent.
 
 | measure | request → workflow started | → stretch started | stretch | of which the nodes | → end recorded | → answer | total |
@@ -236,6 +238,14 @@ ${phases.join('\n')}
       const stretchDone = at(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
       // The caller's answer waits for the run's end (the runEnded update), not for the workflow's.
       const ended = at(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+      // The Temporal round trips inside the phases: the first workflow task (it schedules the
+      // stretch) and the host's pickup; after the stretch, the workflow task's dispatch.
+      const firstTaskDone = at(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+      const after = (type: proto.temporal.api.enums.v1.EventType, time: number) => {
+        const event = events.find((e) => e.eventType === type && tsToMs(e.eventTime) >= time);
+        return event ? tsToMs(event.eventTime) : Number.NaN;
+      };
+      const endTaskStarted = after(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, stretchDone);
       // The nodes' own time, as their `done in N ms` log lines say: what the browser work took.
       const lines = await stack.orm.em
         .fork()
@@ -260,6 +270,9 @@ ${phases.join('\n')}
         call.answered - ended,
         call.answered - call.sent,
         ...each,
+        firstTaskDone - started,
+        stretchStarted - firstTaskDone,
+        endTaskStarted - stretchDone,
       ];
       split.set(call.measure, [...(split.get(call.measure) ?? []), parts]);
     }
@@ -267,7 +280,10 @@ ${phases.join('\n')}
       const rows = split.get(measure) ?? [];
       const cell = (k: number) => ms(percentile(rows.map((row) => row[k] as number).filter(Number.isFinite), 50));
       const nodes = `${cell(3)} (${NODE_TYPES.map((_, k) => cell(7 + k)).join(' / ')})`;
-      return `| ${measure.label} | ${cell(0)} | ${cell(1)} | ${cell(2)} | ${nodes} | ${cell(4)} | ${cell(5)} | ${cell(6)} |`;
+      const extra = 7 + NODE_TYPES.length;
+      const pickedUp = `${cell(1)} (${cell(extra)} / ${cell(extra + 1)})`;
+      const endRecorded = `${cell(4)} (${cell(extra + 2)})`;
+      return `| ${measure.label} | ${cell(0)} | ${pickedUp} | ${cell(2)} | ${nodes} | ${endRecorded} | ${cell(5)} | ${cell(6)} |`;
     });
   }
 } finally {
