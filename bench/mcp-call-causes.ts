@@ -11,10 +11,10 @@
  * - the same with the tab primed (a locator run on about:blank before the navigation).
  *
  * Then the teardown: how long destroying a browser blocks this process's event loop (which the
- * host shares with the egress proxy and Playwright of the next run). Prints a markdown table for
- * docs/benchmarks/mcp-call.md.
+ * host shares with the egress proxy and Playwright of the next run). Writes
+ * docs/benchmarks/mcp-call-causes.md.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -96,11 +96,41 @@ for (let round = 0; round < RUNS; round++) {
 site.close();
 
 const ms = (values: number[]) => percentile(values, 50).toFixed(0);
-console.log(`Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}, ${RUNS} rounds, medians in ms.\n`);
-console.log('| condition | first page.goto | first extract.text | both | teardown | event loop blocked by the teardown (max) |');
-console.log('|---|---|---|---|---|---|');
-for (const [k, { label }] of conditions.entries()) {
+const rows = conditions.map(({ label }, k) => {
   const r = results[k] as (typeof results)[number];
   const both = r.goto.map((g, i) => g + (r.text[i] as number));
-  console.log(`| ${label} | ${ms(r.goto)} | ${ms(r.text)} | ${ms(both)} | ${ms(r.teardown)} | ${ms(r.blocked)} |`);
-}
+  return `| ${label} | ${ms(r.goto)} | ${ms(r.text)} | ${ms(both)} | ${ms(r.teardown)} | ${ms(r.blocked)} |`;
+});
+const report = `# Benchmark: the causes named for a function call's stretch
+
+Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${RUNS} rounds, the conditions
+taken in turns; medians in ms.
+
+Reproduce: \`npm run bench:mcp-call-causes\` (BENCH_RUNS to change the count, 12 by default;
+BROWSER_SANDBOX=off when the machine cannot build the sandbox).
+
+The browser's side of \`bench:mcp-call\` (docs/benchmarks/mcp-call.md) taken apart, without the
+api, Temporal or the database: a fresh browser launched as the browser host launches it
+(server/browsers/host/chromiumProcess.ts), its first \`page.goto\` to a local page and the first
+\`extract.text\` read of the list items (a locator's \`evaluateAll\`: Playwright injects its script
+into the page on this first use). The conditions:
+
+- plain: no sandbox and no proxy, as plain Playwright launches Chromium;
+- as hosted: in the sandbox, every connection through the browser's egress proxy (in this process);
+- as hosted, beside a concurrent launch: another browser launched as the first navigation starts,
+  as a warm-pool refill did right after a claim;
+- as hosted, tab primed: a locator run on the tab's about:blank before the navigation, as warm
+  browsers now are (server/browsers/host/browserPool.ts, \`primed\`).
+
+Then the teardown: how long destroying the browser took, and the longest stretch for which it
+blocked this process's event loop (the host's loop also runs the egress proxy and Playwright of
+the next run).
+
+| condition | first page.goto | first extract.text | both | teardown | event loop blocked by the teardown (max) |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+`;
+const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
+mkdirSync(dir, { recursive: true });
+writeFileSync(path.join(dir, 'mcp-call-causes.md'), report);
+console.log(report);
