@@ -28,9 +28,11 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
       nodeOutputs?: Record<string, unknown>;
     },
     message: string,
+    /** The run as the caller already read it (one query less on the way to the answer). */
+    loaded?: { em: ReturnType<typeof orm.em.fork>; run: PipelineRun | null },
   ) {
-    const em = orm.em.fork();
-    const run = await em.findOne(PipelineRun, { id: runId });
+    const em = loaded?.em ?? orm.em.fork();
+    const run = loaded ? loaded.run : await em.findOne(PipelineRun, { id: runId });
     // An ended run keeps its end: a `running` mark that lands after a stop (the activity outlived
     // the cancelled workflow scope) or a retried finish must not undo it.
     if (!run || run.finishedAt) return;
@@ -68,7 +70,7 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
           ? `run failed${error.node ? ` at node ${error.node}` : ''}: ${run ? withheldMessage(run, error.message) : error.message}`
           : `run ${patch.status}`;
       const { flowOutputs: _flow, lostIn: _lost, ...status } = patch;
-      await update(runId, { ...status, result, error, nodeOutputs }, message);
+      await update(runId, { ...status, result, error, nodeOutputs }, message, { em, run });
       // What this worker kept of the run's data-node stretches (a lost attempt's progress) is done with.
       stretches.release(runId);
     },

@@ -81,7 +81,7 @@ export class BrowserPool {
   constructor(options: PoolOptions) {
     this.#options = options;
     this.#warm = new WarmPool(options, {
-      launch: (settings) => launchChromium(options, settings, null),
+      launch: async (settings) => primed(await launchChromium(options, settings, null)),
       hold: (browser, warmId) => {
         const instance: HostBrowser = {
           ...browser,
@@ -317,4 +317,18 @@ export class BrowserPool {
     if ('log' in instance) await instance.log.flushNow();
     await destroyBrowser(instance);
   }
+}
+
+/**
+ * A warm browser's first tab with Playwright's injected script run once on about:blank: a run's
+ * first navigation and first selector read then come faster (docs/benchmarks/mcp-call.md,
+ * `bench:mcp-call-causes`). Nothing of it outlives the navigation; a failure only skips it.
+ */
+async function primed(browser: LaunchedBrowser) {
+  await browser.context
+    .pages()[0]
+    ?.locator('html')
+    .evaluateAll((elements) => elements.length)
+    .catch(() => {});
+  return browser;
 }
