@@ -19,6 +19,7 @@ const descriptions: Record<ErrorStatus, string> = {
   402: 'The account has no funds left (billing on)',
   403: 'Signed in, but not allowed to do this',
   404: 'Not found, or not visible to the caller',
+  405: 'The path is known, but not with this method: the `Allow` header and the message name the ones it takes',
   408: 'The request took too long to arrive',
   409: 'A unique name is taken, or the resource is in a state that forbids this',
   413: 'The body is larger than the service accepts',
