@@ -67,6 +67,19 @@ describe('REST manners', () => {
     expect(response.body.message).toBe('Project not found');
   });
 
+  it('the OpenAPI document names the 405 and the no-credentials 404, and every operation has an id', async () => {
+    const document = (await stack.http.get('/api/openapi.json')).body;
+    expect(document.components.schemas.Error405.properties.code.enum).toEqual(['method_not_allowed']);
+    expect(document.components.responses.Error405.description).toMatch(/Allow/);
+    expect(document.components.responses.Error404.description).toMatch(/no credentials were sent/);
+    const ids: string[] = [];
+    for (const item of Object.values(document.paths) as Record<string, { operationId?: string }>[]) {
+      for (const method of ['get', 'put', 'post', 'patch', 'delete']) if (item[method]) ids.push(item[method].operationId as string);
+    }
+    expect(ids.every((id) => typeof id === 'string' && /^[a-zA-Z][a-zA-Z0-9-]*$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('a missing field is named in plain words', async () => {
     const response = await stack.http.put('/api/projects', { slug: 'plain-words' }, { token: owner.token });
     expect(response.status, response.text).toBe(400);

@@ -147,7 +147,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     version: API_VERSION,
     baseUrl,
     description:
-      'Browser sessions, pipelines, functions and MCP servers. Errors share one body: `{status: "error", code, message, issues?}`. The same procedures are served as tRPC at `/trpc`.',
+      'Browser sessions, pipelines, functions and MCP servers. Errors share one body: `{status: "error", code, message, issues?}`; validation messages name each field in plain words (`name: required`). A known path asked with a method it does not take answers 405 `method_not_allowed` with an `Allow` header (the `Error405` response); a private project asked without credentials answers 404 whose message says no credentials were sent. The same procedures are served as tRPC at `/trpc`.',
     securitySchemes: {
       cookie: { type: 'apiKey', in: 'cookie', name: 'token' },
       apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

@@ -18,7 +18,7 @@ const descriptions: Record<ErrorStatus, string> = {
   401: 'No credentials, or credentials that are not (or no longer) valid',
   402: 'The account has no funds left (billing on)',
   403: 'Signed in, but not allowed to do this',
-  404: 'Not found, or not visible to the caller',
+  404: 'Not found, or not visible to the caller. Asked without credentials, the message says that no credentials were sent (the same for a project that does not exist)',
   405: 'The path is known, but not with this method: the `Allow` header and the message name the ones it takes',
   408: 'The request took too long to arrive',
   409: 'A unique name is taken, or the resource is in a state that forbids this',
