@@ -414,9 +414,8 @@ export function formatTRPCError<Shape extends { message: string; data: { code: s
 }
 
 /**
- * The API's error body for a tRPC error the REST adapter answers: trpc-to-openapi would write
- * `{...shape, message, code: <TRPC code>, issues}`, so the app sends this instead, read from the
- * error itself (the same details the error formatter puts in `data`). An error without a domain
+ * The API's error body for a tRPC error the REST routes answer (server/http/restRoutes.ts), read
+ * from the error itself (the same details the error formatter puts in `data`). An error without a domain
  * code (the adapter's own: no route, a wrong media type) keeps its tRPC code, lowercased.
  */
 export function restErrorBody(error: TRPCError): ErrorBody {
