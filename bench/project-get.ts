@@ -2,7 +2,7 @@
  * `npm run bench:project-get`: requests per second and p99 latency of `GET /{project}/api` with
  * API-key auth, beside a bare Fastify answering a constant, 50 connections each, in one run; the
  * goal (the API route at GOAL_RATIO of the bare server's rate or better) printed beside it.
- * Writes the figures to docs/benchmarks.md.
+ * Writes the figures to docs/benchmarks/project-get.md.
  *
  * It brings up the real stack on its own: a scratch database on the local PostgreSQL
  * (BENCH_DATABASE_URL or TEST_DATABASE_URL, else postgres://root@127.0.0.1:5432), a Temporal dev
@@ -11,14 +11,14 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { initTRPC } from '@trpc/server';
 import Fastify from 'fastify';
-import { fastifyTRPCOpenApiPlugin, type OpenApiMeta } from 'trpc-to-openapi';
+import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import { User } from '../db/entities/index.ts';
 import { initORM, migrate } from '../db/orm.ts';
@@ -27,6 +27,8 @@ import { buildApp } from '../server/app.ts';
 import { JwtSigner } from '../server/auth/jwt.ts';
 import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
 import { parseConfig } from '../server/config.ts';
+import { errorBody, restErrorBody } from '../server/errors.ts';
+import { registerRestRoutes } from '../server/http/restRoutes.ts';
 import { startDevTemporal } from '../server/infra/devTemporal.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { connectTemporalClient } from '../server/infra/temporal.ts';
@@ -39,10 +41,12 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
 /** Issue 14's goal: an authenticated GET at 0.3 of the bare server's requests per second or better. */
 const GOAL_RATIO = 0.3;
 const COMMAND = 'npm run bench:project-get';
+const FIGURES_START = '<!-- figures: written by bench/project-get.ts -->';
+const FIGURES_END = '<!-- /figures -->';
 
 const require = createRequire(import.meta.url);
 const autocannonCli = require.resolve('autocannon/autocannon.js');
-const docsFile = path.join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
+const docsFile = path.join(import.meta.dirname, '..', 'docs', 'benchmarks', 'project-get.md');
 
 type AutocannonSummary = {
   requests: { average: number; total: number };
@@ -202,12 +206,12 @@ try {
   cleanups.push(() => bare.close());
   const bareUrl = `http://127.0.0.1:${(bare.server.address() as net.AddressInfo).port}/`;
 
-  // What the REST adapter costs by itself: the same path, input and output schema through tRPC and
-  // trpc-to-openapi on a bare Fastify, a procedure answering the constant (no hooks, no caller,
-  // no project). The API route cannot be faster than this.
+  // What the REST routes cost by themselves: the same path, input and output schema through tRPC
+  // and the app's own REST routes (server/http/restRoutes.ts) on a bare Fastify, a procedure
+  // answering the constant (no hooks, no credential, no project). The API route cannot be faster.
   const t = initTRPC.meta<OpenApiMeta>().create();
   const adapterOnly = Fastify({ logger: false });
-  await adapterOnly.register(fastifyTRPCOpenApiPlugin, {
+  registerRestRoutes(adapterOnly, {
     router: t.router({
       get: t.procedure
         .meta({ openapi: { method: 'GET', path: '/{project}/api' } })
@@ -215,7 +219,10 @@ try {
         .output(projectView)
         .query(() => sample as z.infer<typeof projectView>),
     }),
-  } as never);
+    createContext: () => ({}),
+    errorBody: restErrorBody,
+    routeErrorBody: (status, message) => errorBody(status === 405 ? 'method_not_allowed' : 'not_found', message),
+  });
   await adapterOnly.listen({ port: 0, host: '127.0.0.1' });
   cleanups.push(() => adapterOnly.close());
   const adapterUrl = `http://127.0.0.1:${(adapterOnly.server.address() as net.AddressInfo).port}/${slug}/api`;
@@ -223,7 +230,7 @@ try {
   console.log(`bench: ${CONNECTIONS} connections, autocannon in a child process`);
   const results = [
     await measure('bare Fastify, constant', bareUrl),
-    await measure('tRPC + trpc-to-openapi, constant', adapterUrl),
+    await measure('tRPC + the REST routes, constant', adapterUrl),
     await measure('GET /{project}/api, x-api-key', projectUrl, { 'x-api-key': key.secret }),
   ];
 
@@ -236,26 +243,20 @@ try {
   const verdict = ratio >= GOAL_RATIO ? 'met' : 'not met';
   const goalLine = `goal: GET /{project}/api at ≥ ${GOAL_RATIO}× bare Fastify; this run ${ratio.toFixed(3)}× (${Math.round(projectResult.requestsPerSecond)} against ${Math.round(bareResult.requestsPerSecond)} req/s): ${verdict}`;
   console.log(`bench: ${goalLine}`);
-  console.log(`bench: the adapter alone (a constant through tRPC + trpc-to-openapi) ${adapterRatio.toFixed(3)}× bare Fastify`);
+  console.log(`bench: the adapter alone (a constant through tRPC + the REST routes) ${adapterRatio.toFixed(3)}× bare Fastify`);
   const rows = results.map(
     (r) =>
       `| ${r.name} | ${Math.round(r.requestsPerSecond).toLocaleString('en-US')} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuMicros)} | ${r.total.toLocaleString('en-US')} | ${r.errors + r.non2xx} |`,
   );
-  writeFileSync(
-    docsFile,
-    `# Benchmarks
-
-Other benchmarks write their results under [benchmarks/](benchmarks/).
-
-## \`GET /{project}/api\` with an API key
-
+  // The figures between the markers are this run's; the rest of the page (the CPU profiles) is written by hand.
+  const figures = `${FIGURES_START}
 | target | requests/s | p50 ms | p99 ms | server CPU µs/request | requests | errors + non-2xx |
 |---|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
 
 The API route serves ${(ratio * 100).toFixed(1)} % of the bare server's rate; the goal is ${GOAL_RATIO * 100} % or more (${verdict}).
-The REST adapter alone, answering the same constant through tRPC and trpc-to-openapi with the
-route's input and output schemas and nothing else, serves ${(adapterRatio * 100).toFixed(1)} %.
+The REST routes alone (server/http/restRoutes.ts), answering the same constant through tRPC with
+the route's input and output schemas and nothing else, serve ${(adapterRatio * 100).toFixed(1)} %.
 
 - Date: ${date}
 - Machine: ${machine}; Node ${process.version}; PostgreSQL on the same machine
@@ -263,30 +264,15 @@ route's input and output schemas and nothing else, serves ${(adapterRatio * 100)
   the same run, the load generator in its own process on the same 2 cores
 - Reproduce: \`${COMMAND}\` (needs the local PostgreSQL and the \`temporal\` CLI, as the tests do;
   \`BENCH_DURATION=30\` for longer runs)
-
-What one API request does here that the bare server does not: parse the \`x-api-key\` header,
-take the key with its user (and, for a \`projects\` key, its allow list) from the access cache and
-compare the SHA-256 of the secret in constant time, take the project by slug from the same cache,
-map it into a fresh EntityManager, decide the permission, and validate the answer against the
-route's output schema, with the error hooks and request ids of the real app. The cache is warm
-after the first request and stays so: nothing changes a key, user or project during the run, so
-no notification empties it (docs/architecture-decisions.md, "Access cache"). \`lastUsed\` is
-written once a minute per key. Request logging is at \`warn\` for the run. Server CPU is this
-process's CPU time over the measured seconds divided by the requests answered: the three servers
-live in the process and one is loaded at a time; it moves less than requests/s when the machine is busy.
-
-Where the time goes (CPU profiles on this machine, 2026-11-25): with the cache warm the request
-touches no database, and its user is never mapped to an entity. What is left is the REST adapter
-(trpc-to-openapi builds a fetch \`Request\`, with its URL and headers, per call only to take its
-abort signal, and creates a caller per call; tRPC copies the call's options at every middleware),
-mapping the project into the request's EntityManager (MikroORM's merge and hydration), Fastify's
-own work, garbage collection and the socket writes. The adapter-only row is the bound: the route
-cannot be faster than the adapter with nothing behind it. Going past it means serving the REST
-paths without trpc-to-openapi's per-call \`Request\` and caller.
-
-The two cores are shared by the server, PostgreSQL and the load generator, so runs differ by a
-third or so from one to the next.
-`,
+${FIGURES_END}`;
+  const page = existsSync(docsFile)
+    ? readFileSync(docsFile, 'utf8')
+    : `# \`GET /{project}/api\` with an API key\n\n${FIGURES_START}\n${FIGURES_END}\n`;
+  const from = page.indexOf(FIGURES_START);
+  const to = page.indexOf(FIGURES_END);
+  writeFileSync(
+    docsFile,
+    from >= 0 && to > from ? page.slice(0, from) + figures + page.slice(to + FIGURES_END.length) : `${page}\n${figures}\n`,
   );
   // The linter formats Markdown too (aligned table columns); leave the file as it wants it.
   spawnSync(process.execPath, [require.resolve('@biomejs/biome/bin/biome'), 'format', '--write', docsFile], { stdio: 'ignore' });

@@ -5,10 +5,8 @@ import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { TRPCError } from '@trpc/server';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
-import { fastifyTRPCOpenApiPlugin } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
 import { AccessCache } from './auth/accessCache.ts';
 import { listenForAccessChanges } from './auth/accessChanges.ts';
@@ -16,7 +14,6 @@ import { RelayTokens } from './browsers/relayTokens.ts';
 import {
   asDomainError,
   BadRequest,
-  type ErrorBody,
   type ErrorCode,
   errorBody,
   httpAnswer,
@@ -36,6 +33,7 @@ import { registerLogRoutes } from './http/logRoutes.ts';
 import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
+import { recordRoutes, registerRestRoutes } from './http/restRoutes.ts';
 import { createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
 
@@ -96,6 +94,8 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     clientErrorHandler: answerClientError,
   });
 
+  // Every route from here on is known to the catch-all's 405 (server/http/restRoutes.ts).
+  const methodsOf = recordRoutes(app);
   capConnectionsPerClient(app.server, deps.config.connectionCap, deps.log);
   app.addHook('onClose', () => accessChanges.close());
   await app.register(fastifyCookie);
@@ -139,17 +139,11 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     }
   });
 
-  // The API's error body of each REST answer the adapter fails, kept by its onError (below): the
-  // adapter writes its own shape, and onSend sends this one in its place.
-  const restErrors = new WeakMap<import('fastify').FastifyRequest, ErrorBody>();
-
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', async () => {
     // A change to keys, sessions or projects made while answering is heard by every api process
     // before the caller has the answer (server/auth/accessChanges.ts).
     const held = access.held;
     if (held) await held;
-    const restError = reply.statusCode >= 400 ? restErrors.get(req) : undefined;
-    return restError ? JSON.stringify(restError) : payload;
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
@@ -198,37 +192,21 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true },
   });
 
+  // Before the REST routes turn on query coercion: it pins bodies' fields first.
   keepBodyTypesStrict(appRouter);
-  // The REST adapter hands tRPC the Fastify reply dressed as a ServerResponse, without
-  // `writableEnded`; tRPC reads that on the response's `close` to tell a finished answer from a
-  // client gone mid-request, and without it aborts every request's signal after the fact (an
-  // AbortController abort and a DOMException with its stack, per request).
-  app.decorateReply('writableEnded', {
-    getter(this: import('fastify').FastifyReply) {
-      return this.raw.writableEnded;
+  // Last: the spec's REST paths, one route per procedure, and a catch-all for 404 and 405.
+  registerRestRoutes(
+    app,
+    {
+      router: appRouter,
+      createContext: (req, reply) => createContext(deps, req, reply),
+      onError: logFault,
+      errorBody: restErrorBody,
+      errorHeaders: (error) => retryAfterMeta({ errors: [error] }).headers,
+      routeErrorBody: (status, message) => errorBody(status === 405 ? 'method_not_allowed' : 'not_found', message),
     },
-  });
-  // Its handler sends with `reply.send` without awaiting or returning the reply: while an onSend
-  // hook waits (the access hold above), Fastify takes the handler's `undefined` for "nothing sent"
-  // and sends a second time. Returning the reply says the answer is on its way.
-  app.addHook('onRoute', (route) => {
-    if (route.url !== '/*') return;
-    const handler = route.handler;
-    route.handler = async function (req, reply) {
-      await handler.call(this, req, reply);
-      return reply;
-    };
-  });
-  // Last: its `/*` catch-all serves every REST path of the procedures, and 404 for the rest.
-  await app.register(fastifyTRPCOpenApiPlugin, {
-    router: appRouter,
-    createContext: context,
-    onError: (failed: Parameters<typeof logFault>[0] & { error: TRPCError; req: import('fastify').FastifyRequest }) => {
-      logFault(failed);
-      restErrors.set(failed.req, restErrorBody(failed.error));
-    },
-    responseMeta: restResponseMeta,
-  } as never);
+    methodsOf,
+  );
 
   return app;
 }
@@ -259,16 +237,6 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
     );
   }
   socket.destroy(error);
-}
-
-/**
- * The REST adapter answers 200 unless told: a 2xx status a procedure set on its reply (202 of a
- * waiting start still going, server/infra/waiting.ts) is kept.
- */
-function restResponseMeta(opts: { errors: readonly { cause?: unknown }[]; ctx?: { reply?: import('fastify').FastifyReply } }) {
-  const status = opts.ctx?.reply?.statusCode;
-  if (opts.errors.length === 0 && status && status > 200 && status < 300) return { ...retryAfterMeta(opts), status };
-  return retryAfterMeta(opts);
 }
 
 /** A rate-limited or unavailable answer says when to come back, on /trpc as on the REST paths. */

@@ -91,6 +91,7 @@ export const errorCodes = {
   402: ['insufficient_funds', 'payment_required'],
   403: ['api_key_not_linked', 'forbidden', 'host_not_allowed'],
   404: ['billing_disabled', 'browser_not_running', 'not_found', 'session_not_found', 'unknown_provider', 'unknown_tool'],
+  405: ['method_not_allowed'],
   408: ['request_timeout'],
   409: [
     'browser_not_running',
@@ -192,6 +193,18 @@ export class NotFound extends DomainError {
   }
 }
 
+/**
+ * The 404 of a project the caller cannot see. A caller who sent no credentials hears that too,
+ * since that is the likely reason; the answer is the same whether the project exists or not.
+ */
+export function projectNotFound(subject: { kind: string }) {
+  const error = new NotFound('Project');
+  if (subject.kind === 'anonymous') {
+    error.message = 'Project not found: no credentials were sent (an API key in X-API-Key, or Authorization: Bearer <token>)';
+  }
+  return error;
+}
+
 /** 409: a unique name or slug is taken. */
 export class Conflict extends DomainError {
   override name = 'Conflict';
@@ -268,9 +281,68 @@ type ZodIssue = ZodError['issues'][number];
 export function describeZodIssues(issues: ZodIssue[]) {
   return issues.flatMap((issue): { path: PropertyKey[]; message: string; code: string }[] =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: `Unrecognized key: "${key}"`, code: issue.code }))
-      : [{ path: issue.path, message: issue.message, code: issue.code }],
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: 'not a known field', code: issue.code }))
+      : [{ path: issue.path, message: plainWords(issue), code: issue.code }],
   );
+}
+
+const kinds: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  bigint: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  date: 'a date',
+  null: 'null',
+};
+
+const formats: Record<string, string> = {
+  email: 'an e-mail address',
+  uuid: 'a UUID',
+  guid: 'a UUID',
+  url: 'a URL',
+  datetime: 'a date and time (ISO 8601)',
+  date: 'a date (YYYY-MM-DD)',
+  ipv4: 'an IPv4 address',
+  ipv6: 'an IPv6 address',
+};
+
+/**
+ * Zod's default messages ("Invalid input: expected string, received undefined") in plain words
+ * ("required", "must be text"). A message a schema wrote itself is kept as written; values the
+ * caller sent are never quoted, only what the schema allows.
+ */
+function plainWords(issue: ZodIssue): string {
+  const { message } = issue;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (!message.startsWith('Invalid input: expected')) return message;
+      if (message.endsWith('received undefined')) return 'required';
+      return `must be ${kinds[issue.expected] ?? issue.expected}`;
+    case 'invalid_value':
+      if (!/^Invalid (option|input): expected/.test(message)) return message;
+      return issue.values.length === 1
+        ? `must be ${JSON.stringify(issue.values[0])}`
+        : `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+    case 'too_small':
+    case 'too_big': {
+      if (!/^Too (small|big): expected/.test(message)) return message;
+      const limit = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
+      const side = issue.code === 'too_small' ? (issue.inclusive ? 'at least' : 'more than') : issue.inclusive ? 'at most' : 'less than';
+      if (issue.origin === 'string')
+        return issue.code === 'too_small' && limit === 1 ? 'must not be empty' : `must be ${side} ${limit} characters long`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have ${side} ${limit} ${limit === 1 ? 'item' : 'items'}`;
+      return `must be ${side} ${limit}`;
+    }
+    case 'invalid_format':
+      if (!/^Invalid /.test(message)) return message;
+      if (issue.format === 'regex') return 'is not in the expected format';
+      return `must be ${formats[issue.format] ?? `in the ${issue.format} format`}`;
+    default:
+      return message;
+  }
 }
 
 /** A body a raw route's schema refused, as the 400 the procedures answer for the same. */
@@ -342,9 +414,8 @@ export function formatTRPCError<Shape extends { message: string; data: { code: s
 }
 
 /**
- * The API's error body for a tRPC error the REST adapter answers: trpc-to-openapi would write
- * `{...shape, message, code: <TRPC code>, issues}`, so the app sends this instead, read from the
- * error itself (the same details the error formatter puts in `data`). An error without a domain
+ * The API's error body for a tRPC error the REST routes answer (server/http/restRoutes.ts), read
+ * from the error itself (the same details the error formatter puts in `data`). An error without a domain
  * code (the adapter's own: no route, a wrong media type) keeps its tRPC code, lowercased.
  */
 export function restErrorBody(error: TRPCError): ErrorBody {

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Project } from '../db/entities/index.ts';
 import type { AppDeps } from './appDeps.ts';
 import { resolveSubject, type Subject } from './auth/subject.ts';
-import { NotFound } from './errors.ts';
+import { projectNotFound } from './errors.ts';
 import { authorize, can, type ProjectRef, projectActions, projectRef } from './permissions/permissions.ts';
 import { findProject } from './projects/projectRepository.ts';
 
@@ -56,7 +56,7 @@ export async function enterProject(
   projectParam: unknown,
 ): Promise<ProjectScope> {
   const project = typeof projectParam === 'string' ? await findProject(deps.access, em, projectParam) : null;
-  if (!project) throw new NotFound('Project');
+  if (!project) throw projectNotFound(subject);
   const ref = projectRef(project);
   authorize(subject, ref, projectActions.read);
   return {

@@ -160,14 +160,22 @@ describe('paths and methods', () => {
     ['GET', '/api/projects/extra'],
     ['GET', '/nope'],
     ['GET', '/a/b/c/d'],
-    ['PUT', '/api'],
-    ['POST', '/api/projects'],
-    ['DELETE', '/api/users'],
-    ['OPTIONS', '/api'],
   ])('%s %s is 404 with the error body', async (method, path) => {
     const response = await stack.http.request(method, path, { as: signedIn() });
     expectErrorBody(response, 404);
     expect(response.body.code).toBe('not_found');
+  });
+
+  it.each([
+    ['PUT', '/api', 'GET'],
+    ['POST', '/api/projects', 'GET, PUT'],
+    ['DELETE', '/api/users', 'GET'],
+    ['OPTIONS', '/api', 'GET'],
+  ])('%s %s, a known path, is 405 with the error body and allow', async (method, path, allow) => {
+    const response = await stack.http.request(method, path, { as: signedIn() });
+    expectErrorBody(response, 405);
+    expect(response.body.code).toBe('method_not_allowed');
+    expect(response.headers.get('allow')).toBe(allow);
   });
 
   it('answers unknown or invisible projects with 404', async () => {

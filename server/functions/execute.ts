@@ -4,7 +4,7 @@ import { BrowserSession, FunctionVersion, PipelineFunction, PipelineRun, type Pr
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
-import { BadRequest, DomainError, NotFound } from '../errors.ts';
+import { BadRequest, DomainError, NotFound, projectNotFound } from '../errors.ts';
 import { waitForRunEnd } from '../infra/waiting.ts';
 import {
   authorize,
@@ -152,7 +152,7 @@ export class FunctionTimedOut extends DomainError {
  */
 export async function findReadableFunction(em: EntityManager, subject: Subject, project: Project, slug: string) {
   const ref = projectRef(project);
-  if (!can(subject, ref, projectActions.read)) throw new NotFound('Project');
+  if (!can(subject, ref, projectActions.read)) throw projectNotFound(subject);
   const fn = await em.findOne(PipelineFunction, { project: project.id, slug: slug.toLowerCase() });
   if (!fn || !can(subject, ref, functionActions.read, fn.id)) throw new NotFound('Function');
   const version = fn.currentVersion ? await em.findOne(FunctionVersion, { id: fn.currentVersion.id }, { populate: ['plan'] }) : null;

@@ -91,13 +91,64 @@ const rawRoutePaths: RawRoutePaths = {
   ...externalSessionRoutePaths,
 };
 
+/**
+ * The raw routes' operation ids, in the procedures' style (`area-verb`): what a generated client
+ * names its methods (`logs-pipeline-run` becomes `logsPipelineRun`, `logs_pipeline_run`).
+ */
+const rawOperationIds: Record<string, string> = {
+  'get /api/openapi.json': 'docs-openapi',
+  'get /api/docs': 'docs-reference',
+  'get /api/auth/external/{provider}/init': 'auth-external-init',
+  'get /api/auth/external/{provider}/redirect': 'auth-external-redirect',
+  'get /auth/verify': 'pages-verify-email',
+  'get /auth/reset': 'pages-reset-password',
+  'get /auth/external-register/{token}': 'pages-external-register',
+  'get /auth/external-link/{token}': 'pages-external-link',
+  'get /auth/2fa': 'pages-two-factor',
+  'get /{project}/api/analysis/{analysisId}/logs': 'logs-analysis',
+  'get /{project}/api/generation/{generationId}/logs': 'logs-generation',
+  'get /{project}/api/sessions/{sessionId}/{resourceId}/logs': 'logs-session-resource',
+  'get /{project}/api/pipelines/{pipelineId}/{runId}/logs': 'logs-pipeline-run',
+  'get /{project}/api/sessions/{sessionId}/{resourceId}/capture': 'sessions-capture',
+  'get /{project}/api/sessions/{sessionId}/{resourceId}/cdp': 'sessions-cdp',
+  'get /{project}/api/sessions/{sessionId}/{resourceId}/live': 'sessions-live-view',
+  'get /{project}/api/sessions/{sessionId}/{resourceId}/live/ws': 'sessions-live-socket',
+  'get /{project}/api/mcp-servers/{serverId}/mcp': 'mcp-servers-stream',
+  'post /{project}/api/mcp-servers/{serverId}/mcp': 'mcp-servers-message',
+  'delete /{project}/api/mcp-servers/{serverId}/mcp': 'mcp-servers-end-session',
+  'post /api/stripe/webhook': 'billing-stripe-webhook',
+  'post /api/coordinator/{token}/usage': 'billing-coordinator-usage',
+  'get /billing': 'pages-billing',
+  'put /api/external-session': 'external-sessions-create',
+  'post /api/external-session/{id}/capture': 'external-sessions-capture',
+};
+
+/** Each raw operation with its id: a name from the list above, else one made from its method and path. */
+function withOperationIds(paths: RawRoutePaths): RawRoutePaths {
+  const named: RawRoutePaths = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const entry: Record<string, unknown> = { ...item };
+    for (const [method, operation] of Object.entries(item)) {
+      if (!['get', 'put', 'post', 'patch', 'delete'].includes(method) || (operation as { operationId?: string }).operationId) continue;
+      const made = `${method}-${path
+        .replace(/\{[^}]+\}/g, '')
+        .split(/[^a-zA-Z0-9]+/)
+        .filter(Boolean)
+        .join('-')}`;
+      entry[method] = { ...(operation as object), operationId: rawOperationIds[`${method} ${path}`] ?? made };
+    }
+    named[path] = entry as RawRoutePaths[string];
+  }
+  return named;
+}
+
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {
     title: 'Browserflow API',
     version: API_VERSION,
     baseUrl,
     description:
-      'Browser sessions, pipelines, functions and MCP servers. Errors share one body: `{status: "error", code, message, issues?}`. The same procedures are served as tRPC at `/trpc`.',
+      'Browser sessions, pipelines, functions and MCP servers. Errors share one body: `{status: "error", code, message, issues?}`; validation messages name each field in plain words (`name: required`). A known path asked with a method it does not take answers 405 `method_not_allowed` with an `Allow` header (the `Error405` response); a private project asked without credentials answers 404 whose message says no credentials were sent. The same procedures are served as tRPC at `/trpc`.',
     securitySchemes: {
       cookie: { type: 'apiKey', in: 'cookie', name: 'token' },
       apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -105,7 +156,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     },
   });
   document.openapi = '3.1.0';
-  document.paths = { ...renameForkParameter(document.paths ?? {}), ...rawRoutePaths };
+  document.paths = { ...renameForkParameter(document.paths ?? {}), ...withOperationIds(rawRoutePaths) };
   return withNulRefused(withExactErrors(withWaitingAnswers(document)));
 }
 

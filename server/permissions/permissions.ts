@@ -1,5 +1,5 @@
 import type { Subject } from '../auth/subject.ts';
-import { NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
+import { PermissionDenied, projectNotFound, Unauthenticated } from '../errors.ts';
 
 /**
  * The one place that decides who may do what in a project.
@@ -144,7 +144,7 @@ export function can(subject: Subject, project: ProjectRef, action: string, resou
  */
 export function authorize(subject: Subject, project: ProjectRef, action: string, resourceId?: string) {
   if (can(subject, project, action, resourceId)) return;
-  if (!can(subject, project, projectActions.read)) throw new NotFound('Project');
+  if (!can(subject, project, projectActions.read)) throw projectNotFound(subject);
   if (subject.kind === 'anonymous' || subject.kind === 'pending2fa') throw new Unauthenticated();
   throw new PermissionDenied(`Missing permission ${project.slug}.${action}${resourceId ? `.${resourceId}` : ''}`);
 }

@@ -45,15 +45,10 @@ function findNulCharacter(input: unknown): (string | number)[] | undefined {
   return undefined;
 }
 
-/**
- * The first middleware of every procedure. Input holding a NUL is refused with 400 here, rather
- * than failing at the database with a 500; domain errors (and the database's unique violations)
- * are translated to tRPC errors on the way out (`domainTRPCError`, which createContext uses for
- * the caller's credential). One middleware, not two: tRPC copies a call's options at each one,
- * on every request.
- */
-const refuseNulAndTranslateErrors = t.middleware(async ({ getRawInput, next }) => {
-  const path = findNulCharacter(await getRawInput());
+/** The raw input, unless it holds a NUL: then 400 naming where. */
+async function refuseNul(getRawInput: () => Promise<unknown>) {
+  const input = await getRawInput();
+  const path = findNulCharacter(input);
   if (path) {
     const message = 'text may not contain NUL (\\u0000) characters';
     throw toTRPCError(
@@ -62,10 +57,26 @@ const refuseNulAndTranslateErrors = t.middleware(async ({ getRawInput, next }) =
       }),
     );
   }
-  const result = await next();
-  const translated = result.ok ? undefined : domainTRPCError(result.error.cause);
-  if (translated) throw translated;
+  return input;
+}
+
+/** A failed result whose cause is a domain error (or a unique violation), as its tRPC error. */
+function translated<Result extends { ok: boolean; error?: { cause?: unknown } }>(result: Result) {
+  const error = result.ok ? undefined : domainTRPCError(result.error?.cause);
+  if (error) throw error;
   return result;
+}
+
+/**
+ * The first middleware of every procedure. Input holding a NUL is refused with 400 here, rather
+ * than failing at the database with a 500; domain errors (and the database's unique violations)
+ * are translated to tRPC errors on the way out (`domainTRPCError`, which createContext uses for
+ * the caller's credential). One middleware, not two: tRPC copies a call's options at each one,
+ * on every request.
+ */
+const refuseNulAndTranslateErrors = t.middleware(async ({ getRawInput, next }) => {
+  await refuseNul(getRawInput);
+  return translated(await next());
 });
 
 export const publicProcedure = t.procedure.use(refuseNulAndTranslateErrors);
@@ -100,10 +111,15 @@ export const verifiedProcedure = authedProcedure.use(({ ctx, next }) => {
  * Routes check their own action with `ctx.authorize(action, resourceId?)` (or ask `ctx.can`), and
  * load rows through server/trpc/projectRows.ts.
  */
-export const projectProcedure = publicProcedure.use(async ({ ctx, next, getRawInput }) => {
-  const raw = (await getRawInput()) as { project?: unknown } | undefined;
+export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
+  // publicProcedure's middleware and the project's in one: tRPC copies the call's options and
+  // context at every middleware, a measurable part of each request (docs/benchmarks/project-get.md).
+  const raw = (await refuseNul(getRawInput)) as { project?: unknown } | undefined;
+  const scope = await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
+    throw domainTRPCError(error) ?? error;
+  });
   // tRPC merges these into the context.
-  return next({ ctx: await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.project) });
+  return translated(await next({ ctx: scope }));
 });
 
 /** The context a projectProcedure's resolver receives, for helpers that take it. */
