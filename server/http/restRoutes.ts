@@ -144,6 +144,15 @@ export function registerRestRoutes<Ctx>(app: AnyApp, options: RestRouteOptions<C
     { match: RegExp; handle: (req: FastifyRequest, reply: FastifyReply, params: object) => Promise<FastifyReply> }[]
   >();
 
+  /** The first procedure whose path matches, case-insensitively and in order: trpc-to-openapi's matching. */
+  const matchedAsBefore = (req: FastifyRequest, reply: FastifyReply, path = normalizePath(new URL(req.url, 'http://local').pathname)) => {
+    for (const route of fallback.get(req.method) ?? []) {
+      const groups = route.match.exec(path)?.groups;
+      if (groups) return route.handle(req, reply, { ...groups });
+    }
+    return undefined;
+  };
+
   for (const [procedurePath, value] of Object.entries(options.router._def.procedures)) {
     const procedure = value as Procedure;
     const openapi = procedure._def.meta?.openapi;
@@ -211,7 +220,17 @@ export function registerRestRoutes<Ctx>(app: AnyApp, options: RestRouteOptions<C
       req.url.includes('%') ? { ...match.exec(normalizePath(new URL(req.url, 'http://local').pathname))?.groups } : (req.params as object);
     // A raw route on the same method and path was there first, and won before too.
     if (!app.hasRoute({ method, url })) {
-      app.route({ method, url, exposeHeadRoute: false, handler: (req, reply) => handle(req, reply, paramsOf(req)) });
+      app.route({
+        method,
+        url,
+        exposeHeadRoute: false,
+        // A path with capitals is matched as the old adapter matched it (case-insensitively, in the
+        // procedures' order), so `…/pipelines/Versions` stays the versions list, not a pipeline.
+        handler: (req, reply) =>
+          /[A-Z]/.test(req.url.split('?', 1)[0] as string)
+            ? (matchedAsBefore(req, reply) ?? handle(req, reply, paramsOf(req)))
+            : handle(req, reply, paramsOf(req)),
+      });
     }
     const forMethod = fallback.get(method) ?? [];
     forMethod.push({ match, handle });
@@ -223,10 +242,8 @@ export function registerRestRoutes<Ctx>(app: AnyApp, options: RestRouteOptions<C
     url: '/*',
     handler: async (req, reply) => {
       const path = normalizePath(new URL(req.url, 'http://local').pathname);
-      for (const route of fallback.get(req.method) ?? []) {
-        const groups = route.match.exec(path)?.groups;
-        if (groups) return route.handle(req, reply, { ...groups });
-      }
+      const matched = matchedAsBefore(req, reply, path);
+      if (matched) return matched;
       // The old adapter answered any HEAD it had no route for with an empty 204 (a warm-up probe).
       if (req.method === 'HEAD') return reply.code(204).send();
       const allowed = methodsOf?.(path) ?? new Set<string>();
