@@ -271,6 +271,12 @@ describe('prompts written the ways users write them', () => {
       ['http://shop.test/directory staff phone list', 'staff'],
       ['http://shop.test/ price table', 'price'],
       ['http://shop.test/ take a screenshot', undefined],
+      // Prompts that name no listing, and a container's modifier that is not what is asked.
+      ['Just open http://shop.test/catalog', undefined],
+      ['Quickly visit http://shop.test/news', undefined],
+      ['Screenshot http://shop.test/', undefined],
+      ['get the top stories list', 'stories'],
+      ['scrape the product reviews list', 'reviews'],
     ];
     for (const [request, name] of cases) expect(requestedNoun(request)?.name, request).toBe(name);
   });

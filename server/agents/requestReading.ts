@@ -125,12 +125,11 @@ function nounOf(request: string): { words: string[]; name: string } | null {
     }
     return phrase;
   };
-  // Counted one by one ("every story", "each product"), the output is named in the plural. A phrase
-  // whose head is a container ("staff phone list") is named for its first word: what it holds.
+  // Counted one by one ("every story", "each product"), the output is named in the plural.
   const named = (phrase: string[], counted = false) => {
     const words = phrase.filter((word) => !GENERIC.has(word) && word.length > 1);
-    const head = GENERIC.has(phrase[phrase.length - 1] ?? '') && words.length > 1 ? words[0] : words[words.length - 1];
-    return head ? { words, name: (counted ? plural(head) : head).replace(/[^a-z0-9_]/g, '').slice(0, 60) } : null;
+    const last = words[words.length - 1];
+    return last ? { words, name: (counted ? plural(last) : last).replace(/[^a-z0-9_]/g, '').slice(0, 60) } : null;
   };
   // Nothing in particular: "list the results", "show all results of the search form".
   const generic = (from: number) => {
@@ -142,8 +141,8 @@ function nounOf(request: string): { words: string[]; name: string } | null {
   };
   const counted = (from: number) => tokens.slice(from, from + 5).some((token) => token === 'every' || token === 'each');
   const punctuation = (token: string | undefined) => token === undefined || /^[,.;:!?]$/.test(token);
-  // A verb's word that ends a clause after other words is a noun: "staff phone list" (not "Open <address>").
-  const endsNounPhrase = (index: number) => punctuation(tokens[index + 1]) && !punctuation(tokens[index - 1]);
+  // `list` ending a clause after other words is a noun: "staff phone list" (not "just open <address>").
+  const endsNounPhrase = (index: number) => tokens[index] === 'list' && punctuation(tokens[index + 1]) && !punctuation(tokens[index - 1]);
   // "show more", "see more": the name of a button, not a request.
   const verbs = [...text.matchAll(VERBS)]
     .map((match) => text.slice(0, match.index).match(/[a-z][a-z0-9'-]*|[,.;:!?]/g)?.length ?? 0)
@@ -168,15 +167,17 @@ function nounOf(request: string): { words: string[]; name: string } | null {
     const word = plurals[0] as string;
     return { words: [word], name: word };
   }
-  // No verb at all: a clause that is one bare noun phrase ("…/directory staff phone list"), not
-  // words a determiner or a preposition breaks ("take a screenshot").
+  // No verb at all: a clause that is one bare noun phrase naming a listing ("…/directory staff phone
+  // list"), named for what it holds (its first word); not one word ("screenshot"), not words a
+  // determiner or a preposition breaks ("take a screenshot").
   if (!verbs.length) {
     const clauses = tokens.join(' ').split(/\s*[,.;:!?]\s*/);
     for (const clause of clauses) {
       const words = clause.split(' ').filter(Boolean);
-      if (!words.length || words.length > 4 || words.some((word) => DETERMINERS.has(word) || PHRASE_END.has(word))) continue;
+      if (words.length < 2 || words.length > 4 || !/^(?:list|table|rows|records|entries|items)$/.test(words.at(-1) as string)) continue;
+      if (words.some((word) => DETERMINERS.has(word) || PHRASE_END.has(word))) continue;
       const found = named(words.map((word) => word.replace(/'s$/, '')));
-      if (found) return found;
+      if (found) return { ...found, name: (found.words[0] as string).replace(/[^a-z0-9_]/g, '').slice(0, 60) };
     }
   }
   for (const index of verbs) {

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BrowserSession, FunctionVersion, PipelineFunction, PipelineRun, type Project } from '../../db/entities/index.ts';
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Subject } from '../auth/subject.ts';
 import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
 import { BadRequest, DomainError, NotFound, projectNotFound } from '../errors.ts';
@@ -281,8 +282,23 @@ export async function executeFunction(
   const session = await sessionFor(em, project, version.metadata);
   if (options.signal?.aborted) throw new FunctionCancelled('not started');
   if (options.waitSeconds) {
+    const startedAt = Date.now();
     const run = await startRun(deps, em, { project, session, functionVersion: version, checkedArgs: values, freshBrowser: true });
-    await waitForRunEnd(deps.temporal, run.id, options.waitSeconds, options.signal);
+    if (!(await waitForRunEnd(deps.temporal, run.id, options.waitSeconds, options.signal))) {
+      // Answered before its end, the run still ends at the function's time limit, as without
+      // `wait`: its workflow is cancelled then (a cancel of a closed one does nothing). The timer
+      // lives in this process: an api restart in between leaves the nodes' own limits.
+      const left = deps.config.functions.timeoutSeconds * 1000 - (Date.now() - startedAt);
+      setTimeout(
+        () => {
+          deps.temporal.workflow
+            .getHandle(workflowIds.run(run.id))
+            .cancel()
+            .catch(() => {});
+        },
+        Math.max(0, left),
+      ).unref();
+    }
     await em.refresh(run);
     return answerOf(subject, project, version, session.id, run);
   }

@@ -57,20 +57,22 @@ export function markRunning(reply: FastifyReply | undefined, running: boolean) {
  * cancelled (the client's abort signal), so none goes on after the answer; the work goes on.
  */
 async function settlesWithin(temporal: Client, seconds: number, signal: AbortSignal | undefined, poll: () => Promise<unknown>) {
+  // A client already gone has nothing to wait for (the engine's calls only hear a later abort).
+  if (signal?.aborted) return false;
   const stop = new AbortController();
+  const stopped = new Promise<false>((resolve) => stop.signal.addEventListener('abort', () => resolve(false), { once: true }));
   const timer = setTimeout(() => stop.abort(), seconds * 1000);
   const onGone = () => stop.abort();
   signal?.addEventListener('abort', onGone, { once: true });
-  if (signal?.aborted) stop.abort();
-  const stopped = new Promise<false>((resolve) => stop.signal.addEventListener('abort', () => resolve(false), { once: true }));
   const settled = temporal.withAbortSignal(stop.signal, poll).then(() => true);
   // A failure after the deadline (the cancelled call) has nobody left to tell.
   settled.catch(() => {});
   try {
     return await Promise.race([settled, stopped]);
-  } catch (error) {
-    if (stop.signal.aborted) return false;
-    throw error;
+  } catch {
+    // The work has started: an engine that cannot tell its end answers the running object (202),
+    // never an error that would lose its id and invite a second start.
+    return false;
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onGone);
