@@ -7,6 +7,8 @@ import type { OutputDeclaration } from '../server/agents/proposal.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
 import { openSecretValues, sealRunArgs } from '../server/pipelines/runSecrets.ts';
+import { agentJobFinished } from '../server/webhooks/eventData.ts';
+import { emitWebhookEvent } from '../server/webhooks/events.ts';
 import type { AgentJobActivities, AgentJobKind, DryRunFailure } from '../workflows/contracts/agentJobs.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -15,7 +17,12 @@ import type { ActivityDeps } from './deps.ts';
  * Control-queue activities of the analysis and generation workflows: the model turns
  * (server/agents/conversation.ts), the job's end, and the dry run of a generation's candidate.
  */
-export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<ActivityDeps, 'orm' | 'config' | 'serviceSecret'>) {
+export function createAgentJobActivities({
+  orm,
+  config,
+  serviceSecret,
+  log,
+}: Pick<ActivityDeps, 'orm' | 'config' | 'serviceSecret'> & Partial<Pick<ActivityDeps, 'log'>>) {
   // The model side is a domain module: it gets the activity's client by argument.
   const deps = () => ({ orm, config, serviceSecret, temporal: () => Context.current().client });
   const entity = (kind: AgentJobKind) => (kind === 'analysis' ? AnalysisJob : GenerationJob);
@@ -30,10 +37,14 @@ export function createAgentJobActivities({ orm, config, serviceSecret }: Pick<Ac
     async finishAgentJob(kind: AgentJobKind, jobId: string, error: { code: string; message: string } | null) {
       const em = orm.em.fork();
       const job = await em.findOne(entity(kind) as typeof AnalysisJob, { id: jobId });
-      if (!job || job.agent === 'stopped') return;
-      job.agent = 'stopped';
-      if (error && !job.error) job.error = error;
-      await em.flush();
+      if (!job) return;
+      if (job.agent !== 'stopped') {
+        job.agent = 'stopped';
+        if (error && !job.error) job.error = error;
+        await em.flush();
+      }
+      // Again after a retry: the event's key makes it one delivery.
+      await emitWebhookEvent(em, { config, log, temporal: () => Context.current().client }, agentJobFinished(config.publicUrl, kind, job));
     },
 
     /**

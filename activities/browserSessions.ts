@@ -4,6 +4,8 @@ import { meter } from '../server/billing/metering.ts';
 import { parseQuantity } from '../server/billing/money.ts';
 import { enforceFunds } from '../server/billing/shutdown.ts';
 import { activeResourceStatuses, recordWorkflowStep, settleUnmanaged } from '../server/browsers/resourceStatus.ts';
+import { sessionStopped } from '../server/webhooks/eventData.ts';
+import { emitWebhookEvent } from '../server/webhooks/events.ts';
 import type { MeterAction } from '../workflows/contracts/billing.ts';
 import type { BrowserSessionActivities, BrowserUsage } from '../workflows/contracts/browserSession.ts';
 import type { ResourceSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
@@ -16,6 +18,15 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Omi
   return {
     async markResource(resourceId: string, change: { status: 'stopping' | 'stopped' | 'failed'; reason?: string }) {
       await recordWorkflowStep(orm.em.fork(), resourceId, change, logger);
+      if (change.status === 'stopping') return;
+      const em = orm.em.fork();
+      const resource = await em.findOne(SessionResource, { id: resourceId });
+      if (resource)
+        await emitWebhookEvent(
+          em,
+          { config, log: logger, temporal: () => Context.current().client },
+          sessionStopped(config.publicUrl, resource),
+        );
     },
 
     /**
@@ -49,7 +60,7 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Omi
           reportId: `${resourceId}:${unit}:${now}`,
         });
         if (answer.action === 'shutdown') action = 'shutdown';
-        await enforceFunds(() => Context.current().client, config.temporal.taskQueue, answer);
+        await enforceFunds(() => Context.current().client, config, answer);
       }
       resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
       await em.flush();

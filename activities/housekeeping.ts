@@ -1,8 +1,10 @@
+import { Context } from '@temporalio/activity';
+import { startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /**
- * Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at
+ * Housekeeping, hourly. Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at
  * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; and rate-limit windows, which count as
@@ -16,7 +18,10 @@ const expiredTables = [
   { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
 ] as const;
 
-export function createHousekeepingActivities({ orm, log }: ActivityDeps) {
+/** A webhook delivery written this long ago and never tried lost its start (docs/webhooks.md). */
+const UNSTARTED_DELIVERY_GRACE_SECONDS = 5 * 60;
+
+export function createHousekeepingActivities({ orm, config, log }: ActivityDeps) {
   return {
     /** Deletes what expired longer ago than its table keeps it; answers how many rows of each table went. */
     async deleteExpiredRows() {
@@ -27,6 +32,12 @@ export function createHousekeepingActivities({ orm, log }: ActivityDeps) {
         deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
       }
       if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
+      // And the webhook deliveries whose workflow never started (Temporal was away at the event).
+      const unstarted = await unstartedDeliveries(orm.em.fork(), UNSTARTED_DELIVERY_GRACE_SECONDS);
+      if (unstarted.length) {
+        await startWebhookDeliveries(Context.current().client, config, unstarted);
+        log.warn({ deliveries: unstarted.length }, 'started webhook deliveries whose workflow had not started');
+      }
       return deleted;
     },
   } satisfies HousekeepingActivities;

@@ -5,6 +5,7 @@ import type { ActivityDeps } from './deps.ts';
 import { createHousekeepingActivities } from './housekeeping.ts';
 import { createMailActivities } from './mail.ts';
 import { createPipelineRunActivities } from './pipelineRuns.ts';
+import { createWebhookActivities } from './webhooks.ts';
 
 /** Every activity of the control queue, built over its dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -15,5 +16,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createHousekeepingActivities(deps),
     ...createAgentJobActivities(deps),
     ...createBillingActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }

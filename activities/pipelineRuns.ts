@@ -4,6 +4,8 @@ import { PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
+import { runFinished } from '../server/webhooks/eventData.ts';
+import { emitWebhookEvent, type WebhookEmitter } from '../server/webhooks/events.ts';
 import { type BrowserSessionWorkflow, stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import type { RunSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
 import type { PipelineRunActivities, RunEnd, RunStatus, StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
@@ -18,6 +20,13 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
   const { orm, config, serviceSecret } = deps;
   const withRunNode = createRunNodeContext(deps);
   const stretches = new StretchRunner(deps);
+  const webhooks: WebhookEmitter = { config, log: deps.log, temporal: () => Context.current().client };
+
+  /** `run.finished` or `function.finished`, once the run has ended (again, after a retry: recorded once). */
+  async function announceEnd(em: ReturnType<typeof orm.em.fork>, run: PipelineRun | null) {
+    const event = run && runFinished(config.publicUrl, run);
+    if (event) await emitWebhookEvent(em, webhooks, event);
+  }
 
   async function update(
     runId: string,
@@ -71,6 +80,7 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
           : `run ${patch.status}`;
       const { flowOutputs: _flow, lostIn: _lost, ...status } = patch;
       await update(runId, { ...status, result, error, nodeOutputs }, message, { em, run });
+      await announceEnd(em, run);
       // What this worker kept of the run's data-node stretches (a lost attempt's progress) is done with.
       stretches.release(runId);
     },
@@ -126,6 +136,7 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
             },
           );
           if (!changed) return false;
+          await announceEnd(em, await em.fork().findOne(PipelineRun, { id: run.id }));
           await appendLogs(em, run.project.id, logStreams.run(run.id), [
             {
               context: 'run',

@@ -47,6 +47,9 @@ export type BrowserflowClientOptions = {
 export type Run = RouterOutputs['pipelineRuns']['get'];
 export type Analysis = RouterOutputs['agentJobs']['getAnalysis'];
 export type Generation = RouterOutputs['agentJobs']['getGeneration'];
+/** A webhook endpoint, and one delivery of an event to it (docs/webhooks.md). */
+export type WebhookEndpoint = RouterOutputs['webhooks']['get'];
+export type WebhookDelivery = RouterOutputs['webhooks']['delivery'];
 
 export type WaitOptions = {
   /** How long to wait in all, in milliseconds; default 120 000. */

@@ -261,6 +261,16 @@ const environment = z.object({
   MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
   FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  /** Webhook retries (docs/webhooks.md): the first wait, the longest, and how long to keep trying. */
+  WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(7200),
+  WEBHOOK_RETRY_HOURS: z.coerce.number().min(0).max(168).default(25),
+  /** How long an endpoint has to answer one delivery. */
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(10),
+  /** A DNS server (`address` or `address:port`) for endpoint names; unset: the system's resolver. */
+  WEBHOOK_DNS_SERVER: optionalString,
+  /** The `funds.low` webhook event fires when an account's balance falls below this, in minor units. */
+  FUNDS_LOW_THRESHOLD: z.coerce.number().int().min(0).default(500),
   /** The path token of `/api/coordinator/<token>/…` (usage reports); unset: those routes answer 404. */
   COORDINATOR_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /** The bearer token of `/api/external-session…`; unset: those routes answer 404. */
@@ -387,6 +397,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
     /** Models besides `builtin`, and the bounds of one agent job. */
     agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     billing,
+    webhooks: {
+      retryInitialSeconds: e.WEBHOOK_RETRY_INITIAL_SECONDS,
+      retryMaxIntervalSeconds: e.WEBHOOK_RETRY_MAX_INTERVAL_SECONDS,
+      retryHours: e.WEBHOOK_RETRY_HOURS,
+      timeoutSeconds: e.WEBHOOK_TIMEOUT_SECONDS,
+      dnsServer: e.WEBHOOK_DNS_SERVER,
+    },
     coordinatorToken: e.COORDINATOR_TOKEN,
     externalToken: e.EXTERNAL_TOKEN,
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
@@ -455,7 +472,13 @@ function parseJson(name: string, value: string): unknown {
 
 type BillingEnv = Pick<
   z.infer<typeof environment>,
-  'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET' | 'STRIPE_API_BASE' | 'BILLING_CURRENCY' | 'BILLING_PLANS' | 'USAGE_PRICING'
+  | 'STRIPE_SECRET_KEY'
+  | 'STRIPE_WEBHOOK_SECRET'
+  | 'STRIPE_API_BASE'
+  | 'BILLING_CURRENCY'
+  | 'BILLING_PLANS'
+  | 'USAGE_PRICING'
+  | 'FUNDS_LOW_THRESHOLD'
 >;
 
 /**
@@ -511,6 +534,8 @@ function parseBilling(e: BillingEnv) {
     currency,
     plans,
     pricing,
+    /** `funds.low` (docs/webhooks.md) fires when a balance falls below this, in minor units. */
+    fundsLowThreshold: BigInt(e.FUNDS_LOW_THRESHOLD),
   };
 }
 

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,10 +16,11 @@ import { meter } from '../server/billing/metering.ts';
 import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
-import { startTestSite } from './support/pages.ts';
+import { PAGE_HOST, startTestSite } from './support/pages.ts';
 import { createPipeline, longWaitSource, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { type StripeStandIn, startStripeStandIn } from './support/stripeStandIn.ts';
+import { startWebhookReceiver } from './support/webhookReceivers.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_secret_for_the_stand_in';
 const COORDINATOR_TOKEN = 'coordinator-token-for-the-tests';
@@ -501,6 +503,41 @@ describe('metering', () => {
     await report(body);
     expect((await expectLedgerMatches(user.id)).available).toBe(99n);
     expect(await stack.orm.em.fork().count(UsageRecord, { resourceId })).toBe(1);
+  });
+
+  it('a project’s webhooks hear once when the funds run low and once when they run out', async () => {
+    const user = await registerUser(stack);
+    const { project, resourceId } = await meteredResource(user);
+    const receiver = await startWebhookReceiver(PAGE_HOST);
+    try {
+      const hook = await stack.http.post(
+        `/${project.slug}/api/webhooks`,
+        { url: receiver.url('/funds'), events: ['funds.low', 'funds.exhausted'] },
+        { token: user.token },
+      );
+      expect(hook.status, hook.text).toBe(200);
+      await topUp(user, '6');
+      // 10,000 tokens cost a cent; the threshold is 5.00 (FUNDS_LOW_THRESHOLD 500).
+      for (const amount of [150_000, 1_000_000, 1_000_000, 100_000_000, 10_000]) {
+        expect((await report({ resourceId, amount, unit: 'tokens' })).status).toBe(200);
+      }
+      await expect.poll(() => receiver.at('/funds').length, { timeout: 30_000 }).toBe(2);
+      const events = receiver
+        .at('/funds')
+        .map(
+          (hit) =>
+            new Webhook(hook.body.secret).verify(hit.body, hit.headers) as { type: string; data: { account: { available: string } } },
+        );
+      const byType = Object.fromEntries(events.map((event) => [event.type, event.data.account]));
+      expect(byType).toEqual({
+        'funds.low': { available: '485', currency: 'usd' },
+        'funds.exhausted': { available: '0', currency: 'usd' },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(receiver.at('/funds')).toHaveLength(2);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('10,000 reports of a thousandth of a cent bill exactly ten cents', async () => {

@@ -9,3 +9,4 @@ export { deliverMailWorkflow } from './mail.ts';
 export { pipelineRunWorkflow } from './pipelineRun.ts';
 export { resourceSweeperWorkflow } from './resourceSweeper.ts';
 export { runSweeperWorkflow } from './runSweeper.ts';
+export { webhookDeliveryWorkflow } from './webhooks.ts';

@@ -30,6 +30,8 @@ import { Subscription } from './Subscription.ts';
 import { UsageRecord, type UsageUnit, usageUnits } from './UsageRecord.ts';
 import { User } from './User.ts';
 import { WarmBrowser } from './WarmBrowser.ts';
+import { type WebhookAttempt, WebhookDelivery } from './WebhookDelivery.ts';
+import { WebhookEndpoint } from './WebhookEndpoint.ts';
 
 export {
   AnalysisJob,
@@ -67,6 +69,9 @@ export {
   User,
   usageUnits,
   WarmBrowser,
+  type WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
 };
 
 /** Every entity; the ORM config and the migration snapshot take this list. */
@@ -103,4 +108,6 @@ export const entities = [
   Subscription,
   LedgerEntry,
   StripeEvent,
+  WebhookEndpoint,
+  WebhookDelivery,
 ];

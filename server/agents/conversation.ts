@@ -71,7 +71,7 @@ async function recordUsage(
       quantityMicro: BigInt(input + output) * 1_000_000n,
       reportId: `${job.id}:tokens:${step}`,
     });
-    await enforceFunds(deps.temporal, deps.config.temporal.taskQueue, answer);
+    await enforceFunds(deps.temporal, deps.config, answer);
   }
 }
 

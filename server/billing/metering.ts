@@ -11,6 +11,8 @@ import {
 } from '../../db/entities/index.ts';
 import type { MeterAction } from '../../workflows/contracts/billing.ts';
 import type { Config } from '../config.ts';
+import { fundsEvent } from '../webhooks/eventData.ts';
+import { recordWebhookEvent } from '../webhooks/events.ts';
 import { debitUsage, lockAccount, ownerOf } from './ledger.ts';
 import { currencyOf, quantityString, usageCostMicros } from './money.ts';
 
@@ -38,6 +40,8 @@ export type MeterAnswer = {
   /** When that account's funds ran out, if they have (the shutdown's key). */
   exhaustedAt: Date | null;
   recordId: string;
+  /** Webhook deliveries this report recorded (`funds.low`, `funds.exhausted`), to start now it has committed. */
+  deliveries: string[];
 };
 
 /** The project a metered resource belongs to: a browser resource, or an analysis or generation job. */
@@ -61,6 +65,8 @@ export async function meter(em: EntityManager, billing: Config['billing'], proje
         if (seen) return answerFor(tx, billing, userId, seen.id);
       }
       const account = await lockAccount(tx, billing, userId);
+      const availableBefore = account.available;
+      const exhaustedBefore = account.exhaustedAt;
       const record = tx.create(UsageRecord, {
         project: project.id,
         account,
@@ -83,7 +89,14 @@ export async function meter(em: EntityManager, billing: Config['billing'], proje
       record.billed = debit.billed;
       record.pending = debit.pending;
       await tx.flush();
-      return { action: debit.exhausted ? 'shutdown' : 'continue', userId, exhaustedAt: account.exhaustedAt ?? null, recordId: record.id };
+      const deliveries = await fundsEvents(tx, billing, userId, account, availableBefore, exhaustedBefore);
+      return {
+        action: debit.exhausted ? 'shutdown' : 'continue',
+        userId,
+        exhaustedAt: account.exhaustedAt ?? null,
+        recordId: record.id,
+        deliveries,
+      };
     });
   } catch (error) {
     // The same report id, recorded meanwhile by a concurrent delivery: answer as that one did.
@@ -98,5 +111,32 @@ export async function meter(em: EntityManager, billing: Config['billing'], proje
 async function answerFor(em: EntityManager, billing: Config['billing'], userId: string, recordId: string): Promise<MeterAnswer> {
   const account = await em.findOne(BillingAccount, { user: userId });
   const exhaustedAt = billing.enabled ? (account?.exhaustedAt ?? null) : null;
-  return { action: exhaustedAt ? 'shutdown' : 'continue', userId, exhaustedAt, recordId };
+  return { action: exhaustedAt ? 'shutdown' : 'continue', userId, exhaustedAt, recordId, deliveries: [] };
+}
+
+/**
+ * The funds events a debit caused, recorded in its transaction for every project of the owner:
+ * `funds.low` when the balance went from at or above the threshold to below it, `funds.exhausted`
+ * when this report ended the funds.
+ */
+async function fundsEvents(
+  tx: EntityManager,
+  billing: Config['billing'],
+  userId: string,
+  account: BillingAccount,
+  availableBefore: bigint,
+  exhaustedBefore: Date | null | undefined,
+) {
+  if (!billing.enabled) return [];
+  const events: ('funds.low' | 'funds.exhausted')[] = [];
+  const threshold = billing.fundsLowThreshold;
+  if (availableBefore >= threshold && account.available < threshold) events.push('funds.low');
+  if (!exhaustedBefore && account.exhaustedAt) events.push('funds.exhausted');
+  if (!events.length) return [];
+  const projectIds = (await tx.find(Project, { owner: userId }, { fields: ['id'] })).map((project) => project.id);
+  const at = account.exhaustedAt ?? new Date();
+  const ids: string[] = [];
+  for (const event of events)
+    ids.push(...(await recordWebhookEvent(tx, fundsEvent(event, projectIds, account, event === 'funds.exhausted' ? at : new Date()))));
+  return ids;
 }

@@ -10,7 +10,9 @@ import {
 import { stopBrowserSignal } from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { activeResourceStatuses } from '../browsers/resourceStatus.ts';
+import type { Config } from '../config.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
+import { startDeliveries } from '../webhooks/events.ts';
 import type { MeterAnswer } from './metering.ts';
 
 /**
@@ -24,12 +26,14 @@ import type { MeterAnswer } from './metering.ts';
  * Acts on metering's answer, wherever usage is reported (a browser's workflow, a model turn, a
  * coordinator's POST): starts (or joins) the shutdown it calls for; nothing when it says continue.
  */
-export async function enforceFunds(client: Client | (() => Client), taskQueue: string, answer: MeterAnswer) {
+export async function enforceFunds(client: Client | (() => Client), config: Config, answer: MeterAnswer) {
+  // The funds events the report recorded (docs/webhooks.md); a start that fails is housekeeping's.
+  await startDeliveries({ config, temporal: client }, answer.deliveries);
   if (answer.action !== 'shutdown' || !answer.exhaustedAt) return;
   // A getter is called only here: an activity's client is read only for a shutdown.
   const temporal = typeof client === 'function' ? client() : client;
   await temporal.workflow.start<FundsShutdownWorkflow>(fundsShutdownWorkflowType, {
-    taskQueue,
+    taskQueue: config.temporal.taskQueue,
     workflowId: workflowIds.fundsShutdown(answer.userId, answer.exhaustedAt),
     args: [answer.userId],
     workflowIdConflictPolicy: 'USE_EXISTING',

@@ -67,6 +67,12 @@ export const proxyActions = {
   write: 'proxies.write',
 } as const;
 
+/** Webhook endpoints and their deliveries (`….webhooks.read.<webhookId>` for one endpoint). */
+export const webhookActions = {
+  read: 'webhooks.read',
+  write: 'webhooks.write',
+} as const;
+
 /** What a public project grants everyone, signed in or not. Never write, cookies or secrets. */
 const publicReadActions = ['projects.read', 'pipelines.read', 'functions.read'];
 

@@ -19,6 +19,7 @@ import { rootRouter } from './routers/root.ts';
 import { sessionsRouter } from './routers/sessions.ts';
 import { twoFactorRouter } from './routers/twoFactor.ts';
 import { usersRouter } from './routers/users.ts';
+import { webhooksRouter } from './routers/webhooks.ts';
 
 /**
  * The whole API. The REST matcher takes the first path that matches per method, in this order,
@@ -39,6 +40,7 @@ export const appRouter = router({
   sessions: sessionsRouter,
   resources: resourcesRouter,
   proxies: proxiesRouter,
+  webhooks: webhooksRouter,
   // After the node catalog (GET …/pipelines/nodes, a static segment) and before the runs router
   // (…/pipelines/{pipelineId}/{runId}), which would otherwise take …/pipelines/versions/{versionId}.
   pipelines: pipelinesRouter,

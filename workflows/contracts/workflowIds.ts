@@ -1,6 +1,8 @@
 /** Workflow ids derive from database ids, so a retry or a double click cannot start two. */
 export const workflowIds = {
   mail: (mailId: string) => `mail-${mailId}`,
+  /** One per delivery; a resend is a delivery of its own. */
+  webhook: (deliveryId: string) => `webhook-${deliveryId}`,
   browser: (resourceId: string) => `browser-${resourceId}`,
   run: (runId: string) => `run-${runId}`,
   analysis: (jobId: string) => `analysis-${jobId}`,

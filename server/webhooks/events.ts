@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.ts';
+import { type WebhookDeliveryWorkflow, webhookDeliveryWorkflowType } from '../../workflows/contracts/webhooks.ts';
+import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
+import type { Config } from '../config.ts';
+
+/**
+ * Webhook events (docs/webhooks.md). An event becomes one delivery row per enabled endpoint of the
+ * project that wants it, then one workflow per row sends it with retries. The rows are written
+ * first (in the caller's transaction, where it has one), so an event is never lost to a failed
+ * start: a delivery whose workflow never started is started by housekeeping. Each event has a key
+ * (`run.finished:<runId>`): recorded twice (an activity retried), it is delivered once.
+ */
+
+export const webhookEvents = [
+  'run.finished',
+  'function.finished',
+  'analysis.finished',
+  'generation.finished',
+  'session.stopped',
+  'funds.low',
+  'funds.exhausted',
+] as const;
+export type WebhookEvent = (typeof webhookEvents)[number];
+
+export type EventRecord = {
+  projectIds: string[];
+  event: WebhookEvent;
+  /** Unique per event: the same key recorded again adds no delivery. */
+  key: string;
+  data: Record<string, unknown>;
+};
+
+/** The body every endpoint receives: the Standard Webhooks shape. */
+export function eventPayload(event: WebhookEvent, data: Record<string, unknown>, at = new Date()) {
+  return { type: event, timestamp: at.toISOString(), data };
+}
+
+export function newMessageId() {
+  return `msg_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** Writes the deliveries of one event; answers the ids of those it added. */
+export async function recordWebhookEvent(em: EntityManager, record: EventRecord): Promise<string[]> {
+  if (!record.projectIds.length) return [];
+  const endpoints = await em.find(
+    WebhookEndpoint,
+    { project: { $in: record.projectIds }, enabled: true },
+    { fields: ['id', 'project', 'events'] },
+  );
+  const wanting = endpoints.filter((endpoint) => endpoint.events.includes(record.event));
+  if (!wanting.length) return [];
+  const at = new Date();
+  const payload = eventPayload(record.event, record.data, at);
+  const rows = wanting.map((endpoint) => ({
+    id: randomUUID(),
+    project_id: endpoint.project.id,
+    endpoint_id: endpoint.id,
+    message_id: newMessageId(),
+    event_key: record.key,
+    event: record.event,
+    payload: JSON.stringify(payload),
+    status: 'pending',
+    attempts: '[]',
+    created: at,
+    updated: at,
+  }));
+  const columns = Object.keys(rows[0] as object);
+  const values = rows.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
+  const inserted = (await em.getConnection().execute(
+    `insert into webhook_deliveries (${columns.join(', ')}) values ${values} on conflict (endpoint_id, event_key) do nothing returning id`,
+    rows.flatMap((row) => Object.values(row)),
+    'all',
+    em.getTransactionContext(),
+  )) as { id: string }[];
+  return inserted.map((row) => row.id);
+}
+
+/** Starts the workflows of these deliveries; one already started (or done) is left alone. */
+export async function startWebhookDeliveries(temporal: Client, config: Config, deliveryIds: string[]) {
+  const retry = {
+    initialSeconds: config.webhooks.retryInitialSeconds,
+    maxIntervalSeconds: config.webhooks.retryMaxIntervalSeconds,
+    giveUpAfterSeconds: config.webhooks.retryHours * 3600,
+  };
+  await Promise.all(
+    deliveryIds.map(async (deliveryId) => {
+      try {
+        await temporal.workflow.start<WebhookDeliveryWorkflow>(webhookDeliveryWorkflowType, {
+          taskQueue: config.temporal.taskQueue,
+          workflowId: workflowIds.webhook(deliveryId),
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          args: [{ deliveryId, retry }],
+        });
+      } catch (error) {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    }),
+  );
+}
+
+export type WebhookEmitter = { config: Config; log?: Logger; temporal: Client | (() => Client) };
+
+/**
+ * Records an event and starts its deliveries. Never fails its caller: whatever ended (a run, a
+ * job) has ended whether or not anyone hears of it; a delivery left unstarted is started by
+ * housekeeping, and a failure is logged.
+ */
+export async function emitWebhookEvent(em: EntityManager, emitter: WebhookEmitter, record: EventRecord) {
+  try {
+    const ids = await recordWebhookEvent(em, record);
+    if (ids.length) await startDeliveries(emitter, ids);
+  } catch (error) {
+    emitter.log?.warn({ err: error, event: record.event, key: record.key }, 'webhook event not recorded or not started');
+  }
+}
+
+/** Starts deliveries recorded in a transaction that has committed since. Never fails its caller. */
+export async function startDeliveries(emitter: WebhookEmitter, ids: string[]) {
+  if (!ids.length) return;
+  try {
+    const temporal = typeof emitter.temporal === 'function' ? emitter.temporal() : emitter.temporal;
+    await startWebhookDeliveries(temporal, emitter.config, ids);
+  } catch (error) {
+    emitter.log?.warn({ err: error, deliveries: ids.length }, 'webhook deliveries not started; housekeeping starts them later');
+  }
+}
+
+/** Deliveries written but never tried, older than `graceSeconds`: their workflow did not start. */
+export async function unstartedDeliveries(em: EntityManager, graceSeconds: number, limit = 500) {
+  const rows = await em.find(
+    WebhookDelivery,
+    { status: 'pending', nextAttemptAt: null, created: { $lt: new Date(Date.now() - graceSeconds * 1000) } },
+    { fields: ['id', 'attempts'], orderBy: { created: 'asc' }, limit },
+  );
+  return rows.filter((row) => row.attempts.length === 0).map((row) => row.id);
+}
