@@ -4,7 +4,7 @@
  *   const bf = createBrowserflowClient({ url: 'http://localhost:3000', apiKey: process.env.BROWSERFLOW_API_KEY });
  *   const project = await bf.projects.get.query({ project: 'my-shop' });
  *
- * Waiting for an end: `bf.waitForRun(project, pipelineId, runId, {timeoutMs})`, `bf.waitForAnalysis`,
+ * Waiting for an end: `bf.waitForRun(project, pipelineId, runId, {timeoutMs})`, `bf.waitForFunctionRun`, `bf.waitForAnalysis`,
  * `bf.waitForGeneration` answer the finished object or throw a `WaitTimedOut`.
  *
  * Every procedure of the REST API is here under the same name as in the router tree
@@ -47,6 +47,8 @@ export type BrowserflowClientOptions = {
 export type Run = RouterOutputs['pipelineRuns']['get'];
 export type Analysis = RouterOutputs['agentJobs']['getAnalysis'];
 export type Generation = RouterOutputs['agentJobs']['getGeneration'];
+/** A function's execution, as its execute answers it and GET …/functions/{functionId}/runs/{runId}. */
+export type FunctionExecution = RouterOutputs['functions']['getRun'];
 /** A webhook endpoint, and one delivery of an event to it (docs/webhooks.md). */
 export type WebhookEndpoint = RouterOutputs['webhooks']['get'];
 export type WebhookDelivery = RouterOutputs['webhooks']['delivery'];
@@ -74,6 +76,11 @@ export class WaitTimedOut<T = unknown> extends Error {
 export type BrowserflowWaits = {
   /** The run once it has ended (`status.pipeline` succeeded, failed or cancelled). */
   waitForRun(project: string, pipelineId: string, runId: string, options?: WaitOptions): Promise<Run>;
+  /**
+   * A function's execution once it has ended (an execute with `wait` that answered 202): its
+   * `identifier` is the run id; the function's id is in the 202's `location`, or `functions.list`.
+   */
+  waitForFunctionRun(project: string, functionId: string, runId: string, options?: WaitOptions): Promise<FunctionExecution>;
   /** The analysis once its agent has stopped. */
   waitForAnalysis(project: string, analysisId: string, options?: WaitOptions): Promise<Analysis>;
   /** The generation once its agent has stopped. */
@@ -116,6 +123,13 @@ function waitsOn(client: TRPCClient<AppRouter>): BrowserflowWaits {
         `Run ${runId}`,
         () => client.pipelineRuns.get.query({ project, pipelineId, runId }),
         (run) => run.status.pipeline !== 'queued' && run.status.pipeline !== 'running',
+        options,
+      ),
+    waitForFunctionRun: (project, functionId, runId, options) =>
+      pollUntil(
+        `Execution ${runId}`,
+        () => client.functions.getRun.query({ project, functionId, runId }),
+        (execution) => execution.result.status.pipeline !== 'queued' && execution.result.status.pipeline !== 'running',
         options,
       ),
     waitForAnalysis: (project, analysisId, options) =>

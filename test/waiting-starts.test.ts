@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserflowClient, WaitTimedOut } from '../client/index.ts';
-import { createProject, registerUser } from './support/accounts.ts';
+import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, longWaitSource, settledRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -153,11 +153,17 @@ describe('a function executed with wait', () => {
     expect(going.body.outputs).toEqual({});
     expect(['queued', 'running']).toContain(going.body.result.status.pipeline);
 
-    // The execution is followed to its end by its own GET.
+    // The execution is followed to its end by its own GET, which the 202's location names.
     const runUrl = `/${slug}/api/functions/${slow.id}/runs/${going.body.identifier}`;
-    await expect
-      .poll(async () => (await stack.http.get(runUrl, { token })).body.result?.status.pipeline, { timeout: 60_000, interval: 300 })
-      .toBe('succeeded');
+    expect(going.headers.get('location')).toBe(runUrl);
+    // Who may read the function but not execute it learns nothing of its runs.
+    const reader = await createApiKey(stack, token, { accessType: 'custom', permissions: [`${slug}.functions.read`] });
+    const hidden = await stack.http.get(runUrl, { apiKey: reader.secret });
+    expect(hidden.status, hidden.text).toBe(404);
+    const client = createBrowserflowClient({ url: stack.url, token });
+    const ended = await client.waitForFunctionRun(slug, slow.id, going.body.identifier, { timeoutMs: 60_000 });
+    expect(ended.result.status.pipeline).toBe('succeeded');
+    expect((await stack.http.get(runUrl, { token })).body).toEqual(ended);
     expect((await stack.http.get(`/${slug}/api/functions/${quick.id}/runs/${going.body.identifier}`, { token })).status).toBe(404);
     const quickRun = await stack.http.get(`/${slug}/api/functions/${quick.id}/runs/${done.body.identifier}`, { token });
     expect(quickRun.body).toEqual(done.body);

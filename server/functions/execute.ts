@@ -352,8 +352,11 @@ export async function readFunctionRun(em: EntityManager, subject: Subject, proje
   const version = await em.findOneOrFail(FunctionVersion, { id: (run.functionVersion as FunctionVersion).id });
   const ref = projectRef(project);
   const pipelineVersionId = version.sourcePipelineVersion?.id;
-  if (pipelineVersionId) authorize(subject, ref, pipelineActions.execute, pipelineVersionId);
-  else authorize(subject, ref, functionActions.execute, fn.id);
+  // Who may not execute what the run ran learns nothing of it, not even that it exists.
+  const allowed = pipelineVersionId
+    ? can(subject, ref, pipelineActions.execute, pipelineVersionId)
+    : can(subject, ref, functionActions.execute, fn.id);
+  if (!allowed) throw new NotFound('Run');
   const showOutputs = canSeeRunOutputs(subject, ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
   return {
     identifier: run.id,

@@ -1,6 +1,5 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type PipelineRunWorkflow, runEndedUpdate } from '../../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
@@ -28,28 +27,6 @@ export const waitField = z
   .describe(
     `Seconds (0–${MAX_WAIT_SECONDS}) to wait for the end: the finished object if it ends in time, else the running one with HTTP 202. Absent or 0: answer at once.`,
   );
-
-/**
- * Aborts when the HTTP client goes away before its answer is written. A reply's `close` comes
- * once the answer is written too, so the listener never outlives the request.
- */
-export function clientGone(reply: FastifyReply | undefined): AbortSignal | undefined {
-  const raw = reply?.raw;
-  if (!raw) return undefined;
-  const controller = new AbortController();
-  raw.once('close', () => {
-    if (!raw.writableEnded) controller.abort();
-  });
-  return controller.signal;
-}
-
-/**
- * Answers 202 on the reply when the object is still going: over REST the status says it; over
- * /trpc the object's own status does. The REST adapter keeps a 2xx status set here (server/app.ts).
- */
-export function markRunning(reply: FastifyReply | undefined, running: boolean) {
-  if (running) reply?.code(202);
-}
 
 /**
  * Runs `poll` (Temporal calls that settle when the work ends) for at most `seconds`, or until
@@ -81,14 +58,28 @@ async function settlesWithin(temporal: Client, seconds: number, signal: AbortSig
 }
 
 /**
- * Settles once the workflow has closed, however it closed (a failed, cancelled or gone workflow
- * has ended too); an engine that does not answer is a 503.
+ * Settles once the workflow has closed. However it closed counts (a cancelled run's workflow
+ * records the end, then closes), and so does one that is gone: there is nothing to wait for. An
+ * engine that does not answer is a 503, not a closed workflow.
  */
-function closed(handle: WorkflowHandle) {
-  return handle.result().catch((error: unknown) => {
-    if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return;
-    throw new ServiceUnavailable('The workflow engine is unavailable: the end could not be awaited', error);
-  });
+export function workflowClosed(handle: WorkflowHandle) {
+  return handle.result().then(
+    () => true as const,
+    (error: unknown) => {
+      if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true as const;
+      throw new ServiceUnavailable('The workflow engine is unavailable: the end could not be awaited', error);
+    },
+  );
+}
+
+/**
+ * A `runEnded` update that failed because its workflow closed first (it refused the update, or is
+ * gone): its close tells the end, so the caller awaits that. Anything else means the engine is
+ * away: a 503.
+ */
+export function requireRefusedUpdate(error: unknown) {
+  if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError) return;
+  throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
 }
 
 /**
@@ -102,8 +93,8 @@ export function waitForRunEnd(temporal: Client, runId: string, seconds: number, 
     try {
       await handle.executeUpdate(runEndedUpdate);
     } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowNotFoundError) return closed(handle);
-      throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
+      requireRefusedUpdate(error);
+      return workflowClosed(handle);
     }
   });
 }
@@ -111,5 +102,5 @@ export function waitForRunEnd(temporal: Client, runId: string, seconds: number, 
 /** Waits at most `seconds` for an analysis's or generation's workflow to close (its end recorded). */
 export function waitForJobEnd(temporal: Client, kind: 'analysis' | 'generation', jobId: string, seconds: number, signal?: AbortSignal) {
   const workflowId = kind === 'analysis' ? workflowIds.analysis(jobId) : workflowIds.generation(jobId);
-  return settlesWithin(temporal, seconds, signal, () => closed(temporal.workflow.getHandle(workflowId)));
+  return settlesWithin(temporal, seconds, signal, () => workflowClosed(temporal.workflow.getHandle(workflowId)));
 }

@@ -1,11 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  WithStartWorkflowOperation,
-  WorkflowFailedError,
-  type WorkflowHandle,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import {
   type BrowserSession,
   type FunctionVersion,
@@ -32,6 +26,7 @@ import {
   stopBrowser,
 } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
+import { requireRefusedUpdate, workflowClosed } from '../infra/waiting.ts';
 import { cancelAndAwait, within } from '../infra/workflowHandles.ts';
 import { prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
@@ -118,9 +113,7 @@ export async function runToEnd(deps: Deps, em: EntityManager, target: RunTarget,
     if (!(await within(ended, deadline - Date.now()))) return { run: await stopRun(deps, em, run), timedOut: true };
   } catch (error) {
     // Refused or cut short (the workflow closed first): its close says it all the same.
-    if (!(error instanceof WorkflowUpdateFailedError) && !(error instanceof WorkflowNotFoundError)) {
-      throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
-    }
+    requireRefusedUpdate(error);
     return awaitClose(deps, em, run, deadline);
   } finally {
     options.signal?.removeEventListener('abort', cancel);
@@ -343,21 +336,4 @@ async function awaitClose(deps: Pick<Deps, 'temporal'>, em: EntityManager, run: 
 
 function runHandle(deps: Pick<Deps, 'temporal'>, run: PipelineRun) {
   return deps.temporal.workflow.getHandle<PipelineRunWorkflow>(workflowIds.run(run.id));
-}
-
-/**
- * Settles once the workflow has closed. However it closed counts (a cancelled run's workflow
- * records the end, then closes), and so does one that is gone: there is nothing to wait for.
- * An engine that does not answer is a 503, not a closed run.
- */
-function workflowClosed(handle: WorkflowHandle) {
-  return handle.result().then(
-    () => true,
-    (error: unknown) => {
-      // A run that failed, was cancelled or terminated, or is gone has closed; anything else is
-      // the engine not answering, and says nothing about the run.
-      if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) return true;
-      throw new ServiceUnavailable('The workflow engine is unavailable: the run’s end could not be awaited', error);
-    },
-  );
 }

@@ -4,7 +4,8 @@ import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../
 import { allowedModels } from '../../agents/models.ts';
 import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
 import { iso, pagination } from '../../http/shapes.ts';
-import { clientGone, markRunning, waitField, waitForJobEnd } from '../../infra/waiting.ts';
+import { waitThenMark } from '../../http/waitingAnswers.ts';
+import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject } from '../projectRows.ts';
@@ -352,9 +353,15 @@ export const agentJobsRouter = router({
         prompt: input.prompt,
       });
       if (!input.wait) return { id: job.id };
-      await waitForJobEnd(ctx.deps.temporal, 'analysis', job.id, input.wait, clientGone(ctx.reply));
-      await ctx.em.refresh(job);
-      markRunning(ctx.reply, job.agent === 'running');
+      const wait = input.wait;
+      await waitThenMark(
+        ctx.reply,
+        (gone) => waitForJobEnd(ctx.deps.temporal, 'analysis', job.id, wait, gone),
+        async () => {
+          await ctx.em.refresh(job);
+          return job.agent === 'running';
+        },
+      );
       return presentAnalysis(ctx, job.id);
     }),
 
@@ -381,9 +388,15 @@ export const agentJobsRouter = router({
       agentJobRights.start(ctx.subject, ctx.ref, job.pipeline.id, job.session?.id ?? '');
       const generation = await acceptAnalysis(ctx.deps, ctx.em, job, input.model, ctx.project);
       if (!input.wait) return { id: generation.id };
-      await waitForJobEnd(ctx.deps.temporal, 'generation', generation.id, input.wait, clientGone(ctx.reply));
-      await ctx.em.refresh(generation);
-      markRunning(ctx.reply, generation.agent === 'running');
+      const wait = input.wait;
+      await waitThenMark(
+        ctx.reply,
+        (gone) => waitForJobEnd(ctx.deps.temporal, 'generation', generation.id, wait, gone),
+        async () => {
+          await ctx.em.refresh(generation);
+          return generation.agent === 'running';
+        },
+      );
       return presentGeneration(ctx, generation.id);
     }),
 

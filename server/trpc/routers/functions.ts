@@ -15,7 +15,8 @@ import {
 } from '../../functions/functionVersions.ts';
 import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
 import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
-import { clientGone, markRunning, waitField } from '../../infra/waiting.ts';
+import { clientGone, markRunning } from '../../http/waitingAnswers.ts';
+import { waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -210,7 +211,14 @@ async function execute(ctx: ProjectContext, slug: string, input: { args?: Record
     signal: input.wait ? clientGone(ctx.reply) : undefined,
   });
   const { pipeline } = execution.result.status;
-  markRunning(ctx.reply, pipeline === 'queued' || pipeline === 'running');
+  const running = pipeline === 'queued' || pipeline === 'running';
+  markRunning(ctx.reply, running);
+  if (running && ctx.reply) {
+    // Where to follow it: GET …/functions/{functionId}/runs/{runId}.
+    const run = await ctx.em.findOneOrFail(PipelineRun, { id: execution.identifier }, { populate: ['functionVersion'] });
+    const functionId = (run.functionVersion as FunctionVersion).function.id;
+    ctx.reply.header('location', `/${ctx.project.slug}/api/functions/${functionId}/runs/${run.id}`);
+  }
   return execution;
 }
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { iso } from '../../http/shapes.ts';
-import { clientGone, markRunning, waitField, waitForRunEnd } from '../../infra/waiting.ts';
+import { waitThenMark } from '../../http/waitingAnswers.ts';
+import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -114,9 +115,15 @@ export const pipelineRunsRouter = router({
         authorize: (run) => authorizeRunOnSession(ctx.subject, ctx.ref, session.id, run),
       });
       if (!input.wait) return { id: run.id };
-      await waitForRunEnd(ctx.deps.temporal, run.id, input.wait, clientGone(ctx.reply));
-      await ctx.em.refresh(run, { populate: ['resource', 'resource.session'] });
-      markRunning(ctx.reply, run.status === 'queued' || run.status === 'running');
+      const wait = input.wait;
+      await waitThenMark(
+        ctx.reply,
+        (gone) => waitForRunEnd(ctx.deps.temporal, run.id, wait, gone),
+        async () => {
+          await ctx.em.refresh(run, { populate: ['resource', 'resource.session'] });
+          return run.status === 'queued' || run.status === 'running';
+        },
+      );
       return present(ctx, pipeline, run);
     }),
 
