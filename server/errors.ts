@@ -188,8 +188,9 @@ export class PermissionDenied extends DomainError {
 export class NotFound extends DomainError {
   override name = 'NotFound';
   readonly status = 404;
-  constructor(what: string, code: ErrorCode<404> = 'not_found') {
-    super(code, `${what} not found`);
+  /** `hint` follows the message after a colon: why the caller may not see it. */
+  constructor(what: string, code: ErrorCode<404> = 'not_found', hint?: string) {
+    super(code, hint ? `${what} not found: ${hint}` : `${what} not found`);
   }
 }
 
@@ -198,11 +199,9 @@ export class NotFound extends DomainError {
  * since that is the likely reason; the answer is the same whether the project exists or not.
  */
 export function projectNotFound(subject: { kind: string }) {
-  const error = new NotFound('Project');
-  if (subject.kind === 'anonymous') {
-    error.message = 'Project not found: no credentials were sent (an API key in X-API-Key, or Authorization: Bearer <token>)';
-  }
-  return error;
+  const hint =
+    subject.kind === 'anonymous' ? 'no credentials were sent (an API key in X-API-Key, or Authorization: Bearer <token>)' : undefined;
+  return new NotFound('Project', 'not_found', hint);
 }
 
 /** 409: a unique name or slug is taken. */

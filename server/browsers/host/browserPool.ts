@@ -319,16 +319,23 @@ export class BrowserPool {
   }
 }
 
+/** How long priming may take before the browser is offered unprimed. */
+const PRIMING_TIMEOUT_MS = 5_000;
+
 /**
  * A warm browser's first tab with Playwright's injected script run once on about:blank: a run's
  * first navigation and first selector read then come faster (docs/benchmarks/mcp-call.md,
  * `bench:mcp-call-causes`). Nothing of it outlives the navigation; a failure only skips it.
  */
 async function primed(browser: LaunchedBrowser) {
-  await browser.context
+  const priming = browser.context
     .pages()[0]
     ?.locator('html')
     .evaluateAll((elements) => elements.length)
     .catch(() => {});
+  // A page that does not answer must not hold the browser back from the pool.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([priming, new Promise<void>((resolve) => (timer = setTimeout(resolve, PRIMING_TIMEOUT_MS)))]);
+  clearTimeout(timer);
   return browser;
 }
