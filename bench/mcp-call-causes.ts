@@ -14,7 +14,7 @@
  * host shares with the egress proxy and Playwright of the next run). Writes
  * docs/benchmarks/mcp-call-causes.md.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -60,26 +60,34 @@ const conditions: Condition[] = [
 
 async function measure({ options, concurrentLaunch, primed }: Condition) {
   const browser = await launchChromium(options, settings, null);
-  // Settled, as a warm browser is when it is claimed.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  if (primed) await page.locator('li').evaluateAll((elements) => elements.length);
-  const other = concurrentLaunch ? launchChromium(options, settings, null) : undefined;
-  let t0 = performance.now();
-  await page.goto(url);
-  const goto = performance.now() - t0;
-  t0 = performance.now();
-  // biome-ignore lint/performance/useDomNodeTextContent: what extract.text reads
-  await page.locator('li').evaluateAll((elements) => elements.map((element) => (element as HTMLElement).innerText));
-  const text = performance.now() - t0;
-  const delay = monitorEventLoopDelay({ resolution: 5 });
-  delay.enable();
-  t0 = performance.now();
-  await destroyBrowser(browser);
-  const teardown = performance.now() - t0;
-  delay.disable();
-  if (other) await destroyBrowser(await other);
-  return { goto, text, teardown, blocked: delay.max / 1e6 };
+  let other: ReturnType<typeof launchChromium> | undefined;
+  let destroyed = false;
+  try {
+    // Settled, as a warm browser is when it is claimed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    if (primed) await page.locator('li').evaluateAll((elements) => elements.length);
+    other = concurrentLaunch ? launchChromium(options, settings, null) : undefined;
+    let t0 = performance.now();
+    await page.goto(url);
+    const goto = performance.now() - t0;
+    t0 = performance.now();
+    // biome-ignore lint/performance/useDomNodeTextContent: what extract.text reads
+    await page.locator('li').evaluateAll((elements) => elements.map((element) => (element as HTMLElement).innerText));
+    const text = performance.now() - t0;
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    t0 = performance.now();
+    destroyed = true;
+    await destroyBrowser(browser);
+    const teardown = performance.now() - t0;
+    delay.disable();
+    return { goto, text, teardown, blocked: delay.max / 1e6 };
+  } finally {
+    // A round that failed leaves no browser behind, the concurrent one included.
+    if (!destroyed) await destroyBrowser(browser);
+    if (other) await destroyBrowser(await other);
+  }
 }
 
 const results = conditions.map(() => ({ goto: [] as number[], text: [] as number[], teardown: [] as number[], blocked: [] as number[] }));
@@ -94,6 +102,7 @@ for (let round = 0; round < RUNS; round++) {
   }
 }
 site.close();
+rmSync(browsersDir, { recursive: true, force: true });
 
 const ms = (values: number[]) => percentile(values, 50).toFixed(0);
 const rows = conditions.map(({ label }, k) => {

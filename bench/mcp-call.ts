@@ -5,13 +5,12 @@
  * against an api in the worker's process (as `npm start` runs it: eager workflow starts) and an
  * api on its own (a split deployment: update-with-start), the four interleaved so they share the
  * machine's noise. Each figure is printed beside the goal (issue 14) and the baseline before it.
- * Writes docs/benchmarks/mcp-call.md.
+ * Writes its figures into docs/benchmarks/mcp-call.md (between the markers; the rest of the page is kept).
  *
  * The baseline of REST execute was not recorded before; to take both baselines on the same
  * machine, run this file in a checkout of the commit before the change (it needs nothing else of
  * it; the api on its own is then skipped).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,6 +20,7 @@ import proto from '@temporalio/proto';
 import { LogEntry, PipelineRun } from '../db/entities/index.ts';
 import { logStreams } from '../server/logs/logWriter.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
+import { writeFiguresBlock } from './support/figuresBlock.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const { EventType } = proto.temporal.api.enums.v1;
@@ -161,9 +161,7 @@ try {
 
   const phases = await whereTheTimeGoes(calls);
 
-  const report = `# Benchmark: a function called over MCP and REST
-
-Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}.
+  const figures = `Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}.
 
 Reproduce: \`npm run bench:mcp-call\` (BENCH_RUNS to change the count, 50 by default).
 
@@ -211,53 +209,14 @@ back and the answer sent.
 | measure | request → workflow started | → stretch started | stretch | of which the nodes | → end recorded | → answer | total |
 |---|---|---|---|---|---|---|---|
 ${phases.join('\n')}
-
-## The causes named before, measured (issue 23)
-
-Measured 2026-11-28 on the same 2 cores while three other test suites ran on them (load average
-8–14): every figure moved by a factor of up to two between runs of the same code, so only
-comparisons taken in turns within one run say anything. The browser's side is taken apart by
-\`npm run bench:mcp-call-causes\` (docs/benchmarks/mcp-call-causes.md); Temporal's by the brackets of
-the table above.
-
-The same bench on this branch before the changes, in the same noise (20 calls each): medians
-1463, 1881, 1402 and 1602 ms in the order of the table above; the phases 119–350 ms before the
-start, 79–185 until the stretch started, 443–822 the stretch (goto 166–280, extract.text 195–267)
-and 76–118 until the end was recorded.
-
-- **The egress proxy on a first navigation: refuted.** Launched without the sandbox, a fresh
-  browser's first \`page.goto\` through its egress proxy took no longer than with no proxy (89
-  against 121 ms, in turns, 14 rounds). In the sandbox and through the proxy, as the host runs
-  browsers, the first goto and read together took 1.1–1.5× plain Playwright over two runs of the
-  causes bench (611 against 554, 540 against 357 ms): the sandboxed Chromium, not the proxy, and
-  part of the egress policy, so kept.
-- **Playwright's injected script: confirmed, and mended for warm browsers.** The first selector
-  read of a fresh page pays for Playwright's script. A locator run once on the warm browser's
-  about:blank tab before it is offered (server/browsers/host/browserPool.ts, \`primed\`) took the
-  first goto and read together from 611 to 394 and from 540 to 411 ms in the causes bench; here
-  \`extract.text\` went from 195–267 to 134–198 ms (medians per measure, 20 calls each).
-- **The warm pool's refill and the teardown: not measurable.** A browser launched beside the
-  first navigation did not slow it (586 against 611, 472 against 540 ms); destroying a browser
-  blocks the host's event loop for 17–52 ms at most. The refill now waits a second after a claim
-  (server/browsers/host/warmPool.ts), so a lone call's stretch does not share the CPU with
-  Chromium's start-up; the teardown already comes after the answer.
-- **Temporal round trips: the dispatches are cheap, the workflow's first task is not.** From the
-  brackets above: the host picks up the stretch 9–46 ms after the first workflow task completes,
-  and the workflow task after the stretch is dispatched within 4–5 ms. The time is in the work:
-  the first workflow task takes 43–125 ms from the start (a new workflow's sandbox on a worker
-  sharing its process with the api and the host), and recording the end 70–95 ms (the end's
-  transaction as a local activity, then the update's answer). finishRun now reads the run once,
-  not twice.
-
-Not done: running a one-stretch function without the workflow's first task in the way (the
-stretch started with the workflow, or run as a local activity when the host is in the worker's
-process) and recording the end in the stretch's own transaction; both change where durability is
-paid and were left for a separate change. The goal of 300 ms is not met on this machine.
 `;
-  const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'mcp-call.md'), report);
-  console.log(report);
+  writeFiguresBlock(
+    path.join(import.meta.dirname, '..', 'docs', 'benchmarks', 'mcp-call.md'),
+    'mcp-call.ts',
+    'Benchmark: a function called over MCP and REST',
+    figures,
+  );
+  console.log(figures);
 
   /**
    * The medians of each measure's phases, one table row per measure: the calls ran one after
