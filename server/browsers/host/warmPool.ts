@@ -5,6 +5,13 @@ import type { HostBrowser } from './browserPool.ts';
 import type { LaunchedBrowser } from './chromiumProcess.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
+/**
+ * A start's refill waits this long: the replacement's launch (Chromium's start-up is a burst of
+ * CPU) would otherwise run beside the first navigation of the browser just handed out, and a
+ * function's whole call is shorter than this (docs/benchmarks/mcp-call.md).
+ */
+const REFILL_AFTER_START_MS = 1_000;
+
 export type WarmPoolOptions = WarmPolicyOptions & {
   log: Logger;
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
@@ -23,7 +30,7 @@ export type WarmPoolHooks = {
 /**
  * The warm browsers of one host: launched before any start asks, for the settings `WarmPolicy`
  * names, and offered to the api (`onWarmReady`); one leaves when the workflow of the start that
- * claimed it has the host adopt it (`take`), and the pool is refilled after every start here. A
+ * claimed it has the host adopt it (`take`), and the pool is refilled shortly after every start here. A
  * browser no longer wanted is retired by withdrawing its offer first (`trim`, `drain`), so a
  * browser the api claimed meanwhile stays for its adoption.
  */
@@ -39,6 +46,8 @@ export class WarmPool {
   /** Set by `drain`: no warm browser is launched or offered any more. */
   #draining = false;
   #trimming = false;
+  /** The refill a start scheduled (`REFILL_AFTER_START_MS`). */
+  #refillTimer: NodeJS.Timeout | undefined;
 
   constructor(options: WarmPoolOptions, hooks: WarmPoolHooks) {
     this.#options = options;
@@ -98,8 +107,18 @@ export class WarmPool {
    */
   started(settings: LaunchSettings, signature: string) {
     this.#policy.startedWith(settings, signature);
-    this.refill();
+    this.#refillSoon();
     this.#trimLogged();
+  }
+
+  /** Refills after `REFILL_AFTER_START_MS`; starts meanwhile share the one refill. */
+  #refillSoon() {
+    if (this.#refillTimer) return;
+    this.#refillTimer = setTimeout(() => {
+      this.#refillTimer = undefined;
+      this.refill();
+    }, REFILL_AFTER_START_MS);
+    this.#refillTimer.unref();
   }
 
   refill() {
@@ -149,6 +168,7 @@ export class WarmPool {
   /** Launches nothing more; answers the waiting browsers, for the caller to destroy. */
   close() {
     this.#closed = true;
+    clearTimeout(this.#refillTimer);
     return this.#browsers.splice(0);
   }
 
