@@ -15,18 +15,14 @@ import { sweepStuck } from './sweeps.ts';
 
 /** Control-queue activities of the browserSession workflow: database only. */
 export function createBrowserSessionActivities({ orm, config, log: logger }: Omit<ActivityDeps, 'serviceSecret'>) {
+  const webhooks = { config, log: logger, temporal: () => Context.current().client };
   return {
     async markResource(resourceId: string, change: { status: 'stopping' | 'stopped' | 'failed'; reason?: string }) {
       await recordWorkflowStep(orm.em.fork(), resourceId, change, logger);
       if (change.status === 'stopping') return;
       const em = orm.em.fork();
       const resource = await em.findOne(SessionResource, { id: resourceId });
-      if (resource)
-        await emitWebhookEvent(
-          em,
-          { config, log: logger, temporal: () => Context.current().client },
-          sessionStopped(config.publicUrl, resource),
-        );
+      if (resource) await emitWebhookEvent(em, webhooks, sessionStopped(config.publicUrl, resource));
     },
 
     /**
@@ -83,7 +79,18 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Omi
         intervalSeconds: config.browsers.sweepIntervalSeconds,
         workflowId: (resource) => workflowIds.browser(resource.id),
         leftUndone: 'settling it',
-        settle: (resource, reason) => settleUnmanaged(em, resource, { status: 'failed', reason, severity: 'error' }),
+        async settle(resource, reason) {
+          const settled = await settleUnmanaged(em, resource, { status: 'failed', reason, severity: 'error' });
+          if (!settled) return false;
+          // Settled already: a failure to record the event must not undo the pass (it is logged).
+          const row = await em.fork().findOne(SessionResource, { id: resource.id });
+          if (row) {
+            await emitWebhookEvent(em, webhooks, sessionStopped(config.publicUrl, row)).catch((error: unknown) =>
+              logger.warn({ err: error, resourceId: resource.id }, 'the browser’s webhook event was not recorded'),
+            );
+          }
+          return true;
+        },
       });
       if (swept.settled) logger.warn({ settled: swept.settled }, 'settled browser resources whose workflow was not running');
       return swept;

@@ -7,8 +7,8 @@ import type { ActivityDeps } from './deps.ts';
  * Housekeeping, hourly. Rows that only ever matter until they expire: sign-in sessions (a 2FA-pending one is made at
  * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
- * still gets "expired" rather than "unknown" for a while; and rate-limit windows, which count as
- * empty once ended.
+ * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
+ * empty once ended; and webhook deliveries a month old.
  */
 const expiredTables = [
   { table: 'auth_sessions', column: 'expires_at', keep: "interval '1 day'" },
@@ -16,6 +16,8 @@ const expiredTables = [
   { table: 'external_registrations', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'external_link_requests', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
+  // The webhook delivery log keeps a month (docs/webhooks.md).
+  { table: 'webhook_deliveries', column: 'created', keep: "interval '30 days'" },
 ] as const;
 
 /** A webhook delivery written this long ago and never tried lost its start (docs/webhooks.md). */

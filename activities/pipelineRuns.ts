@@ -24,6 +24,7 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
 
   /** `run.finished` or `function.finished`, once the run has ended (again, after a retry: recorded once). */
   async function announceEnd(em: ReturnType<typeof orm.em.fork>, run: PipelineRun | null) {
+    if (run?.functionVersion) await em.populate(run, ['functionVersion']);
     const event = run && runFinished(config.publicUrl, run);
     if (event) await emitWebhookEvent(em, webhooks, event);
   }
@@ -136,7 +137,10 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
             },
           );
           if (!changed) return false;
-          await announceEnd(em, await em.fork().findOne(PipelineRun, { id: run.id }));
+          // Settled already: a failure to record the event must not undo the pass (it is logged).
+          await announceEnd(em, await em.fork().findOne(PipelineRun, { id: run.id })).catch((error: unknown) =>
+            deps.log?.warn({ err: error, runId: run.id }, 'the run’s webhook event was not recorded'),
+          );
           await appendLogs(em, run.project.id, logStreams.run(run.id), [
             {
               context: 'run',

@@ -19,7 +19,7 @@ export function createWebhookActivities({ orm, config, serviceSecret, log }: Act
       const endpoint = delivery.endpoint;
       const giveUp = (failure: string) => {
         delivery.status = 'failed';
-        delivery.failure = failure;
+        delivery.failure = failureText(failure);
         delivery.nextAttemptAt = null;
       };
       const at = new Date();
@@ -73,5 +73,20 @@ export function createWebhookActivities({ orm, config, serviceSecret, log }: Act
       }
       return delivery.status === 'pending' ? 'retry' : 'done';
     },
+
+    async markWebhookDeliveryFailed(deliveryId: string, reason: string) {
+      await orm.em
+        .fork()
+        .nativeUpdate(
+          WebhookDelivery,
+          { id: deliveryId, status: 'pending' },
+          { status: 'failed', failure: failureText(reason), nextAttemptAt: null },
+        );
+    },
   } satisfies WebhookActivities;
+}
+
+/** `failure` holds at most 500 characters (its column). */
+function failureText(text: string) {
+  return text.length > 500 ? `${text.slice(0, 499)}…` : text;
 }

@@ -398,6 +398,11 @@ export function parseConfig(env: Record<string, string | undefined>) {
     agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     billing,
     webhooks: {
+      /**
+       * Exceptions to the egress policy for endpoints: the browsers' (BROWSER_ALLOWED_PRIVATE_DESTINATIONS).
+       * BROWSER_EGRESS_POLICY=open does not open webhooks: the service's own network stays out of reach.
+       */
+      allowedDestinations,
       retryInitialSeconds: e.WEBHOOK_RETRY_INITIAL_SECONDS,
       retryMaxIntervalSeconds: e.WEBHOOK_RETRY_MAX_INTERVAL_SECONDS,
       retryHours: e.WEBHOOK_RETRY_HOURS,

@@ -30,6 +30,7 @@ beforeAll(async () => {
       WEBHOOK_RETRY_INITIAL_SECONDS: '1',
       WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: '2',
       WEBHOOK_RETRY_HOURS: '0.003',
+      WEBHOOK_TIMEOUT_SECONDS: '2',
     },
     { browserHost: true },
   );
@@ -78,7 +79,7 @@ async function deliveries(webhookId: string) {
     status: string;
     messageId: string;
     event: string;
-    attempts: { statusCode: number | null; error: string | null }[];
+    attempts: { statusCode: number | null; error: string | null; durationMs: number }[];
     nextAttemptAt: string | null;
     failure: string | null;
     resentFrom: string | null;
@@ -170,6 +171,17 @@ describe('a webhook endpoint', () => {
     expect(receiver.at('/down').at(-1)?.headers['webhook-id']).toBe(failed?.messageId);
   }, 90_000);
 
+  it('cuts an answer that drips in past the timeout, and tries again', async () => {
+    receiver.answer('/drip', ['drip']);
+    const endpoint = await addEndpoint(receiver.url('/drip'));
+    await finishedRun();
+    const [delivery] = await settledDeliveries(endpoint.id);
+    expect(delivery?.status).toBe('succeeded');
+    expect(delivery?.attempts[0]).toMatchObject({ statusCode: null, error: 'no whole answer within 2 s' });
+    expect(delivery?.attempts[0]?.durationMs).toBeLessThan(4_000);
+    expect(delivery?.attempts[1]).toMatchObject({ statusCode: 200, error: null });
+  }, 90_000);
+
   it('does not follow a redirect', async () => {
     receiver.answer('/moved', [302, 302, 302, 302, 302, 302, 302, 302, 302, 302, 302, 302]);
     const endpoint = await addEndpoint(receiver.url('/moved'));
@@ -202,8 +214,11 @@ describe('a webhook endpoint', () => {
     const payload = await verifiedAt('/functions', functions.secret);
     expect(payload).toMatchObject({
       type: 'function.finished',
-      data: { run: { status: 'succeeded', functionVersion: created.body.version } },
+      data: { run: { status: 'succeeded', functionVersion: created.body.version, function: created.body.id } },
     });
+    const read = await stack.http.get(new URL(payload.data.run?.url as string).pathname, { token });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.outputs).toEqual({ text: 'hi' });
     // The run.finished endpoints made above heard nothing of it.
     expect(receiver.at('/runs').map((hit) => JSON.parse(hit.body).data.run.id)).not.toContain(payload.data.run?.id);
   }, 90_000);

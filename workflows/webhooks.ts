@@ -1,13 +1,12 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { WebhookActivities, WebhookDeliveryWorkflow } from './contracts/webhooks.ts';
+import type { WebhookActivities, WebhookAttemptOutcome, WebhookDeliveryWorkflow } from './contracts/webhooks.ts';
 
 // A try takes at most the send timeout (WEBHOOK_TIMEOUT_SECONDS, at most 60 s) and two writes;
 // the activity is retried only when the service itself fails (the database is down), never for
 // the endpoint's answer, which the workflow's own schedule handles.
-const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
-});
+const SERVICE_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 };
+const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '2 minutes', retry: SERVICE_RETRY });
+const { markWebhookDeliveryFailed } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '30 seconds', retry: SERVICE_RETRY });
 
 /**
  * Delivers one webhook (docs/webhooks.md): a try at once, then after each failure a wait that
@@ -21,7 +20,18 @@ export const webhookDeliveryWorkflow: WebhookDeliveryWorkflow = async ({ deliver
     const delay = Math.min(retry.initialSeconds * 2 ** attempt, retry.maxIntervalSeconds);
     const elapsedSeconds = (Date.now() - started) / 1000;
     const nextDelaySeconds = elapsedSeconds + delay <= retry.giveUpAfterSeconds ? delay : null;
-    const outcome = await attemptWebhookDelivery(deliveryId, nextDelaySeconds);
+    let outcome: WebhookAttemptOutcome;
+    try {
+      outcome = await attemptWebhookDelivery(deliveryId, nextDelaySeconds);
+    } catch (error) {
+      // The service could not try (its database away for a quarter of an hour): the delivery says
+      // so instead of staying pending. Resending it starts over.
+      await markWebhookDeliveryFailed(
+        deliveryId,
+        `the service could not try it: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw error;
+    }
     if (outcome === 'done' || nextDelaySeconds === null) return;
     await sleep(nextDelaySeconds * 1000);
   }

@@ -16,6 +16,8 @@ export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
   uniques: [{ properties: ['endpoint', 'eventKey'] }],
+  // Housekeeping's look for deliveries never started, and its deletion of old ones.
+  indexes: [{ properties: ['status', 'created'] }, { properties: ['created'] }],
   properties: {
     id: id(),
     project: () => p.manyToOne(Project).deleteRule('cascade').index(),

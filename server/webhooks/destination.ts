@@ -34,7 +34,8 @@ export type DestinationChecker = (url: URL) => Promise<DestinationCheck>;
 
 /** Checks a URL's host against the egress policy after resolving it (`WEBHOOK_DNS_SERVER` if set). */
 export function destinationChecker(config: Config): DestinationChecker {
-  const policy = config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null;
+  // Always the restricted policy: opening the browsers' egress does not open the control plane.
+  const policy = new EgressPolicy(config.webhooks.allowedDestinations);
   const resolve = resolverFor(config.webhooks.dnsServer);
   return async (url) => {
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -46,7 +47,7 @@ export function destinationChecker(config: Config): DestinationChecker {
       return { ok: false, reason: `${host} could not be resolved (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'})` };
     }
     if (!addresses.length) return { ok: false, reason: `${host} has no address` };
-    const decision = policy?.check(host, port, addresses) ?? { allowed: true as const };
+    const decision = policy.check(host, port, addresses);
     if (!decision.allowed) return { ok: false, reason: `${host} is not an allowed destination: ${decision.reason}` };
     const address = addresses[0] as string;
     return { ok: true, destination: { address, family: isIP(address) === 6 ? 6 : 4 } };

@@ -11,7 +11,10 @@ import type { EventRecord } from './events.ts';
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 const apiUrl = (publicUrl: string, projectId: string, path: string) => `${publicUrl}/${projectId}/api/${path}`;
 
-/** `run.finished` for a pipeline's run; `function.finished` for a function's; none for a dry run. */
+/**
+ * `run.finished` for a pipeline's run; `function.finished` for a function's (its `functionVersion`
+ * loaded); none for a dry run.
+ */
 export function runFinished(publicUrl: string, run: PipelineRun): EventRecord | null {
   if (!run.finishedAt || run.generation) return null;
   const projectId = run.project.id;
@@ -29,7 +32,15 @@ export function runFinished(publicUrl: string, run: PipelineRun): EventRecord | 
       projectIds: [projectId],
       event: 'function.finished',
       key: `function.finished:${run.id}`,
-      data: { project: projectId, run: { ...common, functionVersion: run.functionVersion.id } },
+      data: {
+        project: projectId,
+        run: {
+          ...common,
+          functionVersion: run.functionVersion.id,
+          function: run.functionVersion.function.id,
+          url: apiUrl(publicUrl, projectId, `functions/${run.functionVersion.function.id}/runs/${run.id}`),
+        },
+      },
     };
   }
   if (!run.pipeline) return null;

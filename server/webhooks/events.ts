@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.ts';
+import { WebhookEndpoint } from '../../db/entities/index.ts';
 import { type WebhookDeliveryWorkflow, webhookDeliveryWorkflowType } from '../../workflows/contracts/webhooks.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Config } from '../config.ts';
@@ -92,7 +92,8 @@ export async function startWebhookDeliveries(temporal: Client, config: Config, d
         await temporal.workflow.start<WebhookDeliveryWorkflow>(webhookDeliveryWorkflowType, {
           taskQueue: config.temporal.taskQueue,
           workflowId: workflowIds.webhook(deliveryId),
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // Once per delivery; again only after a workflow that failed (it marks its row failed).
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
           args: [{ deliveryId, retry }],
         });
       } catch (error) {
@@ -105,17 +106,13 @@ export async function startWebhookDeliveries(temporal: Client, config: Config, d
 export type WebhookEmitter = { config: Config; log?: Logger; temporal: Client | (() => Client) };
 
 /**
- * Records an event and starts its deliveries. Never fails its caller: whatever ended (a run, a
- * job) has ended whether or not anyone hears of it; a delivery left unstarted is started by
- * housekeeping, and a failure is logged.
+ * Records an event and starts its deliveries. A failure to record is thrown: the caller (an
+ * activity) is retried, and the event's key makes the retry add nothing twice. A failure to start
+ * is only logged: the rows are there, and housekeeping starts them.
  */
 export async function emitWebhookEvent(em: EntityManager, emitter: WebhookEmitter, record: EventRecord) {
-  try {
-    const ids = await recordWebhookEvent(em, record);
-    if (ids.length) await startDeliveries(emitter, ids);
-  } catch (error) {
-    emitter.log?.warn({ err: error, event: record.event, key: record.key }, 'webhook event not recorded or not started');
-  }
+  const ids = await recordWebhookEvent(em, record);
+  await startDeliveries(emitter, ids);
 }
 
 /** Starts deliveries recorded in a transaction that has committed since. Never fails its caller. */
@@ -131,10 +128,11 @@ export async function startDeliveries(emitter: WebhookEmitter, ids: string[]) {
 
 /** Deliveries written but never tried, older than `graceSeconds`: their workflow did not start. */
 export async function unstartedDeliveries(em: EntityManager, graceSeconds: number, limit = 500) {
-  const rows = await em.find(
-    WebhookDelivery,
-    { status: 'pending', nextAttemptAt: null, created: { $lt: new Date(Date.now() - graceSeconds * 1000) } },
-    { fields: ['id', 'attempts'], orderBy: { created: 'asc' }, limit },
-  );
-  return rows.filter((row) => row.attempts.length === 0).map((row) => row.id);
+  const rows = (await em
+    .getConnection()
+    .execute(
+      `select id from webhook_deliveries where status = 'pending' and next_attempt_at is null and jsonb_array_length(attempts) = 0 and created < ? order by created limit ?`,
+      [new Date(Date.now() - graceSeconds * 1000), limit],
+    )) as { id: string }[];
+  return rows.map((row) => row.id);
 }

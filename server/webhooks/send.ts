@@ -15,6 +15,8 @@ export type SendOutcome = { statusCode: number | null; error: string | null; dur
 
 /** What of an answer's body is read before the connection is dropped: the status is what counts. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** How much of a connection error's message an attempt keeps. */
+const MAX_ERROR_LENGTH = 300;
 
 export function signatureHeaders(secret: string, messageId: string, timestamp: Date, body: string) {
   return {
@@ -52,11 +54,14 @@ export function sendWebhook(options: {
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
     let settled = false;
+    let deadline: NodeJS.Timeout | undefined;
     const settle = (outcome: Omit<SendOutcome, 'durationMs'>) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       resolve({ ...outcome, durationMs: elapsed() });
     };
+    const tooSlow = () => ({ statusCode: null, error: `no whole answer within ${Math.round(options.timeoutMs / 1000)} s` });
     const request = transport.request(
       url,
       { method: 'POST', headers, lookup: pinned, timeout: options.timeoutMs, agent: false },
@@ -76,16 +81,22 @@ export function sendWebhook(options: {
         answer.on('error', done);
       },
     );
-    request.on('timeout', () => {
+    // One deadline over the whole exchange: the socket's idle timeout alone would let an endpoint
+    // that drips a byte now and then hold the try (and a worker's slot) for ever.
+    deadline = setTimeout(() => {
+      settle(tooSlow());
       request.destroy();
-      settle({ statusCode: null, error: `no answer within ${Math.round(options.timeoutMs / 1000)} s` });
+    }, options.timeoutMs);
+    request.on('timeout', () => {
+      settle(tooSlow());
+      request.destroy();
     });
     request.on('error', (error: NodeJS.ErrnoException) => settle({ statusCode: null, error: connectionError(error) }));
     request.end(body);
   });
 }
 
-/** A connection failure in words, without the stack. */
+/** A connection failure in words, without the stack (a TLS error can list every name of a certificate). */
 function connectionError(error: NodeJS.ErrnoException) {
   const known: Record<string, string> = {
     ECONNREFUSED: 'the connection was refused',
@@ -93,7 +104,7 @@ function connectionError(error: NodeJS.ErrnoException) {
     EHOSTUNREACH: 'the host cannot be reached',
     ENETUNREACH: 'the network cannot be reached',
   };
-  return (error.code && known[error.code]) ?? `the request failed: ${error.message}`;
+  return (error.code && known[error.code]) ?? `the request failed: ${error.message.slice(0, MAX_ERROR_LENGTH)}`;
 }
 
 /** Whether an answer counts as delivered: any 2xx. */

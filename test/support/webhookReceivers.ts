@@ -15,8 +15,9 @@ export type ReceivedWebhook = { path: string; headers: Record<string, string>; b
 
 export async function startWebhookReceiver(host = RECEIVER_HOST, port = 0) {
   const received: ReceivedWebhook[] = [];
-  /** Status codes to answer, per path, in order; once used up, 200. */
-  const scripts = new Map<string, number[]>();
+  /** Status codes to answer, per path, in order; once used up, 200. `drip`: a byte every 300 ms, never ending. */
+  const scripts = new Map<string, (number | 'drip')[]>();
+  const drips = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -24,6 +25,16 @@ export async function startWebhookReceiver(host = RECEIVER_HOST, port = 0) {
       const path = req.url ?? '/';
       received.push({ path, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
       const status = scripts.get(path)?.shift() ?? 200;
+      if (status === 'drip') {
+        res.writeHead(200);
+        const drip = setInterval(() => res.write('.'), 300);
+        drips.add(drip);
+        res.on('close', () => {
+          clearInterval(drip);
+          drips.delete(drip);
+        });
+        return;
+      }
       res.statusCode = status;
       if (status >= 300 && status < 400) res.setHeader('location', `http://${RECEIVER_HOST}/elsewhere`);
       res.end(status < 300 ? 'ok' : 'no');
@@ -36,9 +47,10 @@ export async function startWebhookReceiver(host = RECEIVER_HOST, port = 0) {
     port: address.port,
     received,
     at: (path: string) => received.filter((request) => request.path === path),
-    answer: (path: string, statuses: number[]) => scripts.set(path, [...statuses]),
+    answer: (path: string, statuses: (number | 'drip')[]) => scripts.set(path, [...statuses]),
     close: () =>
       new Promise<void>((resolve) => {
+        for (const drip of drips) clearInterval(drip);
         server.close(() => resolve());
         server.closeAllConnections();
       }),

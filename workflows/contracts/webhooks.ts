@@ -19,4 +19,6 @@ export type WebhookActivities = {
    * for a delivery no longer pending.
    */
   attemptWebhookDelivery(deliveryId: string, nextDelaySeconds: number | null): Promise<WebhookAttemptOutcome>;
+  /** The tries could not go on (the service's own failure): a delivery still pending is failed with `reason`. */
+  markWebhookDeliveryFailed(deliveryId: string, reason: string): Promise<void>;
 };

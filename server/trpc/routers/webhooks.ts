@@ -4,7 +4,7 @@ import { BadRequest } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { webhookActions } from '../../permissions/permissions.ts';
 import { type DestinationChecker, destinationChecker, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
-import { newMessageId, startDeliveries, webhookEvents } from '../../webhooks/events.ts';
+import { startDeliveries, webhookEvents } from '../../webhooks/events.ts';
 import { newWebhookSecret, sealWebhookSecret } from '../../webhooks/secrets.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable, loadChild } from '../projectRows.ts';
@@ -302,7 +302,7 @@ export const webhooksRouter = router({
       const copy = ctx.em.create(WebhookDelivery, {
         project: ctx.project,
         endpoint,
-        messageId: original.messageId ?? newMessageId(),
+        messageId: original.messageId,
         eventKey: null,
         event: original.event,
         payload: original.payload,
