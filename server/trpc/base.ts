@@ -9,7 +9,7 @@ import {
   toTRPCError,
   Unauthenticated,
 } from '../errors.ts';
-import { enterProject } from '../requestEdge.ts';
+import { enterProject, type ProjectScope } from '../requestEdge.ts';
 import type { Context } from './context.ts';
 
 const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({ errorFormatter: formatTRPCError });
@@ -115,9 +115,18 @@ export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput 
   // publicProcedure's middleware and the project's in one: tRPC copies the call's options and
   // context at every middleware, a measurable part of each request (docs/benchmarks/project-get.md).
   const raw = (await refuseNul(getRawInput)) as { project?: unknown } | undefined;
-  const scope = await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
+  const scope = await enterProject(ctx.deps, () => ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
     throw domainTRPCError(error) ?? error;
   });
+  if (ctx.singleCall) {
+    // A context made for this one call (a REST route's) takes the scope in place: `next({ ctx })`
+    // would copy it, and the copy would read `project`, mapping the entity that a read never uses.
+    // A shared context (a tRPC batch's calls share one) must not be changed, so it gets the copy.
+    const { ref, authorize, can, projectSnapshot } = scope;
+    Object.assign(ctx, { ref, authorize, can, projectSnapshot });
+    Object.defineProperty(ctx, 'project', { get: () => scope.project, enumerable: true, configurable: true });
+    return translated(await next()) as unknown as Awaited<ReturnType<typeof next<ProjectScope>>>;
+  }
   // tRPC merges these into the context.
   return translated(await next({ ctx: scope }));
 });
