@@ -4,6 +4,7 @@ import {
   BadRequest,
   domainTRPCError,
   EmailNotVerified,
+  type ErrorCode,
   formatTRPCError,
   PermissionDenied,
   toTRPCError,
@@ -12,7 +13,13 @@ import {
 import { enterProject, type ProjectScope } from '../requestEdge.ts';
 import type { Context } from './context.ts';
 
-const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({ errorFormatter: formatTRPCError });
+/**
+ * `errorCodes`: codes a procedure's own code answers beyond what its guards and input do (a taken
+ * slug), shown as its examples in the OpenAPI document (server/http/openapiContract.ts).
+ */
+export type ProcedureMeta = OpenApiMeta & { errorCodes?: readonly ErrorCode[] };
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({ errorFormatter: formatTRPCError });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -133,3 +140,24 @@ export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput 
 
 /** The context a projectProcedure's resolver receives, for helpers that take it. */
 export type ProjectContext = Parameters<Parameters<typeof projectProcedure.query>[0]>[0]['ctx'];
+
+/** The last middleware a builder added: the guard that makes it what it is. */
+function guardOf(builder: { _def: { middlewares: unknown[] } }) {
+  return builder._def.middlewares.at(-1);
+}
+
+/**
+ * Which of the base procedures' guards a procedure passes through, read from its middlewares:
+ * what the OpenAPI document says each operation can refuse with (server/http/openapiContract.ts).
+ */
+export function procedureGuards(procedure: { _def: { middlewares: unknown[] } }) {
+  const { middlewares } = procedure._def;
+  return {
+    signedIn: middlewares.includes(guardOf(authedProcedure)) || middlewares.includes(guardOf(sessionProcedure)),
+    sessionOnly: middlewares.includes(guardOf(sessionProcedure)),
+    verified: middlewares.includes(guardOf(verifiedProcedure)),
+    project: middlewares.includes(guardOf(projectProcedure)),
+  };
+}
+
+export type ProcedureGuards = ReturnType<typeof procedureGuards>;

@@ -101,7 +101,7 @@ export const projectsRouter = router({
     }),
 
   create: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' } })
+    .meta({ openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' }, errorCodes: ['slug_taken'] })
     .input(
       z.strictObject({
         name,
@@ -134,7 +134,10 @@ export const projectsRouter = router({
     .query(({ ctx }) => presentProject(ctx.subject, ctx.projectSnapshot)),
 
   update: projectProcedure
-    .meta({ openapi: { method: 'PATCH', path: '/{project}/api', tags, summary: 'Change a project; `public` and `slug` are the owner’s' } })
+    .meta({
+      openapi: { method: 'PATCH', path: '/{project}/api', tags, summary: 'Change a project; `public` and `slug` are the owner’s' },
+      errorCodes: ['slug_taken'],
+    })
     .input(
       z.strictObject({
         project: z.string().max(100),
