@@ -1,11 +1,10 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyRequest } from 'fastify';
 import type { Project } from '../db/entities/index.ts';
 import type { AppDeps } from './appDeps.ts';
-import { resolveSubject, type Subject } from './auth/subject.ts';
+import { type EntityManagerOf, resolveSubject, type Subject } from './auth/subject.ts';
 import { projectNotFound } from './errors.ts';
 import { authorize, can, type ProjectRef, projectActions, projectRef } from './permissions/permissions.ts';
-import { findProject } from './projects/projectRepository.ts';
+import { lookUpProject, type ProjectSnapshot } from './projects/projectRepository.ts';
 
 /**
  * The one request edge. Every way into the api — tRPC procedures (server/trpc/base.ts), raw
@@ -25,7 +24,7 @@ function header(req: FastifyRequest, name: string) {
  */
 export function resolveCaller(
   deps: Pick<AppDeps, 'jwt' | 'access'>,
-  em: EntityManager,
+  em: EntityManagerOf,
   req: FastifyRequest,
   from: 'any' | 'cookie' | 'headers' = 'any',
 ) {
@@ -38,7 +37,10 @@ export function resolveCaller(
 
 /** A project the caller may read, with the permission module's answers bound to it. */
 export type ProjectScope = {
+  /** The project as an entity of the request's EntityManager: mapped into it on first use. */
   project: Project;
+  /** The same project's fields, read-only, with no EntityManager involved: what reads answer from. */
+  projectSnapshot: ProjectSnapshot;
   ref: ProjectRef;
   /** Throws PermissionDenied (or NotFound) unless the caller may do `action` (on `resourceId`). */
   authorize: (action: string, resourceId?: string) => void;
@@ -51,16 +53,21 @@ export type ProjectScope = {
  */
 export async function enterProject(
   deps: Pick<AppDeps, 'access'>,
-  em: EntityManager,
+  em: EntityManagerOf,
   subject: Subject,
   projectParam: unknown,
 ): Promise<ProjectScope> {
-  const project = typeof projectParam === 'string' ? await findProject(deps.access, em, projectParam) : null;
-  if (!project) throw projectNotFound(subject);
-  const ref = projectRef(project);
+  const found = typeof projectParam === 'string' ? await lookUpProject(deps.access, em, projectParam) : null;
+  if (!found) throw projectNotFound(subject);
+  const ref = projectRef(found.snapshot);
   authorize(subject, ref, projectActions.read);
   return {
-    project,
+    // A getter: most reads never need the entity, and mapping it is most of such a request's work
+    // (docs/benchmarks/project-get.md). Copying the scope (a spread, tRPC's `next({ ctx })`) maps it.
+    get project() {
+      return found.entity();
+    },
+    projectSnapshot: found.snapshot,
     ref,
     authorize: (action, resourceId) => authorize(subject, ref, action, resourceId),
     can: (action, resourceId) => can(subject, ref, action, resourceId),

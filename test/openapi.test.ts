@@ -220,9 +220,40 @@ describe('GET /api/openapi.json', () => {
     for (const route of routes) {
       const op = operation(route);
       expect(op, `${route} is in the document`).toBeDefined();
-      expect(op?.responses['429'], route).toEqual({ $ref: '#/components/responses/Error429' });
+      expect(op?.responses['429'], route).toMatchObject({
+        headers: { 'Retry-After': expect.anything() },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error429' } } },
+      });
     }
     expect(document.components.responses.Error429).toMatchObject({ headers: { 'Retry-After': expect.anything() } });
+  });
+
+  it('gives each operation examples of its own error codes per status, not one shared list', () => {
+    type Examples = Record<string, { value: { status: string; code: string; message: string } }>;
+    const codes = (endpoint: string, status: string) => {
+      const response = operation(endpoint)?.responses[status] as { content?: { 'application/json'?: { examples?: Examples } } } | undefined;
+      return Object.keys(response?.content?.['application/json']?.examples ?? {});
+    };
+    // Creating a project can meet a taken slug; a public sign-up needs no credentials; a read sends no body.
+    expect(codes('PUT /api/projects', '409')).toContain('slug_taken');
+    expect(codes('PUT /api/projects', '401')).toContain('unauthenticated');
+    expect(codes('POST /api/auth/register', '401')).not.toContain('unauthenticated');
+    expect(codes('PUT /api/projects', '400')).toContain('invalid_json');
+    expect(codes('GET /{project}/api', '400')).not.toContain('invalid_json');
+    expect(codes('GET /{project}/api', '400')).not.toEqual(codes('PUT /api/projects', '400'));
+    // Every example is a body the API sends: a code of that status from the catalogue.
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { responses: Record<string, { content?: any }> }>)) {
+        for (const [status, response] of Object.entries(op.responses).filter(([status]) => Number(status) >= 400)) {
+          const given = Object.values((response.content?.['application/json']?.examples ?? {}) as Examples);
+          expect(given.length, `${method} ${path} ${status}`).toBeGreaterThan(0);
+          for (const { value } of given) {
+            expect(value.status).toBe('error');
+            expect(errorCodes[Number(status) as keyof typeof errorCodes], `${method} ${path} ${status}`).toContain(value.code);
+          }
+        }
+      }
+    }
   });
 
   it('documents 408 where a request carries a body (it must arrive within REQUEST_TIMEOUT_SECONDS)', () => {

@@ -43,6 +43,12 @@ export type CredentialSource = {
   apiKeyHeader?: string;
 };
 
+/**
+ * The request's EntityManager, or how to get it: a function forks it only when something needs
+ * it (a cache miss, a write, an entity), which a request answered from the access cache does not.
+ */
+export type EntityManagerOf = EntityManager | (() => EntityManager);
+
 /** What resolving a caller needs beside the request's EntityManager. */
 export type SubjectDeps = { jwt: JwtSigner; access: AccessCache };
 
@@ -51,12 +57,13 @@ export type SubjectDeps = { jwt: JwtSigner; access: AccessCache };
  * cookie is present acts as the key. A credential that is present but invalid is an error (401),
  * never silently anonymous: a revoked key must fail loudly.
  */
-export async function resolveSubject(em: EntityManager, deps: SubjectDeps, source: CredentialSource): Promise<Subject> {
+export async function resolveSubject(em: EntityManagerOf, deps: SubjectDeps, source: CredentialSource): Promise<Subject> {
   const credential = pickCredential(source);
   if (!credential) return { kind: 'anonymous' };
-  if (credential.type === 'apiKey') return resolveApiKey(em, deps.access, credential.value);
+  const emOf = typeof em === 'function' ? em : () => em;
+  if (credential.type === 'apiKey') return resolveApiKey(emOf, deps.access, credential.value);
   try {
-    return await resolveJwt(em, deps, credential.value);
+    return await resolveJwt(emOf, deps, credential.value);
   } catch (error) {
     // A stale cookie must not lock a browser out of public pages: it reads as signed out.
     if (credential.fromCookie && error instanceof Unauthenticated) return { kind: 'anonymous' };
@@ -149,19 +156,19 @@ async function loadSession(em: EntityManager, sessionId: string) {
   return { value: entry, tags: [`session:${sessionId}`, `user:${user.id}`] };
 }
 
-async function resolveJwt(em: EntityManager, deps: SubjectDeps, token: string): Promise<Subject> {
+async function resolveJwt(em: () => EntityManager, deps: SubjectDeps, token: string): Promise<Subject> {
   const claims = await deps.jwt.verify(token);
   if (!claims) throw new Unauthenticated('Session token is invalid or expired', 'invalid_token');
   // The session row is the truth (logout and password changes delete it); the cache hears of that.
-  const entry = await deps.access.read(`session:${claims.sid}`, () => loadSession(em, claims.sid));
+  const entry = await deps.access.read(`session:${claims.sid}`, () => loadSession(em(), claims.sid));
   if (!entry || entry.session.user_id !== claims.sub || !(entry.endsAt > Date.now())) {
     throw new Unauthenticated('Session has ended; sign in again', 'session_ended');
   }
   // Entities of this request's EntityManager, when asked for: routers use them as such.
-  const user = onFirstUse(() => em.map(User, entry.user));
+  const user = onFirstUse(() => em().map(User, entry.user));
   const session = onFirstUse(() => {
     user();
-    return em.map(AuthSession, entry.session);
+    return em().map(AuthSession, entry.session);
   });
   const { account } = entry;
   if (entry.session.kind === '2fa_pending') {
@@ -197,6 +204,13 @@ type ApiKeyEntry = {
   account: Account;
   /** When `lastUsed` was last written (or read), so a busy key is written once a minute, not per request. */
   lastUsedAt: number;
+  /**
+   * The presented secret once it has matched `secretHash`, so later requests skip the SHA-256.
+   * Looked up as a Set member (by the string's hash, then equality only on a hash match), not
+   * compared character by character, so timing says nothing of how much of a guess was right.
+   * It lives in this entry, which the access cache drops when the key or its user changes.
+   */
+  verified: Set<string>;
 };
 
 type ApiKeyRow = {
@@ -237,28 +251,33 @@ async function loadApiKey(em: EntityManager, keyPrefix: string) {
     user,
     account: accountOf(user),
     lastUsedAt: last_used ? new Date(last_used).getTime() : 0,
+    verified: new Set(),
   };
   return { value: entry, tags: [`key:${key_id}`, `user:${user.id}`] };
 }
 
 /**
  * Every API request comes through here: the key from the access cache (one raw query when it is
- * not there), the secret checked against its SHA-256 in constant time on every request.
+ * not there), the secret checked against its SHA-256 in constant time the first time this
+ * process sees it for the cached key (then remembered in the entry, see ApiKeyEntry.verified).
  */
-async function resolveApiKey(em: EntityManager, access: AccessCache, value: string): Promise<Subject> {
+async function resolveApiKey(em: () => EntityManager, access: AccessCache, value: string): Promise<Subject> {
   const parsed = parseApiKey(value);
-  const entry = parsed ? await access.read(`apiKey:${parsed.keyPrefix}`, () => loadApiKey(em, parsed.keyPrefix)) : null;
-  if (!parsed || !entry || !apiKeyMatches(parsed.secret, entry.secretHash)) {
-    throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
+  const entry = parsed ? await access.read(`apiKey:${parsed.keyPrefix}`, () => loadApiKey(em(), parsed.keyPrefix)) : null;
+  if (!parsed || !entry) throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
+  if (!entry.verified.has(parsed.secret)) {
+    if (!apiKeyMatches(parsed.secret, entry.secretHash)) throw new Unauthenticated('API key is invalid or revoked', 'invalid_api_key');
+    // Only the one secret that matches is ever kept: a key has one.
+    entry.verified.add(parsed.secret);
   }
   // `lastUsed` is shown on key reads; a minute's precision spares a busy key a write per request.
   // (The write is not an access change: the trigger ignores `last_used`.)
   const now = Date.now();
   if (now - entry.lastUsedAt > LAST_USED_PRECISION_MS) {
     entry.lastUsedAt = now;
-    await em.nativeUpdate(ApiKey, { id: entry.apiKey.id }, { lastUsed: new Date(now) });
+    await em().nativeUpdate(ApiKey, { id: entry.apiKey.id }, { lastUsed: new Date(now) });
   }
-  const user = onFirstUse(() => em.map(User, entry.user));
+  const user = onFirstUse(() => em().map(User, entry.user));
   return {
     kind: 'apiKey',
     account: entry.account,

@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { rateLimitedRoutes } from '../auth/rateLimits.ts';
-import { type ErrorStatus, errorCodes } from '../errors.ts';
+import { type ErrorCode, type ErrorStatus, errorCodes } from '../errors.ts';
+import { type ProcedureGuards, procedureGuards } from '../trpc/base.ts';
 import { appRouter } from '../trpc/router.ts';
 
 type Paths = NonNullable<OpenAPIObject['paths']>;
@@ -77,21 +78,121 @@ function errorComponents() {
   return { schemas, responses };
 }
 
-/** `errorResponses` a procedure's meta names beyond the common ones (402, 429 of a concurrency limit), by `method path`. */
-function declaredByProcedures() {
-  const declared = new Map<string, number[]>();
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: Record<string, unknown> } } }>;
+type ProcedureFacts = {
+  /** `errorResponses` its meta names beyond the common ones (402, 429 of a concurrency limit). */
+  declared: number[];
+  /** Codes its own code answers (meta `errorCodes`), beyond its guards' and its input's. */
+  ownCodes: readonly ErrorCode[];
+  guards: ProcedureGuards;
+};
+
+/** What each REST procedure's definition says about its failures, by `method path`. */
+function factsOfProcedures() {
+  const facts = new Map<string, ProcedureFacts>();
+  const procedures = appRouter._def.procedures as unknown as Record<
+    string,
+    { _def: { middlewares: unknown[]; meta?: { openapi?: Record<string, unknown>; errorCodes?: readonly ErrorCode[] } } }
+  >;
   for (const procedure of Object.values(procedures)) {
     const openapi = procedure._def.meta?.openapi;
-    if (!openapi?.errorResponses) continue;
-    const statuses = Array.isArray(openapi.errorResponses)
-      ? (openapi.errorResponses as number[])
-      : Object.keys(openapi.errorResponses as object).map(Number);
+    if (!openapi?.path) continue;
+    const { errorResponses } = openapi;
+    const declared = !errorResponses
+      ? []
+      : Array.isArray(errorResponses)
+        ? (errorResponses as number[])
+        : Object.keys(errorResponses as object).map(Number);
     // Fork's `{sourceProject}` is `{project}` in the document (openapi.ts).
     const path = String(openapi.path).replace('{sourceProject}', '{project}');
-    declared.set(`${String(openapi.method).toLowerCase()} ${path}`, statuses);
+    facts.set(`${String(openapi.method).toLowerCase()} ${path}`, {
+      declared,
+      ownCodes: procedure._def.meta?.errorCodes ?? [],
+      guards: procedureGuards(procedure),
+    });
   }
-  return declared;
+  return facts;
+}
+
+/**
+ * The codes an operation can answer with `status`, for its examples: what its guards refuse with
+ * (no credentials, an API key where a session is needed, an unverified e-mail), what its input
+ * can be refused for, and the one code each common status has. Undefined: nothing narrower than
+ * the status's whole list is known (a raw route's own status, a procedure's declared 402 or 429).
+ */
+function codesOf(status: ErrorStatus, operation: Operation, facts: ProcedureFacts | undefined): ErrorCode[] | undefined {
+  const guards = facts?.guards;
+  const hasPathIds = operation.parameters?.some((parameter) => parameter.in === 'path') ?? false;
+  const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
+  const codes: (ErrorCode | false | undefined)[] | undefined = (() => {
+    switch (status) {
+      case 400:
+        return [
+          hasInput && 'invalid_input',
+          Boolean(operation.requestBody) && 'invalid_json',
+          Boolean(operation.requestBody) && 'too_deep',
+          hasPathIds && 'bad_url',
+          guards?.verified && 'email_not_verified',
+          'bad_request',
+        ];
+      case 401:
+        // A credential that is sent is checked on every operation; none at all fails only where one is needed.
+        return [
+          (guards ? guards.signedIn : Boolean(operation.security?.length)) && 'unauthenticated',
+          'invalid_api_key',
+          'invalid_token',
+          'session_ended',
+          'invalid_credentials',
+        ];
+      case 403:
+        return guards ? ['forbidden'] : undefined;
+      case 404:
+        return guards ? ['not_found'] : undefined;
+      case 405:
+        return ['method_not_allowed'];
+      case 408:
+        return ['request_timeout'];
+      case 409:
+        return guards ? ['conflict'] : undefined;
+      case 413:
+        return ['body_too_large'];
+      case 414:
+        return ['uri_too_long'];
+      case 415:
+        return ['unsupported_media_type'];
+      case 429:
+        return facts?.declared.includes(429) ? undefined : ['rate_limited'];
+      case 431:
+        return ['headers_too_large'];
+      case 500:
+        return ['internal_error'];
+      case 503:
+        return ['service_unavailable'];
+      default:
+        return undefined;
+    }
+  })();
+  if (!codes) return undefined;
+  const statusCodes: readonly string[] = errorCodes[status];
+  const own = facts?.ownCodes.filter((code) => statusCodes.includes(code)) ?? [];
+  const known = [...new Set([...own, ...codes.filter((code): code is ErrorCode => Boolean(code))])];
+  return known.length ? known : undefined;
+}
+
+/**
+ * One error response of one operation: the status's shared body schema, and an example per code
+ * this operation can answer, so Swagger UI lists that operation's own codes.
+ */
+function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], description = descriptions[status]) {
+  const examples = Object.fromEntries(
+    codes.map((code) => [code, { summary: code, value: { status: 'error', code, message: descriptions[status] } }]),
+  );
+  return {
+    description,
+    ...(retryAfter.has(status)
+      ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } } }
+      : {}),
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/Error${status}` }, examples } },
+  };
 }
 
 /**
@@ -102,7 +203,7 @@ function declaredByProcedures() {
  * a rate-limited route may answer 429 (the rate limiter's own list of its routes); and what a
  * procedure's code adds (402 funds, 429 a concurrency limit) is declared beside it, in its meta.
  */
-function statusesOf(path: string, method: string, operation: Operation, declared: number[] = []) {
+function statusesOf(path: string, method: string, operation: Operation, declared: readonly number[] = []) {
   const statuses = new Set<number>([400, 401, 500, 503, ...declared]);
   const hasPathIds = operation.parameters?.some((parameter) => parameter.in === 'path') ?? false;
   if (operation.security?.length || hasPathIds) statuses.add(403);
@@ -123,10 +224,11 @@ function statusesOf(path: string, method: string, operation: Operation, declared
 
 /**
  * Replaces every error response of the document with the API's real error body, and documents the
- * statuses each operation can answer. A raw route's own description of a status is kept.
+ * statuses each operation can answer, with an example of each code it can answer there. A raw
+ * route's own description of a status is kept.
  */
 export function withExactErrors(document: OpenAPIObject): OpenAPIObject {
-  const declared = declaredByProcedures();
+  const factsByOperation = factsOfProcedures();
   const components = errorComponents();
   const paths: Paths = {};
   for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -138,13 +240,13 @@ export function withExactErrors(document: OpenAPIObject): OpenAPIObject {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         if (Number(status) < 400) responses[status] = response;
       }
-      for (const status of statusesOf(path, method, operation, declared.get(`${method} ${path}`))) {
+      const facts = factsByOperation.get(`${method} ${path}`);
+      for (const status of statusesOf(path, method, operation, facts?.declared)) {
         const own = operation.responses?.[String(status)] as { description?: string; content?: unknown } | undefined;
         // A raw route's words for its own statuses stay; the lib's generic ones do not.
         const ownDescription = own?.description && !own.content ? own.description : undefined;
-        responses[String(status)] = ownDescription
-          ? { ...(components.responses[`Error${status}`] as object), description: ownDescription }
-          : { $ref: `#/components/responses/Error${status}` };
+        const codes = (ownDescription ? undefined : codesOf(status, operation, facts)) ?? errorCodes[status];
+        responses[String(status)] = errorResponse(status, codes, ownDescription);
       }
       entry[method] = { ...operation, responses };
     }

@@ -4,15 +4,22 @@ import {
   BadRequest,
   domainTRPCError,
   EmailNotVerified,
+  type ErrorCode,
   formatTRPCError,
   PermissionDenied,
   toTRPCError,
   Unauthenticated,
 } from '../errors.ts';
-import { enterProject } from '../requestEdge.ts';
+import { enterProject, type ProjectScope } from '../requestEdge.ts';
 import type { Context } from './context.ts';
 
-const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({ errorFormatter: formatTRPCError });
+/**
+ * `errorCodes`: codes a procedure's own code answers beyond what its guards and input do (a taken
+ * slug), shown as its examples in the OpenAPI document (server/http/openapiContract.ts).
+ */
+export type ProcedureMeta = OpenApiMeta & { errorCodes?: readonly ErrorCode[] };
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({ errorFormatter: formatTRPCError });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -115,12 +122,42 @@ export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput 
   // publicProcedure's middleware and the project's in one: tRPC copies the call's options and
   // context at every middleware, a measurable part of each request (docs/benchmarks/project-get.md).
   const raw = (await refuseNul(getRawInput)) as { project?: unknown } | undefined;
-  const scope = await enterProject(ctx.deps, ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
+  const scope = await enterProject(ctx.deps, () => ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
     throw domainTRPCError(error) ?? error;
   });
+  if (ctx.singleCall) {
+    // A context made for this one call (a REST route's) takes the scope in place: `next({ ctx })`
+    // would copy it, and the copy would read `project`, mapping the entity that a read never uses.
+    // A shared context (a tRPC batch's calls share one) must not be changed, so it gets the copy.
+    const { ref, authorize, can, projectSnapshot } = scope;
+    Object.assign(ctx, { ref, authorize, can, projectSnapshot });
+    Object.defineProperty(ctx, 'project', { get: () => scope.project, enumerable: true, configurable: true });
+    return translated(await next()) as unknown as Awaited<ReturnType<typeof next<ProjectScope>>>;
+  }
   // tRPC merges these into the context.
   return translated(await next({ ctx: scope }));
 });
 
 /** The context a projectProcedure's resolver receives, for helpers that take it. */
 export type ProjectContext = Parameters<Parameters<typeof projectProcedure.query>[0]>[0]['ctx'];
+
+/** The last middleware a builder added: the guard that makes it what it is. */
+function guardOf(builder: { _def: { middlewares: unknown[] } }) {
+  return builder._def.middlewares.at(-1);
+}
+
+/**
+ * Which of the base procedures' guards a procedure passes through, read from its middlewares:
+ * what the OpenAPI document says each operation can refuse with (server/http/openapiContract.ts).
+ */
+export function procedureGuards(procedure: { _def: { middlewares: unknown[] } }) {
+  const { middlewares } = procedure._def;
+  return {
+    signedIn: middlewares.includes(guardOf(authedProcedure)) || middlewares.includes(guardOf(sessionProcedure)),
+    sessionOnly: middlewares.includes(guardOf(sessionProcedure)),
+    verified: middlewares.includes(guardOf(verifiedProcedure)),
+    project: middlewares.includes(guardOf(projectProcedure)),
+  };
+}
+
+export type ProcedureGuards = ReturnType<typeof procedureGuards>;

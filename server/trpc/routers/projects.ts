@@ -14,6 +14,7 @@ import {
   readableProjects,
 } from '../../permissions/permissions.ts';
 import { provisionDefaultSession } from '../../projects/defaultSession.ts';
+import type { ProjectSnapshot } from '../../projects/projectRepository.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { authedProcedure, projectProcedure, publicProcedure, router } from '../base.ts';
 
@@ -36,7 +37,7 @@ function signedIn(subject: Subject) {
 }
 
 /** Owner and timestamps only for authenticated callers (spec 2, Project). */
-export function presentProject(subject: Subject, project: Project) {
+export function presentProject(subject: Subject, project: Project | ProjectSnapshot) {
   return {
     id: project.id,
     name: project.name,
@@ -100,7 +101,7 @@ export const projectsRouter = router({
     }),
 
   create: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' } })
+    .meta({ openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' }, errorCodes: ['slug_taken'] })
     .input(
       z.strictObject({
         name,
@@ -130,10 +131,13 @@ export const projectsRouter = router({
     .meta({ openapi: { method: 'GET', path: '/{project}/api', tags, summary: 'Project metadata' } })
     .input(z.strictObject({ project: z.string().max(100) }))
     .output(projectView)
-    .query(({ ctx }) => presentProject(ctx.subject, ctx.project)),
+    .query(({ ctx }) => presentProject(ctx.subject, ctx.projectSnapshot)),
 
   update: projectProcedure
-    .meta({ openapi: { method: 'PATCH', path: '/{project}/api', tags, summary: 'Change a project; `public` and `slug` are the owner’s' } })
+    .meta({
+      openapi: { method: 'PATCH', path: '/{project}/api', tags, summary: 'Change a project; `public` and `slug` are the owner’s' },
+      errorCodes: ['slug_taken'],
+    })
     .input(
       z.strictObject({
         project: z.string().max(100),
