@@ -2,7 +2,6 @@ import { Migration } from '@mikro-orm/migrations';
 
 /** Webhook deliveries: indexes for housekeeping's look for unstarted ones and its deletion of old ones. */
 export class Migration20261128093753 extends Migration {
-
   override name = 'Migration20261128093753';
 
   override up(): void | Promise<void> {
@@ -14,5 +13,4 @@ export class Migration20261128093753 extends Migration {
     this.addSql(`drop index "webhook_deliveries_status_created_index";`);
     this.addSql(`drop index "webhook_deliveries_created_index";`);
   }
-
 }
