@@ -55,6 +55,22 @@ describe('a change made through one api process holds on the very next request t
     expect((await one.get(`/${project.slug}/api`, { apiKey: key.secret })).status).toBe(401);
   });
 
+  it('a kept key vouches only for its own secret: another with the same prefix fails with 401', async () => {
+    const owner = await registerUser(stack);
+    const project = await createProject(stack, owner.token);
+    const key = await createApiKey(stack, owner.token, { accessType: 'full' });
+    // Both processes have checked the secret and keep the key with it.
+    await readOnBoth(`/${project.slug}/api`, { apiKey: key.secret }, 200);
+    const last = key.secret.at(-1) === 'A' ? 'B' : 'A';
+    const guess = `${key.secret.slice(0, -1)}${last}`;
+    for (const api of [one, other.http]) {
+      const refused = await api.get(`/${project.slug}/api`, { apiKey: guess });
+      expect(refused.status, refused.text).toBe(401);
+      expect(refused.body).toMatchObject({ code: 'invalid_api_key' });
+    }
+    await readOnBoth(`/${project.slug}/api`, { apiKey: key.secret }, 200);
+  });
+
   it('a key moved to other projects reaches only those', async () => {
     const owner = await registerUser(stack);
     const alpha = await createProject(stack, owner.token);
