@@ -83,9 +83,10 @@ async function startAllInOne(dataDir: string) {
   return app;
 }
 
+/** Whether `condition` holds within `timeoutMs`, on the monotonic clock (a wall-clock step must not cut the wait short). */
 async function until(condition: () => boolean, timeoutMs: number, intervalMs = 50) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  const deadline = performance.now() + timeoutMs;
+  while (!condition() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, intervalMs));
   return condition();
 }
 
