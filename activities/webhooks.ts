@@ -1,5 +1,5 @@
 import { WebhookDelivery } from '../db/entities/index.ts';
-import { destinationChecker } from '../server/webhooks/destination.ts';
+import { checkDestination } from '../server/webhooks/destination.ts';
 import { openWebhookSecret } from '../server/webhooks/secrets.ts';
 import { delivered, type SendOutcome, sendWebhook } from '../server/webhooks/send.ts';
 import type { WebhookActivities, WebhookAttemptOutcome } from '../workflows/contracts/webhooks.ts';
@@ -9,8 +9,6 @@ const USER_AGENT = 'browserflow-webhooks/1';
 
 /** The try of `webhookDeliveryWorkflow` (workflows/webhooks.ts), on the control queue. */
 export function createWebhookActivities({ orm, config, serviceSecret, log }: ActivityDeps) {
-  const checkDestination = destinationChecker(config);
-
   return {
     async attemptWebhookDelivery(deliveryId: string, nextDelaySeconds: number | null): Promise<WebhookAttemptOutcome> {
       const em = orm.em.fork();
@@ -39,7 +37,7 @@ export function createWebhookActivities({ orm, config, serviceSecret, log }: Act
         return 'done';
       }
       const url = new URL(endpoint.url);
-      const checked = await checkDestination(url);
+      const checked = await checkDestination(config, url);
       if (!checked.ok) {
         outcome = { statusCode: null, error: `refused: ${checked.reason}`, durationMs: 0 };
       } else {

@@ -49,6 +49,11 @@ export type CredentialSource = {
  */
 export type EntityManagerOf = EntityManager | (() => EntityManager);
 
+/** An EntityManagerOf as the function that gives it. */
+export function entityManagerGetter(em: EntityManagerOf): () => EntityManager {
+  return typeof em === 'function' ? em : () => em;
+}
+
 /** What resolving a caller needs beside the request's EntityManager. */
 export type SubjectDeps = { jwt: JwtSigner; access: AccessCache };
 
@@ -60,7 +65,7 @@ export type SubjectDeps = { jwt: JwtSigner; access: AccessCache };
 export async function resolveSubject(em: EntityManagerOf, deps: SubjectDeps, source: CredentialSource): Promise<Subject> {
   const credential = pickCredential(source);
   if (!credential) return { kind: 'anonymous' };
-  const emOf = typeof em === 'function' ? em : () => em;
+  const emOf = entityManagerGetter(em);
   if (credential.type === 'apiKey') return resolveApiKey(emOf, deps.access, credential.value);
   try {
     return await resolveJwt(emOf, deps, credential.value);

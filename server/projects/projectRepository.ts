@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Project } from '../../db/entities/index.ts';
 import type { AccessCache } from '../auth/accessCache.ts';
-import type { EntityManagerOf } from '../auth/subject.ts';
+import { type EntityManagerOf, entityManagerGetter } from '../auth/subject.ts';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Any slug slugSchema ever let through; anything else (a NUL byte, 10 kB) names no project. */
@@ -56,7 +56,7 @@ function snapshotOf(em: EntityManager, row: { id: string }): ProjectSnapshot {
  * builder) when it is not there; a change to the project drops it.
  */
 export async function lookUpProject(access: AccessCache, em: EntityManagerOf, slugOrId: string): Promise<FoundProject | null> {
-  const emOf = typeof em === 'function' ? em : () => em;
+  const emOf = entityManagerGetter(em);
   // PostgreSQL refuses text with a NUL byte outright (a 500), so the shape is checked first.
   if (!slugShape.test(slugOrId)) return null;
   const name = slugOrId.toLowerCase();

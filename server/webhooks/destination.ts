@@ -30,10 +30,22 @@ export function webhookUrlProblem(text: string): string | null {
 export type Destination = { address: string; family: 4 | 6 };
 export type DestinationCheck = { ok: true; destination: Destination } | { ok: false; reason: string };
 
-export type DestinationChecker = (url: URL) => Promise<DestinationCheck>;
+type DestinationChecker = (url: URL) => Promise<DestinationCheck>;
+
+/** One checker per configuration: it holds the policy and the resolver. */
+const checkers = new WeakMap<Config, DestinationChecker>();
 
 /** Checks a URL's host against the egress policy after resolving it (`WEBHOOK_DNS_SERVER` if set). */
-export function destinationChecker(config: Config): DestinationChecker {
+export function checkDestination(config: Config, url: URL): Promise<DestinationCheck> {
+  let check = checkers.get(config);
+  if (!check) {
+    check = destinationChecker(config);
+    checkers.set(config, check);
+  }
+  return check(url);
+}
+
+function destinationChecker(config: Config): DestinationChecker {
   // Always the restricted policy: opening the browsers' egress does not open the control plane.
   const policy = new EgressPolicy(config.webhooks.allowedDestinations);
   const resolve = resolverFor(config.webhooks.dnsServer);

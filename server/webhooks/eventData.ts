@@ -1,5 +1,6 @@
 import type { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../../db/entities/index.ts';
-import type { EventRecord } from './events.ts';
+import { iso } from '../http/shapes.ts';
+import type { EventRecord, WebhookEvent } from './events.ts';
 
 /**
  * What each event says (docs/webhooks.md, Events). Payloads are thin: ids, states and times, never
@@ -8,8 +9,23 @@ import type { EventRecord } from './events.ts';
  * the details with its own key, at the URL the payload names.
  */
 
-const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
-const apiUrl = (publicUrl: string, projectId: string, path: string) => `${publicUrl}/${projectId}/api/${path}`;
+const isoOrNull = (date: Date | null | undefined) => (date ? iso(date) : null);
+
+/**
+ * An event of one project about one object: keyed `<event>:<objectId>` (recorded once per
+ * endpoint), its data the project's id and the object under `name`, with the object's GET as `url`.
+ */
+function projectEvent(
+  event: WebhookEvent,
+  objectId: string,
+  projectId: string,
+  name: string,
+  object: Record<string, unknown>,
+  link: { publicUrl: string; path: string },
+): EventRecord {
+  const url = `${link.publicUrl}/${projectId}/api/${link.path}`;
+  return { projectIds: [projectId], event, key: `${event}:${objectId}`, data: { project: projectId, [name]: { ...object, url } } };
+}
 
 /**
  * `run.finished` for a pipeline's run; `function.finished` for a function's (its `functionVersion`
@@ -24,82 +40,60 @@ export function runFinished(publicUrl: string, run: PipelineRun): EventRecord | 
     evaluation: run.evaluation,
     error: run.error ? { node: run.error.node ?? null, code: run.error.code } : null,
     created: iso(run.created),
-    started: iso(run.startedAt),
-    finished: iso(run.finishedAt),
+    started: isoOrNull(run.startedAt),
+    finished: isoOrNull(run.finishedAt),
   };
   if (run.functionVersion) {
-    return {
-      projectIds: [projectId],
-      event: 'function.finished',
-      key: `function.finished:${run.id}`,
-      data: {
-        project: projectId,
-        run: {
-          ...common,
-          functionVersion: run.functionVersion.id,
-          function: run.functionVersion.function.id,
-          url: apiUrl(publicUrl, projectId, `functions/${run.functionVersion.function.id}/runs/${run.id}`),
-        },
-      },
-    };
+    const functionId = run.functionVersion.function.id;
+    return projectEvent(
+      'function.finished',
+      run.id,
+      projectId,
+      'run',
+      { ...common, functionVersion: run.functionVersion.id, function: functionId },
+      { publicUrl, path: `functions/${functionId}/runs/${run.id}` },
+    );
   }
   if (!run.pipeline) return null;
-  return {
-    projectIds: [projectId],
-    event: 'run.finished',
-    key: `run.finished:${run.id}`,
-    data: {
-      project: projectId,
-      run: {
-        ...common,
-        pipeline: run.pipeline.id,
-        version: run.version?.id ?? null,
-        url: apiUrl(publicUrl, projectId, `pipelines/${run.pipeline.id}/${run.id}`),
-      },
-    },
-  };
+  return projectEvent(
+    'run.finished',
+    run.id,
+    projectId,
+    'run',
+    { ...common, pipeline: run.pipeline.id, version: run.version?.id ?? null },
+    { publicUrl, path: `pipelines/${run.pipeline.id}/${run.id}` },
+  );
 }
 
 /** `analysis.finished` / `generation.finished`: the job's agent stopped (done, failed or stopped). */
 export function agentJobFinished(publicUrl: string, kind: 'analysis' | 'generation', job: AnalysisJob | GenerationJob): EventRecord {
-  const projectId = job.project.id;
-  return {
-    projectIds: [projectId],
-    event: kind === 'analysis' ? 'analysis.finished' : 'generation.finished',
-    key: `${kind}.finished:${job.id}`,
-    data: {
-      project: projectId,
-      [kind]: {
-        id: job.id,
-        pipeline: job.pipeline.id,
-        status: job.status,
-        error: job.error ? { code: job.error.code } : null,
-        url: apiUrl(publicUrl, projectId, `${kind}/${job.id}`),
-      },
-    },
-  };
+  return projectEvent(
+    kind === 'analysis' ? 'analysis.finished' : 'generation.finished',
+    job.id,
+    job.project.id,
+    kind,
+    { id: job.id, pipeline: job.pipeline.id, status: job.status, error: job.error ? { code: job.error.code } : null },
+    { publicUrl, path: `${kind}/${job.id}` },
+  );
 }
 
 /** `session.stopped`: one of a session's browsers stopped or failed. */
 export function sessionStopped(publicUrl: string, resource: SessionResource): EventRecord {
-  const projectId = resource.project.id;
   const sessionId = resource.session.id;
-  return {
-    projectIds: [projectId],
-    event: 'session.stopped',
-    key: `session.stopped:${resource.id}`,
-    data: {
-      project: projectId,
-      session: {
-        id: sessionId,
-        resource: resource.id,
-        status: resource.status,
-        reason: resource.stopReason ?? null,
-        stopped: iso(resource.stoppedAt),
-        url: apiUrl(publicUrl, projectId, `sessions/${sessionId}/${resource.id}`),
-      },
+  return projectEvent(
+    'session.stopped',
+    resource.id,
+    resource.project.id,
+    'session',
+    {
+      id: sessionId,
+      resource: resource.id,
+      status: resource.status,
+      reason: resource.stopReason ?? null,
+      stopped: isoOrNull(resource.stoppedAt),
     },
-  };
+    { publicUrl, path: `sessions/${sessionId}/${resource.id}` },
+  );
 }
 
 /** `funds.low` and `funds.exhausted`: to every project of the account's owner. */
@@ -113,6 +107,6 @@ export function fundsEvent(
     projectIds,
     event,
     key: `${event}:${account.id}:${at.getTime()}`,
-    data: { account: { available: String(account.available), currency: account.currency }, at: at.toISOString() },
+    data: { account: { available: String(account.available), currency: account.currency }, at: iso(at) },
   };
 }

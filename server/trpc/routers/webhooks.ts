@@ -3,7 +3,7 @@ import { WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.ts'
 import { BadRequest } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { webhookActions } from '../../permissions/permissions.ts';
-import { type DestinationChecker, destinationChecker, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
+import { checkDestination, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
 import { startDeliveries, webhookEvents } from '../../webhooks/events.ts';
 import { newWebhookSecret, sealWebhookSecret } from '../../webhooks/secrets.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -103,17 +103,9 @@ function presentDelivery(delivery: WebhookDelivery) {
   };
 }
 
-/** One checker per configuration: it holds the egress policy and the resolver. */
-const checkers = new WeakMap<object, DestinationChecker>();
-
 /** 400 `bad_url` when the URL's host is one the service may not call (after DNS). */
 async function requireAllowedDestination(ctx: ProjectContext, url: string) {
-  let check = checkers.get(ctx.deps.config);
-  if (!check) {
-    check = destinationChecker(ctx.deps.config);
-    checkers.set(ctx.deps.config, check);
-  }
-  const checked = await check(new URL(url));
+  const checked = await checkDestination(ctx.deps.config, new URL(url));
   if (!checked.ok) {
     throw new BadRequest('bad_url', `The webhook URL is refused: ${checked.reason}`, {
       issues: [{ path: ['url'], message: checked.reason }],
