@@ -34,7 +34,8 @@ import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { recordRoutes, registerRestRoutes } from './http/restRoutes.ts';
-import { createContext } from './trpc/context.ts';
+import { requestLogger } from './logger.ts';
+import { createCallContext, createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
 
 /**
@@ -70,6 +71,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
 
   const app = Fastify({
     loggerInstance: deps.log,
+    childLoggerFactory: requestLogger,
     bodyLimit: deps.config.bodyLimitBytes,
     ...requestTimeoutOptions(deps.config),
     genReqId: (req) => {
@@ -204,7 +206,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     app,
     {
       router: appRouter,
-      createContext: (req, reply) => createContext(deps, req, reply, true),
+      createContext: (req, reply) => createCallContext(deps, req, reply),
       onError: logFault,
       errorBody: restErrorBody,
       errorHeaders: (error) => retryAfterMeta({ errors: [error] }).headers,

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import pino, { type DestinationStream } from 'pino';
 import type { Config } from './config.ts';
 import { TOKEN_SHAPES } from './logs/secretRecogniser.ts';
@@ -85,4 +86,86 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Des
     hooks: { streamWrite: redactLogLine },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger (Fastify makes one per request, bound to its id) that becomes a pino child
+ * on the first line written at an enabled level. pino serialises and redacts a child's bindings
+ * when it is made, which costs more than most requests' logging at a production level: none
+ * (docs/benchmarks/project-get.md).
+ */
+class RequestLogger {
+  #parent: pino.Logger;
+  #bindings: pino.Bindings;
+  #options: pino.ChildLoggerOptions;
+  #made: pino.Logger | undefined;
+
+  constructor(parent: pino.Logger, bindings: pino.Bindings, options: pino.ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #logger() {
+    this.#made ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#made;
+  }
+
+  #write(level: LogMethod, args: unknown[]) {
+    if ((this.#made ?? this.#parent).isLevelEnabled(level)) (this.#logger()[level] as (...args: unknown[]) => void)(...args);
+  }
+
+  get level() {
+    return (this.#made ?? this.#parent).level;
+  }
+
+  set level(level: string) {
+    this.#logger().level = level;
+  }
+
+  isLevelEnabled(level: string) {
+    return (this.#made ?? this.#parent).isLevelEnabled(level);
+  }
+
+  bindings() {
+    return this.#logger().bindings();
+  }
+
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions) {
+    return this.#logger().child(bindings, options);
+  }
+
+  fatal(...args: unknown[]) {
+    this.#write('fatal', args);
+  }
+
+  error(...args: unknown[]) {
+    this.#write('error', args);
+  }
+
+  warn(...args: unknown[]) {
+    this.#write('warn', args);
+  }
+
+  info(...args: unknown[]) {
+    this.#write('info', args);
+  }
+
+  debug(...args: unknown[]) {
+    this.#write('debug', args);
+  }
+
+  trace(...args: unknown[]) {
+    this.#write('trace', args);
+  }
+
+  silent() {}
+}
+
+/** Fastify's `childLoggerFactory`: a route's own level or serializers make the child at once, else it is made on first use. */
+export function requestLogger(parent: FastifyBaseLogger, bindings: pino.Bindings, options: pino.ChildLoggerOptions): FastifyBaseLogger {
+  if (Object.keys(options).length) return parent.child(bindings, options);
+  return new RequestLogger(parent as pino.Logger, bindings, options);
 }

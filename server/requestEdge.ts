@@ -4,7 +4,7 @@ import type { AppDeps } from './appDeps.ts';
 import { type EntityManagerOf, resolveSubject, type Subject } from './auth/subject.ts';
 import { projectNotFound } from './errors.ts';
 import { authorize, can, type ProjectRef, projectActions, projectRef } from './permissions/permissions.ts';
-import { lookUpProject, type ProjectSnapshot } from './projects/projectRepository.ts';
+import { type FoundProject, lookUpProject, type ProjectSnapshot } from './projects/projectRepository.ts';
 
 /**
  * The one request edge. Every way into the api — tRPC procedures (server/trpc/base.ts), raw
@@ -47,20 +47,34 @@ export type ProjectScope = {
   can: (action: string, resourceId?: string) => boolean;
 };
 
+/** A project found by path that the caller may read, with the permission module's view of it. */
+export type ReadableProject = { found: FoundProject; ref: ProjectRef };
+
 /**
  * The project named by a path segment (slug or id), loaded from the path, never from a body.
  * A caller who may not read it gets the same 404 as for a project that does not exist.
  */
+export async function readableProject(
+  deps: Pick<AppDeps, 'access'>,
+  em: EntityManagerOf,
+  subject: Subject,
+  projectParam: unknown,
+): Promise<ReadableProject> {
+  const found = typeof projectParam === 'string' ? await lookUpProject(deps.access, em, projectParam) : null;
+  if (!found) throw projectNotFound(subject);
+  const ref = projectRef(found.snapshot);
+  authorize(subject, ref, projectActions.read);
+  return { found, ref };
+}
+
+/** The same, as a scope to merge into a context. */
 export async function enterProject(
   deps: Pick<AppDeps, 'access'>,
   em: EntityManagerOf,
   subject: Subject,
   projectParam: unknown,
 ): Promise<ProjectScope> {
-  const found = typeof projectParam === 'string' ? await lookUpProject(deps.access, em, projectParam) : null;
-  if (!found) throw projectNotFound(subject);
-  const ref = projectRef(found.snapshot);
-  authorize(subject, ref, projectActions.read);
+  const { found, ref } = await readableProject(deps, em, subject, projectParam);
   return {
     // A getter: most reads never need the entity, and mapping it is most of such a request's work
     // (docs/benchmarks/project-get.md). Copying the scope (a spread, tRPC's `next({ ctx })`) maps it.

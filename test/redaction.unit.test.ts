@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactLogLine, redactUrl, tokenLikeSegment } from '../server/logger.ts';
+import { createLogger, redactLogLine, redactUrl, requestLogger, tokenLikeSegment } from '../server/logger.ts';
 import { redact, redactObject, redactor } from '../server/logs/redact.ts';
 import { findSecrets, redactFoundSecrets } from '../server/logs/secretRecogniser.ts';
 import { nodeCatalog } from '../server/pipelines/engine/registry.ts';
@@ -271,5 +271,40 @@ describe('log lines: credentials in URLs, wherever a line holds one', () => {
     expect(written).toContain('/api/coordinator/[redacted]/usage');
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect(lines.some((line) => JSON.parse(line).req?.url === '/api/coordinator/[redacted]/usage')).toBe(true);
+  });
+});
+
+describe('a request’s log (made on its first line)', () => {
+  it('carries the request id, hides credentials, keeps levels, and writes nothing below the level', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
+    const app = Fastify({ loggerInstance: log, childLoggerFactory: requestLogger, disableRequestLogging: true });
+    app.get('/quiet', async (req) => {
+      req.log.debug('below the level');
+      return { level: req.log.level, debug: req.log.isLevelEnabled('debug') };
+    });
+    app.get('/chatty/:token', async (req) => {
+      req.log.info({ url: req.url }, 'first line');
+      req.log.child({ part: 'inner' }).warn('from a child');
+      return {};
+    });
+    app.get('/verbose', { logLevel: 'debug' }, async (req) => {
+      req.log.debug('a route of its own level');
+      return {};
+    });
+    const quiet = await app.inject({ url: '/quiet' });
+    expect(quiet.json()).toEqual({ level: 'info', debug: false });
+    expect(lines).toEqual([]);
+    const token = 'f3a9c07d5e1b42c8a6d09e7f1b3c5a7d9e0f2a4c';
+    await app.inject({ url: `/chatty/${token}` });
+    await app.inject({ url: '/verbose' });
+    await app.close();
+    const written = lines.map((line) => JSON.parse(line));
+    expect(written.map((line) => line.msg)).toEqual(['first line', 'from a child', 'a route of its own level']);
+    expect(written[0].reqId).toBeTruthy();
+    expect(written[1]).toMatchObject({ reqId: written[0].reqId, part: 'inner', level: 40 });
+    expect(written[2].reqId).toBeTruthy();
+    expect(written[2].reqId).not.toBe(written[0].reqId);
+    expect(lines.join('')).not.toContain(token);
   });
 });

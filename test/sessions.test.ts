@@ -81,13 +81,9 @@ describe('the default session', () => {
 
   /** An app on the stack's database whose warnings are kept; `hooks` run after the Default session. */
   async function appKeepingWarnings(hooks: ((projectId: string) => Promise<void>)[] = []) {
+    // The warnings as the log writes them (an error as its serialised fields, `message` among them).
     const warnings: Record<string, unknown>[] = [];
-    const log = createLogger({ logLevel: 'silent' });
-    const warn = log.warn.bind(log);
-    log.warn = ((...args: Parameters<typeof warn>) => {
-      warnings.push(args[0] as Record<string, unknown>);
-      return warn(...args);
-    }) as typeof log.warn;
+    const log = createLogger({ logLevel: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
     const secret = stack.config.jwtSecret as string;
     const app = await buildApp({
       config: stack.config,

@@ -117,12 +117,88 @@ function accountOf(user: UserRow): Account {
 }
 
 /** The entity `make` builds, built on first use only (see Account). */
-function onFirstUse<T>(make: () => T) {
-  let value: T | undefined;
-  return () => {
-    value ??= make();
-    return value;
-  };
+/**
+ * A caller's user (and sign-in session) as entities of the request's EntityManager, mapped when
+ * first asked for. Subjects are classes with their getters on the prototype: an object literal
+ * with a getter costs V8 a slow definition per request (docs/benchmarks/project-get.md).
+ */
+class HeldEntities {
+  #em: () => EntityManager;
+  #userRow: UserRow;
+  #sessionRow: SessionEntry['session'] | undefined;
+  #user: User | undefined;
+  #session: AuthSession | undefined;
+
+  constructor(em: () => EntityManager, userRow: UserRow, sessionRow?: SessionEntry['session']) {
+    this.#em = em;
+    this.#userRow = userRow;
+    this.#sessionRow = sessionRow;
+  }
+
+  get user() {
+    this.#user ??= this.#em().map(User, this.#userRow);
+    return this.#user;
+  }
+
+  get session() {
+    if (!this.#session) {
+      if (!this.#sessionRow) throw new Error('this caller has no sign-in session');
+      // The user first, so the session's `user` reference is that entity.
+      this.#user ??= this.#em().map(User, this.#userRow);
+      this.#session = this.#em().map(AuthSession, this.#sessionRow);
+    }
+    return this.#session;
+  }
+}
+
+/** A caller by sign-in session (a full one, or one waiting for its second factor). */
+class SignedInSubject {
+  readonly account: Account;
+  #held: HeldEntities;
+
+  constructor(account: Account, held: HeldEntities) {
+    this.account = account;
+    this.#held = held;
+  }
+
+  get user() {
+    return this.#held.user;
+  }
+
+  get session() {
+    return this.#held.session;
+  }
+}
+
+class SessionSubject extends SignedInSubject {
+  readonly kind = 'session';
+  readonly claims: Extract<Subject, { kind: 'session' }>['claims'];
+
+  constructor(account: Account, held: HeldEntities, claims: SessionSubject['claims']) {
+    super(account, held);
+    this.claims = claims;
+  }
+}
+
+class PendingSecondFactorSubject extends SignedInSubject {
+  readonly kind = 'pending2fa';
+}
+
+class ApiKeySubject {
+  readonly kind = 'apiKey';
+  readonly account: Account;
+  readonly apiKey: ApiKeyEntry['apiKey'];
+  #held: HeldEntities;
+
+  constructor(entry: ApiKeyEntry, em: () => EntityManager) {
+    this.account = entry.account;
+    this.apiKey = entry.apiKey;
+    this.#held = new HeldEntities(em, entry.user);
+  }
+
+  get user() {
+    return this.#held.user;
+  }
 }
 
 /** A sign-in session and its user, as kept between requests. */
@@ -170,35 +246,10 @@ async function resolveJwt(em: () => EntityManager, deps: SubjectDeps, token: str
     throw new Unauthenticated('Session has ended; sign in again', 'session_ended');
   }
   // Entities of this request's EntityManager, when asked for: routers use them as such.
-  const user = onFirstUse(() => em().map(User, entry.user));
-  const session = onFirstUse(() => {
-    user();
-    return em().map(AuthSession, entry.session);
-  });
-  const { account } = entry;
-  if (entry.session.kind === '2fa_pending') {
-    return {
-      kind: 'pending2fa',
-      account,
-      get user() {
-        return user();
-      },
-      get session() {
-        return session();
-      },
-    };
-  }
-  return {
-    kind: 'session',
-    account,
-    claims,
-    get user() {
-      return user();
-    },
-    get session() {
-      return session();
-    },
-  };
+  const held = new HeldEntities(em, entry.user, entry.session);
+  return entry.session.kind === '2fa_pending'
+    ? new PendingSecondFactorSubject(entry.account, held)
+    : new SessionSubject(entry.account, held, claims);
 }
 
 /** An API key with its user and, for `projects` keys, its allow list, as kept between requests. */
@@ -282,13 +333,5 @@ async function resolveApiKey(em: () => EntityManager, access: AccessCache, value
     entry.lastUsedAt = now;
     await em().nativeUpdate(ApiKey, { id: entry.apiKey.id }, { lastUsed: new Date(now) });
   }
-  const user = onFirstUse(() => em().map(User, entry.user));
-  return {
-    kind: 'apiKey',
-    account: entry.account,
-    apiKey: entry.apiKey,
-    get user() {
-      return user();
-    },
-  };
+  return new ApiKeySubject(entry, em);
 }

@@ -62,6 +62,10 @@ type Middleware = (opts: {
  * failed result), with plain object literals: tRPC's compiled helper copies the call's options
  * property by property, twice at every middleware, the largest part of a read's CPU
  * (docs/benchmarks/project-get.md). The data, or the failure thrown, as `procedure(opts)` does.
+ *
+ * One difference: a context a middleware passes on (`next({ ctx })`) is merged into the call's
+ * context in place, getters as getters, not into a copy. A REST call's context serves that one
+ * call, so nothing else sees the change, and it may be a class whose getters a copy would lose.
  */
 async function callProcedure(procedure: Procedure, path: string, ctx: unknown, given: unknown) {
   const { middlewares, meta, type } = procedure._def;
@@ -80,7 +84,7 @@ async function callProcedure(procedure: Procedure, path: string, ctx: unknown, g
         next: (next) =>
           run(
             index + 1,
-            next?.ctx ? { ...(ctx as object), ...next.ctx } : ctx,
+            next?.ctx ? Object.defineProperties(ctx, Object.getOwnPropertyDescriptors(next.ctx)) : ctx,
             next && 'input' in next ? next.input : input,
             next?.getRawInput ?? getRawInput,
           ),

@@ -24,6 +24,8 @@ export type ProjectSnapshot = Readonly<{
   owner: Readonly<{ id: string }>;
   created: Date;
   updated: Date;
+  /** `created` and `updated` as answers write them, formatted once (toISOString takes about 1 µs). */
+  isoDates: Readonly<{ created: string; updated: string }>;
 }>;
 
 /** What the access cache keeps of a project: its row, and the snapshot made from it on first use. */
@@ -47,6 +49,7 @@ function snapshotOf(em: EntityManager, row: { id: string }): ProjectSnapshot {
     owner: Object.freeze({ id: project.owner.id }),
     created: project.created,
     updated: project.updated,
+    isoDates: Object.freeze({ created: project.created.toISOString(), updated: project.updated.toISOString() }),
   });
 }
 

@@ -10,8 +10,8 @@ import {
   toTRPCError,
   Unauthenticated,
 } from '../errors.ts';
-import { enterProject, type ProjectScope } from '../requestEdge.ts';
-import type { Context } from './context.ts';
+import { enterProject, type ProjectScope, readableProject } from '../requestEdge.ts';
+import { CallContext, type Context } from './context.ts';
 
 /**
  * `errorCodes`: codes a procedure's own code answers beyond what its guards and input do (a taken
@@ -122,18 +122,18 @@ export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput 
   // publicProcedure's middleware and the project's in one: tRPC copies the call's options and
   // context at every middleware, a measurable part of each request (docs/benchmarks/project-get.md).
   const raw = (await refuseNul(getRawInput)) as { project?: unknown } | undefined;
-  const scope = await enterProject(ctx.deps, () => ctx.em, ctx.subject, raw?.project).catch((error: unknown) => {
+  const translate = (error: unknown) => {
     throw domainTRPCError(error) ?? error;
-  });
-  if (ctx.singleCall) {
-    // A context made for this one call (a REST route's) takes the scope in place: `next({ ctx })`
-    // would copy it, and the copy would read `project`, mapping the entity that a read never uses.
-    // A shared context (a tRPC batch's calls share one) must not be changed, so it gets the copy.
-    const { ref, authorize, can, projectSnapshot } = scope;
-    Object.assign(ctx, { ref, authorize, can, projectSnapshot });
-    Object.defineProperty(ctx, 'project', { get: () => scope.project, enumerable: true, configurable: true });
+  };
+  if (ctx instanceof CallContext) {
+    // A context made for this one call (a REST route's) takes the project in place: `next({ ctx })`
+    // would copy the context, and the copy would read `project`, mapping the entity that a read
+    // never uses. A shared context (a tRPC batch's calls share one) must not be changed: it gets
+    // the scope merged into a copy.
+    ctx.enter(await readableProject(ctx.deps, () => ctx.em, ctx.subject, raw?.project).catch(translate));
     return translated(await next()) as unknown as Awaited<ReturnType<typeof next<ProjectScope>>>;
   }
+  const scope = await enterProject(ctx.deps, () => ctx.em, ctx.subject, raw?.project).catch(translate);
   // tRPC merges these into the context.
   return translated(await next({ ctx: scope }));
 });

@@ -36,6 +36,10 @@ function signedIn(subject: Subject) {
   return subject.kind === 'session' || subject.kind === 'apiKey';
 }
 
+function isoDates(project: Project) {
+  return { created: iso(project.created), updated: iso(project.updated) };
+}
+
 /** Owner and timestamps only for authenticated callers (spec 2, Project). */
 export function presentProject(subject: Subject, project: Project | ProjectSnapshot) {
   return {
@@ -44,7 +48,7 @@ export function presentProject(subject: Subject, project: Project | ProjectSnaps
     description: project.description,
     visibility: project.visibility,
     slug: project.slug,
-    ...(signedIn(subject) ? { owner: project.owner.id, created: iso(project.created), updated: iso(project.updated) } : {}),
+    ...(signedIn(subject) ? { owner: project.owner.id, ...('isoDates' in project ? project.isoDates : isoDates(project)) } : {}),
   };
 }
 
