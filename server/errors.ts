@@ -380,7 +380,9 @@ export function domainTRPCError(error: unknown): TRPCError | undefined {
 /** The domain code and issues a tRPC error carries: its domain error's, or its input's (zod). */
 function detailsOf(error: TRPCError) {
   const domain = error.cause instanceof DomainError ? error.cause : undefined;
-  const zod = error.cause instanceof ZodError ? error.cause : undefined;
+  // The input's own schema refused it; a ZodError behind a 500 is an answer that failed its output
+  // schema: the service's fault, its details internal.
+  const zod = error.cause instanceof ZodError && error.code === 'BAD_REQUEST' ? error.cause : undefined;
   return {
     domain,
     domainCode: domain?.code ?? (zod ? ('invalid_input' as const) : undefined),

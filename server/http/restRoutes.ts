@@ -1,5 +1,6 @@
 import { type AnyRouter, getTRPCErrorFromUnknown, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import { getParseFn, type ParseFn, type Parser } from '@trpc/server/unstable-core-do-not-import';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import {
   coerceSchema,
@@ -38,13 +39,14 @@ type Procedure = {
     type: string;
     meta?: { openapi?: { method: string; path: string; enabled?: boolean } };
     inputs: unknown[];
+    output?: unknown;
     middlewares: Middleware[];
   };
 };
 
 type MiddlewareResult = { ok: boolean; data?: unknown; error?: unknown; marker?: unknown; ctx?: unknown };
 type NextOptions = { ctx?: object; input?: unknown; getRawInput?: () => Promise<unknown> };
-type Middleware = (opts: {
+type Middleware = ((opts: {
   ctx: unknown;
   type: string;
   path: string;
@@ -54,7 +56,7 @@ type Middleware = (opts: {
   signal: undefined;
   batchIndex: number;
   next: (next?: NextOptions) => Promise<MiddlewareResult>;
-}) => Promise<MiddlewareResult>;
+}) => Promise<MiddlewareResult>) & { _type?: string };
 
 /**
  * One call of a procedure through its middlewares, as tRPC's own caller runs it (callRecursive in
@@ -66,12 +68,25 @@ type Middleware = (opts: {
  * One difference: a context a middleware passes on (`next({ ctx })`) is merged into the call's
  * context in place, getters as getters, not into a copy. A REST call's context serves that one
  * call, so nothing else sees the change, and it may be a class whose getters a copy would lose.
+ * tRPC's output middleware is run here as its code reads (the same parse and failure), for the
+ * same reason: its compiled spread helper.
  */
-async function callProcedure(procedure: Procedure, path: string, ctx: unknown, given: unknown) {
+async function callProcedure(procedure: Procedure, path: string, ctx: unknown, given: unknown, parseOutput?: ParseFn<unknown>) {
   const { middlewares, meta, type } = procedure._def;
   const run = async (index: number, ctx: unknown, input: unknown, getRawInput: () => Promise<unknown>): Promise<MiddlewareResult> => {
     try {
       const middleware = middlewares[index] as Middleware;
+      if (middleware._type === 'output' && parseOutput) {
+        // tRPC's output middleware (createOutputMiddleware), without its compiled spread helper:
+        // the same parse, the same failure.
+        const result = await run(index + 1, ctx, input, getRawInput);
+        if (!result.ok) return result;
+        try {
+          return { ...result, data: await parseOutput(result.data) };
+        } catch (cause) {
+          throw new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
+        }
+      }
       return await middleware({
         ctx,
         type,
@@ -224,6 +239,7 @@ export function registerRestRoutes<Ctx>(app: AnyApp, options: RestRouteOptions<C
     const path = normalizePath(openapi.path);
     const useBody = method !== 'GET' && method !== 'DELETE';
     const { inputParser } = getInputOutputParsers(procedure as never);
+    const parseOutput = procedure._def.output ? getParseFn(procedure._def.output as Parser) : undefined;
     const schema = unwrapZodType(inputParser, true);
     const takesInput = !instanceofZodTypeLikeVoid(schema);
     // Query strings parse into the input's number, boolean and date fields; trpc-to-openapi turned
@@ -256,7 +272,7 @@ export function registerRestRoutes<Ctx>(app: AnyApp, options: RestRouteOptions<C
             for (const key of arrayFields) if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];
         }
         const ctx = await createContext(req, reply);
-        const data = await callProcedure(procedure, procedurePath, ctx, input);
+        const data = await callProcedure(procedure, procedurePath, ctx, input, parseOutput);
         // A 2xx the procedure chose (202 for a start still running) stands; anything else is 200.
         const status = reply.statusCode >= 200 && reply.statusCode < 300 ? reply.statusCode : 200;
         return reply.code(status).header('content-type', 'application/json').send(JSON.stringify(data));
