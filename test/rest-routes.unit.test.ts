@@ -8,7 +8,10 @@ import { registerRestRoutes } from '../server/http/restRoutes.ts';
 
 /** The REST routes' own caller (server/http/restRoutes.ts), on a router of its own. */
 class Caller {
-  constructor(readonly name: string) {}
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
   get greeting() {
     return `hello ${this.name}`;
   }
