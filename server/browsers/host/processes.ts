@@ -123,3 +123,26 @@ export function findProcessesMentioning(marker: string) {
   }
   return found;
 }
+
+/**
+ * Kills (SIGKILL) these processes and the process groups they lead or belong to, at once and
+ * synchronously: for an exit that cannot wait. Our browsers run each in its own group.
+ */
+export function killProcessGroupsOf(pids: readonly number[]) {
+  for (const pid of pids) {
+    let group: number | undefined;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    } catch {
+      // exited meanwhile
+    }
+    for (const target of group && group > 1 && group !== process.pid ? [-group, pid] : [pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
