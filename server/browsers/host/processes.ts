@@ -129,20 +129,26 @@ export function findProcessesMentioning(marker: string) {
  * synchronously: for an exit that cannot wait. Our browsers run each in its own group.
  */
 export function killProcessGroupsOf(pids: readonly number[]) {
+  // Never our own group: that would take this process (and npm, its leader) down with them.
+  const ownGroup = processGroupOf('self');
   for (const pid of pids) {
-    let group: number | undefined;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-    } catch {
-      // exited meanwhile
-    }
-    for (const target of group && group > 1 && group !== process.pid ? [-group, pid] : [pid]) {
+    const group = processGroupOf(pid);
+    for (const target of group && group > 1 && group !== ownGroup ? [-group, pid] : [pid]) {
       try {
         process.kill(target, 'SIGKILL');
       } catch {
         // already gone
       }
     }
+  }
+}
+
+/** The process group of `pid` (field 5 of /proc/<pid>/stat); undefined once it has exited. */
+function processGroupOf(pid: number | 'self') {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return undefined;
   }
 }
