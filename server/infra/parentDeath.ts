@@ -17,3 +17,17 @@ export function dyingWithThisProcess(command: string, args: string[], signal: 'K
   setprivWorks ??= spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore' }).status === 0;
   return setprivWorks ? ['setpriv', ['--pdeathsig', signal, '--', command, ...args]] : [command, args];
 }
+
+/** A child stopped by its signal and still there after this is killed (SIGKILL), with its process group. */
+export const KILL_AFTER_MS = 2_000;
+
+/** Sends `signal` to the process group `pid` leads; false when it is gone. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals) {
+  if (!pid) return false;
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

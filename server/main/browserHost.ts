@@ -15,5 +15,7 @@ runProcess(log, async (shutdown) => {
     temporalAddress: runtime.temporalAddress,
     temporal: runtime.temporal,
   });
-  shutdown.add('browser host', () => host.stop());
+  // A drain lets browsers go on BROWSER_DRAIN_SECONDS, then gives their workflows 30 s to stop them.
+  shutdown.add('browser host', () => host.stop(), { withinMs: (config.browsers.drainSeconds + 45) * 1000 });
+  shutdown.addKill(() => host.killBrowsers());
 });

@@ -14,7 +14,8 @@ const log = createLogger(config);
 
 /**
  * Ctrl-C must not keep someone at a terminal waiting: the browsers are stopped, not drained
- * (`BrowserHostStop`), and whatever is still under way after this is cut short.
+ * (`BrowserHostStop`), each step has its deadline, and the embedded PostgreSQL and Temporal dev
+ * server are stopped last within this too. Whatever is still under way after it is cut short.
  */
 const STOP_WITHIN_MS = 9_000;
 
@@ -30,12 +31,16 @@ async function startAll(shutdown: ProcessShutdown) {
     { config, orm: runtime.orm, log },
     { address: runtime.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle },
   );
-  shutdown.add('worker connection', () => connection.close());
+  shutdown.add('worker connection', () => connection.close(), { withinMs: 1_000 });
   const running = worker.run();
-  shutdown.add('worker', async () => {
-    worker.shutdown();
-    await running;
-  });
+  shutdown.add(
+    'worker',
+    async () => {
+      worker.shutdown();
+      await running;
+    },
+    { withinMs: 2_000 },
+  );
   log.info('starting the browser host');
   const host = await startBrowserHost({
     config,
@@ -45,7 +50,9 @@ async function startAll(shutdown: ProcessShutdown) {
     temporal: runtime.temporal,
   });
   // The api is closed by then, and the worker still runs: the browsers' workflows carry the stops out.
-  shutdown.add('browser host', () => host.stop('stop'));
+  // Its browsers' workflows get 5 s to stop them (BrowserHostStop); a second Ctrl-C kills them.
+  shutdown.add('browser host', () => host.stop('stop'), { withinMs: 6_000 });
+  shutdown.addKill(() => host.killBrowsers());
   const app = await buildApp({
     config,
     orm: runtime.orm,
@@ -57,7 +64,7 @@ async function startAll(shutdown: ProcessShutdown) {
     eagerStart: true,
     log,
   });
-  shutdown.add('api', () => app.close());
+  shutdown.add('api', () => app.close(), { withinMs: 2_000 });
   await app.listen({ port: config.port, host: config.host });
   log.info(`API ready at ${config.publicUrl}/api  (docs ${config.publicUrl}/api/docs)`);
   if (runtime.temporalUi) log.info(`Temporal UI at ${runtime.temporalUi}`);

@@ -14,9 +14,14 @@ runProcess(log, async (shutdown) => {
   );
   shutdown.add('worker connection', () => connection.close());
   const running = worker.run();
-  shutdown.add('worker', async () => {
-    worker.shutdown();
-    await running;
-  });
+  // Its activities are cancelled and waited for: 30 s, a container orchestrator's usual grace.
+  shutdown.add(
+    'worker',
+    async () => {
+      worker.shutdown();
+      await running;
+    },
+    { withinMs: 30_000 },
+  );
   log.info(`worker polling task queue ${config.temporal.taskQueue}`);
 });

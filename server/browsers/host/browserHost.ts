@@ -19,6 +19,7 @@ import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
 import { prepareSandbox } from './browserSandbox.ts';
 import { EgressPolicy } from './egressPolicy.ts';
+import { findProcessesMentioning, killProcessGroupsOf } from './processes.ts';
 
 const HEARTBEAT_MS = 5_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */
@@ -68,11 +69,12 @@ export async function startBrowserHost(options: {
   const hostId = config.browsers.hostId;
   const log = options.log.child({ component: 'browser-host', hostId });
   const sandbox = prepareSandbox(config.browsers.sandboxUser, log);
+  const browsersDir = path.join(config.dataDir, 'browsers', hostId);
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
-    browsersDir: path.join(config.dataDir, 'browsers', hostId),
+    browsersDir,
     warmSize: config.browsers.warmPool,
     recentSize: config.browsers.warmRecent,
     recentMs: config.browsers.warmRecentSeconds * 1000,
@@ -233,9 +235,18 @@ export async function startBrowserHost(options: {
   return {
     pool,
     drain,
+    /**
+     * Kills every browser of this host at once, synchronously (an exit that cannot wait: a second
+     * Ctrl-C). Their workflows find them gone.
+     */
+    killBrowsers() {
+      killProcessGroupsOf(findProcessesMentioning(`--user-data-dir=${browsersDir}${path.sep}`));
+    },
     /** Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is left. */
     async stop(how: BrowserHostStop = 'drain') {
-      if (how !== 'kill') await drain(how);
+      // A drain that fails (the database gone) must not keep the heartbeat going, nor the browsers.
+      if (how !== 'kill')
+        await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
       clearInterval(timer);
       // Best effort: at shutdown the database may already be going away.
       await orm.em

@@ -123,3 +123,32 @@ export function findProcessesMentioning(marker: string) {
   }
   return found;
 }
+
+/**
+ * Kills (SIGKILL) these processes and the process groups they lead or belong to, at once and
+ * synchronously: for an exit that cannot wait. Our browsers run each in its own group.
+ */
+export function killProcessGroupsOf(pids: readonly number[]) {
+  // Never our own group: that would take this process (and npm, its leader) down with them.
+  const ownGroup = processGroupOf('self');
+  for (const pid of pids) {
+    const group = processGroupOf(pid);
+    for (const target of group && group > 1 && group !== ownGroup ? [-group, pid] : [pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** The process group of `pid` (field 5 of /proc/<pid>/stat); undefined once it has exited. */
+function processGroupOf(pid: number | 'self') {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return undefined;
+  }
+}
