@@ -105,6 +105,12 @@ type Run = { id: string; url: string; sent: number; ended?: number; status?: str
 const runs: Run[] = [];
 let startsRefused = 0;
 const sessionStarts = { started: 0, refused: 0 };
+/** Why starts were refused: the status and code answered, or `no answer`. */
+const refusals = new Map<string, number>();
+function refused(what: string, answer: { status: number; body: { code?: string } } | undefined) {
+  const why = `${what} ${answer ? `${answer.status} ${answer.body?.code ?? ''}`.trim() : 'no answer'}`;
+  refusals.set(why, (refusals.get(why) ?? 0) + 1);
+}
 let stopping = false;
 
 const site = await startTestSite({
@@ -162,6 +168,7 @@ async function runLoop(lane: number) {
     const started = await http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session }, as).catch(() => undefined);
     if (started?.status !== 200) {
       startsRefused++;
+      refused('run', started);
       await sleep(1000);
       continue;
     }
@@ -196,7 +203,10 @@ async function sessionLoop() {
       sessionStarts.started++;
       await sleep(3000);
       await http.post(`/${slug}/api/sessions/${session}/${started.body.id}/stop`, {}, as).catch(() => undefined);
-    } else sessionStarts.refused++;
+    } else {
+      sessionStarts.refused++;
+      refused('browser', started);
+    }
     await sleep(2000);
   }
 }
@@ -330,6 +340,13 @@ const rows = [
   ['lost (never ended)', String(lost.length)],
   ['starts refused (the service down or busy)', String(startsRefused)],
   ['browser sessions started / refused', `${sessionStarts.started} / ${sessionStarts.refused}`],
+  [
+    'refusals by answer',
+    [...refusals]
+      .sort((a, b) => b[1] - a[1])
+      .map(([why, count]) => `${why}: ${count}`)
+      .join('; ') || '—',
+  ],
   ['browsers leaked (running, no running resource)', `${browsersLeaked} (${browsersRunning} running, ${activeResources} resources)`],
   ['stray processes after SIGTERM', `${strays.length}${strays.length ? ` (${strayNames})` : ''}`],
   ['SIGTERM ended the service within 60 s', stoppedIn ? 'yes' : 'no'],
