@@ -124,8 +124,16 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
      */
     async runBrowserStretch(call: BrowserStretchCall) {
       runs.touch(call.resourceId);
-      // A warm browser claimed for the run may reach this host before its workflow adopted it.
-      await contextOf(call.resourceId);
+      // A warm browser claimed for the run may reach this host before its workflow adopted it. That
+      // takes seconds under a burst of starts: the attempt heartbeats meanwhile (passing on the
+      // progress a lost attempt left), or Temporal would take the host for gone.
+      const activity = Context.current();
+      const waiting = setInterval(() => activity.heartbeat(activity.info.heartbeatDetails), 1000);
+      try {
+        await contextOf(call.resourceId);
+      } finally {
+        clearInterval(waiting);
+      }
       const browser = () => {
         const context = pool.contextOf(call.resourceId);
         if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
@@ -142,7 +150,9 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
           runs.track(call.runId, work);
           return work;
         },
-        { beat: () => runs.touch(call.resourceId), check: browser },
+        // The run's browser is still in this process's pool: this process ran every attempt of the
+        // stretch there was, so one it does not know of never started a node.
+        { beat: () => runs.touch(call.resourceId), check: browser, sameProcess: () => pool.contextOf(call.resourceId) !== undefined },
       );
     },
 
