@@ -148,7 +148,17 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
           runs.track(call.runId, work);
-          return work;
+          return work.catch((error: unknown) => {
+            // Playwright says only that the target closed: the host knows the Chromium is gone.
+            const check = pool.check(call.resourceId);
+            if (check.known && !check.alive) {
+              throw new NodeError('browser_crashed', 'the run’s browser crashed: Chromium exited while the node ran', {
+                retryable: false,
+                cause: error,
+              });
+            }
+            throw error;
+          });
         },
         // The run's browser is still in this process's pool: this process ran every attempt of the
         // stretch there was, so one it does not know of never started a node.

@@ -61,9 +61,9 @@ describe('a browser whose Chromium is killed', () => {
     await killChromium(resourceId);
     const run = await settledRun(stack, runUrl, as);
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('failed');
+    expect(run.error).toMatchObject({ node: 'wait', code: 'browser_crashed' });
     const resource = await settledResource(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`);
     expect(resource.status).toBe('stopped');
     expect(resource.stopReason).toMatch(/^browser crashed: Chromium exited without being stopped/);
-    console.log('run error after a browser crash:', JSON.stringify(run.error));
   }, 120_000);
 });
