@@ -42,7 +42,7 @@ beforeAll(async () => {
     log: createLogger({ logLevel: 'warn' }),
   });
   stack = await startTestStack(
-    { BROWSERS_PER_PROJECT: '30', BROWSER_WARM_POOL: '2', BROWSER_WARM_RECENT: '0' },
+    { BROWSERS_PER_PROJECT: String(SESSIONS * RUNS_PER_SESSION), BROWSER_WARM_POOL: '2', BROWSER_WARM_RECENT: '0' },
     { browserHost: true, eagerStart: true, temporalAddress: temporal.address },
   );
   site = await startTestSite();
