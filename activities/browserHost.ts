@@ -124,8 +124,16 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
      */
     async runBrowserStretch(call: BrowserStretchCall) {
       runs.touch(call.resourceId);
-      // A warm browser claimed for the run may reach this host before its workflow adopted it.
-      await contextOf(call.resourceId);
+      // A warm browser claimed for the run may reach this host before its workflow adopted it. That
+      // takes seconds under a burst of starts: the attempt heartbeats meanwhile (passing on the
+      // progress a lost attempt left), or Temporal would take the host for gone.
+      const activity = Context.current();
+      const waiting = setInterval(() => activity.heartbeat(activity.info.heartbeatDetails), 1000);
+      try {
+        await contextOf(call.resourceId);
+      } finally {
+        clearInterval(waiting);
+      }
       const browser = () => {
         const context = pool.contextOf(call.resourceId);
         if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
@@ -140,9 +148,21 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
           runs.track(call.runId, work);
-          return work;
+          return work.catch((error: unknown) => {
+            // Playwright says only that the target closed: the host knows the Chromium is gone.
+            const check = pool.check(call.resourceId);
+            if (check.known && !check.alive) {
+              throw new NodeError('browser_crashed', 'the run’s browser crashed: Chromium exited while the node ran', {
+                retryable: false,
+                cause: error,
+              });
+            }
+            throw error;
+          });
         },
-        { beat: () => runs.touch(call.resourceId), check: browser },
+        // The run's browser is still in this process's pool: this process ran every attempt of the
+        // stretch there was, so one it does not know of never started a node.
+        { beat: () => runs.touch(call.resourceId), check: browser, sameProcess: () => pool.contextOf(call.resourceId) !== undefined },
       );
     },
 

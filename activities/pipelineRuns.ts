@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { PipelineRun, SessionResource } from '../db/entities/index.ts';
+import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
+import { HOST_HEARTBEAT_STALE_MS } from '../server/browsers/browserSessions.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
@@ -98,6 +99,11 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
     /** One data node: how runs started before stretches existed run them (workflows/pipelineRun.ts). */
     async runPureNode(call: NodeCall) {
       return withRunNode(call, async (inputs) => executeDataNode(call.type, inputs));
+    },
+
+    async hostAnswering(hostId: string) {
+      const host = await orm.em.fork().findOne(BrowserHost, { id: hostId }, { fields: ['heartbeatAt'] });
+      return !!host && Date.now() - host.heartbeatAt.getTime() < HOST_HEARTBEAT_STALE_MS;
     },
 
     /**

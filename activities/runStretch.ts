@@ -85,13 +85,17 @@ export class StretchRunner {
    * gone). Answers the kept outputs of the nodes run, which may stop short of the last
    * (`MAX_CARRIED_CHARS`).
    */
-  async run(call: StretchActivityCall, runNode: NodeRunner, hooks: { beat?: () => void; check?: () => void } = {}) {
+  async run(
+    call: StretchActivityCall,
+    runNode: NodeRunner,
+    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean } = {},
+  ) {
     const attempt = new StretchAttempt(call, hooks.beat);
     let store: StretchStore | undefined;
     try {
       const handedOver = await attempt.join(this.#attempts);
       const { run, secrets } = await openRun(this.#orm, this.#serviceSecret, call.runId, attempt.beat);
-      const { resumeAt, lostAttempts } = attempt.resume(run, handedOver);
+      const { resumeAt, lostAttempts } = attempt.resume(run, handedOver, hooks.sameProcess?.() ?? false);
       const hide = secrets.redactor;
       store = new StretchStore(this.#orm, run, hide, attempt.beat, (done) => attempt.stored(done));
       const writer = store;
@@ -230,6 +234,8 @@ class StretchAttempt {
     this.#beating = setInterval(this.beat, HEARTBEAT_EVERY_MS);
     this.#onCancel = () => this.#abort(this.#activity.cancellationDetails?.cancelRequested ? 'stop' : 'lost');
     this.#activity.cancellationSignal.addEventListener('abort', this.#onCancel, { once: true });
+    // Given up before it began (a slow start): a listener added now would never hear it.
+    if (this.#activity.cancellationSignal.aborted) this.#onCancel();
     this.#settled = new Promise<void>((resolve) => {
       this.#settle = resolve;
     });
@@ -272,16 +278,18 @@ class StretchAttempt {
    * heartbeat Temporal kept, which may lag; the stored outputs do not (they and the log lines are
    * one transaction).
    */
-  resume(run: PipelineRun, handedOver: boolean) {
+  resume(run: PipelineRun, handedOver: boolean, sameProcess: boolean) {
     const { info } = this.#activity;
     const { nodes } = this.call;
     const progress = this.progress;
     const unstored = nodes.findIndex((node) => !Object.hasOwn(run.nodeOutputs, this.pathOf(node)));
     const stored = unstored === -1 ? nodes.length : unstored;
     const resumeAt = info.attempt > 1 && !handedOver ? Math.max(progress.done, stored) : progress.done;
-    // The node under way when the attempt was lost had that attempt; unseen by the heartbeat, one.
-    const lostAttempts =
-      progress.running?.index === resumeAt ? progress.running.attempts : info.attempt > 1 && !handedOver && resumeAt < nodes.length ? 1 : 0;
+    // The node under way when the attempt was lost had that attempt; unseen by the heartbeat, one,
+    // unless the attempts before were all made in this process (`sameProcess`) and none reached
+    // it: lost before they began (a heartbeat that did not reach Temporal in time).
+    const unseen = info.attempt > 1 && !handedOver && !sameProcess && resumeAt < nodes.length ? 1 : 0;
+    const lostAttempts = progress.running?.index === resumeAt ? progress.running.attempts : unseen;
     this.carried = progress.outputs.slice(0, progress.done);
     this.outputsOf = new Map(nodes.slice(0, progress.done).map((node, index) => [node.node, this.carried[index] ?? {}]));
     this.carriedChars = JSON.stringify(this.carried).length;

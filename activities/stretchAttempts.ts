@@ -25,6 +25,11 @@ export class StretchAttempts {
     const stretches = this.#runs.get(runId) ?? new Map<string, RegisteredAttempt>();
     this.#runs.set(runId, stretches);
     const before = stretches.get(key);
+    if (before && before.attempt > attempt.attempt) {
+      // A late start of an attempt Temporal already gave up: the newer one keeps the stretch.
+      attempt.supersede();
+      return undefined;
+    }
     stretches.set(key, attempt);
     if (!before || before.attempt >= attempt.attempt) return undefined;
     before.supersede();

@@ -169,14 +169,18 @@ describe('a pipeline run whose browser host fails mid-stretch', () => {
     ];
     for (const text of texts) expect(text).not.toContain(SECRET);
 
-    // The browser the run started is settled.
+    // The browser the run started is settled: lost with its host (the restarted host does not hold
+    // it; docs/browsers.md, Hosts), not stopped as if the run's end had stopped it.
     const resourceId = run.resources[0]?.id;
     await expect
       .poll(async () => (await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.status, {
         timeout: 60_000,
         interval: 500,
       })
-      .toBe('stopped');
+      .toBe('failed');
+    expect((await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.stopReason).toMatch(
+      new RegExp(`^browser host ${hostId} lost: `),
+    );
   });
 
   it('a host that stalls past its heartbeat timeout resumes the run after the last stored node, and it succeeds', async () => {

@@ -92,9 +92,12 @@ function sinceAdoption(usage: BrowserUsage, baseline: BrowserUsage | undefined):
 export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId, input, resume) => {
   const state: BrowserSessionState = { phase: resume ? 'running' : 'starting' };
   let stopReason: string | undefined;
+  /** The stop was asked for (signal or update), not found by a check. */
+  let stopRequested = false;
 
   setHandler(browserStateQuery, () => state);
   setHandler(stopBrowserSignal, (reason: string) => {
+    stopRequested ||= stopReason === undefined;
     stopReason ??= reason;
   });
   setHandler(awaitReadyUpdate, async () => {
@@ -104,6 +107,7 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
   setHandler(
     stopBrowserUpdate,
     async (reason: string) => {
+      stopRequested ||= stopReason === undefined;
       stopReason ??= reason;
       await condition(() => state.phase === 'stopped' || state.phase === 'failed');
       return state;
@@ -177,7 +181,9 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
       break;
     }
     if (!check.alive || !check.usage) {
-      stopReason = 'the browser exited';
+      const ended = endedReason(hostId, check);
+      hostLost = ended.hostLost;
+      stopReason = ended.reason;
       break;
     }
     if (needsBaseline) {
@@ -206,6 +212,16 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
     }
   }
 
+  // Asked to stop (its run ended, say, because the browser went away under it): a browser that is
+  // already gone says why, not who asked. Patched: older histories stop without the check.
+  if (!hostLost && stopRequested && patched(END_REASONS_PATCH)) {
+    try {
+      const check = await host.check.checkBrowser(resourceId);
+      if (!check.alive) ({ hostLost, reason: stopReason } = endedReason(hostId, check, stopReason));
+    } catch {
+      // The stop below finds out what became of the host.
+    }
+  }
   state.phase = 'stopping';
   await settle.markResource(resourceId, { status: 'stopping', reason: stopReason });
   if (!hostLost) {
@@ -228,6 +244,24 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
   await condition(allHandlersFinished);
   return state;
 };
+
+/** Runs that have a gone browser say why (`endedReason`), also when a stop request came first. */
+const END_REASONS_PATCH = 'browser-end-reasons';
+/** The stop reason of a browser whose Chromium exited without a stop (killed, or crashed). */
+export const BROWSER_CRASHED = 'browser crashed: Chromium exited without being stopped';
+
+/**
+ * Why a browser its host reports not alive ended: Chromium went away under a host that still holds
+ * it (crashed), or the host's process no longer knows it (restarted since: its browsers died with
+ * the process before, so the host was lost). Older histories say "the browser exited".
+ */
+function endedReason(hostId: string, check: { known?: boolean }, requested?: string) {
+  if (!patched(END_REASONS_PATCH)) return { hostLost: false, reason: 'the browser exited' };
+  const why = requested ? ` (while stopping: ${requested})` : '';
+  if (check.known === false)
+    return { hostLost: true, reason: `browser host ${hostId} lost: it was restarted, and the browser died with it${why}` };
+  return { hostLost: false, reason: `${BROWSER_CRASHED}${why}` };
+}
 
 /** The stop reason of a browser whose host stopped answering: the resource settles `failed` with it. */
 function hostLostReason(hostId: string, error: unknown) {

@@ -39,13 +39,31 @@ import { workflowIds } from './contracts/workflowIds.ts';
  * node, bookkeeping as activities on the control queue. Every run started since has this marker.
  */
 const STRETCHES_PATCH = 'run-stretches';
+/**
+ * Runs started since have a timed-out browser stretch checked against the host registry before
+ * they end `host_lost`, and their lost attempts retried (`LOST_ATTEMPTS`); older histories replay
+ * as they ran.
+ */
+const HOST_EVIDENCE_PATCH = 'host-loss-evidence';
 
 /** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
 const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
-/** A host that does not pick up a node in this time is taken as gone: the run fails, not hangs. */
+/** A host that does not pick up a node in this time is taken as gone (when the registry agrees): the run fails, not hangs. */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
-/** Browser nodes heartbeat every second; a silent host is noticed this fast. */
-const NODE_HEARTBEAT_TIMEOUT = '10 seconds';
+/**
+ * Browser nodes heartbeat every second; a silent attempt is given up this fast. Sized for a loaded
+ * machine: under bursts of starts the dev server took over 10 s to record heartbeats (issue 25).
+ */
+const NODE_HEARTBEAT_TIMEOUT = '20 seconds';
+/**
+ * Attempts of a browser stretch Temporal may give up (a heartbeat that did not reach it in time)
+ * besides those its nodes' `retries` allow. A retry resumes where the lost attempt was
+ * (activities/runStretch.ts); on a host that really died nobody picks it up, and the run ends
+ * `host_lost` after the pickup time.
+ */
+const LOST_ATTEMPTS = 2;
+/** Times a stretch nobody picked up while its host still heartbeats is started again: the host was busy, not gone. */
+const PICKUP_RETRIES = 2;
 
 const BOOKKEEPING = {
   startToCloseTimeout: '30 seconds',
@@ -80,6 +98,7 @@ class NodeFailed extends Error {
 export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => {
   const hostQueue = browserHostQueue(input.hostId);
   const stretches = patched(STRETCHES_PATCH);
+  const evidence = stretches && patched(HOST_EVIDENCE_PATCH);
   const bookkeeping = stretches ? localControl : control;
   // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
@@ -108,13 +127,28 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
     // A Temporal retry resumes after the last stored node and counts the lost attempt as one of
     // that node's (activities/runStretch.ts); node failures never come back retryable.
     const attempts = 1 + call.nodes.reduce((sum, node) => sum + (node.retries ?? 0), 0);
-    const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts);
-    try {
-      if (call.browser) return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
-      return await proxyLocalActivities<PipelineRunActivities>(options).runPureStretch({ ...call, runId, markRunning });
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      throw stretchFailure(error, call, input.hostId);
+    if (!call.browser) {
+      const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts);
+      try {
+        return await proxyLocalActivities<PipelineRunActivities>(options).runPureStretch({ ...call, runId, markRunning });
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        throw stretchFailure(error, call, input.hostId, true);
+      }
+    }
+    const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts + (evidence ? LOST_ATTEMPTS : 0));
+    for (let pickups = 0; ; pickups++) {
+      try {
+        return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        const timeout = hostTimeout(error);
+        // One timed-out activity is no evidence the host is gone: its own process's heartbeat in the
+        // registry is. Nobody picked the stretch up, so nothing of it ran: it is started again.
+        const answering = evidence && timeout !== undefined && (await bookkeeping.hostAnswering(input.hostId));
+        if (answering && timeout === 'SCHEDULE_TO_START' && pickups < PICKUP_RETRIES) continue;
+        throw stretchFailure(error, call, input.hostId, !answering);
+      }
     }
   };
 
@@ -241,14 +275,21 @@ const TIMEOUT_MESSAGES: Record<string, string> = {
   SCHEDULE_TO_START: `no browser host picked the node up within ${HOST_PICKUP_TIMEOUT}: is the run's host running?`,
   START_TO_CLOSE: 'the node ran past its time',
 };
-/** Timeouts that mean the host is gone (a stall it came back from is retried before the workflow sees it). */
+/** Timeouts that may mean the host is gone (a stall it came back from is retried before the workflow sees it). */
 const HOST_LOST_TIMEOUTS = new Set(['HEARTBEAT', 'SCHEDULE_TO_START']);
+
+/** The timeout a failed stretch activity ended with, when it is one that may mean its host is gone. */
+function hostTimeout(error: unknown) {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof TimeoutFailure) || !cause.timeoutType || !HOST_LOST_TIMEOUTS.has(cause.timeoutType)) return undefined;
+  return cause.timeoutType;
+}
 
 /**
  * A failed stretch as the node that failed: named by the failure (activities/runStretch.ts), or,
  * when the attempt was lost (a timeout), by the progress its last heartbeat reported.
  */
-function stretchFailure(error: unknown, call: StretchCall, hostId: string) {
+function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostSilent: boolean) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
   if (cause instanceof ApplicationFailure) {
@@ -264,7 +305,8 @@ function stretchFailure(error: unknown, call: StretchCall, hostId: string) {
     const lostIn = call.nodes.slice(from).map((node) => pathOf(call, node));
     const node = nodeAt(progress?.running?.index ?? from);
     if (call.browser && cause.timeoutType && HOST_LOST_TIMEOUTS.has(cause.timeoutType)) {
-      return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+      if (hostSilent) return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+      return new NodeFailed(node, 'node_failed', `${message}; browser host ${hostId} still heartbeats, so it was not lost`, lostIn);
     }
     return new NodeFailed(node, 'node_failed', message, lostIn);
   }

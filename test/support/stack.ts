@@ -43,6 +43,8 @@ export async function startTestStack(
      * it (AppDeps.eagerStart); otherwise on a connection of its own, as an api process apart.
      */
     eagerStart?: boolean;
+    /** A Temporal dev server of the test's own (one with a history file, as `npm start` runs it) instead of the shared one. */
+    temporalAddress?: string;
   } = {},
 ) {
   const port = await freePort();
@@ -50,7 +52,7 @@ export async function startTestStack(
   const databaseUrl = options.databaseUrl?.(database.url) ?? database.url;
   const smtp = await startSmtpSink();
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
-  const temporalAddress = inject('temporalAddress');
+  const temporalAddress = options.temporalAddress ?? inject('temporalAddress');
   const settings: Record<string, string> = {
     NODE_ENV: 'test',
     // A port known up front, so PUBLIC_URL (and the resource URLs built from it) is right.

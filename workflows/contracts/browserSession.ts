@@ -65,7 +65,11 @@ export type BrowserSessionActivities = {
 export type BrowserSessionHostActivities = {
   adoptWarmBrowser(resourceId: string, warmId: string): Promise<void>;
   launchBrowser(resourceId: string): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }>;
-  checkBrowser(resourceId: string): Promise<{ alive: boolean; usage: BrowserUsage | null }>;
+  /**
+   * `known`: the host's process holds the browser (false when it was restarted since the launch,
+   * and its browsers died with the process before; absent from hosts older than this field).
+   */
+  checkBrowser(resourceId: string): Promise<{ alive: boolean; usage: BrowserUsage | null; known?: boolean }>;
   /** Idempotent; answers whether there was a browser to stop. */
   stopBrowser(resourceId: string): Promise<boolean>;
 };

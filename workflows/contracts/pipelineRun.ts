@@ -51,8 +51,10 @@ export const nodeFailures = {
 export const runFailures = {
   /**
    * The browser host that held the run's browser stopped answering while a stretch ran on it (no
-   * heartbeat, or nobody picked the stretch up): the browser died with it, so the run is not
-   * retried elsewhere (docs/pipelines.md, "A host lost mid-stretch").
+   * heartbeat, or nobody picked the stretch up) and its process stopped heartbeating into the host
+   * registry too: the browser died with it, so the run is not retried elsewhere (docs/pipelines.md,
+   * "A host lost mid-stretch"). A stretch that timed out while its host still heartbeats is not a
+   * host loss (workflows/pipelineRun.ts).
    */
   hostLost: 'host_lost',
 } as const;
@@ -122,6 +124,12 @@ export type PipelineRunActivities = {
   /** A stretch of data nodes; answers the kept outputs of each node. */
   runPureStretch(call: StretchActivityCall): Promise<Record<string, unknown>[]>;
   runPureNode(call: NodeActivityCall): Promise<Record<string, unknown>>;
+  /**
+   * Whether the browser host's own process still heartbeats into the host registry
+   * (`browser_hosts`, every 5 s): the evidence a timed-out stretch is checked against before the
+   * run ends `host_lost`.
+   */
+  hostAnswering(hostId: string): Promise<boolean>;
 };
 
 /** The workflow's activities on the host that holds the run's browser (activities/browserHost.ts). */

@@ -193,15 +193,16 @@ export class BrowserPool {
     return instance.log.hide(values);
   }
 
-  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null } {
+  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null; known: boolean } {
     const instance = this.#running.get(resourceId);
-    if (!instance) return { alive: false, usage: null };
+    if (!instance) return { alive: false, usage: null, known: false };
     const alive = instance.external ? Boolean(instance.remote?.isConnected()) : instance.pid ? isAlive(instance.pid) : true;
     // The first measurement (a warm browser's billing baseline) is read now; later ones may be a moment old.
     const tree = instance.pid ? this.#processes.measureTree(instance.pid, { fresh: !instance.measured }) : null;
     instance.measured = true;
     return {
       alive,
+      known: true,
       usage: { cpuSeconds: tree?.cpuSeconds ?? 0, memoryBytes: tree?.memoryBytes ?? 0, networkBytes: instance.networkBytes },
     };
   }

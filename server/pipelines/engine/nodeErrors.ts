@@ -11,6 +11,8 @@ export type NodeErrorCode =
   | 'navigation_failed'
   | 'script_error'
   | 'no_page'
+  /** The run's Chromium exited under the node (killed or crashed): no retry mends it. */
+  | 'browser_crashed'
   | 'browser_error'
   | 'output_too_large'
   | 'unknown_type';
