@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserflowClient, WaitTimedOut } from '../client/index.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline, longWaitSource, settledRun } from './support/pipelines.ts';
+import { createPipeline, greetingSource, longWaitSource, settledRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -32,19 +32,9 @@ afterAll(async () => {
 
 const base = (pipelineId: string) => `/${slug}/api/pipelines/${pipelineId}`;
 
-/** Opens the test site and reads its heading. */
-const greetingSource = () => ({
-  nodes: {
-    page: { type: 'browser.page' },
-    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: site.url } },
-    heading: { type: 'extract.text', timeoutMs: 5000, inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
-  },
-  outputs: { greeting: { $ref: 'heading.text' } },
-});
-
 describe('a pipeline run started with wait', () => {
   it('answers the finished run, as GET answers it, when it ends in time', async () => {
-    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource());
+    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
     const started = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId, wait: 60 }, { token });
     expect(started.status, started.text).toBe(200);
     expect(started.body.status).toEqual({ pipeline: 'succeeded', 'pipeline-evaluation': 'completed' });
@@ -86,7 +76,7 @@ describe('a pipeline run started with wait', () => {
   }, 90_000);
 
   it('without wait, or with 0, answers the run id at once as before', async () => {
-    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource());
+    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
     for (const body of [{ session: sessionId }, { session: sessionId, wait: 0 }]) {
       const started = await stack.http.post(`${base(pipelineId)}/start`, body, { token });
       expect(started.status, started.text).toBe(200);
@@ -96,7 +86,7 @@ describe('a pipeline run started with wait', () => {
   }, 90_000);
 
   it('refuses a wait that is not a whole number of seconds from 0 to 60, saying so', async () => {
-    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource());
+    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
     for (const wait of [61, -1, 'x', 1.5]) {
       const refused = await stack.http.post(`${base(pipelineId)}/start`, { session: sessionId, wait }, { token });
       expect(refused.status, refused.text).toBe(400);
@@ -140,7 +130,7 @@ describe('a function executed with wait', () => {
   }
 
   it('answers the finished execution when the run ends in time, else 202 with the running run', async () => {
-    const quick = await createFunction(greetingSource(), [{ name: 'greeting', refType: 'string' }]);
+    const quick = await createFunction(greetingSource(site.url), [{ name: 'greeting', refType: 'string' }]);
     const done = await stack.http.post(`/${slug}/api/functions/slug/${quick.slug}/execute`, { args: {}, wait: 60 }, { token });
     expect(done.status, done.text).toBe(200);
     expect(done.body.outputs).toEqual({ greeting: 'Hello from the test site' });

@@ -21,12 +21,15 @@ export const BENCH_PAGE_HOST = '127.0.0.5';
 /**
  * The whole service for a benchmark, as `npm start` runs it (api, control worker, browser host;
  * the api on the worker's connection, starting workflows eagerly) but on a scratch database and a
- * throw-away Temporal dev server, plus a verified user with a project (`browserHost: false`: no
+ * throw-away Temporal dev server (its history in `temporalHistoryFile` when given), plus a verified user with a project (`browserHost: false`: no
  * host in this process). With `splitApi`, a second
  * api on its own connection, as an api process apart from the worker runs (`splitBase`).
  * `stop` tears it all down.
  */
-export async function startBenchStack(env: Record<string, string> = {}, options: { splitApi?: boolean; browserHost?: boolean } = {}) {
+export async function startBenchStack(
+  env: Record<string, string> = {},
+  options: { splitApi?: boolean; browserHost?: boolean; temporalHistoryFile?: string } = {},
+) {
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -34,7 +37,13 @@ export async function startBenchStack(env: Record<string, string> = {}, options:
   const log = createLogger({ logLevel: 'warn' });
   const database = await createScratchDatabase(process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL, 'bench');
   cleanups.push(database.drop);
-  const temporalServer = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port: await freePort(), log });
+  const temporalServer = await startDevTemporal({
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port: await freePort(),
+    // In memory unless asked: `npm start` keeps it in a file, whose writes fall behind under load.
+    dbFile: options.temporalHistoryFile,
+    log,
+  });
   cleanups.push(temporalServer.stop);
   const port = await freePort();
   const config = parseConfig({

@@ -27,6 +27,7 @@ import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { requireFunds } from '../billing/ledger.ts';
 import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
+import { repeatWhileEngineSlow, startOnce } from '../infra/workflowErrors.ts';
 import { within } from '../infra/workflowHandles.ts';
 import { browserDialUrl } from './browserDial.ts';
 import { type LaunchSettings, launchSettingsOf } from './launchSettings.ts';
@@ -173,14 +174,18 @@ export async function completeBrowserStart(
       }
     }
     try {
-      await deps.temporal.workflow.start<BrowserSessionWorkflow>(browserSessionWorkflowType, {
-        taskQueue: deps.config.temporal.taskQueue,
-        workflowId: workflowIds.browser(resource.id),
-        args: [resource.id, { ...input, adoptWarmId: warm.id }],
-        typedSearchAttributes,
-        // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
-        requestEagerStart: deps.eagerStart,
-      });
+      // Repeated while the engine is slow to answer: a repeat finds the workflow the first try started.
+      await repeatWhileEngineSlow(() =>
+        deps.temporal.workflow.start<BrowserSessionWorkflow>(browserSessionWorkflowType, {
+          taskQueue: deps.config.temporal.taskQueue,
+          workflowId: workflowIds.browser(resource.id),
+          ...startOnce,
+          args: [resource.id, { ...input, adoptWarmId: warm.id }],
+          typedSearchAttributes,
+          // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
+          requestEagerStart: deps.eagerStart,
+        }),
+      );
     } catch (error) {
       throw await fail(
         'the workflow could not start',
@@ -192,15 +197,18 @@ export async function completeBrowserStart(
 
   let state: BrowserSessionState;
   try {
-    // Start and wait in one call: the update returns once the browser is usable.
-    const startWorkflowOperation = new WithStartWorkflowOperation<BrowserSessionWorkflow>(browserSessionWorkflowType, {
-      taskQueue: deps.config.temporal.taskQueue,
-      workflowId: workflowIds.browser(resource.id),
-      workflowIdConflictPolicy: 'FAIL',
-      args: [resource.id, input],
-      typedSearchAttributes,
+    // Start and wait in one call: the update returns once the browser is usable. Repeated while
+    // the engine is slow to answer: a repeat joins the workflow and the update the first try made.
+    state = await repeatWhileEngineSlow(() => {
+      const startWorkflowOperation = new WithStartWorkflowOperation<BrowserSessionWorkflow>(browserSessionWorkflowType, {
+        taskQueue: deps.config.temporal.taskQueue,
+        workflowId: workflowIds.browser(resource.id),
+        ...startOnce,
+        args: [resource.id, input],
+        typedSearchAttributes,
+      });
+      return deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation, updateId: 'ready' });
     });
-    state = await deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation });
   } catch (error) {
     await settleUnmanaged(em, resource, { status: 'failed', reason: 'the workflow could not start', from: ['starting'], severity: null });
     throw new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities/deps.ts';
 import { createActivities } from '../../activities/index.ts';
@@ -17,8 +17,9 @@ import { installTemporalRuntime } from './temporalRuntime.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
-export async function connectTemporalClient(address: string, namespace: string) {
-  const connection = await Connection.connect({ address });
+/** `interceptors` replace the client's own gRPC retries (a test that injects faults passes them with its own). */
+export async function connectTemporalClient(address: string, namespace: string, interceptors?: ConnectionOptions['interceptors']) {
+  const connection = await Connection.connect({ address, interceptors });
   return { client: new Client({ connection, namespace }), close: () => connection.close() };
 }
 

@@ -1,4 +1,9 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  isGrpcCancelledError,
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 
 /**
  * Whether a cancel or signal failed because the workflow has already ended (or never ran): there
@@ -7,3 +12,36 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 export function workflowIsGone(error: unknown) {
   return error instanceof WorkflowNotFoundError || (error instanceof Error && /not found|already completed/i.test(error.message));
 }
+
+/**
+ * Whether a call failed because the engine did not answer in time: its deadline passed or the
+ * server cancelled it (the dev server's history store falling behind under a burst of starts does
+ * both). The engine is up, so a call that is safe to repeat is repeated. Whatever the client's own
+ * retries gave up on (an engine that is away) is not this: that stays a 503 at once.
+ */
+export function engineWasSlow(error: unknown) {
+  return error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(error) || isGrpcCancelledError(error);
+}
+
+/**
+ * Runs `call` again while it fails with `engineWasSlow`, with a growing pause, until `budgetMs`
+ * has passed; then, or on any other failure, throws what it threw. Only for calls that are safe
+ * to repeat: a start that uses the existing workflow of its id, an update with a fixed id.
+ */
+export async function repeatWhileEngineSlow<T>(call: () => Promise<T>, budgetMs = 30_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let pauseMs = 200; ; pauseMs = Math.min(pauseMs * 2, 2_000)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!engineWasSlow(error) || Date.now() + pauseMs >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
+/**
+ * A start that is safe to repeat: a second start of the same id joins the workflow the first
+ * started, and never starts another once that one has ended. Ids made from a row's id only.
+ */
+export const startOnce = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' } as const;

@@ -27,6 +27,7 @@ import {
 } from '../browsers/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { requireRefusedUpdate, workflowClosed } from '../infra/waiting.ts';
+import { repeatWhileEngineSlow, startOnce } from '../infra/workflowErrors.ts';
 import { cancelAndAwait, within } from '../infra/workflowHandles.ts';
 import { prepareArgs } from './engine/interpreter.ts';
 import type { Plan } from './engine/plan.ts';
@@ -77,13 +78,16 @@ type RunTarget = {
 export async function startRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const { run, input } = await createRun(deps, em, target);
   try {
-    await deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, {
-      taskQueue: deps.config.temporal.taskQueue,
-      workflowId: workflowIds.run(run.id),
-      args: [run.id, input],
-      typedSearchAttributes: runSearchAttributes(run, input),
-      requestEagerStart: deps.eagerStart,
-    });
+    await repeatWhileEngineSlow(() =>
+      deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, {
+        taskQueue: deps.config.temporal.taskQueue,
+        workflowId: workflowIds.run(run.id),
+        ...startOnce,
+        args: [run.id, input],
+        typedSearchAttributes: runSearchAttributes(run, input),
+        requestEagerStart: deps.eagerStart,
+      }),
+    );
   } catch (error) {
     throw await notStarted(deps, em, run, error);
   }
@@ -124,6 +128,9 @@ export async function runToEnd(deps: Deps, em: EntityManager, target: RunTarget,
   return { run, timedOut: false };
 }
 
+/** The `runEnded` update's id: one per run, so a repeated update-with-start joins the first. */
+const runEndedUpdateId = 'run-ended';
+
 /**
  * Starts the run's workflow with the `runEnded` update, in the fewest round trips the process
  * allows, and answers once the workflow exists (a cancel reaches it from then on). `ended`
@@ -141,25 +148,35 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
     workflowId: workflowIds.run(run.id),
     args: [run.id, input] as [string, PipelineRunInput],
     typedSearchAttributes: runSearchAttributes(run, input),
+    // Repeated while the engine is slow to answer: a repeat joins what the first try started.
+    ...startOnce,
   };
   if (deps.eagerStart) {
     let handle: WorkflowHandle<PipelineRunWorkflow>;
     try {
-      handle = await deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true });
+      handle = await repeatWhileEngineSlow(() =>
+        deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true }),
+      );
     } catch (error) {
       throw await notStarted(deps, em, run, error);
     }
-    return { ended: handle.executeUpdate(runEndedUpdate) };
+    return { ended: handle.executeUpdate(runEndedUpdate, { updateId: runEndedUpdateId }) };
   }
-  const startWorkflowOperation = new WithStartWorkflowOperation<PipelineRunWorkflow>(pipelineRunWorkflowType, {
-    ...options,
-    workflowIdConflictPolicy: 'FAIL',
-  });
+  // A fresh operation for each try (one is used once); the last tells whether the workflow started.
+  const tries: WithStartWorkflowOperation<PipelineRunWorkflow>[] = [];
   try {
-    const update = await deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, { startWorkflowOperation, waitForStage: 'ACCEPTED' });
+    const update = await repeatWhileEngineSlow(() => {
+      const startWorkflowOperation = new WithStartWorkflowOperation<PipelineRunWorkflow>(pipelineRunWorkflowType, options);
+      tries.push(startWorkflowOperation);
+      return deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, {
+        startWorkflowOperation,
+        updateId: runEndedUpdateId,
+        waitForStage: 'ACCEPTED',
+      });
+    });
     return { ended: update.result() };
   } catch (error) {
-    const started = await startWorkflowOperation.workflowHandle().then(
+    const started = await (tries.at(-1) as WithStartWorkflowOperation<PipelineRunWorkflow>).workflowHandle().then(
       () => true,
       () => false,
     );

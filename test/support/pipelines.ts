@@ -23,6 +23,16 @@ export async function settledJob(stack: TestStack, url: string, as: Credentials,
   return (await stack.http.get(url, as)).body;
 }
 
+/** Opens `url` (a test site, test/support/pages.ts) and reads its heading as the output `greeting`. */
+export const greetingSource = (url: string) => ({
+  nodes: {
+    page: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url } },
+    heading: { type: 'extract.text', timeoutMs: 5000, inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+  },
+  outputs: { greeting: { $ref: 'heading.text' } },
+});
+
 /** A run that holds its browser for `ms` (a page, then a wait): what stop and crash tests need under way. */
 export const longWaitSource = (ms: number) => ({
   nodes: {

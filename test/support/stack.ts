@@ -45,6 +45,8 @@ export async function startTestStack(
     eagerStart?: boolean;
     /** A Temporal dev server of the test's own (one with a history file, as `npm start` runs it) instead of the shared one. */
     temporalAddress?: string;
+    /** gRPC interceptors on the app's Temporal client, in place of its own retries (a test that injects faults). */
+    temporalInterceptors?: Parameters<typeof connectTemporalClient>[2];
   } = {},
 ) {
   const port = await freePort();
@@ -80,7 +82,7 @@ export async function startTestStack(
   const log = createLogger(config, options.logDestination);
   const orm = await initORM(databaseUrl);
   await migrate(orm);
-  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace, options.temporalInterceptors);
   bundle ??= { code: readFileSync(inject('workflowBundlePath'), 'utf8') };
   const control =
     options.controlWorker === false
