@@ -5,6 +5,7 @@ import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPoo
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
 import { executeNode } from '../server/browsers/host/nodes/executeNode.ts';
 import { RunPages } from '../server/browsers/host/nodes/runPages.ts';
+import { failOnPageCrash } from '../server/browsers/host/pageCrashes.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';
@@ -146,7 +147,10 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
           if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);
-          const work = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
+          const work = failOnPageCrash(
+            context,
+            executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) }),
+          );
           runs.track(call.runId, work);
           return work.catch((error: unknown) => {
             // Playwright says only that the target closed: the host knows the Chromium is gone.

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
+import { processTree } from './support/sandbox.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -31,6 +33,30 @@ const killChromium = async (resourceId: string) => {
   process.kill(row.pid as number, 'SIGKILL');
 };
 
+/** Kills the renderer processes of a browser (its pages' processes), not the browser: answers how many. */
+const killRenderers = async (resourceId: string) => {
+  const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resourceId });
+  const renderers = processTree(row.pid as number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer');
+    } catch {
+      return false;
+    }
+  });
+  for (const pid of renderers) process.kill(pid, 'SIGKILL');
+  return renderers.length;
+};
+
+/** A run of a 30 s wait in a new session, once its browser is up: its session, URL and browser. */
+const runWaitingOnItsBrowser = async (sessionName: string) => {
+  const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: sessionName }, as)).body.id as string;
+  const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(30_000));
+  const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId);
+  await expect.poll(async () => (await stack.http.get(runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 250 }).toBeTruthy();
+  const resourceId = (await stack.orm.em.fork().findOneOrFail(PipelineRun, { id: runId })).resource?.id as string;
+  return { sessionId, runUrl, resourceId };
+};
+
 const settledResource = async (url: string) => {
   await expect
     .poll(async () => (await stack.http.get(url, as)).body.status, { timeout: 45_000, interval: 300 })
@@ -51,13 +77,7 @@ describe('a browser whose Chromium is killed', () => {
   }, 90_000);
 
   it('under a run: the run fails, and the browser it started says it crashed, not that the run ended', async () => {
-    const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: 'crash-run' }, as)).body.id as string;
-    const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(30_000));
-    const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId);
-    await expect
-      .poll(async () => (await stack.http.get(runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 250 })
-      .toBeTruthy();
-    const resourceId = (await stack.orm.em.fork().findOneOrFail(PipelineRun, { id: runId })).resource?.id as string;
+    const { sessionId, runUrl, resourceId } = await runWaitingOnItsBrowser('crash-run');
     await killChromium(resourceId);
     const run = await settledRun(stack, runUrl, as);
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('failed');
@@ -65,5 +85,17 @@ describe('a browser whose Chromium is killed', () => {
     const resource = await settledResource(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`);
     expect(resource.status).toBe('stopped');
     expect(resource.stopReason).toMatch(/^browser crashed: Chromium exited without being stopped/);
+  }, 120_000);
+
+  it('a run whose page’s renderer dies fails with renderer_crashed; the browser lives on and is stopped by the run', async () => {
+    const { sessionId, runUrl, resourceId } = await runWaitingOnItsBrowser('crash-renderer');
+    expect(await killRenderers(resourceId)).toBeGreaterThan(0);
+    const run = await settledRun(stack, runUrl, as);
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('failed');
+    expect(run.error).toMatchObject({ node: 'wait', code: 'renderer_crashed' });
+    expect(run.error.message).toMatch(/renderer crashed/);
+    const resource = await settledResource(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`);
+    expect(resource.status).toBe('stopped');
+    expect(resource.stopReason).not.toMatch(/crashed/);
   }, 120_000);
 });

@@ -13,6 +13,8 @@ export type NodeErrorCode =
   | 'no_page'
   /** The run's Chromium exited under the node (killed or crashed): no retry mends it. */
   | 'browser_crashed'
+  /** A page's renderer process died under the node, the browser lives on: the page is unusable. */
+  | 'renderer_crashed'
   | 'browser_error'
   | 'output_too_large'
   | 'unknown_type';
