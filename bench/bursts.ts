@@ -135,7 +135,7 @@ const figures = `Measured ${new Date().toISOString().slice(0, 10)} on ${machineL
 Goal (issue 25): 0 runs fail with \`host_lost\` without a fault. ${hostLost === 0 && failures.length === 0 && refusals.length === 0 ? 'Met: every run succeeded.' : 'Not met.'}
 ${[...failures.slice(0, 5).map((failure) => `- round ${failure.round}: \`${failure.code}\` ${failure.message}`), ...refusals.slice(0, 5).map((refusal) => `- round ${refusal.round}: refused: ${refusal.message}`)].join('\n')}
 
-Reproduce: \`npm run bench:bursts\` (about 5 minutes; BENCH_BURST_ROUNDS, BENCH_BURST_SESSIONS, BENCH_BURST_RUNS).`;
+Reproduce: \`npm run bench:bursts\` (about 7 minutes; BENCH_BURST_ROUNDS, BENCH_BURST_SESSIONS, BENCH_BURST_RUNS).`;
 console.log(figures);
 writeFiguresBlock(docsFile, 'bursts.ts', 'Benchmark: bursts of run starts (`npm run bench:bursts`)', figures);
 process.exit(hostLost === 0 ? 0 : 1);
