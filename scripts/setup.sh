@@ -195,3 +195,13 @@ fi
 
 export PATH="$PWD/node_modules/.bin:$PATH"
 say "node for the project: $(node --version) (node_modules/.bin)"
+
+# --- The web console (served at /): built when missing or older than its sources ---------------
+# `vite build` takes a few seconds; a second run finds the build newer than every source and skips it.
+console_stamp=console/dist/index.html
+if [ ! -f "$console_stamp" ] || [ -n "$(find console/src console/index.html console/vite.config.ts client/index.ts client/appRouter.ts package-lock.json -newer "$console_stamp" -print -quit)" ]; then
+  say "web console: building console/dist (vite)"
+  vite build --config console/vite.config.ts
+else
+  say "web console: console/dist (up to date)"
+fi

@@ -27,6 +27,7 @@ import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
 import { registerBrowserRoutes } from './http/browsers/index.ts';
 import { capConnectionsPerClient, requestTimeoutOptions } from './http/connectionLimits.ts';
+import { registerConsoleRoutes } from './http/consoleRoutes.ts';
 import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
 import { registerLogRoutes } from './http/logRoutes.ts';
@@ -184,6 +185,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
 
   registerOidcSignInRoutes(app, deps);
   registerAuthPages(app);
+  await registerConsoleRoutes(app);
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
   registerBillingRoutes(app, deps);

@@ -1,0 +1,55 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { bf } from './api.ts';
+import { ApiKeysPage } from './pages/ApiKeys.tsx';
+import { ProjectPage } from './pages/Project.tsx';
+import { ProjectsPage } from './pages/Projects.tsx';
+import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
+import { ErrorLine } from './parts.tsx';
+import { hrefOf, useRoute } from './route.ts';
+
+/** Who is signed in decides what shows: the sign-in steps, or the console. */
+export function App() {
+  const auth = useQuery({ queryKey: ['auth'], queryFn: () => bf.auth.status.query() });
+  if (auth.isPending) return <p className="muted page">Loading…</p>;
+  if (auth.isError) return <ErrorLine error={auth.error} />;
+  const { status, user } = auth.data;
+  if (status === 'anonymous' || !user) return <SignIn />;
+  if (status === '2fa_required') return <SecondFactor />;
+  if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
+  return <Console email={user.email} />;
+}
+
+function Console({ email }: { email: string }) {
+  const route = useRoute();
+  const queries = useQueryClient();
+  const signOut = useMutation({
+    mutationFn: () => bf.auth.logout.query(),
+    onSuccess: () => queries.resetQueries(),
+  });
+  return (
+    <>
+      <header className="bar">
+        <a className="brand" href={hrefOf({ page: 'projects' })}>
+          Browserflow
+        </a>
+        <nav>
+          <a href={hrefOf({ page: 'projects' })} aria-current={route.page !== 'keys' ? 'page' : undefined}>
+            Projects
+          </a>
+          <a href={hrefOf({ page: 'keys' })} aria-current={route.page === 'keys' ? 'page' : undefined}>
+            API keys
+          </a>
+        </nav>
+        <span className="who">{email}</span>
+        <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+          Sign out
+        </button>
+      </header>
+      <main className="page">
+        {route.page === 'projects' && <ProjectsPage />}
+        {route.page === 'project' && <ProjectPage slug={route.slug} />}
+        {route.page === 'keys' && <ApiKeysPage />}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,23 @@
+import { type BrowserflowError, createBrowserflowClient, isBrowserflowError, type RouterOutputs } from '../../client/index.ts';
+
+/**
+ * The typed client over this origin's tRPC endpoint. The console signs in with the service's
+ * session cookie (SameSite=Lax, HttpOnly): no token is kept in the page's storage.
+ */
+export const bf = createBrowserflowClient({ url: window.location.origin });
+
+export type { RouterOutputs };
+export type Project = RouterOutputs['projects']['list'][number];
+export type Session = RouterOutputs['sessions']['list'][number];
+export type Resource = RouterOutputs['resources']['get'];
+export type ApiKey = RouterOutputs['apiKeys']['list'][number];
+export type AuthStatus = RouterOutputs['auth']['status'];
+
+/** What a failed call says to a person: the service's own message, with its code. */
+export function messageOf(error: unknown) {
+  if (isBrowserflowError(error)) {
+    const code = (error as BrowserflowError).data?.domainCode;
+    return code ? `${error.message} (${code})` : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,158 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { bf, type Resource, type Session } from '../api.ts';
+import { Copyable, ErrorLine, when } from '../parts.tsx';
+
+/** A project: what it is, and its sessions with their browsers. */
+export function ProjectPage({ slug }: { slug: string }) {
+  const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
+  if (project.isError) return <ErrorLine error={project.error} />;
+  if (!project.data) return <p className="muted">Loading…</p>;
+  return (
+    <>
+      <h1>{project.data.name}</h1>
+      <p className="muted">
+        <code>{project.data.slug}</code> · {project.data.visibility}
+        {project.data.description ? ` · ${project.data.description}` : ''}
+      </p>
+      <Sessions slug={slug} />
+    </>
+  );
+}
+
+function Sessions({ slug }: { slug: string }) {
+  const queries = useQueryClient();
+  const sessions = useQuery({
+    queryKey: ['sessions', slug],
+    queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }),
+    refetchInterval: 5_000,
+  });
+  const [name, setName] = useState('');
+  const create = useMutation({
+    mutationFn: () => bf.sessions.create.mutate({ project: slug, name }),
+    onSuccess: () => {
+      setName('');
+      return queries.invalidateQueries({ queryKey: ['sessions', slug] });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  return (
+    <section>
+      <h2>Sessions</h2>
+      <p className="muted">A session keeps a browser's settings and cookies; each start gives it a fresh browser.</p>
+      <ErrorLine error={sessions.error} />
+      {sessions.data?.length === 0 && <p className="muted">No sessions yet.</p>}
+      {sessions.data?.map((session) => (
+        <SessionCard key={session.id} slug={slug} session={session} />
+      ))}
+      <form onSubmit={submit} className="row">
+        <label>
+          New session
+          <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <button type="submit" disabled={create.isPending}>
+          Create session
+        </button>
+      </form>
+      <ErrorLine error={create.error} />
+    </section>
+  );
+}
+
+function SessionCard({ slug, session }: { slug: string; session: Session }) {
+  const queries = useQueryClient();
+  const running = session.manager.runningResources > 0;
+  const detail = useQuery({
+    queryKey: ['session', slug, session.id],
+    queryFn: () => bf.sessions.get.query({ project: slug, sessionId: session.id }),
+    enabled: running,
+    refetchInterval: running ? 3_000 : false,
+  });
+  const refresh = () =>
+    Promise.all([
+      queries.invalidateQueries({ queryKey: ['sessions', slug] }),
+      queries.invalidateQueries({ queryKey: ['session', slug, session.id] }),
+    ]);
+  const start = useMutation({ mutationFn: () => bf.resources.start.mutate({ project: slug, sessionId: session.id }), onSuccess: refresh });
+  const browsers = (detail.data?.resources ?? []).filter((resource) => resource.status === 'running' || resource.status === 'starting');
+  return (
+    <article className="card" aria-label={`session ${session.name}`}>
+      <header className="row">
+        <strong>{session.name}</strong>
+        <span className={`status ${session.status}`}>{session.status}</span>
+        <span className="muted">last started {when(session.manager.lastStarted)}</span>
+        <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+          Start a browser
+        </button>
+      </header>
+      <ErrorLine error={start.error} />
+      {browsers.map((resource) => (
+        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} onChange={refresh} />
+      ))}
+    </article>
+  );
+}
+
+/** A running browser: how to connect to it, and its stop. */
+function Browser({
+  slug,
+  sessionId,
+  resource,
+  onChange,
+}: {
+  slug: string;
+  sessionId: string;
+  resource: Resource;
+  onChange: () => unknown;
+}) {
+  const stop = useMutation({
+    mutationFn: () => bf.resources.stop.mutate({ project: slug, sessionId, resourceId: resource.id }),
+    onSuccess: onChange,
+  });
+  return (
+    <section className="browser" aria-label={`browser ${resource.id}`}>
+      <p className="row">
+        <span className={`status ${resource.status}`}>{resource.status}</span>
+        <span className="muted">
+          on {resource.host ?? '—'} since {when(resource.started)}, until {when(resource.expires)}
+        </span>
+        {resource.vncUrl && (
+          <a href={resource.vncUrl} target="_blank" rel="noreferrer">
+            Live view
+          </a>
+        )}
+        <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+          Stop
+        </button>
+      </p>
+      <ErrorLine error={stop.error} />
+      {resource.remoteUrl && (
+        <>
+          <Copyable label="CDP URL" value={resource.remoteUrl} />
+          <Copyable label="Playwright" multiline value={playwrightSnippet(resource.remoteUrl)} />
+          <Copyable label="Puppeteer" multiline value={puppeteerSnippet(resource.remoteUrl)} />
+        </>
+      )}
+    </section>
+  );
+}
+
+const playwrightSnippet = (url: string) => `import { chromium } from 'playwright';
+
+const browser = await chromium.connectOverCDP('${url}');
+const context = browser.contexts()[0] ?? (await browser.newContext());
+const page = context.pages()[0] ?? (await context.newPage());
+await page.goto('https://example.com');
+console.log(await page.title());
+await browser.close();`;
+
+const puppeteerSnippet = (url: string) => `import puppeteer from 'puppeteer-core';
+
+const browser = await puppeteer.connect({ browserWSEndpoint: '${url}' });
+const [page] = await browser.pages();
+await page.goto('https://example.com');
+console.log(await page.title());
+await browser.disconnect();`;

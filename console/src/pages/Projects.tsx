@@ -1,0 +1,76 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+import { hrefOf } from '../route.ts';
+
+/** Your projects, and a form that creates one (its slug is the first part of its API paths). */
+export function ProjectsPage() {
+  const queries = useQueryClient();
+  const projects = useQuery({ queryKey: ['projects'], queryFn: () => bf.projects.list.query({ my: true, limit: 100 }) });
+  const [name, setName] = useState('');
+  const [slug, setSlug] = useState('');
+  const [isPublic, setPublic] = useState(false);
+  const create = useMutation({
+    mutationFn: () => bf.projects.create.mutate({ name, slug, public: isPublic }),
+    onSuccess: async () => {
+      await queries.invalidateQueries({ queryKey: ['projects'] });
+      window.location.hash = hrefOf({ page: 'project', slug });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  return (
+    <>
+      <h1>Projects</h1>
+      {projects.isError && <ErrorLine error={projects.error} />}
+      {projects.data?.length === 0 && <p className="muted">No projects yet: create the first below.</p>}
+      {!!projects.data?.length && (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Slug</th>
+              <th>Visibility</th>
+              <th>Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {projects.data.map((project) => (
+              <tr key={project.id}>
+                <td>
+                  <a href={hrefOf({ page: 'project', slug: project.slug })}>{project.name}</a>
+                </td>
+                <td>
+                  <code>{project.slug}</code>
+                </td>
+                <td>{project.visibility}</td>
+                <td>{when(project.created)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>New project</h2>
+      <form onSubmit={submit} className="row">
+        <label>
+          Name
+          <input required value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <label>
+          Slug
+          <input required value={slug} onChange={(event) => setSlug(event.target.value)} />
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} /> Public
+        </label>
+        <button type="submit" disabled={create.isPending}>
+          Create project
+        </button>
+      </form>
+      <ErrorLine error={create.error} />
+    </>
+  );
+}

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD, registerUser } from './support/accounts.ts';
+import { launchChromium } from './support/chromium.ts';
+import { tokenFromMail } from './support/smtp.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+
+/**
+ * The web console at `/` (docs/console.md), driven in Chromium as a user would: the service's own
+ * build of it, on the real stack. Every step goes through the typed tRPC client the console is
+ * built on, with the session cookie the sign-in sets.
+ */
+
+let stack: TestStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  stack = await startTestStack({}, { browserHost: true });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+async function consolePage() {
+  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'], baseURL: stack.url });
+  const page = await context.newPage();
+  const failures: string[] = [];
+  // A CSP violation or a script error shows here: the console loads nothing from elsewhere.
+  page.on('console', (message) => {
+    if (message.type() === 'error') failures.push(message.text());
+  });
+  page.on('pageerror', (error) => failures.push(error.message));
+  await page.goto('/');
+  return { page, failures };
+}
+
+async function signIn(page: Page, email: string) {
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible()).toBe(true);
+}
+
+describe('the web console', () => {
+  it('is served at / with its assets, under a CSP that allows only this origin; API paths stay JSON', async () => {
+    const index = await fetch(`${stack.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/text\/html/);
+    expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const html = await index.text();
+    const script = html.match(/src="(\/assets\/[^"]+\.js)"/)?.[1];
+    expect(script, html).toBeTruthy();
+    expect(html).not.toMatch(/https?:\/\//);
+    const asset = await fetch(`${stack.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    const unknown = await fetch(`${stack.url}/no-such-page`, { headers: { accept: 'text/html' } });
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).code).toBe('not_found');
+  });
+
+  it('a new user registers, follows the mailed link, signs in, and signs out', async () => {
+    const { page, failures } = await consolePage();
+    const email = `console-${randomBytes(4).toString('hex')}@example.test`;
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    await page.getByLabel('First name').fill('Grace');
+    await page.getByLabel('Last name').fill('Hopper');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Register' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Verify your e-mail address' }).isVisible()).toBe(true);
+
+    const mail = await stack.smtp.waitFor((m) => m.to.includes(email) && /verify/i.test(m.subject));
+    const verified = await stack.http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) });
+    expect(verified.status, verified.text).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByText(email).isVisible()).toBe(true);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in to Browserflow' }).isVisible()).toBe(true);
+    await signIn(page, email);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('a wrong password says so and keeps the form', async () => {
+    const { email } = await registerUser(stack);
+    const { page } = await consolePage();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('E-mail or password is wrong (invalid_credentials)');
+    expect(await page.getByLabel('E-mail').inputValue()).toBe(email);
+    await page.context().close();
+  }, 30_000);
+
+  it('creates a project and a session, starts a browser with its CDP URL and snippets, and stops it', async () => {
+    const { email } = await registerUser(stack);
+    const { page, failures } = await consolePage();
+    await signIn(page, email);
+    const slug = `console-${randomBytes(3).toString('hex')}`;
+    await page.getByLabel('Name').fill('Console shop');
+    await page.getByLabel('Slug').fill(slug);
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Console shop' }).isVisible()).toBe(true);
+    expect(page.url()).toContain(`#/projects/${slug}`);
+
+    await page.getByLabel('New session').fill('checkout');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    const card = page.getByRole('article', { name: 'session checkout' });
+    await card.getByRole('button', { name: 'Start a browser' }).click();
+    const cdp = card.getByLabel('CDP URL');
+    await expect.poll(() => cdp.isVisible(), { timeout: 30_000 }).toBe(true);
+    const remoteUrl = (await cdp.textContent()) as string;
+    expect(remoteUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\//);
+    expect(await card.getByLabel('Playwright').textContent()).toContain(`chromium.connectOverCDP('${remoteUrl}')`);
+    expect(await card.getByLabel('Puppeteer').textContent()).toContain(`browserWSEndpoint: '${remoteUrl}'`);
+    // The service agrees: the session has a browser running.
+    const sessions = await stack.http.get(`/${slug}/api/sessions`, { cookie: await cookieOf(page) });
+    expect(sessions.body.find((session: { name: string }) => session.name === 'checkout')).toMatchObject({ status: 'running' });
+
+    await card.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => cdp.isVisible(), { timeout: 30_000 }).toBe(false);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 90_000);
+
+  it('creates an API key whose secret is shown once and works, then revokes it', async () => {
+    const { email } = await registerUser(stack);
+    const { page, failures } = await consolePage();
+    await signIn(page, email);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name').fill('ci');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByLabel('Secret');
+    await expect.poll(() => secret.isVisible()).toBe(true);
+    const value = (await secret.textContent()) as string;
+    expect(value).toMatch(/^bfk_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value);
+    expect((await stack.http.get('/api/auth', { apiKey: value })).body.status).toBe('ok');
+
+    // Listed by its prefix only; after a reload the secret is gone for good.
+    await page.reload();
+    await expect.poll(() => page.getByRole('cell', { name: 'ci', exact: true }).isVisible()).toBe(true);
+    expect(await page.content()).not.toContain(value);
+
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.getByText('No keys yet.').isVisible()).toBe(true);
+    expect((await stack.http.get('/api/auth', { apiKey: value })).status).toBe(401);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+});
+
+/** The page's session cookie, as a header the test's own client sends. */
+async function cookieOf(page: Page) {
+  const cookies = await page.context().cookies();
+  return cookies.map((cookie) => `${cookie.name}=${cookie.value}`).join('; ');
+}
