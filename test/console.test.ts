@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD, registerUser } from './support/accounts.ts';
+import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
+import { startTestSite } from './support/pages.ts';
 import { tokenFromMail } from './support/smtp.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -14,13 +17,16 @@ import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
 let browser: Browser;
+let site: Awaited<ReturnType<typeof startTestSite>>;
 
 beforeAll(async () => {
   stack = await startTestStack({}, { browserHost: true });
   browser = await launchChromium();
+  site = await startTestSite();
 });
 afterAll(async () => {
   await browser?.close();
+  await site?.close();
   await stack?.close();
 });
 
@@ -156,6 +162,134 @@ describe('the web console', () => {
     expect(failures).toEqual([]);
     await page.context().close();
   }, 60_000);
+});
+
+describe('pipelines in the console', () => {
+  it('a pipeline is created, its source fixed where the compiler points, run with a secret argument, and its run followed to the end', async () => {
+    const user = await registerUser(stack);
+    const project = await createProject(stack, user.token);
+    const { page, failures } = await consolePage();
+    await signIn(page, user.email);
+    await page.goto(`/#/projects/${project.slug}/pipelines`);
+    await page.getByLabel('New pipeline').fill('headings');
+    await page.getByRole('button', { name: 'Create pipeline' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'headings' }).isVisible()).toBe(true);
+    const errors = page.getByRole('complementary', { name: 'compiler errors' });
+    expect(await errors.textContent()).toContain('Compiles without errors');
+
+    // A node type that does not exist: the error shows beside that node.
+    const broken = {
+      parameters: { url: { refType: 'string' }, token: { refType: 'string', secret: true } },
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
+        heading: { type: 'extract.nothing', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+      },
+      outputs: { heading: { $ref: 'heading.text' } },
+    };
+    await page.getByLabel('source').fill(JSON.stringify(broken, null, 2));
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await expect.poll(() => errors.locator('li.has-error').textContent()).toContain('heading');
+    expect(await errors.textContent()).toMatch(/1 compiler error/);
+    expect(await page.getByRole('button', { name: 'Run' }).isDisabled()).toBe(true);
+
+    const fixed = { ...broken, nodes: { ...broken.nodes, heading: { ...broken.nodes.heading, type: 'extract.text' } } };
+    await page.getByLabel('source').fill(JSON.stringify(fixed, null, 2));
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await expect.poll(() => errors.textContent()).toContain('Compiles without errors');
+    await expect.poll(() => page.locator('tr[aria-label^="version "]').count()).toBe(3);
+
+    // The arguments form: a secret parameter is a password field.
+    const form = page.getByRole('form', { name: 'run the pipeline' });
+    expect(await form.getByLabel(/^token/).getAttribute('type')).toBe('password');
+    await form.getByLabel(/^url/).fill(site.url);
+    await form.getByLabel(/^token/).fill('s3cret-console-token');
+    await form.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: /^Run / }).textContent(), { timeout: 60_000 }).toContain('succeeded');
+    await expect.poll(() => page.getByRole('table', { name: 'node outputs' }).textContent()).toContain('Hello from the test site');
+    expect(await page.getByRole('document', { name: 'result' }).textContent()).toContain('Hello from the test site');
+    // The live log reached its end; the secret is not in the page.
+    await expect.poll(() => page.getByText(/^Complete/).isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await page.getByRole('list', { name: 'logs' }).locator('li').count()).toBeGreaterThan(0);
+    expect(await page.content()).not.toContain('s3cret-console-token');
+
+    // Back on the pipeline: the run is listed; the first version can be made current again.
+    await page.getByRole('link', { name: '← headings' }).click();
+    await expect.poll(() => page.getByRole('cell').getByText('succeeded').isVisible()).toBe(true);
+    await page.locator('tr[aria-label^="version "]').last().getByRole('button', { name: 'Make current' }).click();
+    await expect.poll(() => page.getByLabel('source').inputValue()).toContain('https://example.com');
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+});
+
+describe('functions and MCP servers in the console', () => {
+  it('a function is tried from its form; an MCP server is made from it and a new key linked in one step, whose config works', async () => {
+    const user = await registerUser(stack);
+    const project = await createProject(stack, user.token);
+    const fnSlug = 'read-heading';
+    const created = await stack.http.put(
+      `/${project.slug}/api/functions`,
+      {
+        name: 'Read a heading',
+        slug: fnSlug,
+        description: 'The first heading of a page',
+        definition: {
+          source: {
+            parameters: { url: { refType: 'string' } },
+            nodes: {
+              page: { type: 'browser.page' },
+              open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
+              heading: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+            },
+            outputs: { heading: { $ref: 'heading.text' } },
+          },
+          parameters: [{ name: 'url', refType: 'string' }],
+          outputs: [{ name: 'heading', refType: 'string' }],
+          metadata: {},
+          outputType: 'function',
+        },
+      },
+      { token: user.token },
+    );
+    expect(created.status, created.text).toBe(200);
+
+    const { page, failures } = await consolePage();
+    await signIn(page, user.email);
+    await page.goto(`/#/projects/${project.slug}/functions`);
+    const card = page.getByRole('article', { name: `function ${fnSlug}` });
+    await card.getByLabel(/^url/).fill(site.url);
+    await card.getByRole('button', { name: 'Try it' }).click();
+    await expect
+      .poll(() => card.getByRole('document', { name: `outputs of ${fnSlug}` }).textContent(), { timeout: 60_000 })
+      .toContain('Hello from the test site');
+
+    const form = page.getByRole('form', { name: 'new MCP server' });
+    await form.getByLabel('Name').fill('Agents');
+    await form.getByLabel('Server slug').fill('agents');
+    await form.getByLabel(fnSlug).check();
+    await form.getByRole('button', { name: 'Create MCP server' }).click();
+    const server = page.getByRole('article', { name: 'MCP server agents' });
+    await expect.poll(() => server.textContent()).toContain(`tools: ${fnSlug}`);
+    await server.getByRole('button', { name: 'Link' }).click();
+    const cursorConfig = server.getByRole('document', { name: 'Cursor' });
+    await expect.poll(() => cursorConfig.isVisible()).toBe(true);
+    const config = JSON.parse((await cursorConfig.textContent()) as string) as {
+      mcpServers: Record<string, { url: string; headers: Record<string, string> }>;
+    };
+    const { url, headers } = config.mcpServers.agents as { url: string; headers: Record<string, string> };
+    expect(headers['x-api-key']).toMatch(/^bfk_/);
+    expect(await server.textContent()).toMatch(/Linked keys: MCP agents/);
+
+    // What the config says is enough for an MCP client.
+    const client = new Client({ name: 'console-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    const tools = await client.listTools();
+    expect(tools.tools.map((tool) => tool.name)).toEqual([fnSlug]);
+    await client.close();
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 120_000);
 });
 
 /** The page's session cookie, as a header the test's own client sends. */

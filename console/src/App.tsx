@@ -1,8 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from './api.ts';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
+import { PipelinePage } from './pages/Pipeline.tsx';
 import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
+import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
 import { ErrorLine } from './parts.tsx';
 import { hrefOf, useRoute } from './route.ts';
@@ -47,7 +49,9 @@ function Console({ email }: { email: string }) {
       </header>
       <main className="page">
         {route.page === 'projects' && <ProjectsPage />}
-        {route.page === 'project' && <ProjectPage slug={route.slug} />}
+        {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
+        {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
+        {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
         {route.page === 'keys' && <ApiKeysPage />}
       </main>
     </>

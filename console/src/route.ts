@@ -1,21 +1,46 @@
 import { useEffect, useState } from 'react';
 
 /**
- * The console's routes live in the URL's fragment (`/#/projects/shop`): the service's own paths
- * start with a project slug (`/{project}/api/…`), so a console path could never be told apart from
- * one of them on the server. The fragment never reaches the server.
+ * The console's routes live in the URL's fragment (`/#/projects/shop/pipelines`): the service's
+ * own paths start with a project slug (`/{project}/api/…`), so a console path could never be told
+ * apart from one of them on the server. The fragment never reaches the server.
  */
-export type Route = { page: 'projects' } | { page: 'project'; slug: string } | { page: 'keys' };
+export type ProjectTab = 'sessions' | 'pipelines' | 'functions';
+export type Route =
+  | { page: 'projects' }
+  | { page: 'keys' }
+  | { page: 'project'; slug: string; tab: ProjectTab }
+  | { page: 'pipeline'; slug: string; pipelineId: string }
+  | { page: 'run'; slug: string; pipelineId: string; runId: string };
+
+const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions'];
 
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === 'projects' && parts[1]) return { page: 'project', slug: parts[1] };
-  if (parts[0] === 'keys') return { page: 'keys' };
-  return { page: 'projects' };
+  const [first, slug, second, pipelineId, third, runId] = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (first === 'keys') return { page: 'keys' };
+  if (first !== 'projects' || !slug) return { page: 'projects' };
+  if (second === 'pipelines' && pipelineId) {
+    if (third === 'runs' && runId) return { page: 'run', slug, pipelineId, runId };
+    return { page: 'pipeline', slug, pipelineId };
+  }
+  return { page: 'project', slug, tab: tabs.find((tab) => tab === second) ?? 'sessions' };
 }
 
-export const hrefOf = (route: Route) =>
-  route.page === 'project' ? `#/projects/${encodeURIComponent(route.slug)}` : route.page === 'keys' ? '#/keys' : '#/projects';
+export function hrefOf(route: Route): string {
+  const part = encodeURIComponent;
+  switch (route.page) {
+    case 'projects':
+      return '#/projects';
+    case 'keys':
+      return '#/keys';
+    case 'project':
+      return `#/projects/${part(route.slug)}${route.tab === 'sessions' ? '' : `/${route.tab}`}`;
+    case 'pipeline':
+      return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}`;
+    case 'run':
+      return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/runs/${part(route.runId)}`;
+  }
+}
 
 export function useRoute() {
   const [route, setRoute] = useState(() => parseRoute(window.location.hash));

@@ -2,9 +2,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type Resource, type Session } from '../api.ts';
 import { Copyable, ErrorLine, when } from '../parts.tsx';
+import { hrefOf, type ProjectTab } from '../route.ts';
+import { FunctionsTab } from './Functions.tsx';
+import { PipelinesTab } from './Pipelines.tsx';
 
-/** A project: what it is, and its sessions with their browsers. */
-export function ProjectPage({ slug }: { slug: string }) {
+/** A project: what it is, and its sessions, pipelines and functions, a tab each. */
+export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
   const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
   if (project.isError) return <ErrorLine error={project.error} />;
   if (!project.data) return <p className="muted">Loading…</p>;
@@ -15,7 +18,16 @@ export function ProjectPage({ slug }: { slug: string }) {
         <code>{project.data.slug}</code> · {project.data.visibility}
         {project.data.description ? ` · ${project.data.description}` : ''}
       </p>
-      <Sessions slug={slug} />
+      <nav className="tabs">
+        {(['sessions', 'pipelines', 'functions'] as const).map((name) => (
+          <a key={name} href={hrefOf({ page: 'project', slug, tab: name })} aria-current={tab === name ? 'page' : undefined}>
+            {name[0]?.toUpperCase() + name.slice(1)}
+          </a>
+        ))}
+      </nav>
+      {tab === 'sessions' && <Sessions slug={slug} />}
+      {tab === 'pipelines' && <PipelinesTab slug={slug} />}
+      {tab === 'functions' && <FunctionsTab slug={slug} />}
     </>
   );
 }

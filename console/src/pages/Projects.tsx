@@ -15,7 +15,7 @@ export function ProjectsPage() {
     mutationFn: () => bf.projects.create.mutate({ name, slug, public: isPublic }),
     onSuccess: async () => {
       await queries.invalidateQueries({ queryKey: ['projects'] });
-      window.location.hash = hrefOf({ page: 'project', slug });
+      window.location.hash = hrefOf({ page: 'project', slug, tab: 'sessions' });
     },
   });
   const submit = (event: FormEvent) => {
@@ -41,7 +41,7 @@ export function ProjectsPage() {
             {projects.data.map((project) => (
               <tr key={project.id}>
                 <td>
-                  <a href={hrefOf({ page: 'project', slug: project.slug })}>{project.name}</a>
+                  <a href={hrefOf({ page: 'project', slug: project.slug, tab: 'sessions' })}>{project.name}</a>
                 </td>
                 <td>
                   <code>{project.slug}</code>

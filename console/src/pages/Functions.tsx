@@ -1,0 +1,251 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { bf, type RouterOutputs } from '../api.ts';
+import { Copyable, ErrorLine } from '../parts.tsx';
+import { argsOf } from './Pipeline.tsx';
+
+type PipelineFunction = RouterOutputs['functions']['list'][number];
+type McpServer = RouterOutputs['mcpServers']['list'][number];
+
+/** The project's functions with a "try it" form each, and its MCP servers with their client set-up. */
+export function FunctionsTab({ slug }: { slug: string }) {
+  const functions = useQuery({ queryKey: ['functions', slug], queryFn: () => bf.functions.list.query({ project: slug, limit: 100 }) });
+  return (
+    <>
+      <section>
+        <h2>Functions</h2>
+        <p className="muted">A function is a pipeline version published with typed parameters and outputs, executed by its slug.</p>
+        <ErrorLine error={functions.error} />
+        {functions.data?.length === 0 && <p className="muted">No functions yet.</p>}
+        {functions.data?.map((fn) => (
+          <FunctionCard key={fn.id} slug={slug} fn={fn} />
+        ))}
+      </section>
+      <McpServers slug={slug} functions={functions.data ?? []} />
+    </>
+  );
+}
+
+function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
+  const [values, setValues] = useState<Record<string, string>>({});
+  const parameters = Object.fromEntries(fn.parameters.map((parameter) => [parameter.name, parameter]));
+  const execute = useMutation({
+    mutationFn: () => bf.functions.executeBySlug.mutate({ project: slug, slug: fn.slug, args: argsOf(parameters, values), wait: 60 }),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    execute.mutate();
+  };
+  return (
+    <article className="card" aria-label={`function ${fn.slug}`}>
+      <header className="row">
+        <strong>{fn.name}</strong>
+        <code>{fn.slug}</code>
+        <span className="muted">→ {fn.outputs.map((output) => `${output.name}: ${output.refType}`).join(', ') || 'no outputs'}</span>
+      </header>
+      {fn.description && <p className="muted">{fn.description}</p>}
+      <form onSubmit={submit} className="row">
+        {fn.parameters.map((parameter) => (
+          <label key={parameter.name}>
+            {parameter.name} <span className="muted">({parameter.refType})</span>
+            <input
+              placeholder={parameter.description}
+              value={values[parameter.name] ?? ''}
+              onChange={(event) => setValues({ ...values, [parameter.name]: event.target.value })}
+            />
+          </label>
+        ))}
+        <button type="submit" disabled={execute.isPending}>
+          {execute.isPending ? 'Running…' : 'Try it'}
+        </button>
+      </form>
+      <ErrorLine error={execute.error} />
+      {execute.data && (
+        <div className="stack">
+          <span>
+            Run <code>{execute.data.identifier.slice(0, 8)}</code>:{' '}
+            <span className={`status ${execute.data.result.status.pipeline}`}>{execute.data.result.status.pipeline}</span>
+          </span>
+          {execute.data.result.error && (
+            <p className="error">
+              {execute.data.result.error.message} ({execute.data.result.error.code})
+            </p>
+          )}
+          <pre role="document" aria-label={`outputs of ${fn.slug}`}>
+            {JSON.stringify(execute.data.outputs, null, 2)}
+          </pre>
+        </div>
+      )}
+    </article>
+  );
+}
+
+/** MCP servers: create one from functions, then link an API key to it and copy a client's config. */
+function McpServers({ slug, functions }: { slug: string; functions: PipelineFunction[] }) {
+  const queries = useQueryClient();
+  const servers = useQuery({ queryKey: ['mcp-servers', slug], queryFn: () => bf.mcpServers.list.query({ project: slug, limit: 100 }) });
+  const [name, setName] = useState('');
+  const [serverSlug, setServerSlug] = useState('');
+  const [functionIds, setFunctionIds] = useState<string[]>([]);
+  const create = useMutation({
+    mutationFn: () => bf.mcpServers.create.mutate({ project: slug, name, slug: serverSlug, description: '', functionIds }),
+    onSuccess: () => {
+      setName('');
+      setServerSlug('');
+      setFunctionIds([]);
+      return queries.invalidateQueries({ queryKey: ['mcp-servers', slug] });
+    },
+  });
+  return (
+    <section>
+      <h2>MCP servers</h2>
+      <p className="muted">An MCP server offers functions to AI agents as tools, to clients whose API key is linked to it.</p>
+      <ErrorLine error={servers.error} />
+      {servers.data?.map((server) => (
+        <McpServerCard key={server.id} slug={slug} server={server} />
+      ))}
+      <form
+        className="stack"
+        aria-label="new MCP server"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate();
+        }}
+      >
+        <strong>New MCP server</strong>
+        <div className="row">
+          <label>
+            Name
+            <input required value={name} onChange={(event) => setName(event.target.value)} />
+          </label>
+          <label>
+            Server slug
+            <input required value={serverSlug} onChange={(event) => setServerSlug(event.target.value)} />
+          </label>
+        </div>
+        <fieldset>
+          <legend>Its tools</legend>
+          {functions.length === 0 && <span className="muted">No functions to offer yet.</span>}
+          {functions.map((fn) => (
+            <label key={fn.id} className="inline">
+              <input
+                type="checkbox"
+                checked={functionIds.includes(fn.id)}
+                onChange={(event) =>
+                  setFunctionIds(event.target.checked ? [...functionIds, fn.id] : functionIds.filter((id) => id !== fn.id))
+                }
+              />{' '}
+              {fn.slug}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit" disabled={create.isPending}>
+          Create MCP server
+        </button>
+        <ErrorLine error={create.error} />
+      </form>
+    </section>
+  );
+}
+
+/**
+ * One server: its endpoint, and the link that `api_key_not_linked` asks for, in one step: a new
+ * key (its secret shown once, inside the configs) or one of yours, linked by a client config.
+ */
+function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
+  const queries = useQueryClient();
+  const configs = useQuery({
+    queryKey: ['mcp-client-configs', slug],
+    queryFn: () => bf.mcpClientConfigs.list.query({ project: slug, limit: 100 }),
+  });
+  const keys = useQuery({ queryKey: ['keys'], queryFn: () => bf.apiKeys.list.query({ limit: 100 }) });
+  const [keyChoice, setKeyChoice] = useState('new');
+  const [secret, setSecret] = useState<string | null>(null);
+  const endpoint = `${window.location.origin}/${slug}/api/mcp-servers/${server.id}/mcp`;
+  const link = useMutation({
+    mutationFn: async () => {
+      let apiKeyId = keyChoice;
+      if (keyChoice === 'new') {
+        const project = await bf.projects.get.query({ project: slug });
+        const key = await bf.apiKeys.create.mutate({ name: `MCP ${server.slug}`, accessType: 'projects', projectIds: [project.id] });
+        apiKeyId = key.id;
+        setSecret(key.secret);
+      } else {
+        setSecret(null);
+      }
+      return bf.mcpClientConfigs.create.mutate({
+        project: slug,
+        name: `${server.slug} ${Date.now().toString(36)}`,
+        description: '',
+        mcpServerId: server.id,
+        apiKeyId,
+      });
+    },
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['mcp-client-configs', slug] }),
+        queries.invalidateQueries({ queryKey: ['keys'] }),
+      ]),
+  });
+  const linked = configs.data?.filter((config) => config.mcpServerId === server.id) ?? [];
+  const key = secret ?? '<your API key>';
+  return (
+    <article className="card" aria-label={`MCP server ${server.slug}`}>
+      <header className="row">
+        <strong>{server.name}</strong>
+        <code>{server.slug}</code>
+        <span className="muted">tools: {server.functions.map((fn) => fn.slug).join(', ') || 'none'}</span>
+      </header>
+      <Copyable label="Endpoint" value={endpoint} />
+      <p className="muted">
+        Linked keys: {linked.length ? linked.map((config) => `${config.apiKey.name} (${config.apiKey.keyPrefix}…)`).join(', ') : 'none yet'}
+      </p>
+      <form
+        className="row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          link.mutate();
+        }}
+      >
+        <label>
+          Link a key
+          <select value={keyChoice} onChange={(event) => setKeyChoice(event.target.value)}>
+            <option value="new">A new key for this project</option>
+            {keys.data?.map((item) => (
+              <option key={item.id} value={item.id}>
+                {item.name} ({item.keyPrefix}…)
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={link.isPending}>
+          Link
+        </button>
+      </form>
+      <ErrorLine error={link.error} />
+      {secret && <p className="notice">The new key's secret is in the configs below, and only here: copy one now.</p>}
+      {(linked.length > 0 || secret) && (
+        <details open={!!secret}>
+          <summary>Client configs</summary>
+          <Copyable label="Claude Desktop" multiline value={claudeDesktop(server.slug, endpoint, key)} />
+          <Copyable label="Cursor" multiline value={cursor(server.slug, endpoint, key)} />
+          <Copyable label="VS Code" multiline value={vsCode(server.slug, endpoint, key)} />
+          <Copyable label="MCP Inspector" multiline value={inspector(endpoint, key)} />
+          <p className="muted">
+            Streamable HTTP at the endpoint; clients of the older HTTP+SSE transport use the same URL (GET with Accept: text/event-stream).
+          </p>
+        </details>
+      )}
+    </article>
+  );
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+// Claude Desktop starts local (stdio) servers: mcp-remote bridges to the HTTP endpoint.
+const claudeDesktop = (name: string, url: string, key: string) =>
+  json({ mcpServers: { [name]: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', `x-api-key:${key}`] } } });
+const cursor = (name: string, url: string, key: string) => json({ mcpServers: { [name]: { url, headers: { 'x-api-key': key } } } });
+const vsCode = (name: string, url: string, key: string) =>
+  json({ servers: { [name]: { type: 'http', url, headers: { 'x-api-key': key } } } });
+const inspector = (url: string, key: string) =>
+  `npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "x-api-key: ${key}" --method tools/list`;

@@ -1,0 +1,306 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useEffect, useState } from 'react';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+import { hrefOf } from '../route.ts';
+import { RunStatus } from './Run.tsx';
+
+type Parameter = { refType?: string; secret?: boolean; description?: string; default?: unknown };
+type CompileError = { node: string | null; input?: string; code: string; message: string };
+
+/** A pipeline: its source and the compiler's errors, its versions, a run form and its runs. */
+export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: string }) {
+  const pipeline = useQuery({
+    queryKey: ['pipeline', slug, pipelineId],
+    queryFn: () => bf.pipelines.get.query({ project: slug, pipelineId }),
+  });
+  if (pipeline.isError) return <ErrorLine error={pipeline.error} />;
+  if (!pipeline.data) return <p className="muted">Loading…</p>;
+  const { data } = pipeline;
+  return (
+    <>
+      <p>
+        <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
+      </p>
+      <h1>{data.name}</h1>
+      {data.description && <p className="muted">{data.description}</p>}
+      <RunForm
+        slug={slug}
+        pipelineId={pipelineId}
+        parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
+        errors={data.errors.length}
+      />
+      <h2>Runs</h2>
+      {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
+      {!!data.runs.length && (
+        <table>
+          <thead>
+            <tr>
+              <th>Run</th>
+              <th>Status</th>
+              <th>Version</th>
+              <th>Started</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.runs.map((run) => (
+              <tr key={run.id}>
+                <td>
+                  <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
+                    <code>{run.id.slice(0, 8)}</code>
+                  </a>
+                </td>
+                <td>
+                  <RunStatus status={run.status.pipeline} />
+                </td>
+                <td>
+                  <code>{run.version.slice(0, 8)}</code>
+                </td>
+                <td>{when(run.created)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
+      <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
+      <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
+    </>
+  );
+}
+
+/** The arguments form, made from the parameters: secret ones are password fields. */
+function RunForm({
+  slug,
+  pipelineId,
+  parameters,
+  errors,
+}: {
+  slug: string;
+  pipelineId: string;
+  parameters: Record<string, Parameter>;
+  errors: number;
+}) {
+  const sessions = useQuery({ queryKey: ['sessions', slug], queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }) });
+  const [session, setSession] = useState('');
+  const [values, setValues] = useState<Record<string, string>>({});
+  useEffect(() => {
+    if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);
+  }, [session, sessions.data]);
+  const start = useMutation({
+    mutationFn: () => bf.pipelineRuns.start.mutate({ project: slug, pipelineId, session, args: argsOf(parameters, values) }),
+    onSuccess: ({ id }) => {
+      window.location.hash = hrefOf({ page: 'run', slug, pipelineId, runId: id });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    start.mutate();
+  };
+  return (
+    <form onSubmit={submit} className="card stack" aria-label="run the pipeline">
+      <strong>Run</strong>
+      {Object.entries(parameters).map(([name, parameter]) => (
+        <label key={name}>
+          {name}{' '}
+          <span className="muted">
+            ({parameter.refType ?? 'json'}
+            {parameter.default !== undefined ? ', optional' : ''})
+          </span>
+          <input
+            type={parameter.secret ? 'password' : 'text'}
+            autoComplete={parameter.secret ? 'off' : undefined}
+            placeholder={parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description}
+            value={values[name] ?? ''}
+            onChange={(event) => setValues({ ...values, [name]: event.target.value })}
+          />
+        </label>
+      ))}
+      <label>
+        Session
+        <select value={session} onChange={(event) => setSession(event.target.value)}>
+          {sessions.data?.map((item) => (
+            <option key={item.id} value={item.id}>
+              {item.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={start.isPending || !session || errors > 0}>
+        Run
+      </button>
+      {errors > 0 && <p className="muted">The current version has compiler errors: fix them below to run it.</p>}
+      <ErrorLine error={start.error} />
+    </form>
+  );
+}
+
+/** Typed arguments from the form's text: numbers, booleans and JSON parsed; an empty optional one left out. */
+export function argsOf(parameters: Record<string, { refType?: string }>, values: Record<string, string>) {
+  const args: Record<string, unknown> = {};
+  for (const [name, parameter] of Object.entries(parameters)) {
+    const text = values[name];
+    if (text === undefined || text === '') continue;
+    switch (parameter.refType) {
+      case 'number':
+        args[name] = Number(text);
+        break;
+      case 'boolean':
+        args[name] = text === 'true';
+        break;
+      case 'json':
+      case 'list':
+      case 'record':
+        try {
+          args[name] = JSON.parse(text);
+        } catch {
+          args[name] = text;
+        }
+        break;
+      default:
+        args[name] = text;
+    }
+  }
+  return args;
+}
+
+/**
+ * The source as JSON, saved as a new version. The compiler's errors are listed by node and input,
+ * and each node they name is marked in the node list beside the editor.
+ */
+function SourceEditor({
+  slug,
+  pipelineId,
+  source,
+  errors,
+}: {
+  slug: string;
+  pipelineId: string;
+  source: Record<string, unknown>;
+  errors: CompileError[];
+}) {
+  const queries = useQueryClient();
+  const [text, setText] = useState(() => JSON.stringify(source, null, 2));
+  const [parseError, setParseError] = useState<string | null>(null);
+  const save = useMutation({
+    mutationFn: (parsed: Record<string, unknown>) => bf.pipelines.updateSource.mutate({ project: slug, pipelineId, source: parsed }),
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+      ]),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      setParseError(null);
+      save.mutate(parsed);
+    } catch (error) {
+      setParseError(`Not JSON: ${(error as Error).message}`);
+    }
+  };
+  const nodes = Object.keys((source.nodes ?? {}) as Record<string, unknown>);
+  const errorsOf = (node: string | null) => errors.filter((error) => error.node === node);
+  return (
+    <section>
+      <h2>Source</h2>
+      <div className="editor">
+        <form onSubmit={submit} className="stack wide">
+          <textarea
+            aria-label="source"
+            spellCheck={false}
+            rows={Math.min(40, text.split('\n').length + 2)}
+            value={text}
+            onChange={(event) => setText(event.target.value)}
+          />
+          <button type="submit" disabled={save.isPending}>
+            Save as a new version
+          </button>
+          {parseError && <p className="error">{parseError}</p>}
+          <ErrorLine error={save.error} />
+        </form>
+        <aside aria-label="compiler errors">
+          <strong>{errors.length ? `${errors.length} compiler error${errors.length === 1 ? '' : 's'}` : 'Compiles without errors'}</strong>
+          {errorsOf(null).map((error) => (
+            <p key={`${error.code}:${error.message}`} className="error">
+              {error.message} <span className="muted">({error.code})</span>
+            </p>
+          ))}
+          <ul className="nodes">
+            {nodes.map((node) => (
+              <li key={node} className={errorsOf(node).length ? 'has-error' : undefined}>
+                <code>{node}</code>
+                {errorsOf(node).map((error) => (
+                  <p key={`${error.input}:${error.code}:${error.message}`} className="error">
+                    {error.input ? <code>{error.input}</code> : null} {error.message} <span className="muted">({error.code})</span>
+                  </p>
+                ))}
+              </li>
+            ))}
+          </ul>
+          {errors
+            .filter((error) => error.node !== null && !nodes.includes(error.node))
+            .map((error) => (
+              <p key={`${error.node}:${error.code}:${error.message}`} className="error">
+                <code>{error.node}</code> {error.message} <span className="muted">({error.code})</span>
+              </p>
+            ))}
+        </aside>
+      </div>
+    </section>
+  );
+}
+
+/** The pipeline's versions, newest first; any of them can be made current again. */
+function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: string; current: string }) {
+  const queries = useQueryClient();
+  const versions = useQuery({
+    queryKey: ['versions', slug, pipelineId],
+    queryFn: () => bf.pipelines.versions.list.query({ project: slug, pipeline: pipelineId, limit: 50 }),
+  });
+  const switchTo = useMutation({
+    mutationFn: (versionId: string) => bf.pipelines.versions.switch.mutate({ project: slug, versionId, pipeline: pipelineId }),
+    onSuccess: () =>
+      Promise.all([
+        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+      ]),
+  });
+  return (
+    <section>
+      <h2>Versions</h2>
+      <ErrorLine error={versions.error ?? switchTo.error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Version</th>
+            <th>Made</th>
+            <th>Compiler errors</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {versions.data?.map((version) => (
+            <tr key={version.id} aria-label={`version ${version.id}`}>
+              <td>
+                <code>{version.id.slice(0, 8)}</code>
+              </td>
+              <td>{when(version.created)}</td>
+              <td>{version.errorCount}</td>
+              <td>
+                {version.id === current ? (
+                  <strong>current</strong>
+                ) : (
+                  <button type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
+                    Make current
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

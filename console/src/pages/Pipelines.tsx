@@ -1,0 +1,73 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+import { hrefOf } from '../route.ts';
+
+/** A first pipeline to start from: a page, a navigation and a heading read (docs/pipeline-language.md). */
+export const starterSource = {
+  parameters: { url: { refType: 'string', default: 'https://example.com' } },
+  nodes: {
+    page: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
+    heading: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
+  },
+  outputs: { heading: { $ref: 'heading.text' } },
+};
+
+/** The project's pipelines, and a form that creates one (its source is edited on its page). */
+export function PipelinesTab({ slug }: { slug: string }) {
+  const queries = useQueryClient();
+  const pipelines = useQuery({ queryKey: ['pipelines', slug], queryFn: () => bf.pipelines.list.query({ project: slug, limit: 100 }) });
+  const [name, setName] = useState('');
+  const create = useMutation({
+    mutationFn: () => bf.pipelines.create.mutate({ project: slug, name, source: starterSource }),
+    onSuccess: async ({ id }) => {
+      await queries.invalidateQueries({ queryKey: ['pipelines', slug] });
+      window.location.hash = hrefOf({ page: 'pipeline', slug, pipelineId: id });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  return (
+    <section>
+      <h2>Pipelines</h2>
+      <ErrorLine error={pipelines.error} />
+      {pipelines.data?.length === 0 && <p className="muted">No pipelines yet.</p>}
+      {!!pipelines.data?.length && (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Description</th>
+              <th>Changed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pipelines.data.map((pipeline) => (
+              <tr key={pipeline.id}>
+                <td>
+                  <a href={hrefOf({ page: 'pipeline', slug, pipelineId: pipeline.id })}>{pipeline.name}</a>
+                </td>
+                <td>{pipeline.description}</td>
+                <td>{when(pipeline.updated)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form onSubmit={submit} className="row">
+        <label>
+          New pipeline
+          <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <button type="submit" disabled={create.isPending}>
+          Create pipeline
+        </button>
+      </form>
+      <ErrorLine error={create.error} />
+    </section>
+  );
+}

@@ -1,0 +1,191 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+import { hrefOf } from '../route.ts';
+
+const ended = (status: string) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
+
+export function RunStatus({ status }: { status: string }) {
+  return <span className={`status ${status}`}>{status}</span>;
+}
+
+/** A run: its status (followed until it ends), outputs node by node, result, error and live logs. */
+export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId: string; runId: string }) {
+  const queries = useQueryClient();
+  const run = useQuery({
+    queryKey: ['run', slug, pipelineId, runId],
+    queryFn: () => bf.pipelineRuns.get.query({ project: slug, pipelineId, runId }),
+    refetchInterval: (query) => (query.state.data && ended(query.state.data.status.pipeline) ? false : 1_000),
+  });
+  const stop = useMutation({
+    mutationFn: () => bf.pipelineRuns.stop.mutate({ project: slug, pipelineId, runId }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['run', slug, pipelineId, runId] }),
+  });
+  if (run.isError) return <ErrorLine error={run.error} />;
+  if (!run.data) return <p className="muted">Loading…</p>;
+  const { data } = run;
+  return (
+    <>
+      <p>
+        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← {data.pipeline.name}</a>
+      </p>
+      <h1>
+        Run <code>{runId.slice(0, 8)}</code> <RunStatus status={data.status.pipeline} />
+      </h1>
+      <p className="muted">
+        version <code>{data.version.slice(0, 8)}</code> · created {when(data.created)} · started {when(data.started)} · finished{' '}
+        {when(data.finished)}
+      </p>
+      {!ended(data.status.pipeline) && (
+        <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+          Stop the run
+        </button>
+      )}
+      <ErrorLine error={stop.error} />
+      {data.error && (
+        <p className="error" role="alert" aria-label="run error">
+          {data.error.node ? (
+            <>
+              Node <code>{data.error.node}</code>:{' '}
+            </>
+          ) : null}
+          {data.error.message} <span className="muted">({data.error.code})</span>
+        </p>
+      )}
+      {data.outputsWithheld && (
+        <p className="muted">The run read cookies: its outputs are shown only to those who may read the session's.</p>
+      )}
+      {data.result && (
+        <>
+          <h2>Result</h2>
+          <pre role="document" aria-label="result">
+            {JSON.stringify(data.result, null, 2)}
+          </pre>
+        </>
+      )}
+      <h2>Node outputs</h2>
+      {Object.keys(data.nodeOutputs).length === 0 ? (
+        <p className="muted">None yet.</p>
+      ) : (
+        <table aria-label="node outputs">
+          <thead>
+            <tr>
+              <th>Node</th>
+              <th>Outputs</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(data.nodeOutputs).map(([node, outputs]) => (
+              <tr key={node}>
+                <td>
+                  <code>{node}</code>
+                </td>
+                <td>
+                  <OutputsCell outputs={outputs} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {Object.keys(data.args).length > 0 && (
+        <>
+          <h2>Arguments</h2>
+          <pre role="document" aria-label="arguments">
+            {JSON.stringify(data.args, null, 2)}
+          </pre>
+        </>
+      )}
+      <h2>Logs</h2>
+      <LiveLogs url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`} />
+    </>
+  );
+}
+
+/** A node's outputs: a list of records as a table, anything else as JSON. */
+function OutputsCell({ outputs }: { outputs: unknown }) {
+  if (!outputs || typeof outputs !== 'object') return <code>{JSON.stringify(outputs)}</code>;
+  return (
+    <dl className="outputs">
+      {Object.entries(outputs as Record<string, unknown>).map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>{isRecordList(value) ? <RecordTable rows={value} /> : <code>{JSON.stringify(value)}</code>}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+const isRecordList = (value: unknown): value is Record<string, unknown>[] =>
+  Array.isArray(value) && value.length > 0 && value.every((row) => row && typeof row === 'object' && !Array.isArray(row));
+
+function RecordTable({ rows }: { rows: Record<string, unknown>[] }) {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  return (
+    <table className="inner">
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th key={column}>{column}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity of their own
+          <tr key={index}>
+            {columns.map((column) => (
+              <td key={column}>{typeof row[column] === 'string' ? (row[column] as string) : JSON.stringify(row[column])}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+type LogEntry = { seq: number; severity: string; message: string; area: string; context: string; created: string };
+
+/**
+ * A log as it is written: the route's server-sent events (`event: log`, `event: end` when the
+ * stream is finished), over the session cookie. EventSource resumes after a dropped connection
+ * with Last-Event-ID by itself.
+ */
+export function LiveLogs({ url }: { url: string }) {
+  const [entries, setEntries] = useState<LogEntry[]>([]);
+  const [state, setState] = useState<'connecting' | 'live' | 'ended' | 'failed'>('connecting');
+  useEffect(() => {
+    setEntries([]);
+    const source = new EventSource(url, { withCredentials: true });
+    source.addEventListener('open', () => setState('live'));
+    source.addEventListener('log', (event) => {
+      const entry = JSON.parse((event as MessageEvent).data) as LogEntry;
+      setEntries((seen) => (seen.some((known) => known.seq === entry.seq) ? seen : [...seen, entry]));
+    });
+    source.addEventListener('end', () => {
+      setState('ended');
+      source.close();
+    });
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) setState('failed');
+    });
+    return () => source.close();
+  }, [url]);
+  return (
+    <>
+      <p className="muted" aria-live="polite">
+        {state === 'live' ? 'Live' : state === 'ended' ? 'Complete' : state === 'failed' ? 'The log could not be read' : 'Connecting…'} ·{' '}
+        {entries.length} entries
+      </p>
+      <ol className="logs" aria-label="logs">
+        {entries.map((entry) => (
+          <li key={entry.seq} className={`severity-${entry.severity}`}>
+            <time>{new Date(entry.created).toLocaleTimeString()}</time> <span className="muted">{entry.context}</span> {entry.message}
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
