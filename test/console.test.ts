@@ -176,6 +176,11 @@ describe('pipelines in the console', () => {
     await expect.poll(() => page.getByRole('heading', { name: 'headings' }).isVisible()).toBe(true);
     const errors = page.getByRole('complementary', { name: 'compiler errors' });
     expect(await errors.textContent()).toContain('Compiles without errors');
+    // The graph: the parameter, three nodes and the outputs, an arrow per reference.
+    const graph = page.getByRole('img', { name: 'pipeline graph' });
+    await expect.poll(() => graph.locator('.react-flow__node').count()).toBe(5);
+    expect(await graph.getAttribute('data-edges')).toBe('4');
+    expect(await graph.locator('.react-flow__node').allTextContents()).toContain('openpage.goto');
 
     // A node type that does not exist: the error shows beside that node.
     const broken = {
@@ -191,6 +196,7 @@ describe('pipelines in the console', () => {
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await expect.poll(() => errors.locator('li.has-error').textContent()).toContain('heading');
     expect(await errors.textContent()).toMatch(/1 compiler error/);
+    await expect.poll(() => graph.locator('.react-flow__node.failing').textContent()).toContain('heading');
     expect(await page.getByRole('button', { name: 'Run' }).isDisabled()).toBe(true);
 
     const fixed = { ...broken, nodes: { ...broken.nodes, heading: { ...broken.nodes.heading, type: 'extract.text' } } };

@@ -1,9 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { RunStatus } from './Run.tsx';
+
+// The graph's libraries (React Flow, dagre) are half the console's code: loaded with the first graph.
+const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
 type Parameter = { refType?: string; secret?: boolean; description?: string; default?: unknown };
 type CompileError = { node: string | null; input?: string; code: string; message: string };
@@ -24,6 +27,10 @@ export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: s
       </p>
       <h1>{data.name}</h1>
       {data.description && <p className="muted">{data.description}</p>}
+      <h2>Graph</h2>
+      <Suspense fallback={<p className="muted">Drawing…</p>}>
+        <PipelineGraph source={data.source} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
+      </Suspense>
       <RunForm
         slug={slug}
         pipelineId={pipelineId}
