@@ -130,6 +130,15 @@ describe('the web console', () => {
     const sessions = await stack.http.get(`/${slug}/api/sessions`, { cookie: await cookieOf(page) });
     expect(sessions.body.find((session: { name: string }) => session.name === 'checkout')).toMatchObject({ status: 'running' });
 
+    // The live view embedded, and the browser's log live.
+    await card.getByText('Live view', { exact: true }).click();
+    const frame = page.frameLocator(`iframe[title^="live view of"]`);
+    await expect.poll(() => frame.getByAltText('browser screen').count(), { timeout: 15_000 }).toBe(1);
+    await card.getByText('Logs', { exact: true }).click();
+    await expect
+      .poll(() => card.getByRole('list', { name: 'logs' }).textContent(), { timeout: 15_000 })
+      .toMatch(/started|running|launched/i);
+
     await card.getByRole('button', { name: 'Stop' }).click();
     await expect.poll(() => cdp.isVisible(), { timeout: 30_000 }).toBe(false);
     expect(failures).toEqual([]);
@@ -161,6 +170,28 @@ describe('the web console', () => {
     expect((await stack.http.get('/api/auth', { apiKey: value })).status).toBe(401);
     expect(failures).toEqual([]);
     await page.context().close();
+  }, 60_000);
+});
+
+describe('global admins in the console', () => {
+  it('see the browser hosts with their load; others have no Hosts page', async () => {
+    const admin = await registerUser(stack, { email: 'admin@example.test' });
+    const { page, failures } = await consolePage();
+    await signIn(page, admin.email);
+    await page.getByRole('link', { name: 'Hosts' }).click();
+    const hosts = page.getByRole('table', { name: 'browser hosts' });
+    await expect.poll(() => hosts.textContent()).toContain(stack.config.browsers.hostId);
+    expect(await hosts.textContent()).toContain('live');
+    expect(failures).toEqual([]);
+    await page.context().close();
+
+    const user = await registerUser(stack);
+    const other = await consolePage();
+    await signIn(other.page, user.email);
+    expect(await other.page.getByRole('link', { name: 'Hosts' }).count()).toBe(0);
+    await other.page.goto('/#/hosts');
+    await expect.poll(() => other.page.getByRole('alert').textContent()).toMatch(/\(permission_denied\)|\(forbidden\)/);
+    await other.page.context().close();
   }, 60_000);
 });
 
@@ -285,7 +316,7 @@ describe('functions and MCP servers in the console', () => {
     };
     const { url, headers } = config.mcpServers.agents as { url: string; headers: Record<string, string> };
     expect(headers['x-api-key']).toMatch(/^bfk_/);
-    expect(await server.textContent()).toMatch(/Linked keys: MCP agents/);
+    await expect.poll(() => server.textContent()).toMatch(/Linked keys: MCP agents/);
 
     // What the config says is enough for an MCP client.
     const client = new Client({ name: 'console-test', version: '1.0.0' });

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from './api.ts';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
+import { HostsPage } from './pages/Hosts.tsx';
 import { PipelinePage } from './pages/Pipeline.tsx';
 import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
@@ -18,10 +19,10 @@ export function App() {
   if (status === 'anonymous' || !user) return <SignIn />;
   if (status === '2fa_required') return <SecondFactor />;
   if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
-  return <Console email={user.email} />;
+  return <Console email={user.email} isAdmin={user.isAdmin} />;
 }
 
-function Console({ email }: { email: string }) {
+function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
   const route = useRoute();
   const queries = useQueryClient();
   const signOut = useMutation({
@@ -35,12 +36,17 @@ function Console({ email }: { email: string }) {
           Browserflow
         </a>
         <nav>
-          <a href={hrefOf({ page: 'projects' })} aria-current={route.page !== 'keys' ? 'page' : undefined}>
+          <a href={hrefOf({ page: 'projects' })} aria-current={route.page !== 'keys' && route.page !== 'hosts' ? 'page' : undefined}>
             Projects
           </a>
           <a href={hrefOf({ page: 'keys' })} aria-current={route.page === 'keys' ? 'page' : undefined}>
             API keys
           </a>
+          {isAdmin && (
+            <a href={hrefOf({ page: 'hosts' })} aria-current={route.page === 'hosts' ? 'page' : undefined}>
+              Hosts
+            </a>
+          )}
         </nav>
         <span className="who">{email}</span>
         <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
@@ -53,6 +59,7 @@ function Console({ email }: { email: string }) {
         {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
         {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
         {route.page === 'keys' && <ApiKeysPage />}
+        {route.page === 'hosts' && <HostsPage />}
       </main>
     </>
   );

@@ -9,6 +9,7 @@ export type ProjectTab = 'sessions' | 'pipelines' | 'functions';
 export type Route =
   | { page: 'projects' }
   | { page: 'keys' }
+  | { page: 'hosts' }
   | { page: 'project'; slug: string; tab: ProjectTab }
   | { page: 'pipeline'; slug: string; pipelineId: string }
   | { page: 'run'; slug: string; pipelineId: string; runId: string };
@@ -18,6 +19,7 @@ const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions'];
 export function parseRoute(hash: string): Route {
   const [first, slug, second, pipelineId, third, runId] = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (first === 'keys') return { page: 'keys' };
+  if (first === 'hosts') return { page: 'hosts' };
   if (first !== 'projects' || !slug) return { page: 'projects' };
   if (second === 'pipelines' && pipelineId) {
     if (third === 'runs' && runId) return { page: 'run', slug, pipelineId, runId };
@@ -33,6 +35,8 @@ export function hrefOf(route: Route): string {
       return '#/projects';
     case 'keys':
       return '#/keys';
+    case 'hosts':
+      return '#/hosts';
     case 'project':
       return `#/projects/${part(route.slug)}${route.tab === 'sessions' ? '' : `/${route.tab}`}`;
     case 'pipeline':

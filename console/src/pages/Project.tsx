@@ -5,6 +5,7 @@ import { Copyable, ErrorLine, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { FunctionsTab } from './Functions.tsx';
 import { PipelinesTab } from './Pipelines.tsx';
+import { LiveLogs } from './Run.tsx';
 
 /** A project: what it is, and its sessions, pipelines and functions, a tab each. */
 export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
@@ -133,7 +134,7 @@ function Browser({
         </span>
         {resource.vncUrl && (
           <a href={resource.vncUrl} target="_blank" rel="noreferrer">
-            Live view
+            Live view in a tab
           </a>
         )}
         <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
@@ -141,6 +142,18 @@ function Browser({
         </button>
       </p>
       <ErrorLine error={stop.error} />
+      {resource.vncUrl && (
+        <details>
+          <summary>Live view</summary>
+          <iframe className="live" title={`live view of ${resource.id}`} src={resource.vncUrl} />
+        </details>
+      )}
+      <details>
+        <summary>Logs</summary>
+        <LiveLogs
+          url={`/${encodeURIComponent(slug)}/api/sessions/${encodeURIComponent(sessionId)}/${encodeURIComponent(resource.id)}/logs`}
+        />
+      </details>
       {resource.remoteUrl && (
         <>
           <Copyable label="CDP URL" value={resource.remoteUrl} />

@@ -1,0 +1,53 @@
+import { useQuery } from '@tanstack/react-query';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+
+/** For global admins: the browser hosts, their load against capacity, warm browsers and heartbeat. */
+export function HostsPage() {
+  const hosts = useQuery({ queryKey: ['hosts'], queryFn: () => bf.admin.hosts.query(), refetchInterval: 5_000 });
+  return (
+    <>
+      <h1>Browser hosts</h1>
+      <ErrorLine error={hosts.error} />
+      {hosts.data?.length === 0 && <p className="muted">No host has registered.</p>}
+      {!!hosts.data?.length && (
+        <table aria-label="browser hosts">
+          <thead>
+            <tr>
+              <th>Host</th>
+              <th>State</th>
+              <th>Address</th>
+              <th>Load</th>
+              <th>Warm browsers</th>
+              <th>Last heartbeat</th>
+            </tr>
+          </thead>
+          <tbody>
+            {hosts.data.map((host) => (
+              <tr key={host.id}>
+                <td>
+                  <code>{host.id}</code>
+                </td>
+                <td>
+                  <span className={`status ${host.state === 'live' ? 'running' : host.state === 'gone' ? 'failed' : ''}`}>
+                    {host.state}
+                  </span>
+                  {host.drainingSince && <span className="muted"> since {when(host.drainingSince)}</span>}
+                </td>
+                <td>
+                  {host.address}
+                  {host.relayPort ? `:${host.relayPort}` : ''}
+                </td>
+                <td>
+                  <meter min={0} max={host.capacity} value={host.load} aria-label={`load of ${host.id}`} /> {host.load} / {host.capacity}
+                </td>
+                <td>{host.warmBrowsers.count}</td>
+                <td>{when(host.lastHeartbeat)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
