@@ -461,6 +461,48 @@ describe('metering', () => {
     expect(logged).not.toContain('not-the-token-at-all');
   });
 
+  it('a user’s usage is summed by day and by session, with what it billed; others’ is not in it', async () => {
+    const user = await registerUser(stack);
+    const { project, resourceId } = await meteredResource(user);
+    const second = await meteredResource(user);
+    await topUp(user, '5');
+    for (const [id, unit, amount] of [
+      [resourceId, 'cpu', 4],
+      [resourceId, 'cpu', '1.5'],
+      [resourceId, 'network', 2048],
+      [second.resourceId, 'tokens', 1000],
+    ] as const) {
+      const reported = await report({ resourceId: id, amount, unit });
+      expect(reported.status, reported.text).toBe(200);
+    }
+    const stranger = await registerUser(stack);
+    const theirs = await meteredResource(stranger);
+    expect((await report({ resourceId: theirs.resourceId, amount: 99, unit: 'cpu' })).status).toBe(200);
+
+    const usage = await stack.http.get('/api/billing/usage?days=7', { token: user.token });
+    expect(usage.status, usage.text).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.body.days).toEqual([{ day: today, cpu: '5.5', network: '2048', tokens: '1000', billed: expect.stringMatching(/^\d+$/) }]);
+    expect(usage.body.sessions).toHaveLength(2);
+    const sessions = usage.body.sessions.map(
+      (entry: { project: string; session: { name: string } | null; cpu: string; tokens: string }) => ({
+        project: entry.project,
+        name: entry.session?.name,
+        cpu: entry.cpu,
+        tokens: entry.tokens,
+      }),
+    );
+    expect(sessions).toEqual(
+      expect.arrayContaining([
+        { project: project.slug, name: 'metered', cpu: '5.5', tokens: '0' },
+        { project: second.project.slug, name: 'metered', cpu: '0', tokens: '1000' },
+      ]),
+    );
+    const billed = usage.body.days[0].billed;
+    expect(usage.body.sessions.reduce((sum: bigint, entry: { billed: string }) => sum + BigInt(entry.billed), 0n)).toBe(BigInt(billed));
+    expect((await stack.http.get('/api/billing/usage?days=0', { token: user.token })).status).toBe(400);
+  });
+
   it('draws from the plan’s pool first; the balance only once the pool is spent', async () => {
     const user = await registerUser(stack);
     const { resourceId } = await meteredResource(user);
@@ -638,38 +680,49 @@ describe('metering', () => {
   }, 120_000);
 });
 
-describe('the billing page', () => {
-  it('in a real browser: sign in, see the balance and plans, subscribe, top up and open the portal', async () => {
+describe('billing in the web console', () => {
+  it('in a real browser: /billing leads to it; balance, plans, usage by day and session; subscribe, top up and open the portal', async () => {
     const user = await registerUser(stack);
     await topUp(user, '7.5');
+    const { resourceId } = await meteredResource(user);
+    expect((await report({ resourceId, amount: 3, unit: 'cpu' })).status).toBe(200);
     const browser = await launchChromium();
     try {
       const page = await (await browser.newContext()).newPage();
       await page.goto(`${stack.url}/billing`);
-      await page.fill('#sign-in [name=email]', user.email);
-      await page.fill('#sign-in [name=password]', PASSWORD);
-      await page.click('#sign-in button');
-      await page.waitForSelector('#billing:not([hidden])');
-      expect(await page.textContent('#balances tbody')).toContain('7.50 USD');
-      expect(await page.locator('#plans .plan h3').allTextContents()).toEqual(['Starter', 'Pro', 'Euro']);
-      expect(await page.textContent('#transactions tbody')).toContain('Top-up');
+      expect(page.url()).toBe(`${stack.url}/#/billing`);
+      await page.getByLabel('E-mail').fill(user.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => page.getByRole('heading', { name: 'Billing' }).isVisible()).toBe(true);
+      await expect.poll(() => page.getByRole('region', { name: 'balance in usd' }).textContent()).toContain('7.50 USD');
+      expect(await page.locator('article[aria-label^="plan "] h3').allTextContents()).toEqual(['Starter', 'Pro', 'Euro']);
+      // Usage: a chart per kind by day, and the session that used it; no five-second rows.
+      await expect.poll(() => page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('metered');
+      expect(await page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('3.0 s');
+      expect(await page.getByRole('img', { name: 'CPU seconds by day' }).locator('rect').count()).toBeGreaterThan(0);
+      expect(await page.getByText('CPU seconds: 3.0 s').isVisible()).toBe(true);
 
-      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), page.click('text=Subscribe to Pro')]);
+      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), page.getByRole('button', { name: 'Subscribe to Pro' }).click()]);
       const planSession = stripe.sessions.get(stripe.sessionOfUrl(page.url()));
       expect(planSession).toMatchObject({ mode: 'subscription', client_reference_id: user.id });
 
-      await page.goto(`${stack.url}/billing`);
-      await page.waitForSelector('#billing:not([hidden])');
-      await page.fill('#top-up [name=amount]', '1e3');
-      await page.click('#top-up button');
-      await expect.poll(() => page.textContent('#result')).toMatch(/plain decimal/);
-      await page.fill('#top-up [name=amount]', '20');
-      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), page.click('#top-up button')]);
+      // Stripe sends the user back to /billing, which says how it went.
+      await page.goto(`${stack.url}/billing?checkout=done`);
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Thank you');
+      const topUpForm = page.getByRole('form', { name: 'top up' });
+      await topUpForm.getByLabel(/Add funds/).fill('1e3');
+      await topUpForm.getByRole('button', { name: 'Top up' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/plain decimal/);
+      await topUpForm.getByLabel(/Add funds/).fill('20');
+      await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), topUpForm.getByRole('button', { name: 'Top up' }).click()]);
       expect(stripe.sessions.get(stripe.sessionOfUrl(page.url()))).toMatchObject({ mode: 'payment', amount_total: 2000 });
 
       await page.goto(`${stack.url}/billing`);
-      await page.waitForSelector('#billing:not([hidden])');
-      await Promise.all([page.waitForURL(`${stripe.url}/portal/**`), page.click('#portal')]);
+      await Promise.all([
+        page.waitForURL(`${stripe.url}/portal/**`),
+        page.getByRole('button', { name: 'Invoices and payment methods' }).click(),
+      ]);
     } finally {
       await browser.close();
     }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
@@ -168,6 +169,35 @@ describe('the web console', () => {
     await page.getByRole('button', { name: 'Revoke' }).click();
     await expect.poll(() => page.getByText('No keys yet.').isVisible()).toBe(true);
     expect((await stack.http.get('/api/auth', { apiKey: value })).status).toBe(401);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+});
+
+describe('the account page', () => {
+  it('turns two-factor sign-in on from a QR code and the secret, shows the recovery codes once, and off with one of them', async () => {
+    const user = await registerUser(stack);
+    const { page, failures } = await consolePage();
+    await signIn(page, user.email);
+    await page.getByRole('link', { name: user.email }).click();
+    const section = page.getByRole('region', { name: 'two-factor sign-in' });
+    await section.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
+    await expect.poll(() => section.getByAltText('QR code for the authenticator app').isVisible()).toBe(true);
+    expect(await section.getByAltText('QR code for the authenticator app').getAttribute('src')).toMatch(/^data:image\/gif;base64,/);
+    const secret = (await section.getByRole('status', { name: 'authenticator secret' }).textContent()) as string;
+    await section.getByLabel(/A current code/).fill(await generate({ secret }));
+    await section.getByRole('button', { name: 'Confirm and turn on' }).click();
+    const codes = section.getByRole('list', { name: 'recovery codes' }).locator('li');
+    await expect.poll(() => codes.count()).toBe(10);
+    const recovery = (await codes.first().textContent()) as string;
+    await expect.poll(() => section.textContent()).toContain('On. 10 recovery codes left.');
+    // Other sessions ended with the change (the test's own token among them); the page's goes on.
+    expect((await stack.http.get('/api/auth/2fa', { cookie: await cookieOf(page) })).body).toMatchObject({ enabled: true });
+
+    await section.getByLabel(/A current code/).fill(recovery);
+    await section.getByRole('button', { name: 'Turn off' }).click();
+    await expect.poll(() => section.getByRole('button', { name: 'Turn on two-factor sign-in' }).isVisible()).toBe(true);
+    expect(await page.getByRole('region', { name: 'linked accounts' }).textContent()).toContain('No external sign-in providers');
     expect(failures).toEqual([]);
     await page.context().close();
   }, 60_000);

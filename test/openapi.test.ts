@@ -64,6 +64,8 @@ const beyondTheSpec = [
   // The MCP endpoint's other methods (streamable HTTP).
   'POST /{project}/api/mcp-servers/{serverId}/mcp',
   'DELETE /{project}/api/mcp-servers/{serverId}/mcp',
+  // Usage summed by day and session (the console's billing page).
+  'GET /api/billing/usage',
   // Browser hosts' usage reports and external sessions.
   'POST /api/coordinator/{token}/usage',
   'PUT /api/external-session',
@@ -77,6 +79,7 @@ const beyondTheSpec = [
   'GET /auth/external-register/{token}',
   'GET /auth/external-link/{token}',
   'GET /auth/2fa',
+  // Where Stripe sends users back: the console's billing page.
   'GET /billing',
 ];
 

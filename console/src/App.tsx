@@ -1,6 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from './api.ts';
+import { AccountPage } from './pages/Account.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
+import { BillingPage } from './pages/Billing.tsx';
 import { HostsPage } from './pages/Hosts.tsx';
 import { PipelinePage } from './pages/Pipeline.tsx';
 import { ProjectPage } from './pages/Project.tsx';
@@ -36,11 +38,17 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
           Browserflow
         </a>
         <nav>
-          <a href={hrefOf({ page: 'projects' })} aria-current={route.page !== 'keys' && route.page !== 'hosts' ? 'page' : undefined}>
+          <a
+            href={hrefOf({ page: 'projects' })}
+            aria-current={['projects', 'project', 'pipeline', 'run'].includes(route.page) ? 'page' : undefined}
+          >
             Projects
           </a>
           <a href={hrefOf({ page: 'keys' })} aria-current={route.page === 'keys' ? 'page' : undefined}>
             API keys
+          </a>
+          <a href={hrefOf({ page: 'billing' })} aria-current={route.page === 'billing' ? 'page' : undefined}>
+            Billing
           </a>
           {isAdmin && (
             <a href={hrefOf({ page: 'hosts' })} aria-current={route.page === 'hosts' ? 'page' : undefined}>
@@ -48,7 +56,9 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
             </a>
           )}
         </nav>
-        <span className="who">{email}</span>
+        <a className="who" href={hrefOf({ page: 'account' })} aria-current={route.page === 'account' ? 'page' : undefined}>
+          {email}
+        </a>
         <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>
@@ -60,6 +70,8 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
         {route.page === 'keys' && <ApiKeysPage />}
         {route.page === 'hosts' && <HostsPage />}
+        {route.page === 'account' && <AccountPage />}
+        {route.page === 'billing' && <BillingPage back={route.back} />}
       </main>
     </>
   );

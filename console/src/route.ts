@@ -10,6 +10,8 @@ export type Route =
   | { page: 'projects' }
   | { page: 'keys' }
   | { page: 'hosts' }
+  | { page: 'account' }
+  | { page: 'billing'; back?: string }
   | { page: 'project'; slug: string; tab: ProjectTab }
   | { page: 'pipeline'; slug: string; pipelineId: string }
   | { page: 'run'; slug: string; pipelineId: string; runId: string };
@@ -20,6 +22,8 @@ export function parseRoute(hash: string): Route {
   const [first, slug, second, pipelineId, third, runId] = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (first === 'keys') return { page: 'keys' };
   if (first === 'hosts') return { page: 'hosts' };
+  if (first === 'account') return { page: 'account' };
+  if (first === 'billing') return { page: 'billing', back: slug };
   if (first !== 'projects' || !slug) return { page: 'projects' };
   if (second === 'pipelines' && pipelineId) {
     if (third === 'runs' && runId) return { page: 'run', slug, pipelineId, runId };
@@ -37,6 +41,10 @@ export function hrefOf(route: Route): string {
       return '#/keys';
     case 'hosts':
       return '#/hosts';
+    case 'account':
+      return '#/account';
+    case 'billing':
+      return route.back ? `#/billing/${part(route.back)}` : '#/billing';
     case 'project':
       return `#/projects/${part(route.slug)}${route.tab === 'sessions' ? '' : `/${route.tab}`}`;
     case 'pipeline':

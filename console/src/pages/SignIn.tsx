@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine } from '../parts.tsx';
@@ -78,6 +78,7 @@ export function SignIn() {
         {reset.isSuccess && <p role="status">If {email} has an account, a reset link is on its way.</p>}
         <ErrorLine error={action.error} />
       </form>
+      {mode === 'sign-in' && <ProviderButtons />}
       <p className="muted">
         {mode !== 'sign-in' && (
           <button type="button" className="link" onClick={switchTo('sign-in')}>
@@ -142,5 +143,20 @@ export function VerifyEmail({ email }: { email: string }) {
       </button>
       <ErrorLine error={resend.error} />
     </main>
+  );
+}
+
+/** Signing in with each configured OpenID Connect provider: the service's redirect flow, back to the console. */
+function ProviderButtons() {
+  const providers = useQuery({ queryKey: ['providers'], queryFn: () => bf.externalAuth.providers.query() });
+  if (!providers.data?.length) return null;
+  return (
+    <p className="row">
+      {providers.data.map((name) => (
+        <a key={name} className="button" href={`/api/auth/external/${encodeURIComponent(name)}/init?returnUrl=${encodeURIComponent('/')}`}>
+          Sign in with {name}
+        </a>
+      ))}
+    </p>
   );
 }

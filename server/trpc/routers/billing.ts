@@ -81,6 +81,53 @@ const overview = z.object({
 
 const urlAnswer = z.object({ url: z.string() });
 
+const quantities = z.object({ cpu: z.string(), network: z.string(), tokens: z.string() });
+const usageSummary = z.object({
+  currency: z.string(),
+  since: z.string().describe('The first day counted (UTC midnight)'),
+  days: z
+    .array(
+      quantities.extend({
+        day: z.string().describe('YYYY-MM-DD (UTC)'),
+        billed: z.string().describe('Minor units taken from the balance'),
+      }),
+    )
+    .describe('One entry per day with usage, oldest first: CPU seconds, network bytes, model tokens'),
+  sessions: z
+    .array(
+      quantities.extend({
+        project: z.string().describe('The project’s slug'),
+        session: z
+          .object({ id: z.string(), name: z.string() })
+          .nullable()
+          .describe('null: analysis and generation, which run on no session'),
+        billed: z.string(),
+      }),
+    )
+    .describe('The same usage by session, most billed first'),
+});
+
+type UsageRow = { key: string; unit: string; amount: string; billed: string };
+
+/** Rows of (key, unit, amount, billed) folded into one entry per key with each unit's quantity. */
+function byUnit(rows: UsageRow[]) {
+  const entries = new Map<string, { cpu: bigint; network: bigint; tokens: bigint; billed: bigint }>();
+  for (const row of rows) {
+    const entry = entries.get(row.key) ?? { cpu: 0n, network: 0n, tokens: 0n, billed: 0n };
+    if (row.unit === 'cpu' || row.unit === 'network' || row.unit === 'tokens') entry[row.unit] += parseQuantity(row.amount) ?? 0n;
+    entry.billed += BigInt(row.billed);
+    entries.set(row.key, entry);
+  }
+  return [...entries].map(([key, entry]) => ({
+    key,
+    cpu: quantityString(entry.cpu),
+    network: quantityString(entry.network),
+    tokens: quantityString(entry.tokens),
+    billed: minorString(entry.billed),
+    billedMinor: entry.billed,
+  }));
+}
+
 export const billingRouter = router({
   plans: publicProcedure
     .meta({ openapi: { method: 'GET', path: '/api/billing/plans', tags, summary: 'The plans one may subscribe to (signed in or not)' } })
@@ -151,6 +198,54 @@ export const billingRouter = router({
           : null,
         transactions,
         usagePricing: units.map((unit) => ({ unit, currency: account.currency, pricePerUnit: scaledString(billing.pricing[unit]) })),
+      };
+    }),
+
+  usage: verifiedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/billing/usage',
+        tags,
+        summary: 'Your usage summed by day and by session over the last `days` (default 30, at most 366)',
+      },
+    })
+    .input(z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) }).optional())
+    .output(usageSummary)
+    .query(async ({ ctx, input }) => {
+      const account = await accountOf(ctx.em, ctx.deps.config.billing, ctx.user.id);
+      const since = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
+      since.setUTCDate(since.getUTCDate() - ((input?.days ?? 30) - 1));
+      const connection = ctx.em.getConnection();
+      const [days, sessions] = await Promise.all([
+        connection.execute<UsageRow[]>(
+          `select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as key, unit, sum(amount)::text as amount, sum(billed)::text as billed
+             from usage_records where account_id = ? and created >= ? group by 1, 2 order by 1`,
+          [account.id, since],
+        ),
+        connection.execute<(UsageRow & { slug: string; name: string | null })[]>(
+          `select p.slug || '/' || coalesce(s.id::text, '') as key, p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
+             from usage_records u
+             join projects p on p.id = u.project_id
+             left join session_resources r on r.id = u.resource_id
+             left join browser_sessions s on s.id = r.session_id
+            where u.account_id = ? and u.created >= ?
+            group by 1, 2, 3, 4`,
+          [account.id, since],
+        ),
+      ]);
+      const named = new Map(sessions.map((row) => [row.key, row]));
+      return {
+        currency: account.currency,
+        since: iso(since),
+        days: byUnit(days).map(({ key, billedMinor: _billed, ...entry }) => ({ day: key, ...entry })),
+        sessions: byUnit(sessions)
+          .sort((a, b) => (b.billedMinor > a.billedMinor ? 1 : b.billedMinor < a.billedMinor ? -1 : a.key.localeCompare(b.key)))
+          .map(({ key, billedMinor: _billed, ...entry }) => {
+            const row = named.get(key) as UsageRow & { slug: string; name: string | null };
+            const sessionId = key.slice(row.slug.length + 1);
+            return { project: row.slug, session: sessionId ? { id: sessionId, name: row.name ?? '' } : null, ...entry };
+          }),
       };
     }),
 
