@@ -174,6 +174,53 @@ describe('the web console', () => {
   }, 60_000);
 });
 
+describe('project settings and session settings', () => {
+  it('a project is renamed, made public and moved to a new slug, a session created with a proxy and cookies, and the project deleted', async () => {
+    const user = await registerUser(stack);
+    const project = await createProject(stack, user.token);
+    const { page, failures } = await consolePage();
+    await signIn(page, user.email);
+    await page.goto(`/#/projects/${project.slug}`);
+    await page.getByLabel('New session').fill('with settings');
+    await page.getByText('Screen, proxy and cookies').click();
+    await page.getByLabel('Screen width').fill('1024');
+    await page.getByLabel('Screen height').fill('600');
+    await page.getByLabel('Proxy', { exact: true }).fill('http://proxy.example.test:3128');
+    await page.getByLabel('Proxy user').fill('alice');
+    expect(await page.getByLabel('Proxy password').getAttribute('type')).toBe('password');
+    await page.getByLabel('Proxy password').fill('proxy-pass-1');
+    await page.getByLabel('Cookies (JSON)').fill('[{"name": "sid", "value": "abc", "domain": "shop.example.test", "path": "/"}]');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    await expect.poll(() => page.getByRole('article', { name: 'session with settings' }).isVisible()).toBe(true);
+    const sessions = (await stack.http.get(`/${project.slug}/api/sessions`, { token: user.token })).body as { id: string; name: string }[];
+    const created = sessions.find((session) => session.name === 'with settings') as { id: string };
+    const detail = (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).body;
+    expect(detail).toMatchObject({ screen: { width: 1024, height: 600 }, proxy: { hostname: 'proxy.example.test', port: 3128 } });
+    expect(detail.cookies).toEqual([expect.objectContaining({ name: 'sid', domain: 'shop.example.test' })]);
+    expect(JSON.stringify(detail)).not.toContain('proxy-pass-1');
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const settings = page.getByRole('form', { name: 'project settings' });
+    await settings.getByLabel('Name').fill('Renamed shop');
+    await settings.getByLabel(/Public: anyone may read it/).check();
+    const slug = `moved-${randomBytes(3).toString('hex')}`;
+    await settings.getByLabel(/^Slug/).fill(slug);
+    await settings.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.url()).toContain(`#/projects/${slug}/settings`);
+    await expect.poll(() => page.getByRole('heading', { name: 'Renamed shop' }).isVisible()).toBe(true);
+    expect((await stack.http.get(`/${slug}/api`)).body).toMatchObject({ name: 'Renamed shop', visibility: 'public' });
+
+    const remove = page.getByRole('form', { name: 'delete the project' });
+    expect(await remove.getByRole('button', { name: 'Delete' }).isDisabled()).toBe(true);
+    await remove.getByLabel(/Type the slug/).fill(slug);
+    await remove.getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible()).toBe(true);
+    expect((await stack.http.get(`/${slug}/api`, { token: user.token })).status).toBe(404);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+});
+
 describe('the account page', () => {
   it('turns two-factor sign-in on from a QR code and the secret, shows the recovery codes once, and off with one of them', async () => {
     const user = await registerUser(stack);
@@ -285,6 +332,12 @@ describe('pipelines in the console', () => {
     await expect.poll(() => page.getByRole('cell').getByText('succeeded').isVisible()).toBe(true);
     await page.locator('tr[aria-label^="version "]').last().getByRole('button', { name: 'Make current' }).click();
     await expect.poll(() => page.getByLabel('source').inputValue()).toContain('https://example.com');
+    // A fork: a new pipeline seeded with that version, opened at once.
+    const pipelineUrl = page.url();
+    await page.locator('tr[aria-label^="version "]').first().getByRole('button', { name: 'Fork' }).click();
+    await expect.poll(() => page.url()).not.toBe(pipelineUrl);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/headings/);
+    expect((await stack.http.get(`/${project.slug}/api/pipelines`, { token: user.token })).body).toHaveLength(2);
     expect(failures).toEqual([]);
     await page.context().close();
   }, 120_000);

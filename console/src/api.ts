@@ -1,4 +1,10 @@
-import { type BrowserflowError, createBrowserflowClient, isBrowserflowError, type RouterOutputs } from '../../client/index.ts';
+import {
+  type BrowserflowError,
+  createBrowserflowClient,
+  isBrowserflowError,
+  type RouterInputs,
+  type RouterOutputs,
+} from '../../client/index.ts';
 
 /**
  * The typed client over this origin's tRPC endpoint. The console signs in with the service's
@@ -6,7 +12,7 @@ import { type BrowserflowError, createBrowserflowClient, isBrowserflowError, typ
  */
 export const bf = createBrowserflowClient({ url: window.location.origin });
 
-export type { RouterOutputs };
+export type { RouterInputs, RouterOutputs };
 export type Project = RouterOutputs['projects']['list'][number];
 export type Session = RouterOutputs['sessions']['list'][number];
 export type Resource = RouterOutputs['resources']['get'];

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react';
  * own paths start with a project slug (`/{project}/api/…`), so a console path could never be told
  * apart from one of them on the server. The fragment never reaches the server.
  */
-export type ProjectTab = 'sessions' | 'pipelines' | 'functions';
+export type ProjectTab = 'sessions' | 'pipelines' | 'functions' | 'settings';
 export type Route =
   | { page: 'projects' }
   | { page: 'keys' }
@@ -16,7 +16,7 @@ export type Route =
   | { page: 'pipeline'; slug: string; pipelineId: string }
   | { page: 'run'; slug: string; pipelineId: string; runId: string };
 
-const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions'];
+const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions', 'settings'];
 
 export function parseRoute(hash: string): Route {
   const [first, slug, second, pipelineId, third, runId] = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);

@@ -266,6 +266,12 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
     queryKey: ['versions', slug, pipelineId],
     queryFn: () => bf.pipelines.versions.list.query({ project: slug, pipeline: pipelineId, limit: 50 }),
   });
+  const fork = useMutation({
+    mutationFn: (versionId: string) => bf.pipelines.versions.fork.mutate({ sourceProject: slug, versionId }),
+    onSuccess: ({ id }) => {
+      window.location.hash = hrefOf({ page: 'pipeline', slug, pipelineId: id });
+    },
+  });
   const switchTo = useMutation({
     mutationFn: (versionId: string) => bf.pipelines.versions.switch.mutate({ project: slug, versionId, pipeline: pipelineId }),
     onSuccess: () =>
@@ -277,7 +283,7 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
   return (
     <section>
       <h2>Versions</h2>
-      <ErrorLine error={versions.error ?? switchTo.error} />
+      <ErrorLine error={versions.error ?? switchTo.error ?? fork.error} />
       <table>
         <thead>
           <tr>
@@ -302,7 +308,10 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
                   <button type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
                     Make current
                   </button>
-                )}
+                )}{' '}
+                <button type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
+                  Fork
+                </button>
               </td>
             </tr>
           ))}

@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { bf, type Resource, type Session } from '../api.ts';
+import { bf, type Resource, type RouterInputs, type Session } from '../api.ts';
 import { Copyable, ErrorLine, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { FunctionsTab } from './Functions.tsx';
 import { PipelinesTab } from './Pipelines.tsx';
+import { ProjectSettings } from './ProjectSettings.tsx';
 import { LiveLogs } from './Run.tsx';
 
 /** A project: what it is, and its sessions, pipelines and functions, a tab each. */
@@ -20,7 +21,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
         {project.data.description ? ` · ${project.data.description}` : ''}
       </p>
       <nav className="tabs">
-        {(['sessions', 'pipelines', 'functions'] as const).map((name) => (
+        {(['sessions', 'pipelines', 'functions', 'settings'] as const).map((name) => (
           <a key={name} href={hrefOf({ page: 'project', slug, tab: name })} aria-current={tab === name ? 'page' : undefined}>
             {name[0]?.toUpperCase() + name.slice(1)}
           </a>
@@ -29,6 +30,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
       {tab === 'sessions' && <Sessions slug={slug} />}
       {tab === 'pipelines' && <PipelinesTab slug={slug} />}
       {tab === 'functions' && <FunctionsTab slug={slug} />}
+      {tab === 'settings' && <ProjectSettings key={project.data.slug} project={project.data} />}
     </>
   );
 }
@@ -41,16 +43,24 @@ function Sessions({ slug }: { slug: string }) {
     refetchInterval: 5_000,
   });
   const [name, setName] = useState('');
+  const [settings, setSettings] = useState<SessionSettings>(noSettings);
+  const [settingsError, setSettingsError] = useState<string | null>(null);
   const create = useMutation({
-    mutationFn: () => bf.sessions.create.mutate({ project: slug, name }),
+    mutationFn: (extra: SessionExtras) => bf.sessions.create.mutate({ project: slug, name, ...extra }),
     onSuccess: () => {
       setName('');
+      setSettings(noSettings);
       return queries.invalidateQueries({ queryKey: ['sessions', slug] });
     },
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    try {
+      setSettingsError(null);
+      create.mutate(settingsBody(settings));
+    } catch (error) {
+      setSettingsError((error as Error).message);
+    }
   };
   return (
     <section>
@@ -69,7 +79,9 @@ function Sessions({ slug }: { slug: string }) {
         <button type="submit" disabled={create.isPending}>
           Create session
         </button>
+        <SettingsFields settings={settings} onChange={setSettings} />
       </form>
+      {settingsError && <p className="error">{settingsError}</p>}
       <ErrorLine error={create.error} />
     </section>
   );
@@ -181,3 +193,91 @@ const [page] = await browser.pages();
 await page.goto('https://example.com');
 console.log(await page.title());
 await browser.disconnect();`;
+
+/** What a new session takes besides its project and name. */
+type SessionExtras = Omit<RouterInputs['sessions']['create'], 'project' | 'name'>;
+
+type SessionSettings = {
+  width: string;
+  height: string;
+  proxy: string;
+  proxyUsername: string;
+  proxyPassword: string;
+  cookies: string;
+};
+const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '' };
+
+/** The optional part of a new session, as the API takes it; a malformed field throws its message. */
+function settingsBody(settings: SessionSettings) {
+  const body: SessionExtras = {};
+  if (settings.width || settings.height) body.screen = { width: Number(settings.width || 1280), height: Number(settings.height || 720) };
+  if (settings.proxy) {
+    let url: URL;
+    try {
+      url = new URL(settings.proxy);
+    } catch {
+      throw new Error('The proxy is a URL such as http://proxy.example:8080 or socks5://proxy.example:1080');
+    }
+    // The service checks every field; a wrong one comes back as its 400.
+    body.proxy = {
+      protocol: url.protocol.replace(/:$/, ''),
+      hostname: url.hostname,
+      port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      ...(settings.proxyUsername ? { username: settings.proxyUsername, password: settings.proxyPassword } : {}),
+    } as SessionExtras['proxy'];
+  }
+  if (settings.cookies.trim()) {
+    try {
+      body.cookies = JSON.parse(settings.cookies) as SessionExtras['cookies'];
+    } catch {
+      throw new Error('Cookies are a JSON list, e.g. [{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]');
+    }
+  }
+  return body;
+}
+
+/** Screen size, a proxy (its password as a password field) and cookies for a new session. */
+function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
+  const field = (key: keyof SessionSettings) => ({
+    value: settings[key],
+    onChange: (event: { target: { value: string } }) => onChange({ ...settings, [key]: event.target.value }),
+  });
+  return (
+    <details className="wide">
+      <summary>Screen, proxy and cookies</summary>
+      <div className="row">
+        <label>
+          Screen width
+          <input inputMode="numeric" placeholder="1280" {...field('width')} />
+        </label>
+        <label>
+          Screen height
+          <input inputMode="numeric" placeholder="720" {...field('height')} />
+        </label>
+      </div>
+      <div className="row">
+        <label>
+          Proxy
+          <input placeholder="http://proxy.example:8080" {...field('proxy')} />
+        </label>
+        <label>
+          Proxy user
+          <input autoComplete="off" {...field('proxyUsername')} />
+        </label>
+        <label>
+          Proxy password
+          <input type="password" autoComplete="new-password" {...field('proxyPassword')} />
+        </label>
+      </div>
+      <label>
+        Cookies (JSON)
+        <textarea
+          rows={3}
+          spellCheck={false}
+          placeholder='[{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]'
+          {...field('cookies')}
+        />
+      </label>
+    </details>
+  );
+}
