@@ -343,6 +343,42 @@ describe('pipelines in the console', () => {
   }, 120_000);
 });
 
+describe('analysis and generation in the console', () => {
+  it('a prompt becomes a proposal of steps, a generated graph with its dry run, and, accepted, the pipeline’s new version', async () => {
+    const user = await registerUser(stack);
+    const project = await createProject(stack, user.token);
+    const created = await stack.http.put(
+      `/${project.slug}/api/pipelines`,
+      { name: 'to grow', description: '', source: { nodes: {} } },
+      { token: user.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const { page, failures } = await consolePage();
+    await signIn(page, user.email);
+    await page.goto(`/#/projects/${project.slug}/pipelines/${created.body.id}`);
+    const form = page.getByRole('form', { name: 'propose a version' });
+    await form.getByLabel('What should the pipeline do?').fill(`Open ${site.url} and extract the heading`);
+    await expect.poll(() => form.getByLabel('Model').inputValue()).toBe('builtin');
+    await form.getByRole('button', { name: 'Analyse' }).click();
+    const proposal = page.getByRole('region', { name: 'proposal' });
+    await expect.poll(() => proposal.isVisible(), { timeout: 90_000 }).toBe(true);
+    expect(await proposal.locator('.steps li strong').allTextContents()).toEqual(['goto', 'extract_text']);
+    expect(await proposal.locator('code.selector').count()).toBeGreaterThan(0);
+
+    await page.getByRole('button', { name: 'Accept and generate' }).click();
+    const dryRun = page.getByRole('region', { name: 'dry run' });
+    await expect.poll(() => dryRun.textContent(), { timeout: 90_000 }).toContain('succeeded');
+    expect(await dryRun.getByRole('document', { name: 'dry-run result' }).textContent()).toContain('Hello from the test site');
+    await expect.poll(() => page.getByRole('img', { name: 'pipeline graph' }).locator('.react-flow__node').count()).toBeGreaterThan(2);
+    await page.getByRole('button', { name: 'Accept as the new version' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'to grow' }).isVisible()).toBe(true);
+    const pipeline = (await stack.http.get(`/${project.slug}/api/pipelines/${created.body.id}`, { token: user.token })).body;
+    expect(Object.keys(pipeline.source.nodes).length).toBeGreaterThan(1);
+    expect(failures).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+});
+
 describe('functions and MCP servers in the console', () => {
   it('a function is tried from its form; an MCP server is made from it and a new key linked in one step, whose config works', async () => {
     const user = await registerUser(stack);

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from './api.ts';
 import { AccountPage } from './pages/Account.tsx';
+import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
 import { BillingPage } from './pages/Billing.tsx';
 import { HostsPage } from './pages/Hosts.tsx';
@@ -40,7 +41,7 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         <nav>
           <a
             href={hrefOf({ page: 'projects' })}
-            aria-current={['projects', 'project', 'pipeline', 'run'].includes(route.page) ? 'page' : undefined}
+            aria-current={['projects', 'project', 'pipeline', 'run', 'analysis', 'generation'].includes(route.page) ? 'page' : undefined}
           >
             Projects
           </a>
@@ -68,6 +69,10 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
         {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
         {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
+        {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}
+        {route.page === 'generation' && (
+          <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
+        )}
         {route.page === 'keys' && <ApiKeysPage />}
         {route.page === 'hosts' && <HostsPage />}
         {route.page === 'account' && <AccountPage />}

@@ -14,7 +14,9 @@ export type Route =
   | { page: 'billing'; back?: string }
   | { page: 'project'; slug: string; tab: ProjectTab }
   | { page: 'pipeline'; slug: string; pipelineId: string }
-  | { page: 'run'; slug: string; pipelineId: string; runId: string };
+  | { page: 'run'; slug: string; pipelineId: string; runId: string }
+  | { page: 'analysis'; slug: string; pipelineId: string; analysisId: string }
+  | { page: 'generation'; slug: string; pipelineId: string; generationId: string };
 
 const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions', 'settings'];
 
@@ -27,6 +29,8 @@ export function parseRoute(hash: string): Route {
   if (first !== 'projects' || !slug) return { page: 'projects' };
   if (second === 'pipelines' && pipelineId) {
     if (third === 'runs' && runId) return { page: 'run', slug, pipelineId, runId };
+    if (third === 'analysis' && runId) return { page: 'analysis', slug, pipelineId, analysisId: runId };
+    if (third === 'generation' && runId) return { page: 'generation', slug, pipelineId, generationId: runId };
     return { page: 'pipeline', slug, pipelineId };
   }
   return { page: 'project', slug, tab: tabs.find((tab) => tab === second) ?? 'sessions' };
@@ -51,6 +55,10 @@ export function hrefOf(route: Route): string {
       return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}`;
     case 'run':
       return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/runs/${part(route.runId)}`;
+    case 'analysis':
+      return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/analysis/${part(route.analysisId)}`;
+    case 'generation':
+      return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/generation/${part(route.generationId)}`;
   }
 }
 

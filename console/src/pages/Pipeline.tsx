@@ -3,6 +3,7 @@ import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { AnalysisForm } from './Agents.tsx';
 import { RunStatus } from './Run.tsx';
 
 // The graph's libraries (React Flow, dagre) are half the console's code: loaded with the first graph.
@@ -37,6 +38,7 @@ export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: s
         parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
         errors={data.errors.length}
       />
+      <AnalysisForm slug={slug} pipelineId={pipelineId} />
       <h2>Runs</h2>
       {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
       {!!data.runs.length && (

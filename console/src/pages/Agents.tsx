@@ -1,0 +1,311 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
+import { bf } from '../api.ts';
+import { ErrorLine, when } from '../parts.tsx';
+import { hrefOf } from '../route.ts';
+
+const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
+
+type Step = { action: string; selector?: string; url?: string; value?: string; output?: string; evidence?: string };
+type Proposal = {
+  goal?: string;
+  steps?: Step[];
+  parameters?: { name: string; description?: string; secret?: boolean }[];
+  outputs?: { name: string; kind?: string; fields?: string[] }[];
+  risks?: string[];
+};
+
+const stopped = (agent: string | undefined) => agent === 'stopped';
+
+/** On a pipeline's page: a prompt, a session and a model start an analysis of that session's browser. */
+export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: string }) {
+  const sessions = useQuery({ queryKey: ['sessions', slug], queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }) });
+  const models = useQuery({ queryKey: ['analysis-models', slug], queryFn: () => bf.agentJobs.analysisModels.query({ project: slug }) });
+  const [prompt, setPrompt] = useState('');
+  const [session, setSession] = useState('');
+  const [model, setModel] = useState('builtin');
+  useEffect(() => {
+    if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);
+  }, [session, sessions.data]);
+  const start = useMutation({
+    mutationFn: () => bf.agentJobs.startAnalysis.mutate({ project: slug, pipelineId, session, model, prompt }),
+    onSuccess: (answer) => {
+      window.location.hash = hrefOf({ page: 'analysis', slug, pipelineId, analysisId: answer.id });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    start.mutate();
+  };
+  return (
+    <form onSubmit={submit} className="card stack" aria-label="propose a version">
+      <strong>Propose the next version</strong>
+      <p className="muted">
+        A model studies the session's browser in a tab of its own and proposes steps; quoted values become parameters, and values named like
+        a secret reach no model.
+      </p>
+      <label>
+        What should the pipeline do?
+        <textarea
+          rows={3}
+          required
+          value={prompt}
+          placeholder='Open https://shop.example/login, log in with email "me@example.com" and password "…", and extract the orders'
+          onChange={(event) => setPrompt(event.target.value)}
+        />
+      </label>
+      <div className="row">
+        <label>
+          Session
+          <select value={session} onChange={(event) => setSession(event.target.value)}>
+            {sessions.data?.map((item) => (
+              <option key={item.id} value={item.id}>
+                {item.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <select value={model} onChange={(event) => setModel(event.target.value)}>
+            {models.data?.map((item) => (
+              <option key={item.id} value={item.id}>
+                {item.id}: {item.description}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={start.isPending || !session}>
+          Analyse
+        </button>
+      </div>
+      <ErrorLine error={start.error ?? models.error} />
+    </form>
+  );
+}
+
+/** An analysis: followed until its agent stops, then its proposal as steps, and accept (a generation) or reject. */
+export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; pipelineId: string; analysisId: string }) {
+  const analysis = useQuery({
+    queryKey: ['analysis', slug, analysisId],
+    queryFn: () => bf.agentJobs.getAnalysis.query({ project: slug, analysisId }),
+    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
+  });
+  const models = useQuery({ queryKey: ['generation-models', slug], queryFn: () => bf.agentJobs.generationModels.query({ project: slug }) });
+  const [model, setModel] = useState('builtin');
+  const accept = useMutation({
+    mutationFn: () => bf.agentJobs.acceptAnalysis.mutate({ project: slug, analysisId, model }),
+    onSuccess: (answer) => {
+      window.location.hash = hrefOf({ page: 'generation', slug, pipelineId, generationId: answer.id });
+    },
+  });
+  const reject = useMutation({
+    mutationFn: () => bf.agentJobs.rejectAnalysis.mutate({ project: slug, analysisId }),
+    onSuccess: () => analysis.refetch(),
+  });
+  if (analysis.isError) return <ErrorLine error={analysis.error} />;
+  if (!analysis.data) return <p className="muted">Loading…</p>;
+  const { data } = analysis;
+  const proposal = (data.output ?? null) as Proposal | null;
+  return (
+    <>
+      <p>
+        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
+      </p>
+      <h1>
+        Analysis{' '}
+        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
+          {data.agent === 'running' ? 'running' : data.status}
+        </span>
+      </h1>
+      <p className="muted">
+        {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens} tokens
+      </p>
+      <blockquote>{data.prompt}</blockquote>
+      {data.error && (
+        <p className="error" role="alert">
+          {data.error.message} ({data.error.code})
+        </p>
+      )}
+      {proposal && <ProposalView proposal={proposal} />}
+      {data.generations.length > 0 && (
+        <p>
+          Generations:{' '}
+          {data.generations.map((generation) => (
+            <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
+              {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
+            </a>
+          ))}
+        </p>
+      )}
+      {stopped(data.agent) && proposal && data.status === 'pending' && (
+        <div className="row">
+          <label>
+            Generate with
+            <select value={model} onChange={(event) => setModel(event.target.value)}>
+              {models.data?.map((item) => (
+                <option key={item.id} value={item.id}>
+                  {item.id}: {item.description}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
+            Accept and generate
+          </button>
+          <button type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+            Reject
+          </button>
+        </div>
+      )}
+      <ErrorLine error={accept.error ?? reject.error} />
+    </>
+  );
+}
+
+/** The proposal: its goal, its steps with the selectors found on the live page, parameters, outputs and risks. */
+function ProposalView({ proposal }: { proposal: Proposal }) {
+  return (
+    <section aria-label="proposal">
+      <h2>Proposal</h2>
+      {proposal.goal && <p>{proposal.goal}</p>}
+      <ol className="steps">
+        {proposal.steps?.map((step, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: steps are an ordered list without ids
+          <li key={index}>
+            <strong>{step.action}</strong> {step.selector && <code className="selector">{step.selector}</code>}{' '}
+            {step.url && <code>{step.url}</code>}
+            {step.value !== undefined && <span className="muted"> ← {step.value}</span>}
+            {step.output && <span className="muted"> → {step.output}</span>}
+            {step.evidence && <div className="muted">{step.evidence}</div>}
+          </li>
+        ))}
+      </ol>
+      {!!proposal.parameters?.length && (
+        <p>
+          Parameters:{' '}
+          {proposal.parameters.map((parameter) => (
+            <code key={parameter.name}>
+              {parameter.name}
+              {parameter.secret ? ' (secret)' : ''}{' '}
+            </code>
+          ))}
+        </p>
+      )}
+      {!!proposal.outputs?.length && (
+        <p>
+          Outputs:{' '}
+          {proposal.outputs.map((output) => (
+            <code key={output.name}>
+              {output.name}
+              {output.kind ? ` (${output.kind}${output.fields ? `: ${output.fields.join(', ')}` : ''})` : ''}{' '}
+            </code>
+          ))}
+        </p>
+      )}
+      {!!proposal.risks?.length && (
+        <ul className="muted">
+          {proposal.risks.map((risk) => (
+            <li key={risk}>{risk}</li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** A generation: followed until it stops, then the generated graph, its compile errors and dry run, and accept or reject. */
+export function GenerationPage({ slug, pipelineId, generationId }: { slug: string; pipelineId: string; generationId: string }) {
+  const generation = useQuery({
+    queryKey: ['generation', slug, generationId],
+    queryFn: () => bf.agentJobs.getGeneration.query({ project: slug, generationId }),
+    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
+  });
+  const [force, setForce] = useState(false);
+  const accept = useMutation({
+    mutationFn: () => bf.agentJobs.acceptGeneration.mutate({ project: slug, generationId, ...(force ? { force } : {}) }),
+    onSuccess: () => {
+      window.location.hash = hrefOf({ page: 'pipeline', slug, pipelineId });
+    },
+  });
+  const reject = useMutation({
+    mutationFn: () => bf.agentJobs.rejectGeneration.mutate({ project: slug, generationId }),
+    onSuccess: () => generation.refetch(),
+  });
+  if (generation.isError) return <ErrorLine error={generation.error} />;
+  if (!generation.data) return <p className="muted">Loading…</p>;
+  const { data } = generation;
+  const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
+  return (
+    <>
+      <p>
+        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
+      </p>
+      <h1>
+        Generation{' '}
+        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
+          {data.agent === 'running' ? 'running' : data.status}
+        </span>
+      </h1>
+      <p className="muted">
+        {data.model} · {data.attempts} attempts · {when(data.created)}
+      </p>
+      {data.error && (
+        <p className="error" role="alert">
+          {data.error.message} ({data.error.code})
+        </p>
+      )}
+      {data.output && (
+        <>
+          <h2>The generated graph</h2>
+          <Suspense fallback={<p className="muted">Drawing…</p>}>
+            <PipelineGraph source={data.output} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
+          </Suspense>
+        </>
+      )}
+      {data.errors.length > 0 && (
+        <ul aria-label="generation errors">
+          {data.errors.map((error) => (
+            <li key={`${error.node}:${error.output}:${error.code}:${error.message}`} className="error">
+              {error.node && <code>{error.node}</code>} {error.message} ({error.code})
+            </li>
+          ))}
+        </ul>
+      )}
+      {data.dryRun && (
+        <section aria-label="dry run">
+          <h2>
+            Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
+          </h2>
+          {data.dryRun.error && (
+            <p className="error">
+              {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
+            </p>
+          )}
+          {data.dryRun.result && (
+            <pre role="document" aria-label="dry-run result">
+              {JSON.stringify(data.dryRun.result, null, 2)}
+            </pre>
+          )}
+        </section>
+      )}
+      {stopped(data.agent) && data.status === 'pending' && data.output && (
+        <div className="row">
+          {!verified && (
+            <label className="inline">
+              <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry run did
+              not verify it
+            </label>
+          )}
+          <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
+            Accept as the new version
+          </button>
+          <button type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+            Reject
+          </button>
+        </div>
+      )}
+      <ErrorLine error={accept.error ?? reject.error} />
+    </>
+  );
+}
