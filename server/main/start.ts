@@ -66,6 +66,6 @@ async function startAll(shutdown: ProcessShutdown) {
   });
   shutdown.add('api', () => app.close(), { withinMs: 2_000 });
   await app.listen({ port: config.port, host: config.host });
-  log.info(`API ready at ${config.publicUrl}/api  (docs ${config.publicUrl}/api/docs)`);
+  log.info(`API ready at ${config.publicUrl}/api  (docs ${config.publicUrl}/api/docs, console ${config.publicUrl}/)`);
   if (runtime.temporalUi) log.info(`Temporal UI at ${runtime.temporalUi}`);
 }
