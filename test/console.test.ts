@@ -135,6 +135,21 @@ describe('the web console', () => {
     await card.getByText('Live view', { exact: true }).click();
     const frame = page.frameLocator(`iframe[title^="live view of"]`);
     await expect.poll(() => frame.getByAltText('browser screen').count(), { timeout: 15_000 }).toBe(1);
+    // Its bar: an address typed is opened, back returns, the tabs are listed; file: is refused.
+    const address = frame.getByLabel('address');
+    await expect.poll(() => frame.getByRole('toolbar', { name: 'tabs' }).getByRole('button').count(), { timeout: 15_000 }).toBe(1);
+    await address.fill(site.url);
+    await address.press('Enter');
+    await expect.poll(() => address.inputValue(), { timeout: 15_000 }).toBe(`${site.url}/`);
+    await expect.poll(() => frame.getByRole('button', { name: 'back' }).isEnabled()).toBe(true);
+    await expect
+      .poll(() => frame.getByRole('toolbar', { name: 'tabs' }).getByRole('button').textContent(), { timeout: 15_000 })
+      .toBe('Test page');
+    await frame.getByRole('button', { name: 'back' }).click();
+    await expect.poll(() => address.inputValue(), { timeout: 15_000 }).toBe('about:blank');
+    await address.fill('file:///etc/passwd');
+    await address.press('Enter');
+    await expect.poll(() => frame.locator('#status').textContent()).toContain('not a page the live view opens');
     await card.getByText('Logs', { exact: true }).click();
     await expect
       .poll(() => card.getByRole('list', { name: 'logs' }).textContent(), { timeout: 15_000 })

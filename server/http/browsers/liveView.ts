@@ -5,6 +5,7 @@ import { CdpClient } from '../../browsers/cdpClient.ts';
 import { BadRequest } from '../../errors.ts';
 import type { RawRoutePaths } from '../openapi.ts';
 import { htmlAnswer } from '../rawAnswers.ts';
+import { isNavigableUrl } from './cdpGuard.ts';
 import type { BrowserApp } from './index.ts';
 import { liveViewHtml } from './liveViewPage.ts';
 import {
@@ -111,11 +112,25 @@ const liveInput = z.discriminatedUnion('type', [
     text: z.string().max(4).optional(),
     keyCode: z.number().int().optional(),
   }),
+  // The bar above the screen: the address, back and forward, and the tabs.
+  z.object({ type: z.literal('navigate'), url: z.string().min(1).max(4096) }),
+  z.object({ type: z.literal('history'), delta: z.union([z.literal(-1), z.literal(1)]) }),
+  z.object({ type: z.literal('tab'), targetId: z.string().min(1).max(100) }),
 ]);
 
+type TargetInfo = { targetId: string; type: string; url: string; title: string };
+
+/** What is typed in the address bar as a URL: a bare host gets https://. */
+function typedUrl(text: string) {
+  const trimmed = text.trim();
+  return /^[a-z][a-z0-9+.-]*:/i.test(trimmed) ? trimmed : `https://${trimmed}`;
+}
+
 /**
- * One viewer: attaches to the browser's first page, streams its screencast and, when its token
- * grants control, forwards input (a view-only viewer's input is dropped). Every viewer has its own
+ * One viewer: attaches to the browser's page that shows something, streams its screencast and,
+ * when its token grants control, forwards input (a view-only viewer's input is dropped): mouse,
+ * wheel and keys, and the bar's address, back and forward, and a switch of tab. The viewer is told
+ * the watched tab's address (and whether it can go back or forward) and the tabs as they change. Every viewer has its own
  * CDP connection, so several can watch at once.
  */
 async function serveLiveView(
@@ -146,22 +161,89 @@ async function serveLiveView(
       if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify({ type: 'end' }));
       close();
     });
-    const { targetInfos } = await cdp.send<{ targetInfos: { targetId: string; type: string; url: string }[] }>('Target.getTargets');
-    // The page worth watching is the one showing something: the newest page that left about:blank.
-    const pages = targetInfos.filter((target) => target.type === 'page');
-    let targetId = (pages.filter((target) => target.url !== 'about:blank').at(-1) ?? pages[0])?.targetId;
-    if (!targetId) targetId = (await cdp.send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' })).targetId;
-    const { sessionId } = await cdp.send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
-    const session = sessionId;
-    const page = cdp;
-    page.on('Page.screencastFrame', (params: { data: string; metadata: unknown; sessionId: number }, from?: string) => {
-      if (from !== session) return;
-      if (client.readyState === WebSocket.OPEN)
-        client.send(JSON.stringify({ type: 'frame', data: params.data, metadata: params.metadata }));
-      page.send('Page.screencastFrameAck', { sessionId: params.sessionId }, session).catch(() => {});
+    const browser = cdp;
+    const send = (message: Record<string, unknown>) => {
+      if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(message));
+    };
+    /** The tab whose screen is streamed, and the CDP session attached to it. */
+    let watched: { targetId: string; session: string } | undefined;
+    // The tabs: every page target, kept current by target discovery.
+    const tabs = new Map<string, TargetInfo>();
+    const sendTabs = () =>
+      send({
+        type: 'tabs',
+        current: watched?.targetId,
+        tabs: [...tabs.values()].map(({ targetId, url, title }) => ({ targetId, url, title })),
+      });
+    const remember = (info: TargetInfo) => {
+      if (info.type !== 'page') return;
+      tabs.set(info.targetId, info);
+      sendTabs();
+    };
+    browser.on('Target.targetCreated', ({ targetInfo }: { targetInfo: TargetInfo }) => remember(targetInfo));
+    browser.on('Target.targetInfoChanged', ({ targetInfo }: { targetInfo: TargetInfo }) => remember(targetInfo));
+    browser.on('Target.targetDestroyed', ({ targetId }: { targetId: string }) => {
+      tabs.delete(targetId);
+      sendTabs();
+      // The watched tab closed: watch another, as a browser shows the next tab.
+      if (watched?.targetId === targetId) {
+        const next = [...tabs.keys()].at(-1);
+        if (next) void watch(next).catch(() => close());
+      }
     });
-    await page.send('Page.enable', {}, session);
-    await page.send('Page.startScreencast', { format: 'jpeg', quality: 70, everyNthFrame: 1 }, session);
+    await browser.send('Target.setDiscoverTargets', { discover: true });
+    const { targetInfos } = await browser.send<{ targetInfos: TargetInfo[] }>('Target.getTargets');
+    for (const info of targetInfos) if (info.type === 'page') tabs.set(info.targetId, info);
+
+    /** The watched tab's address and whether it can go back or forward. */
+    const history = (session: string) =>
+      browser.send<{ currentIndex: number; entries: { id: number; url: string; title: string }[] }>(
+        'Page.getNavigationHistory',
+        {},
+        session,
+      );
+    const sendLocation = async () => {
+      const current = watched;
+      if (!current) return;
+      const { currentIndex, entries } = await history(current.session);
+      if (watched !== current) return;
+      send({
+        type: 'location',
+        url: entries[currentIndex]?.url ?? '',
+        canGoBack: currentIndex > 0,
+        canGoForward: currentIndex < entries.length - 1,
+      });
+    };
+    browser.on('Page.screencastFrame', (params: { data: string; metadata: unknown; sessionId: number }, from?: string) => {
+      if (from !== watched?.session) return;
+      send({ type: 'frame', data: params.data, metadata: params.metadata });
+      browser.send('Page.screencastFrameAck', { sessionId: params.sessionId }, from).catch(() => {});
+    });
+    const navigated = (params: { frame?: { parentId?: string }; frameId?: string }, from?: string) => {
+      if (from === watched?.session && !params.frame?.parentId) void sendLocation().catch(() => {});
+    };
+    browser.on('Page.frameNavigated', navigated);
+    browser.on('Page.navigatedWithinDocument', navigated);
+
+    /** Streams `targetId`'s screen instead of the tab watched so far. */
+    const watch = async (targetId: string) => {
+      const previous = watched;
+      const { sessionId } = await browser.send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
+      watched = { targetId, session: sessionId };
+      if (previous) {
+        await browser.send('Page.stopScreencast', {}, previous.session).catch(() => {});
+        await browser.send('Target.detachFromTarget', { sessionId: previous.session }).catch(() => {});
+      }
+      await browser.send('Page.enable', {}, sessionId);
+      await browser.send('Page.startScreencast', { format: 'jpeg', quality: 70, everyNthFrame: 1 }, sessionId);
+      sendTabs();
+      await sendLocation();
+    };
+    // The page worth watching is the one showing something: the newest page that left about:blank.
+    const pages = [...tabs.values()];
+    let first = (pages.filter((target) => target.url !== 'about:blank').at(-1) ?? pages[0])?.targetId;
+    if (!first) first = (await browser.send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' })).targetId;
+    await watch(first);
     touch();
     client.on('message', (data) => {
       if (!viewer.control) return; // a view-only token: the browser is watched, not driven
@@ -172,31 +254,60 @@ async function serveLiveView(
         return; // a malformed input event is dropped, the view goes on
       }
       touch();
-      const send = (method: string, params: Record<string, unknown>) => page.send(method, params, session).catch(() => {});
-      if (parsed.type === 'mouse') {
-        void send('Input.dispatchMouseEvent', {
-          type: parsed.event,
-          x: parsed.x,
-          y: parsed.y,
-          button: parsed.button,
-          clickCount: parsed.clickCount,
-        });
-      } else if (parsed.type === 'wheel') {
-        void send('Input.dispatchMouseEvent', {
-          type: 'mouseWheel',
-          x: parsed.x,
-          y: parsed.y,
-          deltaX: parsed.deltaX,
-          deltaY: parsed.deltaY,
-        });
-      } else {
-        void send('Input.dispatchKeyEvent', {
-          type: parsed.event === 'keyDown' && parsed.text ? 'keyDown' : parsed.event === 'keyDown' ? 'rawKeyDown' : 'keyUp',
-          key: parsed.key,
-          code: parsed.code,
-          text: parsed.event === 'keyDown' ? parsed.text : undefined,
-          windowsVirtualKeyCode: parsed.keyCode,
-        });
+      const session = watched?.session;
+      if (!session) return;
+      const command = (method: string, params: Record<string, unknown>) => browser.send(method, params, session).catch(() => {});
+      switch (parsed.type) {
+        case 'mouse':
+          void command('Input.dispatchMouseEvent', {
+            type: parsed.event,
+            x: parsed.x,
+            y: parsed.y,
+            button: parsed.button,
+            clickCount: parsed.clickCount,
+          });
+          break;
+        case 'wheel':
+          void command('Input.dispatchMouseEvent', {
+            type: 'mouseWheel',
+            x: parsed.x,
+            y: parsed.y,
+            deltaX: parsed.deltaX,
+            deltaY: parsed.deltaY,
+          });
+          break;
+        case 'key':
+          void command('Input.dispatchKeyEvent', {
+            type: parsed.event === 'keyDown' && parsed.text ? 'keyDown' : parsed.event === 'keyDown' ? 'rawKeyDown' : 'keyUp',
+            key: parsed.key,
+            code: parsed.code,
+            text: parsed.event === 'keyDown' ? parsed.text : undefined,
+            windowsVirtualKeyCode: parsed.keyCode,
+          });
+          break;
+        case 'navigate': {
+          // The same rule as a CDP client's Page.navigate (no file:, chrome:, devtools: …); the
+          // egress policy then decides where the request may go, as for any navigation.
+          const url = typedUrl(parsed.url);
+          if (isNavigableUrl(url)) void command('Page.navigate', { url });
+          else send({ type: 'refused', message: `not a page the live view opens: ${url.slice(0, 200)}` });
+          break;
+        }
+        case 'history':
+          void history(session)
+            .then(({ currentIndex, entries }) => {
+              const entry = entries[currentIndex + parsed.delta];
+              if (entry) return command('Page.navigateToHistoryEntry', { entryId: entry.id });
+            })
+            .catch(() => {});
+          break;
+        case 'tab':
+          if (tabs.has(parsed.targetId)) {
+            void watch(parsed.targetId)
+              .then(() => browser.send('Target.activateTarget', { targetId: parsed.targetId }))
+              .catch(() => {});
+          }
+          break;
       }
     });
   } catch (error) {
