@@ -117,7 +117,7 @@ describe('the web console', () => {
     await expect.poll(() => page.getByRole('heading', { name: 'Console shop' }).isVisible()).toBe(true);
     expect(page.url()).toContain(`#/projects/${slug}`);
 
-    await page.getByLabel('New session').fill('checkout');
+    await page.getByLabel('New session', { exact: true }).fill('checkout');
     await page.getByRole('button', { name: 'Create session' }).click();
     const card = page.getByRole('article', { name: 'session checkout' });
     await card.getByRole('button', { name: 'Start a browser' }).click();
@@ -196,16 +196,17 @@ describe('project settings and session settings', () => {
     const { page, failures } = await consolePage();
     await signIn(page, user.email);
     await page.goto(`/#/projects/${project.slug}`);
-    await page.getByLabel('New session').fill('with settings');
-    await page.getByText('Screen, proxy and cookies').click();
-    await page.getByLabel('Screen width').fill('1024');
-    await page.getByLabel('Screen height').fill('600');
-    await page.getByLabel('Proxy', { exact: true }).fill('http://proxy.example.test:3128');
-    await page.getByLabel('Proxy user').fill('alice');
-    expect(await page.getByLabel('Proxy password').getAttribute('type')).toBe('password');
-    await page.getByLabel('Proxy password').fill('proxy-pass-1');
-    await page.getByLabel('Cookies (JSON)').fill('[{"name": "sid", "value": "abc", "domain": "shop.example.test", "path": "/"}]');
-    await page.getByRole('button', { name: 'Create session' }).click();
+    const form = page.getByRole('form', { name: 'new session' });
+    await form.getByLabel('New session', { exact: true }).fill('with settings');
+    await form.getByText('Screen, proxy and cookies').click();
+    await form.getByLabel('Screen width').fill('1024');
+    await form.getByLabel('Screen height').fill('600');
+    await form.getByLabel('Proxy', { exact: true }).fill('http://proxy.example.test:3128');
+    await form.getByLabel('Proxy user').fill('alice');
+    expect(await form.getByLabel('Proxy password').getAttribute('type')).toBe('password');
+    await form.getByLabel('Proxy password').fill('proxy-pass-1');
+    await form.getByLabel('Cookies (JSON)').fill('[{"name": "sid", "value": "abc", "domain": "shop.example.test", "path": "/"}]');
+    await form.getByRole('button', { name: 'Create session' }).click();
     await expect.poll(() => page.getByRole('article', { name: 'session with settings' }).isVisible()).toBe(true);
     const sessions = (await stack.http.get(`/${project.slug}/api/sessions`, { token: user.token })).body as { id: string; name: string }[];
     const created = sessions.find((session) => session.name === 'with settings') as { id: string };
@@ -213,6 +214,23 @@ describe('project settings and session settings', () => {
     expect(detail).toMatchObject({ screen: { width: 1024, height: 600 }, proxy: { hostname: 'proxy.example.test', port: 3128 } });
     expect(detail.cookies).toEqual([expect.objectContaining({ name: 'sid', domain: 'shop.example.test' })]);
     expect(JSON.stringify(detail)).not.toContain('proxy-pass-1');
+
+    // Its settings changed later: renamed, the proxy removed; then the session deleted.
+    const card = page.getByRole('article', { name: 'session with settings' });
+    await card.getByText('Settings', { exact: true }).click();
+    const edit = card.getByRole('form', { name: 'settings of with settings' });
+    await edit.getByLabel('Name').fill('edited session');
+    await edit.getByText('Screen, proxy and cookies').click();
+    expect(await edit.getByLabel('Proxy', { exact: true }).inputValue()).toBe('http://proxy.example.test:3128');
+    await edit.getByLabel('Proxy', { exact: true }).fill('');
+    await edit.getByRole('button', { name: 'Save settings' }).click();
+    await expect
+      .poll(async () => (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).body)
+      .toMatchObject({ name: 'edited session', proxy: null, screen: { width: 1024, height: 600 } });
+    await page.getByRole('article', { name: 'session edited session' }).getByRole('button', { name: 'Delete the session' }).click();
+    await expect
+      .poll(async () => (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).status)
+      .toBe(404);
 
     await page.getByRole('link', { name: 'Settings' }).click();
     const settings = page.getByRole('form', { name: 'project settings' });

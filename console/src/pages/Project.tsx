@@ -71,7 +71,7 @@ function Sessions({ slug }: { slug: string }) {
       {sessions.data?.map((session) => (
         <SessionCard key={session.id} slug={slug} session={session} />
       ))}
-      <form onSubmit={submit} className="row">
+      <form onSubmit={submit} className="row" aria-label="new session">
         <label>
           New session
           <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
@@ -114,6 +114,7 @@ function SessionCard({ slug, session }: { slug: string; session: Session }) {
         </button>
       </header>
       <ErrorLine error={start.error} />
+      <SessionEditor slug={slug} session={session} onChange={refresh} />
       {browsers.map((resource) => (
         <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} onChange={refresh} />
       ))}
@@ -278,6 +279,83 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
           {...field('cookies')}
         />
       </label>
+    </details>
+  );
+}
+
+/** The settings a session was made with, as the form shows them (a proxy's password is never shown). */
+function settingsOf(session: Session): SessionSettings {
+  const proxy = session.proxy;
+  return {
+    width: String(session.screen.width),
+    height: String(session.screen.height),
+    proxy: proxy ? `${proxy.protocol}://${proxy.hostname}:${proxy.port}` : '',
+    proxyUsername: proxy?.username ?? '',
+    proxyPassword: '',
+    cookies: '',
+  };
+}
+
+/**
+ * A session's settings changed after it was made: only what was edited is sent (a proxy left as
+ * it is keeps its password); an emptied proxy removes it. The next browser started uses them.
+ * Deleting the session stops its browsers.
+ */
+function SessionEditor({ slug, session, onChange }: { slug: string; session: Session; onChange: () => unknown }) {
+  const initial = settingsOf(session);
+  const [name, setName] = useState(session.name);
+  const [settings, setSettings] = useState<SessionSettings>(initial);
+  const [problem, setProblem] = useState<string | null>(null);
+  const save = useMutation({
+    mutationFn: (body: SessionExtras) =>
+      bf.sessions.update.mutate({ project: slug, sessionId: session.id, ...(name !== session.name ? { name } : {}), ...body }),
+    onSuccess: onChange,
+  });
+  const remove = useMutation({
+    mutationFn: () => bf.sessions.delete.mutate({ project: slug, sessionId: session.id }),
+    onSuccess: onChange,
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    try {
+      setProblem(null);
+      const changed = (keys: (keyof SessionSettings)[]) => keys.some((key) => settings[key] !== initial[key]);
+      const body = settingsBody({
+        ...noSettings,
+        ...(changed(['width', 'height']) ? { width: settings.width, height: settings.height } : {}),
+        ...(changed(['proxy', 'proxyUsername', 'proxyPassword'])
+          ? { proxy: settings.proxy, proxyUsername: settings.proxyUsername, proxyPassword: settings.proxyPassword }
+          : {}),
+        cookies: settings.cookies,
+      });
+      if (changed(['proxy']) && !settings.proxy) body.proxy = null;
+      save.mutate(body);
+    } catch (error) {
+      setProblem((error as Error).message);
+    }
+  };
+  return (
+    <details>
+      <summary>Settings</summary>
+      <form onSubmit={submit} className="stack" aria-label={`settings of ${session.name}`}>
+        <label>
+          Name
+          <input required value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <SettingsFields settings={settings} onChange={setSettings} />
+        <p className="muted">Cookies typed here replace the session's; left empty, they stay as they are.</p>
+        <div className="row">
+          <button type="submit" disabled={save.isPending}>
+            Save settings
+          </button>
+          <button type="button" onClick={() => remove.mutate()} disabled={remove.isPending}>
+            Delete the session
+          </button>
+        </div>
+        {save.isSuccess && <p role="status">Saved: the next browser started uses them.</p>}
+        {problem && <p className="error">{problem}</p>}
+        <ErrorLine error={save.error ?? remove.error} />
+      </form>
     </details>
   );
 }
