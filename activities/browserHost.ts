@@ -147,11 +147,11 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
           if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);
-          const work = failOnPageCrash(
-            context,
-            executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) }),
-          );
-          runs.track(call.runId, work);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
+          // The node's own call is what keeps the run's tabs and hidden secrets: after a crash it
+          // may still be driving the browser until its timeout.
+          runs.track(call.runId, node$);
+          const work = failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
           return work.catch((error: unknown) => {
             // Playwright says only that the target closed: the host knows the Chromium is gone.
             const check = pool.check(call.resourceId);

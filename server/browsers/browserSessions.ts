@@ -175,16 +175,18 @@ export async function completeBrowserStart(
     }
     try {
       // Repeated while the engine is slow to answer: a repeat finds the workflow the first try started.
-      await repeatWhileEngineSlow(() =>
-        deps.temporal.workflow.start<BrowserSessionWorkflow>(browserSessionWorkflowType, {
-          taskQueue: deps.config.temporal.taskQueue,
-          workflowId: workflowIds.browser(resource.id),
-          ...startOnce,
-          args: [resource.id, { ...input, adoptWarmId: warm.id }],
-          typedSearchAttributes,
-          // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
-          requestEagerStart: deps.eagerStart,
-        }),
+      await repeatWhileEngineSlow(
+        () =>
+          deps.temporal.workflow.start<BrowserSessionWorkflow>(browserSessionWorkflowType, {
+            taskQueue: deps.config.temporal.taskQueue,
+            workflowId: workflowIds.browser(resource.id),
+            ...startOnce,
+            args: [resource.id, { ...input, adoptWarmId: warm.id }],
+            typedSearchAttributes,
+            // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
+            requestEagerStart: deps.eagerStart,
+          }),
+        { joined: async () => deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)) },
       );
     } catch (error) {
       throw await fail(
@@ -199,16 +201,22 @@ export async function completeBrowserStart(
   try {
     // Start and wait in one call: the update returns once the browser is usable. Repeated while
     // the engine is slow to answer: a repeat joins the workflow and the update the first try made.
-    state = await repeatWhileEngineSlow(() => {
-      const startWorkflowOperation = new WithStartWorkflowOperation<BrowserSessionWorkflow>(browserSessionWorkflowType, {
-        taskQueue: deps.config.temporal.taskQueue,
-        workflowId: workflowIds.browser(resource.id),
-        ...startOnce,
-        args: [resource.id, input],
-        typedSearchAttributes,
-      });
-      return deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation, updateId: 'ready' });
-    });
+    state = await repeatWhileEngineSlow(
+      () => {
+        const startWorkflowOperation = new WithStartWorkflowOperation<BrowserSessionWorkflow>(browserSessionWorkflowType, {
+          taskQueue: deps.config.temporal.taskQueue,
+          workflowId: workflowIds.browser(resource.id),
+          ...startOnce,
+          args: [resource.id, input],
+          typedSearchAttributes,
+        });
+        return deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation, updateId: 'ready' });
+      },
+      {
+        joined: () =>
+          deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)).getUpdateHandle<BrowserSessionState>('ready').result(),
+      },
+    );
   } catch (error) {
     await settleUnmanaged(em, resource, { status: 'failed', reason: 'the workflow could not start', from: ['starting'], severity: null });
     throw new ServiceUnavailable('The browser could not be started: the workflow engine is unavailable', error);

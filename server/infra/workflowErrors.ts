@@ -1,6 +1,7 @@
 import {
   isGrpcCancelledError,
   isGrpcDeadlineError,
+  WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
@@ -27,14 +28,24 @@ export function engineWasSlow(error: unknown) {
  * Runs `call` again while it fails with `engineWasSlow`, with a growing pause, until `budgetMs`
  * has passed; then, or on any other failure, throws what it threw. Only for calls that are safe
  * to repeat: a start that uses the existing workflow of its id, an update with a fixed id.
+ *
+ * A repeat after a slow try may find the workflow that try started already ended (a short one
+ * finishes within the pause): `startOnce` then refuses it as already started. That is the first
+ * try's success, so `joined` answers in its place (the workflow's handle, its update's result).
  */
-export async function repeatWhileEngineSlow<T>(call: () => Promise<T>, budgetMs = 30_000): Promise<T> {
-  const deadline = Date.now() + budgetMs;
+export async function repeatWhileEngineSlow<T>(
+  call: () => Promise<T>,
+  options: { budgetMs?: number; joined?: () => Promise<T> } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.budgetMs ?? 30_000);
+  let slow = false;
   for (let pauseMs = 200; ; pauseMs = Math.min(pauseMs * 2, 2_000)) {
     try {
       return await call();
     } catch (error) {
+      if (slow && options.joined && error instanceof WorkflowExecutionAlreadyStartedError) return options.joined();
       if (!engineWasSlow(error) || Date.now() + pauseMs >= deadline) throw error;
+      slow = true;
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   }

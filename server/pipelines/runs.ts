@@ -78,15 +78,17 @@ type RunTarget = {
 export async function startRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const { run, input } = await createRun(deps, em, target);
   try {
-    await repeatWhileEngineSlow(() =>
-      deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, {
-        taskQueue: deps.config.temporal.taskQueue,
-        workflowId: workflowIds.run(run.id),
-        ...startOnce,
-        args: [run.id, input],
-        typedSearchAttributes: runSearchAttributes(run, input),
-        requestEagerStart: deps.eagerStart,
-      }),
+    await repeatWhileEngineSlow(
+      () =>
+        deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, {
+          taskQueue: deps.config.temporal.taskQueue,
+          workflowId: workflowIds.run(run.id),
+          ...startOnce,
+          args: [run.id, input],
+          typedSearchAttributes: runSearchAttributes(run, input),
+          requestEagerStart: deps.eagerStart,
+        }),
+      { joined: async () => deps.temporal.workflow.getHandle(workflowIds.run(run.id)) },
     );
   } catch (error) {
     throw await notStarted(deps, em, run, error);
@@ -154,8 +156,9 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
   if (deps.eagerStart) {
     let handle: WorkflowHandle<PipelineRunWorkflow>;
     try {
-      handle = await repeatWhileEngineSlow(() =>
-        deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true }),
+      handle = await repeatWhileEngineSlow(
+        () => deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true }),
+        { joined: async () => deps.temporal.workflow.getHandle<PipelineRunWorkflow>(options.workflowId) },
       );
     } catch (error) {
       throw await notStarted(deps, em, run, error);
@@ -165,18 +168,24 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
   // A fresh operation for each try (one is used once); the last tells whether the workflow started.
   const tries: WithStartWorkflowOperation<PipelineRunWorkflow>[] = [];
   try {
-    const update = await repeatWhileEngineSlow(() => {
-      const startWorkflowOperation = new WithStartWorkflowOperation<PipelineRunWorkflow>(pipelineRunWorkflowType, options);
-      tries.push(startWorkflowOperation);
-      return deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, {
-        startWorkflowOperation,
-        updateId: runEndedUpdateId,
-        waitForStage: 'ACCEPTED',
-      });
-    });
+    const update = await repeatWhileEngineSlow(
+      () => {
+        const startWorkflowOperation = new WithStartWorkflowOperation<PipelineRunWorkflow>(pipelineRunWorkflowType, options);
+        tries.push(startWorkflowOperation);
+        return deps.temporal.workflow.startUpdateWithStart(runEndedUpdate, {
+          startWorkflowOperation,
+          updateId: runEndedUpdateId,
+          waitForStage: 'ACCEPTED',
+        });
+      },
+      {
+        joined: async () => deps.temporal.workflow.getHandle(options.workflowId).getUpdateHandle<void>(runEndedUpdateId),
+      },
+    );
     return { ended: update.result() };
   } catch (error) {
-    const started = await (tries.at(-1) as WithStartWorkflowOperation<PipelineRunWorkflow>).workflowHandle().then(
+    // Any try may be the one that started it (a later one gave up on a slow engine).
+    const started = await Promise.any(tries.map((operation) => operation.workflowHandle())).then(
       () => true,
       () => false,
     );
@@ -291,6 +300,11 @@ function runSearchAttributes(run: PipelineRun, input: PipelineRunInput) {
 
 /** The run's workflow could not start: the run fails, its browser is stopped; the 503 to throw. */
 async function notStarted(deps: Deps, em: EntityManager, run: PipelineRun, error: unknown) {
+  // A try the engine answered too late may have started it after all: a run under way or ended
+  // keeps what its workflow wrote.
+  await em.refresh(run);
+  if (run.status !== 'queued')
+    return new ServiceUnavailable('The run was started, but the workflow engine did not confirm it in time', error);
   run.status = 'failed';
   run.evaluation = 'failed';
   run.error = { node: null, code: 'not_started', message: 'the run could not be started' };

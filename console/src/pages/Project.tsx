@@ -223,7 +223,7 @@ function settingsBody(settings: SessionSettings) {
     body.proxy = {
       protocol: url.protocol.replace(/:$/, ''),
       hostname: url.hostname,
-      port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      port: Number(url.port || { 'https:': 443, 'socks5:': 1080 }[url.protocol] || 80),
       ...(settings.proxyUsername ? { username: settings.proxyUsername, password: settings.proxyPassword } : {}),
     } as SessionExtras['proxy'];
   }
@@ -266,7 +266,7 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
           <input autoComplete="off" {...field('proxyUsername')} />
         </label>
         <label>
-          Proxy password
+          Proxy password (again, when the proxy changes)
           <input type="password" autoComplete="new-password" {...field('proxyPassword')} />
         </label>
       </div>

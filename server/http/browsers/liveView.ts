@@ -52,7 +52,8 @@ export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: Activity
       .type('text/html; charset=utf-8')
       .header(
         'content-security-policy',
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'",
+        // Framed by the console of this origin only (it can navigate the browser).
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'self'",
       )
       .header('referrer-policy', 'no-referrer')
       .send(liveViewHtml());

@@ -214,7 +214,8 @@ export const billingRouter = router({
     .output(usageSummary)
     .query(async ({ ctx, input }) => {
       const account = await accountOf(ctx.em, ctx.deps.config.billing, ctx.user.id);
-      const since = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
+      const now = new Date();
+      const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
       since.setUTCDate(since.getUTCDate() - ((input?.days ?? 30) - 1));
       const connection = ctx.em.getConnection();
       const [days, sessions] = await Promise.all([

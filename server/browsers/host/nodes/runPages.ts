@@ -76,6 +76,11 @@ export class RunPages {
     };
   }
 
+  /** Whether `page` is one of the run's tabs (opened or taken by one of its nodes). */
+  holds(runId: string, page: Page) {
+    return [...(this.#pages.get(runId)?.values() ?? [])].includes(page);
+  }
+
   /**
    * The browser's own log (console, navigations, failed requests) hides the run's secrets while
    * the run lasts: a URL made from one would otherwise show there in clear.
