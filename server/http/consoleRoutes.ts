@@ -21,9 +21,10 @@ const consoleSecurity = {
 /**
  * The web console at `/` (docs/console.md): its index and its hashed assets, from console/dist.
  * Its own routes live in the URL's fragment, so only `/`, `/index.html` and `/assets/…` are
- * served here (`assets` is a reserved slug). The index is never cached, so a new build shows at
- * once; the assets' names change with their content, so they are cached for good. Without a
- * build, `/` says how to make one.
+ * served here (`assets` is a reserved slug). The files are those built when the service started
+ * (a rebuild needs a restart, which `scripts/start.sh` does anyway). The index is never cached; the
+ * assets' names change with their content, so they are cached for good. Without a build, `/` says
+ * how to make one.
  */
 export async function registerConsoleRoutes(app: RawApp) {
   if (!existsSync(path.join(consoleDist, 'index.html'))) {
