@@ -1,8 +1,9 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { useSessionChoice } from '../SessionPicker.tsx';
 
 const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
@@ -19,14 +20,10 @@ const stopped = (agent: string | undefined) => agent === 'stopped';
 
 /** On a pipeline's page: a prompt, a session and a model start an analysis of that session's browser. */
 export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: string }) {
-  const sessions = useQuery({ queryKey: ['sessions', slug], queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }) });
+  const { session, picker } = useSessionChoice(slug);
   const models = useQuery({ queryKey: ['analysis-models', slug], queryFn: () => bf.agentJobs.analysisModels.query({ project: slug }) });
   const [prompt, setPrompt] = useState('');
-  const [session, setSession] = useState('');
   const [model, setModel] = useState('builtin');
-  useEffect(() => {
-    if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);
-  }, [session, sessions.data]);
   const start = useMutation({
     mutationFn: () => bf.agentJobs.startAnalysis.mutate({ project: slug, pipelineId, session, model, prompt }),
     onSuccess: (answer) => {
@@ -55,16 +52,7 @@ export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: s
         />
       </label>
       <div className="row">
-        <label>
-          Session
-          <select value={session} onChange={(event) => setSession(event.target.value)}>
-            {sessions.data?.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        {picker}
         <label>
           Model
           <select value={model} onChange={(event) => setModel(event.target.value)}>

@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useEffect, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { useSessionChoice } from '../SessionPicker.tsx';
 import { AnalysisForm } from './Agents.tsx';
 import { RunStatus } from './Run.tsx';
 
@@ -90,12 +91,8 @@ function RunForm({
   parameters: Record<string, Parameter>;
   errors: number;
 }) {
-  const sessions = useQuery({ queryKey: ['sessions', slug], queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }) });
-  const [session, setSession] = useState('');
+  const { session, picker } = useSessionChoice(slug);
   const [values, setValues] = useState<Record<string, string>>({});
-  useEffect(() => {
-    if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);
-  }, [session, sessions.data]);
   const start = useMutation({
     mutationFn: () => bf.pipelineRuns.start.mutate({ project: slug, pipelineId, session, args: argsOf(parameters, values) }),
     onSuccess: ({ id }) => {
@@ -125,16 +122,7 @@ function RunForm({
           />
         </label>
       ))}
-      <label>
-        Session
-        <select value={session} onChange={(event) => setSession(event.target.value)}>
-          {sessions.data?.map((item) => (
-            <option key={item.id} value={item.id}>
-              {item.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      {picker}
       <button type="submit" disabled={start.isPending || !session || errors > 0}>
         Run
       </button>
