@@ -80,6 +80,8 @@ export function createAgentJobActivities({
         readsCookies: planReadsCookies(plan),
         args: shownArgs,
         sealedSecrets,
+        // A dry run shows what the candidate did, page by page (the console puts them beside its steps).
+        screenshots: 'steps',
       });
       await em.flush();
       return { runId: run.id, input: { plan, args: workflowArgs, hostId, resourceId, ownsResource: false } };

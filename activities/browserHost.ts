@@ -5,6 +5,7 @@ import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPoo
 import { LaunchError } from '../server/browsers/host/launchErrors.ts';
 import { executeNode } from '../server/browsers/host/nodes/executeNode.ts';
 import { RunPages } from '../server/browsers/host/nodes/runPages.ts';
+import { keepScreenshot, type ScreenshotKind, wantsScreenshot } from '../server/browsers/host/nodes/runScreenshots.ts';
 import { failOnPageCrash } from '../server/browsers/host/pageCrashes.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
@@ -142,17 +143,30 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
       };
       return stretches.run(
         call,
-        async (node, path, inputs, { log, hidden }) => {
+        async (node, path, inputs, { log, hidden, run }) => {
           // A data node of the stretch needs no browser: it runs here as it would anywhere.
           if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);
-          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...runs.nodePages(call.runId, path, context) });
+          const pages = runs.nodePages(call.runId, path, context);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
           // The node's own call is what keeps the run's tabs and hidden secrets: after a crash it
           // may still be driving the browser until its timeout.
           runs.track(call.runId, node$);
-          const work = failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
-          return work.catch((error: unknown) => {
+          /** The picture the run's `screenshots` asks for at this node's end, of the page it worked on. */
+          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
+            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
+            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
+            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
+            if (!page) return;
+            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
+            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
+          };
+          try {
+            const outputs = await failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
+            await shoot('step', outputs.page);
+            return outputs;
+          } catch (error) {
             // Playwright says only that the target closed: the host knows the Chromium is gone.
             const check = pool.check(call.resourceId);
             if (check.known && !check.alive) {
@@ -161,8 +175,9 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
                 cause: error,
               });
             }
+            if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
             throw error;
-          });
+          }
         },
         // The run's browser is still in this process's pool: this process ran every attempt of the
         // stretch there was, so one it does not know of never started a node.

@@ -8,7 +8,7 @@ import type { ActivityDeps } from './deps.ts';
  * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
- * empty once ended; and webhook deliveries a month old.
+ * empty once ended; webhook deliveries a month old; and run screenshots past their retention.
  */
 const expiredTables = [
   { table: 'auth_sessions', column: 'expires_at', keep: "interval '1 day'" },
@@ -29,7 +29,9 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
     async deleteExpiredRows() {
       const connection = orm.em.getConnection();
       const deleted: Record<string, number> = {};
-      for (const { table, column, keep } of expiredTables) {
+      // Run screenshots keep RUN_SCREENSHOT_RETENTION_DAYS (an integer, checked at start-up).
+      const screenshots = { table: 'run_screenshots', column: 'created', keep: `interval '${config.screenshots.retentionDays} days'` };
+      for (const { table, column, keep } of [...expiredTables, screenshots]) {
         const result = await connection.execute(`delete from ${table} where ${column} < now() - ${keep}`, [], 'run');
         deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
       }

@@ -50,8 +50,11 @@ export type NodeRunner = (
   node: StretchNode,
   path: string,
   inputs: Record<string, unknown>,
-  tools: { log: (entry: NewLogEntry) => void; hidden: readonly string[] },
+  tools: { log: (entry: NewLogEntry) => void; hidden: readonly string[]; run: RunOfNode },
 ) => Promise<Record<string, unknown>>;
+
+/** What a node's runner knows of its run: where it belongs, and which pictures it takes. */
+export type RunOfNode = { projectId: string; screenshots: PipelineRun['screenshots'] };
 
 /** The attempt was given up: Temporal no longer counts on it, or a newer attempt took over here. */
 class AttemptLost extends Error {
@@ -171,7 +174,8 @@ async function runNodeAttempts({ attempt, store, run, secrets, runNode, check }:
         attemptWithin(node, () => {
           if (node.browser) check?.();
           const inputs = secrets.reveal(inputsOf(node, attempt.outputsOf));
-          return attempt.track(runNode(node, path, inputs, { log: (entry) => store.log(entry), hidden: secrets.hidden }));
+          const tools = { log: (entry: NewLogEntry) => store.log(entry), hidden: secrets.hidden, run: runOfNode(run) };
+          return attempt.track(runNode(node, path, inputs, tools));
         }),
       );
     } catch (error) {
@@ -186,6 +190,8 @@ async function runNodeAttempts({ attempt, store, run, secrets, runNode, check }:
   }
   return { outputs, started };
 }
+
+const runOfNode = (run: PipelineRun): RunOfNode => ({ projectId: run.project.id, screenshots: run.screenshots });
 
 /** Ends the stretch with the failure of the node at `path`, once what is pending is stored. */
 async function failNode(store: StretchStore, path: string, message: string, code: string): Promise<never> {

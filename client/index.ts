@@ -7,6 +7,8 @@
  * Waiting for an end: `bf.waitForRun(project, pipelineId, runId, {timeoutMs})`, `bf.waitForFunctionRun`, `bf.waitForAnalysis`,
  * `bf.waitForGeneration` answer the finished object or throw a `WaitTimedOut`.
  *
+ * A run's pictures: `run.screenshots` lists them; `bf.screenshot(run.screenshots[0])` answers one's JPEG bytes.
+ *
  * Every procedure of the REST API is here under the same name as in the router tree
  * (`root.info` is `GET /api`, `projects.get` is `GET /{project}/api`, …), with its input and
  * output types. Errors arrive as `TRPCClientError`; `error.data.httpStatus` is the status the REST
@@ -52,6 +54,8 @@ export type FunctionExecution = RouterOutputs['functions']['getRun'];
 /** A webhook endpoint, and one delivery of an event to it (docs/webhooks.md). */
 export type WebhookEndpoint = RouterOutputs['webhooks']['get'];
 export type WebhookDelivery = RouterOutputs['webhooks']['delivery'];
+/** A picture of a run's page, as `run.screenshots` lists it (docs/pipelines.md, Screenshots). */
+export type Screenshot = Run['screenshots'][number];
 
 export type WaitOptions = {
   /** How long to wait in all, in milliseconds; default 120 000. */
@@ -87,7 +91,13 @@ export type BrowserflowWaits = {
   waitForGeneration(project: string, generationId: string, options?: WaitOptions): Promise<Generation>;
 };
 
-export type BrowserflowClient = TRPCClient<AppRouter> & BrowserflowWaits;
+/** What is not a procedure: a run's screenshot is a JPEG at its `url`, read with the client's credentials. */
+export type BrowserflowFiles = {
+  /** The JPEG of a screenshot (one of a run's `screenshots`, or its `url`). Throws on any answer but 200. */
+  screenshot(shot: Pick<Screenshot, 'url'> | string): Promise<Uint8Array>;
+};
+
+export type BrowserflowClient = TRPCClient<AppRouter> & BrowserflowWaits & BrowserflowFiles;
 
 const FIRST_POLL_MS = 250;
 const LONGEST_POLL_MS = 2_000;
@@ -163,9 +173,17 @@ export function createBrowserflowClient(options: BrowserflowClientOptions): Brow
       }),
     ],
   });
-  // The procedures' proxy answers every name: the waits are looked up first.
-  const waits = waitsOn(client);
+  const files: BrowserflowFiles = {
+    async screenshot(shot) {
+      const url = typeof shot === 'string' ? shot : shot.url;
+      const answer = await (options.fetch ?? fetch)(url, { headers });
+      if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
+      return new Uint8Array(await answer.arrayBuffer());
+    },
+  };
+  // The procedures' proxy answers every name: the waits and the files are looked up first.
+  const extras: Record<string, unknown> = { ...waitsOn(client), ...files };
   return new Proxy(client, {
-    get: (target, key, receiver) => (Object.hasOwn(waits, key) ? waits[key as keyof BrowserflowWaits] : Reflect.get(target, key, receiver)),
+    get: (target, key, receiver) => (Object.hasOwn(extras, key) ? extras[key as string] : Reflect.get(target, key, receiver)),
   }) as BrowserflowClient;
 }

@@ -35,6 +35,7 @@ import { registerMcpRoutes } from './http/mcpRoutes.ts';
 import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { recordRoutes, registerRestRoutes } from './http/restRoutes.ts';
+import { registerScreenshotRoutes } from './http/screenshotRoutes.ts';
 import { requestLogger } from './logger.ts';
 import { createCallContext, createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
@@ -188,6 +189,7 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
   await registerConsoleRoutes(app);
   await registerBrowserRoutes(app, deps);
   registerLogRoutes(app, deps);
+  registerScreenshotRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerBillingPage(app);
   registerExternalSessionRoutes(app, deps);

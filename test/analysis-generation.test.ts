@@ -168,6 +168,12 @@ describe('analysis → generation with builtin', () => {
     expect(generation.dryRun.result.orders).toEqual(shopOrders);
     // Checked against the declaration the service completed from the page models.
     expect(generation.dryRun.mismatches).toEqual([]);
+    // A dry run takes a picture after each browser step: the sign-in typed, the table read.
+    const shots = generation.dryRun.screenshots as { node: string; kind: string; url: string }[];
+    expect(shots.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(shots.map((shot) => shot.kind))).toEqual(new Set(['step']));
+    const image = await fetch(shots.at(-1)?.url as string, { headers: { authorization: `Bearer ${token}` } });
+    expect([image.status, image.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
     expect(analysis.output.outputs).toMatchObject([{ name: 'orders', kind: 'records', fields: ['Order', 'Total', 'Status'] }]);
 
     const accepted = await stack.http.post(`${generationUrl}/accept`, undefined, { token });

@@ -351,13 +351,25 @@ describe('pipelines in the console', () => {
     expect(await form.getByLabel(/^token/).getAttribute('type')).toBe('password');
     await form.getByLabel(/^url/).fill(site.url);
     await form.getByLabel(/^token/).fill('s3cret-console-token');
+    await form.getByLabel('Screenshots').selectOption('steps');
     await form.getByRole('button', { name: 'Run' }).click();
     await expect.poll(() => page.getByRole('heading', { name: /^Run / }).textContent(), { timeout: 60_000 }).toContain('succeeded');
-    await expect.poll(() => page.getByRole('table', { name: 'node outputs' }).textContent()).toContain('Hello from the test site');
+    const steps = page.getByRole('table', { name: 'steps' });
+    await expect.poll(() => steps.textContent()).toContain('Hello from the test site');
+    // A picture beside each browser step, loaded from the service (its JPEG decoded by the page).
+    await expect.poll(() => steps.getByRole('img').count()).toBe(3);
+    await expect
+      .poll(() => steps.getByRole('img').evaluateAll((images) => images.map((image) => (image as HTMLImageElement).naturalWidth > 0)))
+      .toEqual([true, true, true]);
+    expect(await steps.getByRole('img', { name: /^after: open at / }).getAttribute('src')).toMatch(
+      new RegExp(`^/${project.slug}/api/screenshots/[0-9a-f-]{36}$`),
+    );
     expect(await page.getByRole('document', { name: 'result' }).textContent()).toContain('Hello from the test site');
     // The live log reached its end; the secret is not in the page.
     await expect.poll(() => page.getByText(/^Complete/).isVisible(), { timeout: 30_000 }).toBe(true);
     expect(await page.getByRole('list', { name: 'logs' }).locator('li').count()).toBeGreaterThan(0);
+    // Each picture's log line links it.
+    expect(await page.getByRole('list', { name: 'logs' }).getByRole('link', { name: 'screenshot after the node' }).count()).toBe(3);
     expect(await page.content()).not.toContain('s3cret-console-token');
 
     // Back on the pipeline: the run is listed; the first version can be made current again.

@@ -2,9 +2,8 @@ import { InterceptingCall, type Interceptor, ListenerBuilder, RequesterBuilder, 
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
-import { createPipeline, greetingSource, settledRun, startRun } from './support/pipelines.ts';
+import { createPipeline, greetingSource, settledRun, startRun, userWithSession } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 /**
@@ -64,11 +63,7 @@ beforeAll(async () => {
     { browserHost: true, temporalInterceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), lateFirstAnswers] },
   );
   site = await startTestSite();
-  token = (await registerUser(stack)).token;
-  slug = (await createProject(stack, token)).slug;
-  const session = await stack.http.put(`/${slug}/api/sessions`, { name: 'late answers' }, { token });
-  expect(session.status, session.text).toBe(200);
-  sessionId = session.body.id;
+  ({ token, slug, sessionId } = await userWithSession(stack, 'late answers'));
 });
 afterAll(async () => {
   await site?.close();

@@ -64,6 +64,8 @@ const beyondTheSpec = [
   // The MCP endpoint's other methods (streamable HTTP).
   'POST /{project}/api/mcp-servers/{serverId}/mcp',
   'DELETE /{project}/api/mcp-servers/{serverId}/mcp',
+  // A run's screenshot (JPEG), as its `screenshots` list it.
+  'GET /{project}/api/screenshots/{screenshotId}',
   // Usage summed by day and session (the console's billing page).
   'GET /api/billing/usage',
   // Browser hosts' usage reports and external sessions.

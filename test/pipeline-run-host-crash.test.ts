@@ -105,8 +105,9 @@ const storedOutputs = async (runUrl: string) => Object.keys((await stack.http.ge
 
 /** The run's node log lines, by node. */
 async function nodeLines(runUrl: string) {
-  const logs = (await stack.http.get(`${runUrl}/logs?limit=200`, as)).body as { context: string; message: string }[];
-  return (node: string) => logs.filter((entry) => entry.context === node).map((entry) => entry.message);
+  const logs = (await stack.http.get(`${runUrl}/logs?limit=200`, as)).body as { context: string; message: string; area: string }[];
+  // The node's own lines, not its screenshots'.
+  return (node: string) => logs.filter((entry) => entry.context === node && entry.area !== 'screenshot').map((entry) => entry.message);
 }
 
 /** The attempts Temporal made of the run's stretch activity, as its history shows them (started events carry the attempt). */

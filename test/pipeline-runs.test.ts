@@ -745,8 +745,15 @@ describe('retries and timeouts', () => {
       outputs: { heading: { $ref: 'heading.text' } },
     });
     const attempts = async (runUrl: string) =>
-      ((await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token })).body as { context: string; message: string }[])
-        .filter((entry) => entry.context === 'heading')
+      (
+        (await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token })).body as {
+          context: string;
+          message: string;
+          area: string;
+        }[]
+      )
+        // The node's own lines (a failed attempt has its screenshot's line too).
+        .filter((entry) => entry.context === 'heading' && entry.area !== 'screenshot')
         .map((entry) => entry.message);
 
     const once = await runToEnd(await createPipeline(source(0)));

@@ -9,6 +9,8 @@ import { Project } from './Project.ts';
 import { SessionResource } from './SessionResource.ts';
 
 export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+/** What pictures a run's host takes (docs/pipelines.md, Screenshots). */
+export const screenshotModes = ['none', 'failures', 'steps'] as const;
 export const evaluationStatuses = ['pending', 'running', 'completed', 'failed', 'stopped'] as const;
 
 /** One run of a pipeline version against a session; its `pipelineRun` workflow executes it. */
@@ -33,6 +35,8 @@ export const PipelineRun = defineEntity({
      * fixed when the run starts: its outputs are then shown only to callers with cookies.read.
      */
     readsCookies: p.boolean().default(false),
+    /** Pictures of its pages: none, where a node failed, or after every browser node too (RunScreenshot). */
+    screenshots: p.enum(screenshotModes).default('failures'),
     status: p.enum(runStatuses).default('queued'),
     evaluation: p.enum(evaluationStatuses).default('pending'),
     /** Arguments (secret parameters redacted) and results. */

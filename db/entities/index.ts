@@ -18,11 +18,12 @@ import { McpServer } from './McpServer.ts';
 import { OneTimeToken } from './OneTimeToken.ts';
 import { Pipeline } from './Pipeline.ts';
 import { PipelineFunction } from './PipelineFunction.ts';
-import { PipelineRun } from './PipelineRun.ts';
+import { PipelineRun, screenshotModes } from './PipelineRun.ts';
 import { PipelineVersion } from './PipelineVersion.ts';
 import { Project } from './Project.ts';
 import { RateLimitBucket } from './RateLimitBucket.ts';
 import { RecoveryCode } from './RecoveryCode.ts';
+import { RunScreenshot, screenshotKinds } from './RunScreenshot.ts';
 import { SessionResource } from './SessionResource.ts';
 import { StoredProxy } from './StoredProxy.ts';
 import { StripeEvent } from './StripeEvent.ts';
@@ -60,10 +61,13 @@ export {
   Project,
   RateLimitBucket,
   RecoveryCode,
+  RunScreenshot,
   SessionResource,
   StoredProxy,
   StripeEvent,
   Subscription,
+  screenshotKinds,
+  screenshotModes,
   UsageRecord,
   type UsageUnit,
   User,
@@ -110,4 +114,5 @@ export const entities = [
   StripeEvent,
   WebhookEndpoint,
   WebhookDelivery,
+  RunScreenshot,
 ];

@@ -11,6 +11,7 @@ import { mcpRoutePaths } from './mcpRoutes.ts';
 import { withExactErrors, withNulRefused } from './openapiContract.ts';
 import { withWaitingAnswers } from './openapiWaiting.ts';
 import { htmlAnswer, jsonAnswer } from './rawAnswers.ts';
+import { screenshotRoutePaths } from './screenshotRoutes.ts';
 
 /** OpenAPI entries of routes that are not JSON-in, JSON-out procedures (streams, webhooks, WebSockets, these docs). */
 export type RawRoutePaths = Record<string, NonNullable<OpenAPIObject['paths']>[string]>;
@@ -84,6 +85,7 @@ const rawRoutePaths: RawRoutePaths = {
   ...servedHerePaths,
   ...authPagePaths,
   ...logRoutePaths,
+  ...screenshotRoutePaths,
   ...browserRoutePaths,
   ...mcpRoutePaths,
   ...billingRoutePaths,
@@ -109,6 +111,7 @@ const rawOperationIds: Record<string, string> = {
   'get /{project}/api/generation/{generationId}/logs': 'logs-generation',
   'get /{project}/api/sessions/{sessionId}/{resourceId}/logs': 'logs-session-resource',
   'get /{project}/api/pipelines/{pipelineId}/{runId}/logs': 'logs-pipeline-run',
+  'get /{project}/api/screenshots/{screenshotId}': 'pipelines-screenshot',
   'get /{project}/api/sessions/{sessionId}/{resourceId}/capture': 'sessions-capture',
   'get /{project}/api/sessions/{sessionId}/{resourceId}/cdp': 'sessions-cdp',
   'get /{project}/api/sessions/{sessionId}/{resourceId}/live': 'sessions-live-view',

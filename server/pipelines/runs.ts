@@ -48,6 +48,8 @@ type RunTarget = {
   pipeline?: Pipeline;
   /** Always start a new browser for this run (functions do), instead of using a running one. */
   freshBrowser?: boolean;
+  /** Pictures of its pages (docs/pipelines.md, Screenshots); `failures` when not given. */
+  screenshots?: PipelineRun['screenshots'];
 } & (
   | {
       /** A pipeline version: its errors and `args` are checked here against its plan. */
@@ -227,6 +229,7 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
       readsCookies,
       args: shownArgs,
       sealedSecrets,
+      screenshots: target.screenshots ?? 'failures',
     });
     return { run, reservation };
   });

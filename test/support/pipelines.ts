@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { createProject, registerUser } from './accounts.ts';
 import type { Credentials } from './http.ts';
 import type { TestStack } from './stack.ts';
 
@@ -55,4 +56,13 @@ export async function historyText(stack: TestStack, runId: string) {
   return JSON.stringify(history, (key, value) =>
     key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
   );
+}
+
+/** A new user with a project and one session in it: what a test that runs pipelines starts from. */
+export async function userWithSession(stack: TestStack, sessionName = 'runs') {
+  const token = (await registerUser(stack)).token;
+  const slug = (await createProject(stack, token)).slug;
+  const session = await stack.http.put(`/${slug}/api/sessions`, { name: sessionName }, { token });
+  expect(session.status, session.text).toBe(200);
+  return { token, slug, sessionId: session.body.id as string };
 }

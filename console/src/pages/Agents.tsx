@@ -3,6 +3,7 @@ import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { Screenshots } from '../Screenshots.tsx';
 import { useSessionChoice } from '../SessionPicker.tsx';
 
 const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
@@ -274,6 +275,12 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
             <pre role="document" aria-label="dry-run result">
               {JSON.stringify(data.dryRun.result, null, 2)}
             </pre>
+          )}
+          {data.dryRun.screenshots.length > 0 && (
+            <>
+              <h3>Its pages, step by step</h3>
+              <Screenshots shots={data.dryRun.screenshots} />
+            </>
           )}
         </section>
       )}

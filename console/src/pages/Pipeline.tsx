@@ -93,8 +93,9 @@ function RunForm({
 }) {
   const { session, picker } = useSessionChoice(slug);
   const [values, setValues] = useState<Record<string, string>>({});
+  const [screenshots, setScreenshots] = useState<'none' | 'failures' | 'steps'>('failures');
   const start = useMutation({
-    mutationFn: () => bf.pipelineRuns.start.mutate({ project: slug, pipelineId, session, args: argsOf(parameters, values) }),
+    mutationFn: () => bf.pipelineRuns.start.mutate({ project: slug, pipelineId, session, screenshots, args: argsOf(parameters, values) }),
     onSuccess: ({ id }) => {
       window.location.hash = hrefOf({ page: 'run', slug, pipelineId, runId: id });
     },
@@ -123,6 +124,14 @@ function RunForm({
         </label>
       ))}
       {picker}
+      <label>
+        Screenshots{' '}
+        <select value={screenshots} onChange={(event) => setScreenshots(event.target.value as typeof screenshots)}>
+          <option value="failures">where a step fails</option>
+          <option value="steps">after every step</option>
+          <option value="none">none</option>
+        </select>
+      </label>
       <button type="submit" disabled={start.isPending || !session || errors > 0}>
         Run
       </button>

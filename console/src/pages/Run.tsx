@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { Screenshots, stepsOf } from '../Screenshots.tsx';
 
 const ended = (status: string) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
@@ -25,6 +26,7 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
   if (run.isError) return <ErrorLine error={run.error} />;
   if (!run.data) return <p className="muted">Loading…</p>;
   const { data } = run;
+  const steps = stepsOf(data.nodeOutputs, data.screenshots);
   return (
     <>
       <p>
@@ -64,25 +66,31 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
           </pre>
         </>
       )}
-      <h2>Node outputs</h2>
-      {Object.keys(data.nodeOutputs).length === 0 ? (
+      <h2>Steps</h2>
+      <p className="muted">
+        Screenshots:{' '}
+        {data.screenshotMode === 'steps' ? 'after every step' : data.screenshotMode === 'failures' ? 'where a step failed' : 'none'}
+      </p>
+      {steps.length === 0 ? (
         <p className="muted">None yet.</p>
       ) : (
-        <table aria-label="node outputs">
+        <table aria-label="steps">
           <thead>
             <tr>
               <th>Node</th>
               <th>Outputs</th>
+              <th>Screenshots</th>
             </tr>
           </thead>
           <tbody>
-            {Object.entries(data.nodeOutputs).map(([node, outputs]) => (
-              <tr key={node}>
+            {steps.map((step) => (
+              <tr key={step.node}>
                 <td>
-                  <code>{node}</code>
+                  <code>{step.node}</code>
                 </td>
+                <td>{step.has ? <OutputsCell outputs={step.outputs} /> : <span className="muted">none</span>}</td>
                 <td>
-                  <OutputsCell outputs={outputs} />
+                  <Screenshots shots={step.shots} />
                 </td>
               </tr>
             ))}
@@ -98,7 +106,10 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
         </>
       )}
       <h2>Logs</h2>
-      <LiveLogs url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`} />
+      <LiveLogs
+        url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
+        screenshotHref={(id) => `/${encodeURIComponent(slug)}/api/screenshots/${encodeURIComponent(id)}`}
+      />
     </>
   );
 }
@@ -146,14 +157,22 @@ function RecordTable({ rows }: { rows: Record<string, unknown>[] }) {
   );
 }
 
-type LogEntry = { seq: number; severity: string; message: string; area: string; context: string; created: string };
+type LogEntry = {
+  seq: number;
+  severity: string;
+  message: string;
+  area: string;
+  context: string;
+  created: string;
+  object?: Record<string, unknown> | null;
+};
 
 /**
  * A log as it is written: the route's server-sent events (`event: log`, `event: end` when the
  * stream is finished), over the session cookie. EventSource resumes after a dropped connection
  * with Last-Event-ID by itself.
  */
-export function LiveLogs({ url }: { url: string }) {
+export function LiveLogs({ url, screenshotHref }: { url: string; screenshotHref?: (id: string) => string }) {
   const [entries, setEntries] = useState<LogEntry[]>([]);
   const [state, setState] = useState<'connecting' | 'live' | 'ended' | 'failed'>('connecting');
   useEffect(() => {
@@ -182,7 +201,14 @@ export function LiveLogs({ url }: { url: string }) {
       <ol className="logs" aria-label="logs">
         {entries.map((entry) => (
           <li key={entry.seq} className={`severity-${entry.severity}`}>
-            <time>{new Date(entry.created).toLocaleTimeString()}</time> <span className="muted">{entry.context}</span> {entry.message}
+            <time>{new Date(entry.created).toLocaleTimeString()}</time> <span className="muted">{entry.context}</span>{' '}
+            {typeof entry.object?.screenshot === 'string' && screenshotHref ? (
+              <a href={screenshotHref(entry.object.screenshot)} target="_blank" rel="noreferrer">
+                {entry.message}
+              </a>
+            ) : (
+              entry.message
+            )}
           </li>
         ))}
       </ol>

@@ -7,6 +7,7 @@ import { iso, pagination } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import { runScreenshots, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject } from '../projectRows.ts';
 
@@ -78,6 +79,8 @@ const generationDetail = generationSummary.extend({
       result: z.record(z.string(), z.unknown()).nullable(),
       error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
       mismatches: z.array(z.object({ output: z.string(), kind: z.string(), message: z.string() })).optional(),
+      /** The dry run's pictures, one after each browser step (and where one failed). */
+      screenshots: z.array(screenshotView),
     })
     .nullable(),
   attempts: z.number(),
@@ -261,7 +264,9 @@ async function presentGeneration(ctx: ProjectContext, generationId: string) {
         message: mismatch.message,
       })),
     ],
-    dryRun: job.dryRun ?? null,
+    dryRun: job.dryRun
+      ? { ...job.dryRun, screenshots: job.dryRun.runId ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, job.dryRun.runId) : [] }
+      : null,
     attempts: job.attempts,
     acceptedVersion: job.acceptedVersion?.id ?? null,
     usage: job.usage,

@@ -18,6 +18,7 @@ import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/
 import { clientGone, markRunning } from '../../http/waitingAnswers.ts';
 import { waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
+import { runScreenshots, screenshotView } from '../../pipelines/screenshots.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable, loadChild } from '../projectRows.ts';
@@ -104,6 +105,8 @@ const executionView = z.object({
     outputsWithheld: z.boolean(),
     error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
   }),
+  /** GET of a run only: its pictures (a function's run takes them where a node failed). */
+  screenshots: z.array(screenshotView).optional(),
 });
 
 const versionsShown = 100;
@@ -466,6 +469,8 @@ export const functionsRouter = router({
     .output(executionView)
     .query(async ({ ctx, input }) => {
       const fn = await findFunction(ctx, input.functionId, functionActions.read);
-      return readFunctionRun(ctx.em, ctx.subject, ctx.project, fn, input.runId);
+      const execution = await readFunctionRun(ctx.em, ctx.subject, ctx.project, fn, input.runId);
+      const shown = !execution.result.outputsWithheld;
+      return { ...execution, screenshots: shown ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, execution.identifier) : [] };
     }),
 });

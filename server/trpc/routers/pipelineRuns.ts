@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { BrowserSession, Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
+import { BrowserSession, Pipeline, PipelineRun, PipelineVersion, screenshotModes } from '../../../db/entities/index.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { iso } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
+import { runScreenshots, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, loadChild } from '../projectRows.ts';
 
@@ -30,6 +31,9 @@ export const runView = z.object({
    */
   outputsWithheld: z.boolean(),
   error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
+  /** Which pictures the run takes, and those taken so far (left out with the outputs when withheld). */
+  screenshotMode: z.enum(screenshotModes),
+  screenshots: z.array(screenshotView),
   created: z.string(),
   started: z.string().nullable(),
   finished: z.string().nullable(),
@@ -67,6 +71,9 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     result: showOutputs ? (run.result ?? null) : null,
     outputsWithheld: !showOutputs,
     error: run.error ? (showOutputs ? run.error : { ...run.error, message: WITHHELD_MESSAGE }) : null,
+    screenshotMode: run.screenshots,
+    // A picture shows what the outputs would: withheld alike.
+    screenshots: showOutputs ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, run.id) : [],
     created: iso(run.created),
     started: run.startedAt ? iso(run.startedAt) : null,
     finished: run.finishedAt ? iso(run.finishedAt) : null,
@@ -93,6 +100,7 @@ export const pipelineRunsRouter = router({
         session: z.string().max(100),
         version: z.string().max(100).optional(),
         args: z.record(z.string(), z.unknown()).optional(),
+        screenshots: screenshotsOption,
         wait: waitField,
       }),
     )
@@ -111,6 +119,7 @@ export const pipelineRunsRouter = router({
         version,
         session,
         args: input.args ?? {},
+        screenshots: input.screenshots,
         // Needs the plan, which startRun loads: whether it reads cookies decides what is required.
         authorize: (run) => authorizeRunOnSession(ctx.subject, ctx.ref, session.id, run),
       });

@@ -1,0 +1,68 @@
+import { FunctionVersion, PipelineRun, RunScreenshot } from '../../db/entities/index.ts';
+import { readableGeneration } from '../agents/readableJobs.ts';
+import type { AppDeps } from '../appDeps.ts';
+import { DomainError, NotFound } from '../errors.ts';
+import { readFunctionRun } from '../functions/execute.ts';
+import { canSeeRunOutputs, pipelineActions } from '../permissions/permissions.ts';
+import { isUuid } from '../projects/projectRepository.ts';
+import { projectRequest } from '../requestEdge.ts';
+import type { RawRoutePaths } from './openapi.ts';
+import type { RawApp } from './rawRoutes.ts';
+
+export const screenshotRoutePaths: RawRoutePaths = {
+  '/{project}/api/screenshots/{screenshotId}': {
+    get: {
+      summary: 'A run’s screenshot (JPEG), as listed in the run’s `screenshots`: for whoever may read the run and its outputs',
+      tags: ['pipelines'],
+      parameters: ['project', 'screenshotId'].map((name) => ({
+        name,
+        in: 'path' as const,
+        required: true,
+        schema: { type: 'string' as const },
+      })),
+      responses: {
+        '200': {
+          description: 'The picture, secrets in text fields drawn as dots (docs/pipelines.md, Screenshots)',
+          content: { 'image/jpeg': { schema: { type: 'string' as const, contentMediaType: 'image/jpeg' } } },
+        },
+        '404': { description: 'No such screenshot, or the caller may not read its run or the run’s outputs' },
+      },
+    },
+  },
+};
+
+/**
+ * Serves run screenshots. Who may read one is who may read its run with its outputs: a pipeline
+ * run's readers (pipelines.read), a generation's for its dry runs, a function run's as GET of the
+ * run decides; and, for a run that read cookies, only those who may read the session's cookies.
+ * Anyone else gets the 404 of a screenshot that does not exist.
+ */
+export function registerScreenshotRoutes(app: RawApp, deps: AppDeps) {
+  app.get<{ Params: { project: string; screenshotId: string } }>('/:project/api/screenshots/:screenshotId', async (req, reply) => {
+    const ctx = await projectRequest(deps, req, req.params.project);
+    const { screenshotId } = req.params;
+    if (!isUuid(screenshotId)) throw new NotFound('Screenshot');
+    const shot = await ctx.em.findOne(RunScreenshot, { id: screenshotId.toLowerCase(), project: ctx.ref.id }, { populate: ['image'] });
+    if (!shot) throw new NotFound('Screenshot');
+    const run = await ctx.em.findOneOrFail(PipelineRun, { id: shot.run.id });
+    try {
+      if (run.pipeline) ctx.authorize(pipelineActions.read, run.pipeline.id);
+      else if (run.generation) await readableGeneration(ctx, run.generation.id);
+      else if (run.functionVersion) {
+        const version = await ctx.em.findOneOrFail(FunctionVersion, { id: run.functionVersion.id }, { populate: ['function'] });
+        await readFunctionRun(ctx.em, ctx.subject, ctx.project, version.function, run.id);
+      } else throw new NotFound('Screenshot');
+    } catch (error) {
+      if (error instanceof DomainError) throw new NotFound('Screenshot');
+      throw error;
+    }
+    if (!canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })) {
+      throw new NotFound('Screenshot');
+    }
+    return reply
+      .header('content-type', 'image/jpeg')
+      .header('cache-control', 'private, max-age=3600')
+      .header('x-content-type-options', 'nosniff')
+      .send(shot.image);
+  });
+}
