@@ -248,6 +248,25 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
       }
     },
 
+    /** Pictures of the pages a finished analysis's proposal acts on (server/browsers/host/agentTools.ts). */
+    async pictureProposal(call: { jobId: string; resourceId: string }) {
+      const context = await contextOf(call.resourceId);
+      if (!context) return 0;
+      const activity = Context.current();
+      const beat = setInterval(() => activity.heartbeat(), 1000);
+      try {
+        return await agentTabs.pictureProposal(call.jobId, context, {
+          maxBytes: config.screenshots.maxBytesPerRun,
+          beat: () => runs.touch(call.resourceId),
+        });
+      } catch (error) {
+        log.warn({ err: error, jobId: call.jobId }, 'the proposal could not be pictured');
+        throw error;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
     /** Closes an analysis job's tab. */
     async releaseAgentTab(jobId: string) {
       await agentTabs.release(jobId);

@@ -159,6 +159,12 @@ describe('analysis → generation with builtin', () => {
     ]);
     expect(analysis.output.parameters).toContainEqual({ name: 'password', description: expect.any(String), secret: true });
     expect(analysis.usage.calls).toBeGreaterThan(1);
+    // The proposal on pictures of its pages: the sign-in form with its fields and button boxed, then the table.
+    const pictures = analysis.screenshots as { kind: string; pageUrl: string; url: string; boxes: { step: number; width: number }[] }[];
+    expect(pictures.map((picture) => picture.boxes.map((box) => box.step))).toEqual([[1, 2, 3], [4]]);
+    expect(pictures.every((picture) => picture.kind === 'proposal' && picture.boxes.every((box) => box.width > 0))).toBe(true);
+    const picture = await fetch(pictures[0]?.url as string, { headers: { authorization: `Bearer ${token}` } });
+    expect([picture.status, picture.headers.get('content-type')]).toEqual([200, 'image/jpeg']);
 
     const generationUrl = await generate(analysisUrl);
     const generation = await settledJob(stack, generationUrl, { token });

@@ -409,11 +409,16 @@ describe('analysis and generation in the console', () => {
     await expect.poll(() => proposal.isVisible(), { timeout: 90_000 }).toBe(true);
     expect(await proposal.locator('.steps li strong').allTextContents()).toEqual(['goto', 'extract_text']);
     expect(await proposal.locator('code.selector').count()).toBeGreaterThan(0);
+    // The heading the extraction reads, boxed and numbered on a picture of the page.
+    const pictures = page.getByRole('region', { name: 'where the steps act' });
+    await expect.poll(() => pictures.getByRole('note', { name: /^step 2: / }).isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await pictures.getByRole('img').evaluate((image) => (image as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
 
     await page.getByRole('button', { name: 'Accept and generate' }).click();
     const dryRun = page.getByRole('region', { name: 'dry run' });
     await expect.poll(() => dryRun.textContent(), { timeout: 90_000 }).toContain('succeeded');
     expect(await dryRun.getByRole('document', { name: 'dry-run result' }).textContent()).toContain('Hello from the test site');
+    await expect.poll(() => dryRun.getByRole('img').count()).toBeGreaterThan(0);
     await expect.poll(() => page.getByRole('img', { name: 'pipeline graph' }).locator('.react-flow__node').count()).toBeGreaterThan(2);
     await page.getByRole('button', { name: 'Accept as the new version' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'to grow' }).isVisible()).toBe(true);

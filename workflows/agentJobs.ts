@@ -4,6 +4,7 @@ import {
   CancellationScope,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -97,6 +98,15 @@ export const analysisJobWorkflow: AgentJobWorkflow = async (jobId, input, maxSec
       }
       if (turn.calls.length)
         await hostActivities(input.hostId).runAgentTools({ jobId, resourceId: input.resourceId, calls: turn.calls, step });
+    }
+    // A proposal is shown on pictures of its pages; without them it is still the job's answer.
+    // Histories of analyses before the pictures replay without the call.
+    if (ending === null && patched('proposal-pictures')) {
+      await hostActivities(input.hostId)
+        .pictureProposal({ jobId, resourceId: input.resourceId })
+        .catch((error: unknown) => {
+          if (isCancellation(error)) throw error;
+        });
     }
   } catch (error) {
     ending = isCancellation(error) ? { code: 'stopped', message: 'the agent was stopped' } : failureOf(error);

@@ -48,3 +48,42 @@ export function stepsOf(nodeOutputs: Record<string, unknown>, shots: readonly Sc
     shots: shots.filter((shot) => shot.node === node),
   }));
 }
+
+/**
+ * Pictures of the pages a proposal acts on, each element its steps name boxed and numbered as the
+ * step list numbers them. Boxes are placed in percent of the picture, so they follow its scale.
+ */
+export function ProposalPictures({ shots }: { shots: readonly Screenshot[] }) {
+  if (shots.length === 0) return null;
+  return (
+    <section aria-label="where the steps act">
+      <h3>Where the steps act</h3>
+      {shots.map((shot) => (
+        <figure key={shot.id} className="highlighted">
+          <div className="frame">
+            <img src={screenshotPath(shot.url)} alt={`the page at ${shot.pageUrl}`} width={shot.width} height={shot.height} />
+            {shot.boxes?.map((box) => (
+              <span
+                key={`${box.step}:${box.selector}`}
+                className="box"
+                role="note"
+                aria-label={`step ${box.step + 1}: ${box.selector}`}
+                style={{
+                  left: `${(100 * box.x) / shot.width}%`,
+                  top: `${(100 * box.y) / shot.height}%`,
+                  width: `${(100 * box.width) / shot.width}%`,
+                  height: `${(100 * box.height) / shot.height}%`,
+                }}
+              >
+                <span className="box-label">{box.step + 1}</span>
+              </span>
+            ))}
+          </div>
+          <figcaption className="muted">
+            {shot.pageUrl} · steps {shot.boxes?.map((box) => box.step + 1).join(', ')}
+          </figcaption>
+        </figure>
+      ))}
+    </section>
+  );
+}

@@ -23,7 +23,7 @@ import { PipelineVersion } from './PipelineVersion.ts';
 import { Project } from './Project.ts';
 import { RateLimitBucket } from './RateLimitBucket.ts';
 import { RecoveryCode } from './RecoveryCode.ts';
-import { RunScreenshot, screenshotKinds } from './RunScreenshot.ts';
+import { RunScreenshot, type ScreenshotBox, screenshotKinds } from './RunScreenshot.ts';
 import { SessionResource } from './SessionResource.ts';
 import { StoredProxy } from './StoredProxy.ts';
 import { StripeEvent } from './StripeEvent.ts';
@@ -62,6 +62,7 @@ export {
   RateLimitBucket,
   RecoveryCode,
   RunScreenshot,
+  type ScreenshotBox,
   SessionResource,
   StoredProxy,
   StripeEvent,

@@ -1,5 +1,6 @@
+import type { FastifyReply } from 'fastify';
 import { FunctionVersion, PipelineRun, RunScreenshot } from '../../db/entities/index.ts';
-import { readableGeneration } from '../agents/readableJobs.ts';
+import { readableAnalysis, readableGeneration } from '../agents/readableJobs.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { DomainError, NotFound } from '../errors.ts';
 import { readFunctionRun } from '../functions/execute.ts';
@@ -12,7 +13,8 @@ import type { RawApp } from './rawRoutes.ts';
 export const screenshotRoutePaths: RawRoutePaths = {
   '/{project}/api/screenshots/{screenshotId}': {
     get: {
-      summary: 'A run’s screenshot (JPEG), as listed in the run’s `screenshots`: for whoever may read the run and its outputs',
+      summary:
+        'A screenshot (JPEG), as a run’s or an analysis’s `screenshots` list it: for whoever may read the run and its outputs, or the analysis',
       tags: ['pipelines'],
       parameters: ['project', 'screenshotId'].map((name) => ({
         name,
@@ -32,7 +34,8 @@ export const screenshotRoutePaths: RawRoutePaths = {
 };
 
 /**
- * Serves run screenshots. Who may read one is who may read its run with its outputs: a pipeline
+ * Serves run and proposal screenshots. A proposal's are for the analysis's readers. Who may read
+ * a run's is who may read the run with its outputs: a pipeline
  * run's readers (pipelines.read), a generation's for its dry runs, a function run's as GET of the
  * run decides; and, for a run that read cookies, only those who may read the session's cookies.
  * Anyone else gets the 404 of a screenshot that does not exist.
@@ -44,7 +47,13 @@ export function registerScreenshotRoutes(app: RawApp, deps: AppDeps) {
     if (!isUuid(screenshotId)) throw new NotFound('Screenshot');
     const shot = await ctx.em.findOne(RunScreenshot, { id: screenshotId.toLowerCase(), project: ctx.ref.id }, { populate: ['image'] });
     if (!shot) throw new NotFound('Screenshot');
-    const run = await ctx.em.findOneOrFail(PipelineRun, { id: shot.run.id });
+    if (shot.analysis) {
+      await readableAnalysis(ctx, shot.analysis.id).catch(() => {
+        throw new NotFound('Screenshot');
+      });
+      return sendImage(reply, shot.image);
+    }
+    const run = await ctx.em.findOneOrFail(PipelineRun, { id: shot.run?.id as string });
     try {
       if (run.pipeline) ctx.authorize(pipelineActions.read, run.pipeline.id);
       else if (run.generation) await readableGeneration(ctx, run.generation.id);
@@ -59,10 +68,14 @@ export function registerScreenshotRoutes(app: RawApp, deps: AppDeps) {
     if (!canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })) {
       throw new NotFound('Screenshot');
     }
-    return reply
-      .header('content-type', 'image/jpeg')
-      .header('cache-control', 'private, max-age=3600')
-      .header('x-content-type-options', 'nosniff')
-      .send(shot.image);
+    return sendImage(reply, shot.image);
   });
+}
+
+function sendImage(reply: FastifyReply, image: Uint8Array) {
+  return reply
+    .header('content-type', 'image/jpeg')
+    .header('cache-control', 'private, max-age=3600')
+    .header('x-content-type-options', 'nosniff')
+    .send(image);
 }

@@ -15,13 +15,19 @@ export const screenshotsOption = z
 export const screenshotView = z.object({
   id: z.string(),
   node: z.string().describe('the node’s path in the run'),
-  kind: z.enum(screenshotKinds).describe('`step`: after the node; `failure`: where it failed'),
+  kind: z
+    .enum(screenshotKinds)
+    .describe('`step`: after the node; `failure`: where it failed; `proposal`: a page an analysis’s proposal acts on'),
   pageUrl: z.string().describe('the page’s address when it was taken, secrets hidden'),
   url: z.string().describe('the JPEG, with the same credentials as the run (GET)'),
   width: z.number(),
   height: z.number(),
   bytes: z.number(),
   taken: z.string(),
+  /** A proposal's picture: where each step's element is, in CSS pixels of the picture. */
+  boxes: z
+    .array(z.object({ step: z.number(), selector: z.string(), x: z.number(), y: z.number(), width: z.number(), height: z.number() }))
+    .optional(),
 });
 
 export type ScreenshotView = z.infer<typeof screenshotView>;
@@ -31,14 +37,15 @@ export function screenshotUrl(config: Pick<Config, 'publicUrl'>, project: Pick<P
   return `${config.publicUrl}/${project.slug}/api/screenshots/${id}`;
 }
 
-/** A run's screenshots in the order they were taken, without their images. */
+/** A run's (or an analysis's) screenshots in the order they were taken, without their images. */
 export async function runScreenshots(
   em: EntityManager,
   config: Pick<Config, 'publicUrl'>,
   project: Pick<Project, 'slug'>,
   runId: string,
+  owner: 'run' | 'analysis' = 'run',
 ): Promise<ScreenshotView[]> {
-  const rows = await em.find(RunScreenshot, { run: runId }, { orderBy: { created: 'asc', id: 'asc' } });
+  const rows = await em.find(RunScreenshot, { [owner]: runId }, { orderBy: { created: 'asc', id: 'asc' } });
   return rows.map((row) => ({
     id: row.id,
     node: row.node,
@@ -49,5 +56,6 @@ export async function runScreenshots(
     height: row.height,
     bytes: row.bytes,
     taken: iso(row.created),
+    ...(row.boxes ? { boxes: row.boxes } : {}),
   }));
 }

@@ -56,4 +56,6 @@ export type AgentJobActivities = {
 export type AgentJobHostActivities = {
   runAgentTools(call: { jobId: string; resourceId: string; calls: ToolCallRequest[]; step: number }): Promise<void>;
   releaseAgentTab(jobId: string): Promise<void>;
+  /** Pictures of the pages a finished analysis's proposal acts on, its steps' elements boxed; answers how many were kept. */
+  pictureProposal(call: { jobId: string; resourceId: string }): Promise<number>;
 };

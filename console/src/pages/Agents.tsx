@@ -3,7 +3,7 @@ import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
-import { Screenshots } from '../Screenshots.tsx';
+import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
 import { useSessionChoice } from '../SessionPicker.tsx';
 
 const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
@@ -117,6 +117,7 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
         </p>
       )}
       {proposal && <ProposalView proposal={proposal} />}
+      <ProposalPictures shots={data.screenshots} />
       {data.generations.length > 0 && (
         <p>
           Generations:{' '}

@@ -5,15 +5,21 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BrowserContext, Page } from 'playwright-core';
-import { AnalysisJob, Pipeline, PipelineVersion } from '../../../db/entities/index.ts';
+import { z } from 'zod';
+import { AnalysisJob, Pipeline, PipelineVersion, type ScreenshotBox } from '../../../db/entities/index.ts';
 import type { ToolCallRequest } from '../../../workflows/contracts/agentJobs.ts';
 import { jobHidden, recordMessages } from '../../agents/messages.ts';
 import { readPageModel } from '../../agents/pageModel.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
+import { proposalSchema } from '../../agents/proposal.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
+import { redactor } from '../../logs/redact.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
+import { capturePage, insertScreenshot } from './nodes/runScreenshots.ts';
 
 const ACTION_TIMEOUT_MS = 10_000;
+/** What replaying a stored proposal needs of it. */
+const proposalSteps = z.object({ startUrl: proposalSchema.shape.startUrl, steps: proposalSchema.shape.steps });
 /** How long a click or scroll that stays on the page waits for it to start changing, then to go quiet. */
 const CHANGE_WAIT_MS = 2_500;
 const QUIET_MS = 300;
@@ -189,6 +195,86 @@ export class AgentTabs {
           outputs: Object.keys(node.outputs ?? {}),
         }));
     }
+  }
+
+  /**
+   * Pictures of the pages a finished analysis's proposal acts on: the proposal is replayed in the
+   * job's tab (its gotos, fills, selects, clicks and presses, as the analysis itself did them), and
+   * before each step that leaves the page, and at the end, the page is pictured with a box around
+   * each element the steps on it name. Stops at the first step that cannot be replayed, keeping
+   * what it has. Answers how many pictures were kept (within `maxBytes` for the job).
+   */
+  async pictureProposal(jobId: string, context: BrowserContext, { maxBytes, beat }: { maxBytes: number; beat: () => void }) {
+    const em = this.#orm.em.fork();
+    const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['sealedSecrets', 'session'] });
+    // The stored output also carries what the service added (the page models, the selectors seen).
+    const proposal = proposalSteps.safeParse(job.output);
+    if (!proposal.success) return 0;
+    const { secrets, hidden } = await jobHidden(em, this.#serviceSecret, job);
+    const fill = (text: string) => fillPlaceholders(text, { ...job.values, ...secrets });
+    const page = await this.#tab(jobId, context, null);
+    let kept = 0;
+    let onPage: { step: number; selector: string }[] = [];
+    const picture = async () => {
+      if (onPage.length === 0) return;
+      const named = onPage;
+      onPage = [];
+      await page
+        .locator(named[0]?.selector as string)
+        .first()
+        .scrollIntoViewIfNeeded({ timeout: 2_000 })
+        .catch(() => undefined);
+      const boxes: ScreenshotBox[] = [];
+      for (const { step, selector } of named) {
+        const box = await page
+          .locator(selector)
+          .first()
+          .boundingBox({ timeout: 1_000 })
+          .catch(() => null);
+        if (box) boxes.push({ step, selector, ...box });
+      }
+      const shot = await capturePage(page, hidden);
+      const id = await insertScreenshot(
+        this.#orm,
+        {
+          projectId: job.project.id,
+          analysisId: job.id,
+          node: 'proposal',
+          kind: 'proposal',
+          ...shot,
+          url: redactor(hidden).text(shot.url),
+          boxes,
+        },
+        maxBytes,
+      );
+      if (id) kept++;
+    };
+    const { steps, startUrl } = proposal.data;
+    try {
+      if (steps[0]?.action !== 'goto') await page.goto(fill(startUrl), { timeout: ACTION_TIMEOUT_MS, waitUntil: 'load' });
+      for (const [step, action] of steps.entries()) {
+        beat();
+        const target = () => page.locator(action.selector as string).first();
+        if (action.action === 'goto') {
+          await picture();
+          await page.goto(fill(action.url ?? startUrl), { timeout: ACTION_TIMEOUT_MS, waitUntil: 'load' });
+          continue;
+        }
+        if (action.selector) onPage.push({ step, selector: action.selector });
+        if (action.action === 'fill') await target().fill(fill(action.value ?? ''), { timeout: ACTION_TIMEOUT_MS });
+        if (action.action === 'select') await target().selectOption(fill(action.value ?? ''), { timeout: ACTION_TIMEOUT_MS });
+        if (action.action === 'click' || action.action === 'press') {
+          await picture();
+          const loaded = action.waitForLoad ? page.waitForEvent('load', { timeout: ACTION_TIMEOUT_MS }).catch(() => undefined) : null;
+          if (action.action === 'click') await target().click({ timeout: ACTION_TIMEOUT_MS });
+          else await target().press(action.key ?? 'Enter', { timeout: ACTION_TIMEOUT_MS });
+          await (loaded ?? settleAfterAction(page).catch(() => false));
+        }
+      }
+    } finally {
+      await picture().catch(() => undefined);
+    }
+    return kept;
   }
 
   /** Closes the job's tab. */

@@ -44,6 +44,8 @@ const analysisDetail = analysisSummary.extend({
   messages: z.array(messageView),
   output: z.record(z.string(), z.unknown()).nullable(),
   usage: usageView,
+  /** Pictures of the pages the proposal acts on, each with its steps' elements boxed (taken as the analysis ends). */
+  screenshots: z.array(screenshotView),
 });
 const generationSummary = z.object({
   id: z.string(),
@@ -243,6 +245,7 @@ async function presentAnalysis(ctx: ProjectContext, analysisId: string) {
     messages: job.messages,
     output: job.output ?? null,
     usage: job.usage,
+    screenshots: await runScreenshots(ctx.em, ctx.deps.config, ctx.project, job.id, 'analysis'),
   };
 }
 

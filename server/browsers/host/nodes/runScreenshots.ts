@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Page } from 'playwright-core';
-import type { screenshotKinds, screenshotModes } from '../../../../db/entities/index.ts';
+import type { ScreenshotBox, screenshotKinds, screenshotModes } from '../../../../db/entities/index.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { redactor } from '../../../logs/redact.ts';
 
@@ -93,30 +93,67 @@ export async function keepScreenshot(
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), CAPTURE_TIMEOUT_MS * 2).unref()),
     ]);
     const url = redactor(target.hidden).text(shot.url);
-    const id = await orm.em.fork().transactional(async (tx) => {
-      const connection = tx.getConnection();
-      // One run's pictures are taken one at a time (its nodes run in turn), so the sum holds.
-      const [{ total }] = (await connection.execute(
-        'select coalesce(sum(bytes), 0)::bigint as total from run_screenshots where run_id = ?',
-        [runId],
-        'all',
-        tx.getTransactionContext(),
-      )) as [{ total: string }];
-      if (Number(total) + shot.image.length > maxBytesPerRun) return null;
-      const [row] = (await connection.execute(
-        `insert into run_screenshots (id, project_id, run_id, node, kind, url, width, height, bytes, image, created)
-         values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, now()) returning id`,
-        [projectId, runId, node, kind, url, shot.width, shot.height, shot.image.length, shot.image],
-        'all',
-        tx.getTransactionContext(),
-      )) as [{ id: string }];
-      return row.id;
-    });
+    const id = await insertScreenshot(orm, { projectId, runId, node, kind, ...shot, url }, maxBytesPerRun);
     if (!id) return line(node, 'warn', `no screenshot ${what}: the run's screenshots reached their bound of ${maxBytesPerRun} bytes`);
     return { ...line(node, 'info', `screenshot ${what}`), object: { screenshot: id } };
   } catch (error) {
     return line(node, 'warn', `no screenshot ${what}: ${error instanceof Error ? error.message.split('\n')[0] : 'it failed'}`);
   }
+}
+
+/**
+ * Stores a picture of a run (`runId`) or of an analysis's proposal (`analysisId`), unless the ones
+ * it already has and this one together pass `maxBytes`; answers its id, or null when it was not kept.
+ */
+export async function insertScreenshot(
+  orm: MikroORM,
+  row: {
+    projectId: string;
+    runId?: string;
+    analysisId?: string;
+    node: string;
+    kind: ScreenshotKind;
+    url: string;
+    width: number;
+    height: number;
+    image: Buffer;
+    boxes?: ScreenshotBox[];
+  },
+  maxBytes: number,
+) {
+  const owner = row.runId ? { column: 'run_id', id: row.runId } : { column: 'analysis_id', id: row.analysisId };
+  return orm.em.fork().transactional(async (tx) => {
+    const connection = tx.getConnection();
+    const context = tx.getTransactionContext();
+    // One run's (or analysis's) pictures are taken one at a time, so the sum holds.
+    const [{ total }] = (await connection.execute(
+      `select coalesce(sum(bytes), 0)::bigint as total from run_screenshots where ${owner.column} = ?`,
+      [owner.id],
+      'all',
+      context,
+    )) as [{ total: string }];
+    if (Number(total) + row.image.length > maxBytes) return null;
+    const [inserted] = (await connection.execute(
+      `insert into run_screenshots (id, project_id, run_id, analysis_id, node, kind, url, width, height, bytes, boxes, image, created)
+       values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()) returning id`,
+      [
+        row.projectId,
+        row.runId ?? null,
+        row.analysisId ?? null,
+        row.node,
+        row.kind,
+        row.url,
+        row.width,
+        row.height,
+        row.image.length,
+        row.boxes ? JSON.stringify(row.boxes) : null,
+        row.image,
+      ],
+      'all',
+      context,
+    )) as [{ id: string }];
+    return inserted.id;
+  });
 }
 
 function line(node: string, severity: 'info' | 'warn', message: string): NewLogEntry {

@@ -1,13 +1,14 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Run screenshots (RunScreenshot) and the runs' `screenshots` option. */
-export class Migration20261128183119 extends Migration {
-  override name = 'Migration20261128183119';
+/** Screenshots of runs and of analysis proposals (RunScreenshot), and the runs' `screenshots` option. */
+export class Migration20261128185717 extends Migration {
+  override name = 'Migration20261128185717';
 
   override up(): void | Promise<void> {
     this.addSql(
-      `create table "run_screenshots" ("id" uuid not null, "project_id" uuid not null, "run_id" uuid not null, "node" varchar(500) not null, "kind" text not null, "url" text not null, "width" int not null, "height" int not null, "bytes" int not null, "image" bytea not null, "created" timestamptz not null, primary key ("id"));`,
+      `create table "run_screenshots" ("id" uuid not null, "project_id" uuid not null, "run_id" uuid null, "analysis_id" uuid null, "node" varchar(500) not null, "kind" text not null, "url" text not null, "width" int not null, "height" int not null, "bytes" int not null, "boxes" jsonb null, "image" bytea not null, "created" timestamptz not null, primary key ("id"));`,
     );
+    this.addSql(`create index "run_screenshots_analysis_id_index" on "run_screenshots" ("analysis_id");`);
     this.addSql(`create index "run_screenshots_run_id_created_index" on "run_screenshots" ("run_id", "created");`);
     this.addSql(`create index "run_screenshots_created_index" on "run_screenshots" ("created");`);
 
@@ -22,7 +23,12 @@ export class Migration20261128183119 extends Migration {
     this.addSql(
       `alter table "run_screenshots" add constraint "run_screenshots_run_id_foreign" foreign key ("run_id") references "pipeline_runs" ("id") on delete cascade;`,
     );
-    this.addSql(`alter table "run_screenshots" add constraint "run_screenshots_kind_check" check ("kind" in ('step', 'failure'));`);
+    this.addSql(
+      `alter table "run_screenshots" add constraint "run_screenshots_analysis_id_foreign" foreign key ("analysis_id") references "analysis_jobs" ("id") on delete cascade;`,
+    );
+    this.addSql(
+      `alter table "run_screenshots" add constraint "run_screenshots_kind_check" check ("kind" in ('step', 'failure', 'proposal'));`,
+    );
   }
 
   override down(): void | Promise<void> {
