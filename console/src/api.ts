@@ -20,6 +20,13 @@ export type ApiKey = RouterOutputs['apiKeys']['list'][number];
 export type AuthStatus = RouterOutputs['auth']['status'];
 
 /** What a failed call says to a person: the service's own message, with its code. */
+/** The inputs a failed call names, as the API's `issues` give them. */
+export function issuesOf(error: unknown): { path: (string | number)[]; message: string }[] {
+  if (!isBrowserflowError(error)) return [];
+  const issues = ((error as BrowserflowError).data as { issues?: unknown } | undefined)?.issues;
+  return Array.isArray(issues) ? issues.filter((issue) => issue && typeof issue.message === 'string' && Array.isArray(issue.path)) : [];
+}
+
 export function messageOf(error: unknown) {
   if (isBrowserflowError(error)) {
     const code = (error as BrowserflowError).data?.domainCode;

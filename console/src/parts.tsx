@@ -1,14 +1,71 @@
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { messageOf } from './api.ts';
+import { issuesOf, messageOf } from './api.ts';
 
-/** A failed call, as the service put it. */
+/** A failed call, as the service put it, with each of its issues by the input it names. */
 export function ErrorLine({ error }: { error: unknown }) {
   if (!error) return null;
+  const issues = issuesOf(error);
   return (
-    <p className="error" role="alert">
-      {messageOf(error)}
-    </p>
+    <div className="error" role="alert">
+      <p>{messageOf(error)}</p>
+      {issues.length > 0 && (
+        <ul aria-label="issues">
+          {issues.map((issue) => (
+            <li key={`${issue.path.join('.')}:${issue.message}`}>
+              {issue.path.length > 0 && <code>{issue.path.join('.')}</code>} {issue.message}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
+}
+
+/** Beside a field: what the failed call said of the input at `path` (e.g. `['args', 'url']`), if anything. */
+export function FieldIssue({ error, path }: { error: unknown; path: readonly (string | number)[] }) {
+  const said = issuesOf(error).filter((issue) => path.every((part, index) => String(issue.path[index]) === String(part)));
+  if (said.length === 0) return null;
+  return (
+    <span className="error field-issue" role="alert">
+      {said.map((issue) => issue.message).join('; ')}
+    </span>
+  );
+}
+
+/** How many rows a list shows at once. */
+export const PAGE_SIZE = 20;
+
+/**
+ * A list read a page at a time with the API's `limit` and `offset`: one row more than shown is
+ * asked for, to know whether a next page exists. `pager` is the Previous / Next bar (none when
+ * everything fits on one page). The query key gets the offset, so invalidating `key` refreshes it.
+ */
+export function usePagedList<T>(
+  key: readonly unknown[],
+  fetchPage: (page: { limit: number; offset: number }) => Promise<T[]>,
+  label: string,
+  options: { refetchInterval?: number } = {},
+) {
+  const [offset, setOffset] = useState(0);
+  const query = useQuery({ queryKey: [...key, offset], queryFn: () => fetchPage({ limit: PAGE_SIZE + 1, offset }), ...options });
+  const more = (query.data?.length ?? 0) > PAGE_SIZE;
+  const data = query.data?.slice(0, PAGE_SIZE);
+  const pager =
+    offset === 0 && !more ? null : (
+      <nav className="row pager" aria-label={`${label}: pages`}>
+        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
+          Previous
+        </button>
+        <span className="muted">
+          {offset + 1}–{offset + (data?.length ?? 0)}
+        </span>
+        <button type="button" disabled={!more} onClick={() => setOffset(offset + PAGE_SIZE)}>
+          Next
+        </button>
+      </nav>
+    );
+  return { error: query.error, isError: query.isError, refetch: query.refetch, data, pager };
 }
 
 /** A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. */

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { Copyable, ErrorLine, when } from '../parts.tsx';
+import { Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 
 type AccessType = 'full' | 'projects' | 'custom';
 
@@ -11,7 +11,7 @@ type AccessType = 'full' | 'projects' | 'custom';
  */
 export function ApiKeysPage() {
   const queries = useQueryClient();
-  const keys = useQuery({ queryKey: ['keys'], queryFn: () => bf.apiKeys.list.query({ limit: 100 }) });
+  const keys = usePagedList(['keys'], (page) => bf.apiKeys.list.query(page), 'API keys');
   const projects = useQuery({ queryKey: ['projects'], queryFn: () => bf.projects.list.query({ my: true, limit: 100 }) });
   const [name, setName] = useState('');
   const [accessType, setAccessType] = useState<AccessType>('full');
@@ -86,6 +86,7 @@ export function ApiKeysPage() {
           </tbody>
         </table>
       )}
+      {keys.pager}
       <ErrorLine error={revoke.error} />
       <h2>New key</h2>
       <form onSubmit={submit} className="stack">

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type RouterOutputs } from '../api.ts';
-import { Copyable, ErrorLine } from '../parts.tsx';
+import { Copyable, ErrorLine, usePagedList } from '../parts.tsx';
 import { argsOf } from './Pipeline.tsx';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
@@ -83,7 +83,7 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
 /** MCP servers: create one from functions, then link an API key to it and copy a client's config. */
 function McpServers({ slug, functions }: { slug: string; functions: PipelineFunction[] }) {
   const queries = useQueryClient();
-  const servers = useQuery({ queryKey: ['mcp-servers', slug], queryFn: () => bf.mcpServers.list.query({ project: slug, limit: 100 }) });
+  const servers = usePagedList(['mcp-servers', slug], (page) => bf.mcpServers.list.query({ project: slug, ...page }), 'MCP servers');
   const [name, setName] = useState('');
   const [serverSlug, setServerSlug] = useState('');
   const [functionIds, setFunctionIds] = useState<string[]>([]);
@@ -104,6 +104,7 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
       {servers.data?.map((server) => (
         <McpServerCard key={server.id} slug={slug} server={server} />
       ))}
+      {servers.pager}
       <form
         className="stack"
         aria-label="new MCP server"

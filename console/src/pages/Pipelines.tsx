@@ -1,7 +1,7 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 
 /** A first pipeline to start from: a page, a navigation and a heading read (docs/pipeline-language.md). */
@@ -18,7 +18,7 @@ export const starterSource = {
 /** The project's pipelines, and a form that creates one (its source is edited on its page). */
 export function PipelinesTab({ slug }: { slug: string }) {
   const queries = useQueryClient();
-  const pipelines = useQuery({ queryKey: ['pipelines', slug], queryFn: () => bf.pipelines.list.query({ project: slug, limit: 100 }) });
+  const pipelines = usePagedList(['pipelines', slug], (page) => bf.pipelines.list.query({ project: slug, ...page }), 'pipelines');
   const [name, setName] = useState('');
   const create = useMutation({
     mutationFn: () => bf.pipelines.create.mutate({ project: slug, name, source: starterSource }),
@@ -58,6 +58,7 @@ export function PipelinesTab({ slug }: { slug: string }) {
           </tbody>
         </table>
       )}
+      {pipelines.pager}
       <form onSubmit={submit} className="row">
         <label>
           New pipeline

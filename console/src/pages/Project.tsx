@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type Resource, type RouterInputs, type Session } from '../api.ts';
-import { Copyable, ErrorLine, when } from '../parts.tsx';
+import { Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { FunctionsTab } from './Functions.tsx';
 import { PipelinesTab } from './Pipelines.tsx';
@@ -37,9 +37,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
 
 function Sessions({ slug }: { slug: string }) {
   const queries = useQueryClient();
-  const sessions = useQuery({
-    queryKey: ['sessions', slug],
-    queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }),
+  const sessions = usePagedList(['sessions', slug], (page) => bf.sessions.list.query({ project: slug, ...page }), 'sessions', {
     refetchInterval: 5_000,
   });
   const [name, setName] = useState('');
@@ -71,6 +69,7 @@ function Sessions({ slug }: { slug: string }) {
       {sessions.data?.map((session) => (
         <SessionCard key={session.id} slug={slug} session={session} />
       ))}
+      {sessions.pager}
       <form onSubmit={submit} className="row" aria-label="new session">
         <label>
           New session

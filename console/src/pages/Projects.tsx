@@ -1,13 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 
 /** Your projects, and a form that creates one (its slug is the first part of its API paths). */
 export function ProjectsPage() {
   const queries = useQueryClient();
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => bf.projects.list.query({ my: true, limit: 100 }) });
+  const projects = usePagedList(['projects'], (page) => bf.projects.list.query({ my: true, ...page }), 'projects');
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
   const [isPublic, setPublic] = useState(false);
@@ -53,6 +53,7 @@ export function ProjectsPage() {
           </tbody>
         </table>
       )}
+      {projects.pager}
       <h2>New project</h2>
       <form onSubmit={submit} className="row">
         <label>
