@@ -254,6 +254,42 @@ describe('project settings and session settings', () => {
   }, 60_000);
 });
 
+describe('lists and errors in forms', () => {
+  it('a list longer than a page is read a page at a time, with Previous and Next', async () => {
+    const user = await registerUser(stack);
+    for (let index = 0; index < 21; index++) await createProject(stack, user.token);
+    const { page } = await consolePage();
+    await signIn(page, user.email);
+    const rows = page.locator('table tbody tr');
+    await expect.poll(() => rows.count()).toBe(20);
+    const pager = page.getByRole('navigation', { name: 'projects: pages' });
+    expect(await pager.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await pager.textContent()).toContain('21–21');
+    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Previous' }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.context().close();
+  });
+
+  it('a slug the API refuses shows the API’s message, and its issue beside the Slug field', async () => {
+    const { email } = await registerUser(stack);
+    const { page } = await consolePage();
+    await signIn(page, email);
+    await page.getByLabel('Name').fill('Refused');
+    await page.getByLabel('Slug').fill('Not a slug!');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    const beside = page.locator('label', { hasText: 'Slug' }).locator('.field-issue');
+    await expect.poll(() => beside.isVisible()).toBe(true);
+    expect(await beside.textContent()).toMatch(/\S/);
+    expect(await page.getByRole('list', { name: 'issues' }).textContent()).toContain('slug');
+    // Nothing was lost: the form keeps what was typed.
+    expect(await page.getByLabel('Name').inputValue()).toBe('Refused');
+    await page.context().close();
+  });
+});
+
 describe('the account page', () => {
   it('turns two-factor sign-in on from a QR code and the secret, shows the recovery codes once, and off with one of them', async () => {
     const user = await registerUser(stack);

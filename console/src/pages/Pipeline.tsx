@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, FieldIssue, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { useSessionChoice } from '../SessionPicker.tsx';
 import { AnalysisForm } from './Agents.tsx';
@@ -121,6 +121,7 @@ function RunForm({
             value={values[name] ?? ''}
             onChange={(event) => setValues({ ...values, [name]: event.target.value })}
           />
+          <FieldIssue error={start.error} path={['args', name]} />
         </label>
       ))}
       {picker}

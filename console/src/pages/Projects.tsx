@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, usePagedList, when } from '../parts.tsx';
+import { ErrorLine, FieldIssue, usePagedList, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 
 /** Your projects, and a form that creates one (its slug is the first part of its API paths). */
@@ -59,10 +59,12 @@ export function ProjectsPage() {
         <label>
           Name
           <input required value={name} onChange={(event) => setName(event.target.value)} />
+          <FieldIssue error={create.error} path={['name']} />
         </label>
         <label>
           Slug
           <input required value={slug} onChange={(event) => setSlug(event.target.value)} />
+          <FieldIssue error={create.error} path={['slug']} />
         </label>
         <label className="inline">
           <input type="checkbox" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} /> Public
