@@ -445,6 +445,8 @@ describe('analysis and generation in the console', () => {
     await expect.poll(() => proposal.isVisible(), { timeout: 90_000 }).toBe(true);
     expect(await proposal.locator('.steps li strong').allTextContents()).toEqual(['goto', 'extract_text']);
     expect(await proposal.locator('code.selector').count()).toBeGreaterThan(0);
+    // The agent's steps, from its live log.
+    await expect.poll(() => page.getByRole('list', { name: 'logs' }).locator('li').count()).toBeGreaterThan(0);
     // The heading the extraction reads, boxed and numbered on a picture of the page.
     const pictures = page.getByRole('region', { name: 'where the steps act' });
     await expect.poll(() => pictures.getByRole('note', { name: /^step 2: / }).isVisible(), { timeout: 30_000 }).toBe(true);

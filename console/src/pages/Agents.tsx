@@ -5,6 +5,7 @@ import { ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
 import { useSessionChoice } from '../SessionPicker.tsx';
+import { LiveLogs } from './Run.tsx';
 
 const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
@@ -111,6 +112,7 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
         {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens} tokens
       </p>
       <blockquote>{data.prompt}</blockquote>
+      <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
       {data.error && (
         <p className="error" role="alert">
           {data.error.message} ({data.error.code})
@@ -240,6 +242,7 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
       <p className="muted">
         {data.model} · {data.attempts} attempts · {when(data.created)}
       </p>
+      <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
       {data.error && (
         <p className="error" role="alert">
           {data.error.message} ({data.error.code})
@@ -303,5 +306,26 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
       )}
       <ErrorLine error={accept.error ?? reject.error} />
     </>
+  );
+}
+
+/**
+ * An agent's steps as they happen: a bar while it runs, and its messages and tool calls (the job's
+ * log, live over server-sent events), open while it runs.
+ */
+function AgentProgress({ kind, slug, id, running }: { kind: 'analysis' | 'generation'; slug: string; id: string; running: boolean }) {
+  return (
+    <details open={running} className="progress">
+      <summary>
+        {running ? (
+          <>
+            The {kind} is under way <progress aria-label={`${kind} under way`} />
+          </>
+        ) : (
+          `The ${kind}’s steps`
+        )}
+      </summary>
+      <LiveLogs url={`/${encodeURIComponent(slug)}/api/${kind}/${encodeURIComponent(id)}/logs`} />
+    </details>
   );
 }
