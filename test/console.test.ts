@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generate } from 'otplib';
-import type { Browser, Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
@@ -147,6 +147,18 @@ describe('the web console', () => {
       .toBe('Test page');
     await frame.getByRole('button', { name: 'back' }).click();
     await expect.poll(() => address.inputValue(), { timeout: 15_000 }).toBe('about:blank');
+    // A script drives the browser over the CDP URL the card shows: the live view follows it.
+    const screen = frame.getByAltText('browser screen');
+    const before = await screen.getAttribute('src');
+    const scripted = await chromium.connectOverCDP(remoteUrl);
+    try {
+      const [tab] = scripted.contexts()[0]?.pages() ?? [];
+      await tab?.goto(`${site.url}/?by=script`);
+      await expect.poll(() => address.inputValue(), { timeout: 15_000 }).toBe(`${site.url}/?by=script`);
+      await expect.poll(() => screen.getAttribute('src'), { timeout: 15_000 }).not.toBe(before);
+    } finally {
+      await scripted.close();
+    }
     await address.fill('file:///etc/passwd');
     await address.press('Enter');
     await expect.poll(() => frame.locator('#status').textContent()).toContain('not a page the live view opens');
