@@ -475,6 +475,10 @@ describe('metering', () => {
       const reported = await report({ resourceId: id, amount, unit });
       expect(reported.status, reported.text).toBe(200);
     }
+    // A browser whose session was deleted since: its usage stays, under "deleted sessions".
+    const gone = await meteredResource(user);
+    expect((await report({ resourceId: gone.resourceId, amount: 2, unit: 'cpu' })).status).toBe(200);
+    await stack.orm.em.getConnection().execute('delete from session_resources where id = ?', [gone.resourceId]);
     const stranger = await registerUser(stack);
     const theirs = await meteredResource(stranger);
     expect((await report({ resourceId: theirs.resourceId, amount: 99, unit: 'cpu' })).status).toBe(200);
@@ -482,20 +486,22 @@ describe('metering', () => {
     const usage = await stack.http.get('/api/billing/usage?days=7', { token: user.token });
     expect(usage.status, usage.text).toBe(200);
     const today = new Date().toISOString().slice(0, 10);
-    expect(usage.body.days).toEqual([{ day: today, cpu: '5.5', network: '2048', tokens: '1000', billed: expect.stringMatching(/^\d+$/) }]);
-    expect(usage.body.sessions).toHaveLength(2);
+    expect(usage.body.days).toEqual([{ day: today, cpu: '7.5', network: '2048', tokens: '1000', billed: expect.stringMatching(/^\d+$/) }]);
+    expect(usage.body.sessions).toHaveLength(3);
     const sessions = usage.body.sessions.map(
-      (entry: { project: string; session: { name: string } | null; cpu: string; tokens: string }) => ({
+      (entry: { project: string; session: { name: string } | null; of: string; cpu: string; tokens: string }) => ({
         project: entry.project,
         name: entry.session?.name,
+        of: entry.of,
         cpu: entry.cpu,
         tokens: entry.tokens,
       }),
     );
     expect(sessions).toEqual(
       expect.arrayContaining([
-        { project: project.slug, name: 'metered', cpu: '5.5', tokens: '0' },
-        { project: second.project.slug, name: 'metered', cpu: '0', tokens: '1000' },
+        { project: project.slug, name: 'metered', of: 'session', cpu: '5.5', tokens: '0' },
+        { project: second.project.slug, name: 'metered', of: 'session', cpu: '0', tokens: '1000' },
+        { project: gone.project.slug, name: undefined, of: 'deleted sessions', cpu: '2', tokens: '0' },
       ]),
     );
     const billed = usage.body.days[0].billed;

@@ -182,7 +182,7 @@ function UsageBySession({ usage }: { usage: Usage }) {
         {usage.sessions.map((entry) => (
           <tr key={`${entry.project}/${entry.session?.id ?? ''}`}>
             <td>{entry.project}</td>
-            <td>{entry.session?.name ?? <span className="muted">analysis and generation</span>}</td>
+            <td>{entry.session?.name ?? <span className="muted">{entry.of}</span>}</td>
             <td>{amountOf('cpu', entry.cpu)}</td>
             <td>{amountOf('network', entry.network)}</td>
             <td>{amountOf('tokens', entry.tokens)}</td>

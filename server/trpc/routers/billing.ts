@@ -97,10 +97,10 @@ const usageSummary = z.object({
     .array(
       quantities.extend({
         project: z.string().describe('The project’s slug'),
-        session: z
-          .object({ id: z.string(), name: z.string() })
-          .nullable()
-          .describe('null: analysis and generation, which run on no session'),
+        session: z.object({ id: z.string(), name: z.string() }).nullable().describe('null: not one session (`of` says what)'),
+        of: z
+          .enum(['session', 'analysis and generation', 'deleted sessions'])
+          .describe('a session; model tokens of analysis and generation, which run on no session; or browsers of sessions since deleted'),
         billed: z.string(),
       }),
     )
@@ -225,7 +225,9 @@ export const billingRouter = router({
           [account.id, since],
         ),
         connection.execute<(UsageRow & { slug: string; name: string | null })[]>(
-          `select p.slug || '/' || coalesce(s.id::text, '') as key, p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
+          // A browser's usage outlives its session's rows (usage names the resource by id, no key):
+          // tokens are an agent's, CPU and network of a browser whose session is gone.
+          `select p.slug || '/' || coalesce(s.id::text, case when u.unit = 'tokens' then '' else '-' end) as key, p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
              from usage_records u
              join projects p on p.id = u.project_id
              left join session_resources r on r.id = u.resource_id
@@ -245,7 +247,8 @@ export const billingRouter = router({
           .map(({ key, billedMinor: _billed, ...entry }) => {
             const row = named.get(key) as UsageRow & { slug: string; name: string | null };
             const sessionId = key.slice(row.slug.length + 1);
-            return { project: row.slug, session: sessionId ? { id: sessionId, name: row.name ?? '' } : null, ...entry };
+            const of = sessionId === '' ? 'analysis and generation' : sessionId === '-' ? 'deleted sessions' : 'session';
+            return { project: row.slug, session: of === 'session' ? { id: sessionId, name: row.name ?? '' } : null, of, ...entry };
           }),
       };
     }),
