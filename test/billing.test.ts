@@ -16,6 +16,7 @@ import { meter } from '../server/billing/metering.ts';
 import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
+import { checkPage } from './support/consoleChecks.ts';
 import { PAGE_HOST, startTestSite } from './support/pages.ts';
 import { createPipeline, longWaitSource, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -705,6 +706,7 @@ describe('billing in the web console', () => {
       expect(await page.locator('article[aria-label^="plan "] h3').allTextContents()).toEqual(['Starter', 'Pro', 'Euro']);
       // Usage: a chart per kind by day, and the session that used it; no five-second rows.
       await expect.poll(() => page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('metered');
+      await checkPage(page, 'billing');
       expect(await page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('3.0 s');
       expect(await page.getByRole('img', { name: 'CPU seconds by day' }).locator('rect').count()).toBeGreaterThan(0);
       expect(await page.getByText('CPU seconds: 3.0 s').isVisible()).toBe(true);

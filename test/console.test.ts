@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
+import { checkPage } from './support/consoleChecks.ts';
 import { startTestSite } from './support/pages.ts';
 import { tokenFromMail } from './support/smtp.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -74,12 +75,14 @@ describe('the web console', () => {
     const { page, failures } = await consolePage();
     const email = `console-${randomBytes(4).toString('hex')}@example.test`;
     await page.getByRole('button', { name: 'Create an account' }).click();
+    await checkPage(page, 'register');
     await page.getByLabel('First name').fill('Grace');
     await page.getByLabel('Last name').fill('Hopper');
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Register' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'Verify your e-mail address' }).isVisible()).toBe(true);
+    await checkPage(page, 'verify-email');
 
     const mail = await stack.smtp.waitFor((m) => m.to.includes(email) && /verify/i.test(m.subject));
     const verified = await stack.http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) });
@@ -87,9 +90,11 @@ describe('the web console', () => {
     await page.reload();
     await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible()).toBe(true);
     await expect.poll(() => page.getByText(email).isVisible()).toBe(true);
+    await checkPage(page, 'projects');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'Sign in to Browserflow' }).isVisible()).toBe(true);
+    await checkPage(page, 'sign-in');
     await signIn(page, email);
     expect(failures).toEqual([]);
     await page.context().close();
@@ -138,6 +143,7 @@ describe('the web console', () => {
     // Its bar: an address typed is opened, back returns, the tabs are listed; file: is refused.
     const address = frame.getByLabel('address');
     await expect.poll(() => frame.getByRole('toolbar', { name: 'tabs' }).getByRole('button').count(), { timeout: 15_000 }).toBe(1);
+    await checkPage(page, 'sessions-live-view');
     await address.fill(site.url);
     await address.press('Enter');
     await expect.poll(() => address.inputValue(), { timeout: 15_000 }).toBe(`${site.url}/`);
@@ -182,6 +188,7 @@ describe('the web console', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = page.getByLabel('Secret');
     await expect.poll(() => secret.isVisible()).toBe(true);
+    await checkPage(page, 'api-keys');
     const value = (await secret.textContent()) as string;
     expect(value).toMatch(/^bfk_/);
     await page.getByRole('button', { name: 'Copy' }).click();
@@ -253,6 +260,7 @@ describe('project settings and session settings', () => {
     await settings.getByRole('button', { name: 'Save' }).click();
     await expect.poll(() => page.url()).toContain(`#/projects/${slug}/settings`);
     await expect.poll(() => page.getByRole('heading', { name: 'Renamed shop' }).isVisible()).toBe(true);
+    await checkPage(page, 'project-settings');
     expect((await stack.http.get(`/${slug}/api`)).body).toMatchObject({ name: 'Renamed shop', visibility: 'public' });
 
     const remove = page.getByRole('form', { name: 'delete the project' });
@@ -302,6 +310,41 @@ describe('lists and errors in forms', () => {
   });
 });
 
+describe('who may only read a project', () => {
+  it('a signed-in visitor of a public project sees the buttons that would change it turned off, and the API’s refusal if they force one', async () => {
+    const owner = await registerUser(stack);
+    const project = await createProject(stack, owner.token, { public: true });
+    const created = await stack.http.put(
+      `/${project.slug}/api/pipelines`,
+      { name: 'owned', description: '', source: { nodes: {} } },
+      { token: owner.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const visitor = await registerUser(stack);
+    const { page } = await consolePage();
+    await signIn(page, visitor.email);
+    await page.goto(`/#/projects/${project.slug}/pipelines`);
+    await expect.poll(() => page.getByRole('link', { name: 'owned' }).isVisible()).toBe(true);
+    expect(await page.getByRole('note').first().textContent()).toContain('Read-only');
+    const create = page.getByRole('button', { name: 'Create pipeline' });
+    expect(await create.isDisabled()).toBe(true);
+    expect(await create.getAttribute('title')).toContain('not this project’s owner');
+    await checkPage(page, 'read-only-visitor');
+    // Forced on anyway: the API refuses, and the console says what it said.
+    await page.getByLabel('New pipeline').fill('mine now');
+    await create.evaluate((button) => button.removeAttribute('disabled'));
+    await create.click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/permission|not allowed|may not/i);
+    expect((await stack.http.get(`/${project.slug}/api/pipelines`, { token: owner.token })).body).toHaveLength(1);
+    // The pipeline's own page: its source can be read, not saved or run.
+    await page.getByRole('link', { name: 'owned' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Save as a new version' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save as a new version' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Run' }).isDisabled()).toBe(true);
+    await page.context().close();
+  });
+});
+
 describe('the account page', () => {
   it('turns two-factor sign-in on from a QR code and the secret, shows the recovery codes once, and off with one of them', async () => {
     const user = await registerUser(stack);
@@ -311,6 +354,7 @@ describe('the account page', () => {
     const section = page.getByRole('region', { name: 'two-factor sign-in' });
     await section.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
     await expect.poll(() => section.getByAltText('QR code for the authenticator app').isVisible()).toBe(true);
+    await checkPage(page, 'account-two-factor');
     expect(await section.getByAltText('QR code for the authenticator app').getAttribute('src')).toMatch(/^data:image\/gif;base64,/);
     const secret = (await section.getByRole('status', { name: 'authenticator secret' }).textContent()) as string;
     await section.getByLabel(/A current code/).fill(await generate({ secret }));
@@ -339,6 +383,7 @@ describe('global admins in the console', () => {
     await page.getByRole('link', { name: 'Hosts' }).click();
     const hosts = page.getByRole('table', { name: 'browser hosts' });
     await expect.poll(() => hosts.textContent()).toContain(stack.config.browsers.hostId);
+    await checkPage(page, 'hosts');
     expect(await hosts.textContent()).toContain('live');
     expect(failures).toEqual([]);
     await page.context().close();
@@ -366,8 +411,9 @@ describe('pipelines in the console', () => {
     const errors = page.getByRole('complementary', { name: 'compiler errors' });
     expect(await errors.textContent()).toContain('Compiles without errors');
     // The graph: the parameter, three nodes and the outputs, an arrow per reference.
-    const graph = page.getByRole('img', { name: 'pipeline graph' });
+    const graph = page.getByRole('figure', { name: 'pipeline graph' });
     await expect.poll(() => graph.locator('.react-flow__node').count()).toBe(5);
+    await checkPage(page, 'pipeline');
     expect(await graph.getAttribute('data-edges')).toBe('4');
     expect(await graph.locator('.react-flow__node').allTextContents()).toContain('openpage.goto');
 
@@ -415,6 +461,7 @@ describe('pipelines in the console', () => {
     expect(await page.getByRole('document', { name: 'result' }).textContent()).toContain('Hello from the test site');
     // The live log reached its end; the secret is not in the page.
     await expect.poll(() => page.getByText(/^Complete/).isVisible(), { timeout: 30_000 }).toBe(true);
+    await checkPage(page, 'run');
     expect(await page.getByRole('list', { name: 'logs' }).locator('li').count()).toBeGreaterThan(0);
     // Each picture's log line links it.
     expect(await page.getByRole('list', { name: 'logs' }).getByRole('link', { name: 'screenshot after the node' }).count()).toBe(3);
@@ -458,10 +505,14 @@ describe('analysis and generation in the console', () => {
     expect(await proposal.locator('.steps li strong').allTextContents()).toEqual(['goto', 'extract_text']);
     expect(await proposal.locator('code.selector').count()).toBeGreaterThan(0);
     // The agent's steps, from its live log.
-    await expect.poll(() => page.getByRole('list', { name: 'logs' }).locator('li').count()).toBeGreaterThan(0);
+    // Folded away once the agent has stopped, as it may have by now.
+    const agentSteps = page.locator('details.progress');
+    if (!(await agentSteps.evaluate((details) => (details as HTMLDetailsElement).open))) await agentSteps.locator('summary').click();
+    await expect.poll(() => agentSteps.getByRole('list', { name: 'logs' }).locator('li').count(), { timeout: 15_000 }).toBeGreaterThan(0);
     // The heading the extraction reads, boxed and numbered on a picture of the page.
     const pictures = page.getByRole('region', { name: 'where the steps act' });
     await expect.poll(() => pictures.getByRole('note', { name: /^step 2: / }).isVisible(), { timeout: 30_000 }).toBe(true);
+    await checkPage(page, 'analysis');
     expect(await pictures.getByRole('img').evaluate((image) => (image as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
 
     await page.getByRole('button', { name: 'Accept and generate' }).click();
@@ -469,7 +520,8 @@ describe('analysis and generation in the console', () => {
     await expect.poll(() => dryRun.textContent(), { timeout: 90_000 }).toContain('succeeded');
     expect(await dryRun.getByRole('document', { name: 'dry-run result' }).textContent()).toContain('Hello from the test site');
     await expect.poll(() => dryRun.getByRole('img').count()).toBeGreaterThan(0);
-    await expect.poll(() => page.getByRole('img', { name: 'pipeline graph' }).locator('.react-flow__node').count()).toBeGreaterThan(2);
+    await expect.poll(() => page.getByRole('figure', { name: 'pipeline graph' }).locator('.react-flow__node').count()).toBeGreaterThan(2);
+    await checkPage(page, 'generation');
     await page.getByRole('button', { name: 'Accept as the new version' }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'to grow' }).isVisible()).toBe(true);
     const pipeline = (await stack.http.get(`/${project.slug}/api/pipelines/${created.body.id}`, { token: user.token })).body;
@@ -530,6 +582,7 @@ describe('functions and MCP servers in the console', () => {
     await server.getByRole('button', { name: 'Link' }).click();
     const cursorConfig = server.getByRole('document', { name: 'Cursor' });
     await expect.poll(() => cursorConfig.isVisible()).toBe(true);
+    await checkPage(page, 'functions-and-mcp');
     const config = JSON.parse((await cursorConfig.textContent()) as string) as {
       mcpServers: Record<string, { url: string; headers: Record<string, string> }>;
     };

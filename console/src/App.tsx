@@ -1,4 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { ProjectAccessProvider, useProjectAccessOf } from './access.tsx';
 import { bf } from './api.ts';
 import { AccountPage } from './pages/Account.tsx';
 import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
@@ -66,12 +68,16 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
       </header>
       <main className="page">
         {route.page === 'projects' && <ProjectsPage />}
-        {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
-        {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
-        {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
-        {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}
-        {route.page === 'generation' && (
-          <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
+        {'slug' in route && (
+          <ProjectScope slug={route.slug}>
+            {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
+            {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
+            {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
+            {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}
+            {route.page === 'generation' && (
+              <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
+            )}
+          </ProjectScope>
         )}
         {route.page === 'keys' && <ApiKeysPage />}
         {route.page === 'hosts' && <HostsPage />}
@@ -79,5 +85,21 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         {route.page === 'billing' && <BillingPage back={route.back} />}
       </main>
     </>
+  );
+}
+
+/** A project's pages: what the user may do there, for the buttons that would change it, and a note when it is read-only. */
+function ProjectScope({ slug, children }: { slug: string; children: ReactNode }) {
+  const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
+  const access = useProjectAccessOf(project.data);
+  return (
+    <ProjectAccessProvider access={access}>
+      {access.readOnly && (
+        <p className="note" role="note">
+          {access.why}
+        </p>
+      )}
+      {children}
+    </ProjectAccessProvider>
   );
 }

@@ -15,12 +15,12 @@ const NODE_HEIGHT = 52;
 export function PipelineGraph({ source, failing }: { source: Record<string, unknown>; failing: Set<string> }) {
   const { nodes, edges } = useMemo(() => layout(source, failing), [source, failing]);
   return (
-    <div className="graph" role="img" aria-label="pipeline graph" data-nodes={nodes.length} data-edges={edges.length}>
+    <figure className="graph" aria-label="pipeline graph" data-nodes={nodes.length} data-edges={edges.length}>
       <ReactFlow nodes={nodes} edges={edges} fitView nodesConnectable={false} nodesDraggable={false} proOptions={{ hideAttribution: true }}>
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>
-    </div>
+    </figure>
   );
 }
 

@@ -79,13 +79,7 @@ export function Copyable({ label, value, multiline = false }: { label: string; v
   return (
     <div className="copyable">
       <span className="label">{label}</span>
-      {multiline ? (
-        <pre role="document" aria-label={label}>
-          {value}
-        </pre>
-      ) : (
-        <output aria-label={label}>{value}</output>
-      )}
+      {multiline ? <Block label={label}>{value}</Block> : <output aria-label={label}>{value}</output>}
       <button type="button" onClick={copy}>
         {copied ? 'Copied' : 'Copy'}
       </button>
@@ -95,3 +89,16 @@ export function Copyable({ label, value, multiline = false }: { label: string; v
 
 /** `iso` as this browser's local date and time; a dash for none. */
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/**
+ * Text shown as it is (JSON, a snippet), in a region that scrolls when it is long: focusable, so the
+ * keyboard reaches and scrolls it too (axe: scrollable-region-focusable).
+ */
+export function Block({ label, children }: { label: string; children: string }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by the keyboard
+    <pre role="document" aria-label={label} tabIndex={0}>
+      {children}
+    </pre>
+  );
+}

@@ -1,7 +1,8 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { Block, ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
 import { useSessionChoice } from '../SessionPicker.tsx';
@@ -65,9 +66,9 @@ export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: s
             ))}
           </select>
         </label>
-        <button type="submit" disabled={start.isPending || !session}>
+        <WriteButton type="submit" disabled={start.isPending || !session}>
           Analyse
-        </button>
+        </WriteButton>
       </div>
       <ErrorLine error={start.error ?? models.error} />
     </form>
@@ -142,12 +143,12 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
               ))}
             </select>
           </label>
-          <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
+          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
             Accept and generate
-          </button>
-          <button type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+          </WriteButton>
+          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
             Reject
-          </button>
+          </WriteButton>
         </div>
       )}
       <ErrorLine error={accept.error ?? reject.error} />
@@ -275,11 +276,7 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
               {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
             </p>
           )}
-          {data.dryRun.result && (
-            <pre role="document" aria-label="dry-run result">
-              {JSON.stringify(data.dryRun.result, null, 2)}
-            </pre>
-          )}
+          {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
           {data.dryRun.screenshots.length > 0 && (
             <>
               <h3>Its pages, step by step</h3>
@@ -296,12 +293,12 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
               not verify it
             </label>
           )}
-          <button type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
+          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
             Accept as the new version
-          </button>
-          <button type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+          </WriteButton>
+          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
             Reject
-          </button>
+          </WriteButton>
         </div>
       )}
       <ErrorLine error={accept.error ?? reject.error} />

@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf, type RouterOutputs } from '../api.ts';
-import { Copyable, ErrorLine, usePagedList } from '../parts.tsx';
+import { Block, Copyable, ErrorLine, usePagedList } from '../parts.tsx';
 import { argsOf } from './Pipeline.tsx';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
@@ -55,9 +56,9 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
             />
           </label>
         ))}
-        <button type="submit" disabled={execute.isPending}>
+        <WriteButton type="submit" disabled={execute.isPending}>
           {execute.isPending ? 'Running…' : 'Try it'}
-        </button>
+        </WriteButton>
       </form>
       <ErrorLine error={execute.error} />
       {execute.data && (
@@ -71,9 +72,7 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
               {execute.data.result.error.message} ({execute.data.result.error.code})
             </p>
           )}
-          <pre role="document" aria-label={`outputs of ${fn.slug}`}>
-            {JSON.stringify(execute.data.outputs, null, 2)}
-          </pre>
+          <Block label={`outputs of ${fn.slug}`}>{JSON.stringify(execute.data.outputs, null, 2)}</Block>
         </div>
       )}
     </article>
@@ -140,9 +139,9 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
             </label>
           ))}
         </fieldset>
-        <button type="submit" disabled={create.isPending}>
+        <WriteButton type="submit" disabled={create.isPending}>
           Create MCP server
-        </button>
+        </WriteButton>
         <ErrorLine error={create.error} />
       </form>
     </section>
@@ -219,9 +218,9 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
             ))}
           </select>
         </label>
-        <button type="submit" disabled={link.isPending}>
+        <WriteButton type="submit" disabled={link.isPending}>
           Link
-        </button>
+        </WriteButton>
       </form>
       <ErrorLine error={link.error} />
       {secret && <p className="notice">The new key's secret is in the configs below, and only here: copy one now.</p>}

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { ErrorLine, FieldIssue, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
@@ -133,9 +134,9 @@ function RunForm({
           <option value="none">none</option>
         </select>
       </label>
-      <button type="submit" disabled={start.isPending || !session || errors > 0}>
+      <WriteButton type="submit" disabled={start.isPending || !session || errors > 0}>
         Run
-      </button>
+      </WriteButton>
       {errors > 0 && <p className="muted">The current version has compiler errors: fix them below to run it.</p>}
       <ErrorLine error={start.error} />
     </form>
@@ -221,9 +222,9 @@ function SourceEditor({
             value={text}
             onChange={(event) => setText(event.target.value)}
           />
-          <button type="submit" disabled={save.isPending}>
+          <WriteButton type="submit" disabled={save.isPending}>
             Save as a new version
-          </button>
+          </WriteButton>
           {parseError && <p className="error">{parseError}</p>}
           <ErrorLine error={save.error} />
         </form>
@@ -305,13 +306,13 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
                 {version.id === current ? (
                   <strong>current</strong>
                 ) : (
-                  <button type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
+                  <WriteButton type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
                     Make current
-                  </button>
+                  </WriteButton>
                 )}{' '}
-                <button type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
+                <WriteButton type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
                   Fork
-                </button>
+                </WriteButton>
               </td>
             </tr>
           ))}

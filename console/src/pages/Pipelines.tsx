@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
@@ -64,9 +65,9 @@ export function PipelinesTab({ slug }: { slug: string }) {
           New pipeline
           <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
         </label>
-        <button type="submit" disabled={create.isPending}>
+        <WriteButton type="submit" disabled={create.isPending}>
           Create pipeline
-        </button>
+        </WriteButton>
       </form>
       <ErrorLine error={create.error} />
     </section>

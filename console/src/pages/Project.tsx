@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../api.ts';
 import { Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
@@ -75,9 +76,9 @@ function Sessions({ slug }: { slug: string }) {
           New session
           <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
         </label>
-        <button type="submit" disabled={create.isPending}>
+        <WriteButton type="submit" disabled={create.isPending}>
           Create session
-        </button>
+        </WriteButton>
         <SettingsFields settings={settings} onChange={setSettings} />
       </form>
       {settingsError && <p className="error">{settingsError}</p>}
@@ -108,9 +109,9 @@ function SessionCard({ slug, session }: { slug: string; session: Session }) {
         <strong>{session.name}</strong>
         <span className={`status ${session.status}`}>{session.status}</span>
         <span className="muted">last started {when(session.manager.lastStarted)}</span>
-        <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+        <WriteButton type="button" onClick={() => start.mutate()} disabled={start.isPending}>
           Start a browser
-        </button>
+        </WriteButton>
       </header>
       <ErrorLine error={start.error} />
       <SessionEditor slug={slug} session={session} onChange={refresh} />
@@ -149,9 +150,9 @@ function Browser({
             Live view in a tab
           </a>
         )}
-        <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+        <WriteButton type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
           Stop
-        </button>
+        </WriteButton>
       </p>
       <ErrorLine error={stop.error} />
       {resource.vncUrl && (
@@ -344,12 +345,12 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
         <SettingsFields settings={settings} onChange={setSettings} />
         <p className="muted">Cookies typed here replace the session's; left empty, they stay as they are.</p>
         <div className="row">
-          <button type="submit" disabled={save.isPending}>
+          <WriteButton type="submit" disabled={save.isPending}>
             Save settings
-          </button>
-          <button type="button" onClick={() => remove.mutate()} disabled={remove.isPending}>
+          </WriteButton>
+          <WriteButton type="button" onClick={() => remove.mutate()} disabled={remove.isPending}>
             Delete the session
-          </button>
+          </WriteButton>
         </div>
         {save.isSuccess && <p role="status">Saved: the next browser started uses them.</p>}
         {problem && <p className="error">{problem}</p>}

@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { WriteButton } from '../access.tsx';
 import { bf, type RouterOutputs } from '../api.ts';
 import { ErrorLine } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
@@ -63,9 +64,9 @@ export function ProjectSettings({ project }: { project: Project }) {
           Slug (every API path of the project starts with it)
           <input required value={slug} onChange={(event) => setSlug(event.target.value)} />
         </label>
-        <button type="submit" disabled={save.isPending}>
+        <WriteButton type="submit" disabled={save.isPending}>
           Save
-        </button>
+        </WriteButton>
         {save.isSuccess && <p role="status">Saved.</p>}
         <ErrorLine error={save.error} />
       </form>
@@ -82,9 +83,9 @@ export function ProjectSettings({ project }: { project: Project }) {
           Type the slug, {project.slug}, to delete the project with everything in it
           <input value={confirm} onChange={(event) => setConfirm(event.target.value)} />
         </label>
-        <button type="submit" disabled={remove.isPending || confirm !== project.slug}>
+        <WriteButton type="submit" disabled={remove.isPending || confirm !== project.slug}>
           Delete
-        </button>
+        </WriteButton>
       </form>
       <ErrorLine error={remove.error} />
     </section>

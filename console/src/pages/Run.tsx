@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { Block, ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { Screenshots, stepsOf } from '../Screenshots.tsx';
 
@@ -61,9 +61,7 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
       {data.result && (
         <>
           <h2>Result</h2>
-          <pre role="document" aria-label="result">
-            {JSON.stringify(data.result, null, 2)}
-          </pre>
+          <Block label="result">{JSON.stringify(data.result, null, 2)}</Block>
         </>
       )}
       <h2>Steps</h2>
@@ -100,9 +98,7 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
       {Object.keys(data.args).length > 0 && (
         <>
           <h2>Arguments</h2>
-          <pre role="document" aria-label="arguments">
-            {JSON.stringify(data.args, null, 2)}
-          </pre>
+          <Block label="arguments">{JSON.stringify(data.args, null, 2)}</Block>
         </>
       )}
       <h2>Logs</h2>
