@@ -21,6 +21,10 @@ if ! docker compose version >/dev/null 2>&1 && ! docker-compose version >/dev/nu
   && command -v apt-get >/dev/null && is_root; then
   apt_install docker-compose
 fi
+# The Temporal UI's OpenID Connect client is the operator's to set (compose refuses to start
+# without it): placeholders let the file be read.
+export TEMPORAL_UI_OIDC_ISSUER="${TEMPORAL_UI_OIDC_ISSUER:-https://issuer.example}"
+export TEMPORAL_UI_OIDC_CLIENT_ID="${TEMPORAL_UI_OIDC_CLIENT_ID:-check}" TEMPORAL_UI_OIDC_CLIENT_SECRET="${TEMPORAL_UI_OIDC_CLIENT_SECRET:-check}"
 if docker compose version >/dev/null 2>&1; then
   docker compose -f temporal-compose.yml config -q
   echo "temporal-compose.yml: valid (docker compose)"

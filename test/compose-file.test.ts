@@ -91,8 +91,14 @@ describe('temporal-compose.yml', () => {
     expect(hostStage).toMatch(/USER node\n/);
   });
 
-  it('publishes the Temporal UI on the machine’s loopback only: it has no sign-in of its own', () => {
-    expect((services['temporal-ui'] as Service).ports).toEqual(['127.0.0.1:8233:8080']);
+  it('puts the Temporal UI behind an OpenID Connect sign-in, published on the machine’s loopback only', () => {
+    const ui = services['temporal-ui'] as Service & { environment?: Record<string, string> };
+    expect(ui.ports).toEqual(['127.0.0.1:8233:8080']);
+    expect(ui.environment).toMatchObject({ TEMPORAL_AUTH_ENABLED: 'true', TEMPORAL_AUTH_TYPE: 'oidc' });
+    // The provider and client come from the operator; compose refuses to start without them.
+    for (const name of ['TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CLIENT_SECRET'])
+      expect(ui.environment?.[name], name).toMatch(/^\$\{TEMPORAL_UI_OIDC_[A-Z_]+:\?/);
+    expect(ui.environment).not.toHaveProperty('TEMPORAL_CORS_ORIGINS');
   });
 
   it('publishes only the api and the operator’s Temporal ports: no DevTools or relay port of a host', () => {

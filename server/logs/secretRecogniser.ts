@@ -97,15 +97,18 @@ const PROSE_SUFFIX = /^[a-z]+(?:-[a-z]+)*(?:ed|ing|ly|ive|able|ible|ful|less|ous
 
 const QUOTES: Record<string, string> = { '"': '"', "'": "'", '`': '`', '“': '”', '‘': '’' };
 
-/** A value in quotes (JSON-escaped quotes too, at any depth), or a run of characters up to a space, quote or `&`. */
-const VALUE = /\\*(["'`“‘])([^\n"'`”’\\]{1,200})\\*(["'`”’])|([^\s"'`“‘\\<>&([{][^\s"`\\<>&]{0,199})/y;
+/**
+ * A value in quotes (JSON-escaped quotes too, at any depth), or a run of characters up to a space,
+ * a quote, or an `&` that starts a query parameter (`Tr0ub4dor&3` is one value, `a&b=c` two).
+ */
+const VALUE = /\\*(["'`“‘])([^\n"'`”’\\]{1,200})\\*(["'`”’])|([^\s"'`“‘\\<>&([{](?:[^\s"`\\<>&]|&(?![\w.-]+=)){0,199})/y;
 
 /** How a value may follow its naming word, strongest first. */
-const STRUCTURAL = /[ \t]*(?::=|=>|->|[:=])(?:[ \t]*|\s*(?=\\*["'`“‘]))/y;
+const STRUCTURAL = /[ \t]*(?::=|=>|->|[:=]|[-–](?=[ \t]))(?:[ \t]*|\s*(?=\\*["'`“‘]))/y;
 const PROSE_SEPARATOR = /\s+(?:is|was|are|were|will\s+be|should\s+be|equals|of|to)(?:[ \t]*:)?[ \t]+/iy;
-/** Up to six words, no clause between them, then `is`, `was`, `:` or `=`. */
+/** Up to ten words, no clause between them, then `is`, `was`, `:` or `=`. */
 const FAR =
-  /(?:[ \t]+(?!(?:and|or|but|must|should|can|could|will|would|may|might|if|when|then|because|so|is|was|are|were|has|have|had|does|do|did|not|never)\b)[\w@'’/-]+(?:\.[\w@'’/-]+)*){1,6}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was)(?:[ \t]*:)?[ \t]+)/iy;
+  /(?:[ \t]+(?!(?:and|or|but|must|should|can|could|will|would|may|might|if|when|then|because|so|is|was|are|were|has|have|had|does|do|did|not|never)\b)[\w@'’/-]+(?:\.[\w@'’/-]+)*){1,10}?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was)(?:[ \t]*:)?[ \t]+)/iy;
 const LOOSE = /[ \t]+/y;
 
 /** What may follow a plain word for it to stand alone as a value: the clause ends. */
