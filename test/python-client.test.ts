@@ -41,7 +41,17 @@ describe('a client generated for Python', () => {
 
     const generated = spawnSync(
       path.join(venv, 'openapi-python-client'),
-      ['generate', '--path', documentFile, '--output-path', path.join(scratch, 'browserflow_api_client'), '--meta', 'none'],
+      [
+        'generate',
+        '--path',
+        documentFile,
+        '--config',
+        path.join(projectRoot, 'test/contract/python-client.yml'),
+        '--output-path',
+        path.join(scratch, 'browserflow_api_client'),
+        '--meta',
+        'none',
+      ],
       { cwd: scratch, encoding: 'utf8', env: { ...process.env, PATH: `${venv}:${process.env.PATH}` } },
     );
     const generatorSaid = `${generated.stdout}${generated.stderr}`;

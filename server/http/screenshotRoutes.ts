@@ -47,29 +47,35 @@ export function registerScreenshotRoutes(app: RawApp, deps: AppDeps) {
     if (!isUuid(screenshotId)) throw new NotFound('Screenshot');
     const shot = await ctx.em.findOne(RunScreenshot, { id: screenshotId.toLowerCase(), project: ctx.ref.id }, { populate: ['image'] });
     if (!shot) throw new NotFound('Screenshot');
-    if (shot.analysis) {
-      await readableAnalysis(ctx, shot.analysis.id).catch(() => {
-        throw new NotFound('Screenshot');
-      });
-      return sendImage(reply, shot.image);
-    }
-    const run = await ctx.em.findOneOrFail(PipelineRun, { id: shot.run?.id as string });
     try {
-      if (run.pipeline) ctx.authorize(pipelineActions.read, run.pipeline.id);
-      else if (run.generation) await readableGeneration(ctx, run.generation.id);
-      else if (run.functionVersion) {
-        const version = await ctx.em.findOneOrFail(FunctionVersion, { id: run.functionVersion.id }, { populate: ['function'] });
-        await readFunctionRun(ctx.em, ctx.subject, ctx.project, version.function, run.id);
-      } else throw new NotFound('Screenshot');
+      await authorizeReading(ctx, shot);
     } catch (error) {
+      // Refused or not found: the same 404 as a screenshot that does not exist.
       if (error instanceof DomainError) throw new NotFound('Screenshot');
       throw error;
     }
-    if (!canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })) {
-      throw new NotFound('Screenshot');
-    }
     return sendImage(reply, shot.image);
   });
+}
+
+type ProjectRequest = Awaited<ReturnType<typeof projectRequest>>;
+
+/** Throws a domain error unless the caller may read what the picture is of (see registerScreenshotRoutes). */
+async function authorizeReading(ctx: ProjectRequest, shot: RunScreenshot) {
+  if (shot.analysis) {
+    await readableAnalysis(ctx, shot.analysis.id);
+    return;
+  }
+  const run = await ctx.em.findOneOrFail(PipelineRun, { id: shot.run?.id as string });
+  if (run.pipeline) ctx.authorize(pipelineActions.read, run.pipeline.id);
+  else if (run.generation) await readableGeneration(ctx, run.generation.id);
+  else if (run.functionVersion) {
+    const version = await ctx.em.findOneOrFail(FunctionVersion, { id: run.functionVersion.id }, { populate: ['function'] });
+    await readFunctionRun(ctx.em, ctx.subject, ctx.project, version.function, run.id);
+  } else throw new NotFound('Screenshot');
+  if (!canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })) {
+    throw new NotFound('Screenshot');
+  }
 }
 
 function sendImage(reply: FastifyReply, image: Uint8Array) {

@@ -37,15 +37,14 @@ export function screenshotUrl(config: Pick<Config, 'publicUrl'>, project: Pick<P
   return `${config.publicUrl}/${project.slug}/api/screenshots/${id}`;
 }
 
-/** A run's (or an analysis's) screenshots in the order they were taken, without their images. */
-export async function runScreenshots(
+/** The screenshots of a run or of an analysis's proposal, in the order they were taken, without their images. */
+export async function screenshotsOf(
   em: EntityManager,
   config: Pick<Config, 'publicUrl'>,
   project: Pick<Project, 'slug'>,
-  runId: string,
-  owner: 'run' | 'analysis' = 'run',
+  owner: { run: string } | { analysis: string },
 ): Promise<ScreenshotView[]> {
-  const rows = await em.find(RunScreenshot, { [owner]: runId }, { orderBy: { created: 'asc', id: 'asc' } });
+  const rows = await em.find(RunScreenshot, owner, { orderBy: { created: 'asc', id: 'asc' } });
   return rows.map((row) => ({
     id: row.id,
     node: row.node,

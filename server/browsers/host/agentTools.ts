@@ -13,7 +13,6 @@ import { readPageModel } from '../../agents/pageModel.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { proposalSchema } from '../../agents/proposal.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
-import { redactor } from '../../logs/redact.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
 import { capturePage, insertScreenshot } from './nodes/runScreenshots.ts';
 
@@ -242,8 +241,8 @@ export class AgentTabs {
           node: 'proposal',
           kind: 'proposal',
           ...shot,
-          url: redactor(hidden).text(shot.url),
           boxes,
+          hidden,
         },
         maxBytes,
       );

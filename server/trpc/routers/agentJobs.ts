@@ -7,7 +7,7 @@ import { iso, pagination } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
-import { runScreenshots, screenshotView } from '../../pipelines/screenshots.ts';
+import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject } from '../projectRows.ts';
 
@@ -245,7 +245,7 @@ async function presentAnalysis(ctx: ProjectContext, analysisId: string) {
     messages: job.messages,
     output: job.output ?? null,
     usage: job.usage,
-    screenshots: await runScreenshots(ctx.em, ctx.deps.config, ctx.project, job.id, 'analysis'),
+    screenshots: await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { analysis: job.id }),
   };
 }
 
@@ -268,7 +268,10 @@ async function presentGeneration(ctx: ProjectContext, generationId: string) {
       })),
     ],
     dryRun: job.dryRun
-      ? { ...job.dryRun, screenshots: job.dryRun.runId ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, job.dryRun.runId) : [] }
+      ? {
+          ...job.dryRun,
+          screenshots: job.dryRun.runId ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: job.dryRun.runId }) : [],
+        }
       : null,
     attempts: job.attempts,
     acceptedVersion: job.acceptedVersion?.id ?? null,

@@ -18,7 +18,7 @@ import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/
 import { clientGone, markRunning } from '../../http/waitingAnswers.ts';
 import { waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
-import { runScreenshots, screenshotView } from '../../pipelines/screenshots.ts';
+import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable, loadChild } from '../projectRows.ts';
@@ -471,6 +471,9 @@ export const functionsRouter = router({
       const fn = await findFunction(ctx, input.functionId, functionActions.read);
       const execution = await readFunctionRun(ctx.em, ctx.subject, ctx.project, fn, input.runId);
       const shown = !execution.result.outputsWithheld;
-      return { ...execution, screenshots: shown ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, execution.identifier) : [] };
+      return {
+        ...execution,
+        screenshots: shown ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: execution.identifier }) : [],
+      };
     }),
 });

@@ -6,7 +6,7 @@ import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
-import { runScreenshots, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
+import { screenshotsOf, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, loadChild } from '../projectRows.ts';
 
@@ -73,7 +73,7 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     error: run.error ? (showOutputs ? run.error : { ...run.error, message: WITHHELD_MESSAGE }) : null,
     screenshotMode: run.screenshots,
     // A picture shows what the outputs would: withheld alike.
-    screenshots: showOutputs ? await runScreenshots(ctx.em, ctx.deps.config, ctx.project, run.id) : [],
+    screenshots: showOutputs ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: run.id }) : [],
     created: iso(run.created),
     started: run.startedAt ? iso(run.startedAt) : null,
     finished: run.finishedAt ? iso(run.finishedAt) : null,

@@ -92,8 +92,7 @@ export async function keepScreenshot(
       capturePage(target.page, target.hidden),
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), CAPTURE_TIMEOUT_MS * 2).unref()),
     ]);
-    const url = redactor(target.hidden).text(shot.url);
-    const id = await insertScreenshot(orm, { projectId, runId, node, kind, ...shot, url }, maxBytesPerRun);
+    const id = await insertScreenshot(orm, { projectId, runId, node, kind, ...shot, hidden: target.hidden }, maxBytesPerRun);
     if (!id) return line(node, 'warn', `no screenshot ${what}: the run's screenshots reached their bound of ${maxBytesPerRun} bytes`);
     return { ...line(node, 'info', `screenshot ${what}`), object: { screenshot: id } };
   } catch (error) {
@@ -102,8 +101,9 @@ export async function keepScreenshot(
 }
 
 /**
- * Stores a picture of a run (`runId`) or of an analysis's proposal (`analysisId`), unless the ones
- * it already has and this one together pass `maxBytes`; answers its id, or null when it was not kept.
+ * Stores a picture of a run (`runId`) or of an analysis's proposal (`analysisId`), its page address
+ * with the `hidden` secrets redacted, unless the pictures it already has and this one together pass
+ * `maxBytes`; answers its id, or null when it was not kept.
  */
 export async function insertScreenshot(
   orm: MikroORM,
@@ -118,6 +118,7 @@ export async function insertScreenshot(
     height: number;
     image: Buffer;
     boxes?: ScreenshotBox[];
+    hidden: readonly string[];
   },
   maxBytes: number,
 ) {
@@ -142,7 +143,7 @@ export async function insertScreenshot(
         row.analysisId ?? null,
         row.node,
         row.kind,
-        row.url,
+        redactor(row.hidden).text(row.url),
         row.width,
         row.height,
         row.image.length,
