@@ -94,6 +94,27 @@ describe('warm browsers by launch signature', () => {
     await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature]);
   }, 120_000);
 
+  it('a start that finds no warm browser while one is being launched takes that launch over', async () => {
+    await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature]);
+    const pool = t.stack.browserHost?.pool;
+    if (!pool) throw new Error('no browser host');
+    const first = await t.createSession();
+    const firstStarted = await t.start(first);
+    expect(firstStarted.warm).toBe(true);
+    // The pool refills a second after that start: the next start comes while the launch is under way.
+    await expect.poll(() => pool.warmLaunching, { timeout: 30_000, interval: 5 }).toBe(1);
+    const second = await t.createSession();
+    const secondStarted = await t.start(second);
+    expect(secondStarted.warm).toBe(false);
+    // The launched browser went to that start: it was never offered, and the next refill is a second away.
+    expect(pool.warmCount).toBe(0);
+    expect(await t.offers()).toEqual([]);
+    expect(await pageSize(secondStarted, { width: 1280, height: 720 })).toEqual({ width: 1280, height: 720 });
+    await t.stop(first, firstStarted.id);
+    await t.stop(second, secondStarted.id);
+    await expect.poll(signatures, { timeout: 60_000 }).toEqual([defaultLaunchSignature]);
+  }, 120_000);
+
   it('starts a session with its own screen cold once, then warm at that screen', async () => {
     const sessionId = await t.createSession({ screen });
     const first = await t.start(sessionId);

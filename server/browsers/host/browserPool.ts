@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
+import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import { openPathTo } from './browserSandbox.ts';
@@ -105,6 +106,11 @@ export class BrowserPool {
   /** Pre-launched browsers ready to hand out. */
   get warmCount() {
     return this.#warm.count;
+  }
+
+  /** Warm browsers being launched for the pool. */
+  get warmLaunching() {
+    return this.#warm.launching;
   }
 
   get runningCount() {
@@ -260,9 +266,11 @@ export class BrowserPool {
   /** A cold start's browser: launched here, or a browser running elsewhere taken over. */
   async #launchFor(spec: LaunchSpec): Promise<HostBrowser> {
     const settings = { image: spec.image, screen: spec.screen, args: spec.args };
+    // Without a proxy, a warm launch of the same settings under way is taken over: it comes sooner.
+    const underWay = spec.external || spec.proxy ? undefined : this.#warm.takeLaunch(launchSignature(settings));
     const browser = spec.external
       ? await connectExternal(spec.external, settings)
-      : await launchChromium(this.#options, settings, spec.proxy);
+      : ((await underWay?.catch(() => undefined)) ?? (await launchChromium(this.#options, settings, spec.proxy)));
     const instance: HostBrowser = {
       ...browser,
       resourceId: spec.resourceId,

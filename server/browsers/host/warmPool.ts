@@ -8,9 +8,14 @@ import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 /**
  * A start's refill waits this long: the replacement's launch (Chromium's start-up is a burst of
  * CPU) would otherwise run beside the first navigation of the browser just handed out, and a
- * function's whole call is shorter than this (docs/benchmarks/mcp-call.md).
+ * function's whole call is shorter than this (docs/benchmarks/mcp-call.md). Even when the start
+ * left the pool dry: calls back to back on 2 cores then all ran beside a launch, slower than
+ * the one in two that found no warm browser (docs/benchmarks/mcp-call.md, "Back to back").
  */
 const REFILL_AFTER_START_MS = 1_000;
+
+/** A warm launch under way; `taker` is the cold start it was handed to (`takeLaunch`), if any. */
+type WarmLaunch = { signature: string; taker?: { resolve: (browser: LaunchedBrowser) => void; reject: (error: unknown) => void } };
 
 export type WarmPoolOptions = WarmPolicyOptions & {
   log: Logger;
@@ -40,8 +45,8 @@ export class WarmPool {
   readonly #policy: WarmPolicy;
   /** Warm browsers are watched from launch; their logs wait for the resource that adopts them. */
   readonly #browsers: HostBrowser[] = [];
-  /** Warm launches in flight, by launch signature. */
-  readonly #launching = new Map<string, number>();
+  /** Warm launches in flight. */
+  readonly #launches: WarmLaunch[] = [];
   #closed = false;
   /** Set by `drain`: no warm browser is launched or offered any more. */
   #draining = false;
@@ -58,6 +63,11 @@ export class WarmPool {
   /** Browsers ready to hand out. */
   get count() {
     return this.#browsers.length;
+  }
+
+  /** Warm launches under way that no cold start took over. */
+  get launching() {
+    return this.#launches.filter((launch) => !launch.taker).length;
   }
 
   /** The launch signatures kept warm here (the registry's `warm_signatures`): none while draining. */
@@ -109,6 +119,26 @@ export class WarmPool {
     this.#policy.startedWith(settings, signature);
     this.#refillSoon();
     this.#trimLogged();
+  }
+
+  /**
+   * Hands a warm launch of `signature` under way to a cold start that found no warm browser: the
+   * browser it launches goes to that start instead of the pool, sooner than a launch of its own
+   * would come and without a second launch beside it. Undefined when none is under way; the promise
+   * rejects when the launch fails.
+   */
+  takeLaunch(signature: string): Promise<LaunchedBrowser> | undefined {
+    const launch = this.#launches.find((candidate) => candidate.signature === signature && !candidate.taker);
+    if (!launch) return undefined;
+    return new Promise<LaunchedBrowser>((resolve, reject) => {
+      launch.taker = { resolve, reject };
+    });
+  }
+
+  /** Browsers of `signature` waiting, and launches of them under way that no start took. */
+  #readyOrLaunching(signature: string) {
+    const waiting = this.#browsers.filter((browser) => browser.signature === signature).length;
+    return waiting + this.#launches.filter((launch) => launch.signature === signature && !launch.taker).length;
   }
 
   /** Refills after `REFILL_AFTER_START_MS`; starts meanwhile share the one refill. */
@@ -172,13 +202,17 @@ export class WarmPool {
     return this.#browsers.splice(0);
   }
 
+  /** Launches what `signature` lacks of its target. */
   #topUp(settings: LaunchSettings, signature: string) {
-    const have = this.#browsers.filter((browser) => browser.signature === signature).length + (this.#launching.get(signature) ?? 0);
-    for (let i = have; i < this.#policy.target(signature); i++) {
-      this.#launching.set(signature, (this.#launching.get(signature) ?? 0) + 1);
+    const lacking = this.#policy.target(signature) - this.#readyOrLaunching(signature);
+    for (let i = 0; i < lacking; i++) {
+      const launch: WarmLaunch = { signature };
+      this.#launches.push(launch);
       this.#hooks
         .launch(settings)
         .then(async (launched) => {
+          // Taken by a cold start: its browser now, whatever became of the pool meanwhile.
+          if (launch.taker) return launch.taker.resolve(launched);
           if (this.#closed || this.#draining) return this.#hooks.destroy(launched);
           const warmId = randomUUID();
           const browser = this.#hooks.hold(launched, warmId);
@@ -186,12 +220,11 @@ export class WarmPool {
           await this.#options.onWarmReady?.({ warmId, signature, cdpEndpoint: launched.cdpEndpoint, pid: launched.pid });
           browser.offered = true;
         })
-        .catch((error) => this.#options.log.error({ err: error }, 'could not launch a warm browser'))
-        .finally(() => {
-          const left = (this.#launching.get(signature) ?? 1) - 1;
-          if (left > 0) this.#launching.set(signature, left);
-          else this.#launching.delete(signature);
-        });
+        .catch((error) => {
+          if (launch.taker) return launch.taker.reject(error);
+          this.#options.log.error({ err: error }, 'could not launch a warm browser');
+        })
+        .finally(() => this.#launches.splice(this.#launches.indexOf(launch), 1));
     }
   }
 
