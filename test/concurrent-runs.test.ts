@@ -134,7 +134,7 @@ describe('runs started at once on one session', () => {
     const pipelineId = await createPipeline(stack, project.slug, as, headingSource());
     const em = stack.orm.em.fork();
     const version = await em.findOneOrFail(PipelineVersion, { pipeline: pipelineId }, { populate: ['plan'] });
-    const deps = { config: stack.config, temporal: stack.temporal, relayTokens: stack.relayTokens };
+    const deps = { config: stack.config, temporal: stack.temporal, relayTokens: stack.relayTokens, log: stack.log };
     const { reservation, run } = await em.transactional(async (tx) => {
       const reservation = await reserveBrowserStart(
         deps,

@@ -1,7 +1,17 @@
 import { InterceptingCall, type Interceptor, ListenerBuilder, RequesterBuilder, status } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import {
+  Client,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type WorkflowClientInterceptor,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Project, User } from '../db/entities/index.ts';
+import type { Subject } from '../server/auth/subject.ts';
+import { executeFunction } from '../server/functions/execute.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, greetingSource, settledRun, startRun, userWithSession } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -51,6 +61,7 @@ const lateFirstAnswers: Interceptor = (options, nextCall) => {
   return new InterceptingCall(nextCall(options), requester);
 };
 
+const logLines: string[] = [];
 let stack: TestStack;
 let site: Awaited<ReturnType<typeof startTestSite>>;
 let token: string;
@@ -59,8 +70,12 @@ let sessionId: string;
 
 beforeAll(async () => {
   stack = await startTestStack(
-    {},
-    { browserHost: true, temporalInterceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), lateFirstAnswers] },
+    { LOG_LEVEL: 'warn' },
+    {
+      browserHost: true,
+      temporalInterceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), lateFirstAnswers],
+      logDestination: { write: (line: string) => void logLines.push(line) },
+    },
   );
   site = await startTestSite();
   ({ token, slug, sessionId } = await userWithSession(stack, 'late answers'));
@@ -69,6 +84,15 @@ afterAll(async () => {
   await site?.close();
   await stack?.close();
 });
+
+/** A function answering the test site's greeting; answers its slug. */
+async function createGreetingFunction(prefix: string) {
+  const fnSlug = `${prefix}-${Date.now().toString(36)}`;
+  const definition = { source: greetingSource(site.url), parameters: [], outputs: [{ name: 'greeting', refType: 'string' }] };
+  const created = await stack.http.put(`/${slug}/api/functions`, { name: fnSlug, description: '', slug: fnSlug, definition }, { token });
+  expect(created.status, created.text).toBe(200);
+  return fnSlug;
+}
 
 describe('starts whose answer from the workflow engine comes late', () => {
   it('a browser start is repeated and answers the browser the first try started', async () => {
@@ -92,28 +116,46 @@ describe('starts whose answer from the workflow engine comes late', () => {
   }, 90_000);
 
   it('a function execute (update-with-start) is repeated and answers the outputs', async () => {
-    const fnSlug = `late-${Date.now().toString(36)}`;
-    const created = await stack.http.put(
-      `/${slug}/api/functions`,
-      {
-        name: fnSlug,
-        description: '',
-        slug: fnSlug,
-        definition: {
-          source: greetingSource(site.url),
-          parameters: [],
-          outputs: [{ name: 'greeting', refType: 'string' }],
-          metadata: {},
-          outputType: 'function',
-        },
-      },
-      { token },
-    );
-    expect(created.status, created.text).toBe(200);
+    const fnSlug = await createGreetingFunction('late');
     const before = answeredLate.size;
     const done = await stack.http.post(`/${slug}/api/functions/slug/${fnSlug}/execute`, { args: {} }, { token });
     expect(done.status, done.text).toBe(200);
     expect(done.body.outputs).toEqual({ greeting: 'Hello from the test site' });
     expect(answeredLate.size - before).toBe(2);
+  }, 90_000);
+
+  it('the wait for a run’s end after an eager start is repeated too, and logged as the engine being slow', async () => {
+    // The engine takes the runEnded update, but its first answer comes back late.
+    const updatesAnsweredLate = new Set<string>();
+    const lateUpdate: WorkflowClientInterceptor = {
+      async startUpdate(input, next) {
+        const output = await next(input);
+        if (!updatesAnsweredLate.has(input.workflowExecution.workflowId)) {
+          updatesAnsweredLate.add(input.workflowExecution.workflowId);
+          throw new WorkflowUpdateRPCTimeoutOrCancelledError('Timed out waiting for the update (the test made the answer late)');
+        }
+        return output;
+      },
+    };
+    // A connection of the worker's kind: eager starts need one (the engine answers them to a worker on it, or not eagerly).
+    const connection = await NativeConnection.connect({ address: stack.settings.TEMPORAL_ADDRESS as string });
+    const temporal = new Client({
+      connection,
+      namespace: stack.config.temporal.namespace,
+      interceptors: { workflow: [lateUpdate] },
+    });
+    const fnSlug = await createGreetingFunction('eager');
+    const em = stack.orm.em.fork();
+    const project = await em.findOneOrFail(Project, { slug }, { populate: ['owner'] });
+    const user = await em.findOneOrFail(User, { id: project.owner.id });
+    const subject = { kind: 'session', account: { id: user.id, isAdmin: false, emailVerified: true }, user } as unknown as Subject;
+    // As `npm start` runs it: the workflow started (eagerly), then its end awaited with the update.
+    const execution = await executeFunction({ ...stack, temporal, eagerStart: true }, em, subject, project, fnSlug, {});
+    expect(execution.outputs).toEqual({ greeting: 'Hello from the test site' });
+    expect(updatesAnsweredLate).toContain(`run-${execution.identifier}`);
+    const repeats = logLines.filter((line) => line.includes(`slow to answer the wait for the end of run ${execution.identifier}`));
+    expect(repeats).toHaveLength(1);
+    expect(JSON.parse(repeats[0] as string)).toMatchObject({ level: 40, try: 1 });
+    await connection.close();
   }, 90_000);
 });

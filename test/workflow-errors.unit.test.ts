@@ -51,4 +51,28 @@ describe('a start repeated while the engine is slow', () => {
     ).rejects.toThrow('refused');
     expect(once).toBe(1);
   });
+
+  it('logs each repeat as a warning naming the call; a first try that answers logs nothing', async () => {
+    const warnings: { fields: object; message: string }[] = [];
+    const log = { warn: (fields: object, message: string) => void warnings.push({ fields, message }) };
+    const answers = [late(), late()];
+    const answered = await repeatWhileEngineSlow(
+      async () => {
+        const next = answers.shift();
+        if (next) throw next;
+        return 'started';
+      },
+      { log, what: 'the start of run 1' },
+    );
+    expect(answered).toBe('started');
+    expect(warnings.map(({ message }) => message)).toEqual([
+      'the workflow engine was slow to answer the start of run 1: repeating it in 200 ms',
+      'the workflow engine was slow to answer the start of run 1: repeating it in 400 ms',
+    ]);
+    expect(warnings[1]?.fields).toMatchObject({ try: 2, reason: 'Timed out waiting for the update' });
+
+    warnings.length = 0;
+    await repeatWhileEngineSlow(async () => 'at once', { log, what: 'the start of run 2' });
+    expect(warnings).toEqual([]);
+  });
 });

@@ -61,7 +61,7 @@ export type BrowserStartReservation = {
 };
 
 /** What starting a browser needs, whoever starts it (a session's start, a run, an agent job, a function). */
-export type BrowserStartDeps = Pick<AppDeps, 'config' | 'temporal' | 'eagerStart' | 'relayTokens'>;
+export type BrowserStartDeps = Pick<AppDeps, 'config' | 'temporal' | 'eagerStart' | 'relayTokens' | 'log'>;
 
 /**
  * Starts a browser for `session` and resolves once it is usable (or failed): `reserveBrowserStart`
@@ -186,7 +186,11 @@ export async function completeBrowserStart(
             // Its first task schedules the host's adoption (a run's first node adopts it if it gets there first).
             requestEagerStart: deps.eagerStart,
           }),
-        { joined: async () => deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)) },
+        {
+          joined: async () => deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)),
+          log: deps.log,
+          what: `the start of browser ${resource.id}`,
+        },
       );
     } catch (error) {
       throw await fail(
@@ -215,6 +219,8 @@ export async function completeBrowserStart(
       {
         joined: () =>
           deps.temporal.workflow.getHandle(workflowIds.browser(resource.id)).getUpdateHandle<BrowserSessionState>('ready').result(),
+        log: deps.log,
+        what: `the start of browser ${resource.id}`,
       },
     );
   } catch (error) {

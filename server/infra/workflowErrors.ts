@@ -35,17 +35,28 @@ export function engineWasSlow(error: unknown) {
  */
 export async function repeatWhileEngineSlow<T>(
   call: () => Promise<T>,
-  options: { budgetMs?: number; joined?: () => Promise<T> } = {},
+  options: {
+    budgetMs?: number;
+    joined?: () => Promise<T>;
+    /** Each repeat is logged here (a warning: the engine is falling behind), naming `what`. */
+    log?: { warn: (fields: object, message: string) => void };
+    what?: string;
+  } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.budgetMs ?? 30_000);
+  const started = Date.now();
+  const deadline = started + (options.budgetMs ?? 30_000);
   let slow = false;
-  for (let pauseMs = 200; ; pauseMs = Math.min(pauseMs * 2, 2_000)) {
+  for (let pauseMs = 200, tries = 1; ; pauseMs = Math.min(pauseMs * 2, 2_000), tries++) {
     try {
       return await call();
     } catch (error) {
       if (slow && options.joined && error instanceof WorkflowExecutionAlreadyStartedError) return options.joined();
       if (!engineWasSlow(error) || Date.now() + pauseMs >= deadline) throw error;
       slow = true;
+      options.log?.warn(
+        { try: tries, waitedMs: Date.now() - started, reason: error instanceof Error ? error.message : String(error) },
+        `the workflow engine was slow to answer ${options.what ?? 'a call'}: repeating it in ${pauseMs} ms`,
+      );
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   }

@@ -90,7 +90,7 @@ export async function startRun(deps: Deps, em: EntityManager, target: RunTarget)
           typedSearchAttributes: runSearchAttributes(run, input),
           requestEagerStart: deps.eagerStart,
         }),
-      { joined: async () => deps.temporal.workflow.getHandle(workflowIds.run(run.id)) },
+      { joined: async () => deps.temporal.workflow.getHandle(workflowIds.run(run.id)), log: deps.log, what: `the start of run ${run.id}` },
     );
   } catch (error) {
     throw await notStarted(deps, em, run, error);
@@ -160,12 +160,21 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
     try {
       handle = await repeatWhileEngineSlow(
         () => deps.temporal.workflow.start<PipelineRunWorkflow>(pipelineRunWorkflowType, { ...options, requestEagerStart: true }),
-        { joined: async () => deps.temporal.workflow.getHandle<PipelineRunWorkflow>(options.workflowId) },
+        {
+          joined: async () => deps.temporal.workflow.getHandle<PipelineRunWorkflow>(options.workflowId),
+          log: deps.log,
+          what: `the start of run ${run.id}`,
+        },
       );
     } catch (error) {
       throw await notStarted(deps, em, run, error);
     }
-    return { ended: handle.executeUpdate(runEndedUpdate, { updateId: runEndedUpdateId }) };
+    // The update has a fixed id: a repeat joins the first try's.
+    const ended = repeatWhileEngineSlow(() => handle.executeUpdate(runEndedUpdate, { updateId: runEndedUpdateId }), {
+      log: deps.log,
+      what: `the wait for the end of run ${run.id}`,
+    });
+    return { ended };
   }
   // A fresh operation for each try (one is used once); the last tells whether the workflow started.
   const tries: WithStartWorkflowOperation<PipelineRunWorkflow>[] = [];
@@ -182,6 +191,8 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
       },
       {
         joined: async () => deps.temporal.workflow.getHandle(options.workflowId).getUpdateHandle<void>(runEndedUpdateId),
+        log: deps.log,
+        what: `the start of run ${run.id}`,
       },
     );
     return { ended: update.result() };

@@ -123,6 +123,8 @@ export async function startTestStack(
     /** The relay tokens the app mints (for a test that calls a start's halves itself, or dials a relay). */
     relayTokens: new RelayTokens({ relaySecret: config.browsers.relaySecret, serviceSecret: secret }),
     temporal: temporal.client,
+    /** The app's logger (for a test that calls the service's functions with the app's deps). */
+    log,
     http: new HttpClient(url),
     browserHost,
     async close() {
