@@ -167,7 +167,7 @@ describe('the web console', () => {
     }
     await address.fill('file:///etc/passwd');
     await address.press('Enter');
-    await expect.poll(() => frame.locator('#status').textContent()).toContain('not a page the live view opens');
+    await expect.poll(() => frame.locator('#status').textContent(), { timeout: 15_000 }).toContain('not a page the live view opens');
     await card.getByText('Logs', { exact: true }).click();
     await expect
       .poll(() => card.getByRole('list', { name: 'logs' }).textContent(), { timeout: 15_000 })
@@ -201,6 +201,12 @@ describe('the web console', () => {
     expect(await page.content()).not.toContain(value);
 
     await page.getByRole('button', { name: 'Revoke' }).click();
+    // Asked first; Enter answers the focused "Yes, revoke".
+    const asked = page.getByRole('group', { name: 'Revoke ci? Whatever uses it stops working.' });
+    await asked.getByRole('button', { name: 'Cancel' }).click();
+    expect((await stack.http.get('/api/auth', { apiKey: value })).body.status).toBe('ok');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.getByText('No keys yet.').isVisible()).toBe(true);
     expect((await stack.http.get('/api/auth', { apiKey: value })).status).toBe(401);
     expect(failures).toEqual([]);
@@ -246,7 +252,9 @@ describe('project settings and session settings', () => {
     await expect
       .poll(async () => (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).body)
       .toMatchObject({ name: 'edited session', proxy: null, screen: { width: 1024, height: 600 } });
-    await page.getByRole('article', { name: 'session edited session' }).getByRole('button', { name: 'Delete the session' }).click();
+    const edited = page.getByRole('article', { name: 'session edited session' });
+    await edited.getByRole('button', { name: 'Delete the session' }).click();
+    await edited.getByRole('button', { name: 'Yes, delete' }).click();
     await expect
       .poll(async () => (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).status)
       .toBe(404);
@@ -544,16 +552,22 @@ describe('functions and MCP servers in the console', () => {
         description: 'The first heading of a page',
         definition: {
           source: {
-            parameters: { url: { refType: 'string' } },
+            parameters: { url: { refType: 'string' }, loud: { refType: 'boolean' } },
             nodes: {
               page: { type: 'browser.page' },
               open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: { $param: 'url' } } },
               heading: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'h1' } },
             },
-            outputs: { heading: { $ref: 'heading.text' } },
+            outputs: { heading: { $ref: 'heading.text' }, loud: { $param: 'loud' } },
           },
-          parameters: [{ name: 'url', refType: 'string' }],
-          outputs: [{ name: 'heading', refType: 'string' }],
+          parameters: [
+            { name: 'url', refType: 'string' },
+            { name: 'loud', refType: 'boolean' },
+          ],
+          outputs: [
+            { name: 'heading', refType: 'string' },
+            { name: 'loud', refType: 'boolean' },
+          ],
           metadata: {},
           outputType: 'function',
         },
@@ -567,10 +581,12 @@ describe('functions and MCP servers in the console', () => {
     await page.goto(`/#/projects/${project.slug}/functions`);
     const card = page.getByRole('article', { name: `function ${fnSlug}` });
     await card.getByLabel(/^url/).fill(site.url);
+    // A boolean is a choice, not text to spell right.
+    await card.getByLabel(/^loud/).selectOption('false');
     await card.getByRole('button', { name: 'Try it' }).click();
-    await expect
-      .poll(() => card.getByRole('document', { name: `outputs of ${fnSlug}` }).textContent(), { timeout: 60_000 })
-      .toContain('Hello from the test site');
+    const outputs = card.getByRole('document', { name: `outputs of ${fnSlug}` });
+    await expect.poll(() => outputs.textContent(), { timeout: 60_000 }).toContain('Hello from the test site');
+    expect(JSON.parse((await outputs.textContent()) as string)).toMatchObject({ loud: false });
 
     const form = page.getByRole('form', { name: 'new MCP server' });
     await form.getByLabel('Name').fill('Agents');

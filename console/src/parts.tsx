@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { type ButtonHTMLAttributes, type ComponentType, useEffect, useRef, useState } from 'react';
 import { issuesOf, messageOf } from './api.ts';
 
 /** A failed call, as the service put it, with each of its issues by the input it names. */
@@ -100,5 +100,57 @@ export function Block({ label, children }: { label: string; children: string }) 
     <pre role="document" aria-label={label} tabIndex={0}>
       {children}
     </pre>
+  );
+}
+
+/**
+ * A button for what cannot be undone: the first press asks `question`, with the answer `yes`
+ * (focused, so Enter confirms) and Cancel beside it. `Button` draws the first button (a
+ * WriteButton, so a read-only project turns it off).
+ */
+export function ConfirmButton({
+  children,
+  question,
+  yes,
+  onConfirm,
+  disabled,
+  Button = 'button',
+}: {
+  children: string;
+  question: string;
+  yes: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+  Button?: 'button' | ComponentType<ButtonHTMLAttributes<HTMLButtonElement>>;
+}) {
+  const [asking, setAsking] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <Button type="button" disabled={disabled} onClick={() => setAsking(true)}>
+        {children}
+      </Button>
+    );
+  }
+  return (
+    <fieldset aria-label={question} className="row confirm">
+      <span>{question}</span>
+      <button
+        type="button"
+        ref={confirm}
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
+        {yes}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </fieldset>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 
 type AccessType = 'full' | 'projects' | 'custom';
 
@@ -77,9 +77,14 @@ export function ApiKeysPage() {
                 </td>
                 <td>{when(key.lastUsed)}</td>
                 <td>
-                  <button type="button" onClick={() => revoke.mutate(key.id)} disabled={revoke.isPending}>
+                  <ConfirmButton
+                    question={`Revoke ${key.name}? Whatever uses it stops working.`}
+                    yes="Yes, revoke"
+                    onConfirm={() => revoke.mutate(key.id)}
+                    disabled={revoke.isPending}
+                  >
                     Revoke
-                  </button>
+                  </ConfirmButton>
                 </td>
               </tr>
             ))}

@@ -7,8 +7,12 @@ type Usage = RouterOutputs['billing']['usage'];
 type Unit = 'cpu' | 'network' | 'tokens';
 
 const unitNames: Record<Unit, string> = { cpu: 'CPU seconds', network: 'Network', tokens: 'Model tokens' };
-/** Minor units as money (two decimals, the currencies the service bills in). */
-const money = (minor: string, currency: string) => `${(Number(minor) / 100).toFixed(2)} ${currency.toUpperCase()}`;
+/** Minor units as money, with as many decimals as the currency has (2 for USD, 0 for JPY, 3 for KWD). */
+function money(minor: string, currency: string) {
+  const code = currency.toUpperCase();
+  const digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+  return `${(Number(minor) / 10 ** digits).toFixed(digits)} ${code}`;
+}
 const amountOf = (unit: Unit, quantity: string) => {
   const value = Number(quantity);
   if (unit === 'network') {

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf, type RouterOutputs } from '../api.ts';
 import { Block, Copyable, ErrorLine, usePagedList } from '../parts.tsx';
-import { argsOf } from './Pipeline.tsx';
+import { ArgumentInput, argsOf } from './Pipeline.tsx';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
 type McpServer = RouterOutputs['mcpServers']['list'][number];
@@ -49,10 +49,10 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
         {fn.parameters.map((parameter) => (
           <label key={parameter.name}>
             {parameter.name} <span className="muted">({parameter.refType})</span>
-            <input
-              placeholder={parameter.description}
+            <ArgumentInput
+              parameter={parameter}
               value={values[parameter.name] ?? ''}
-              onChange={(event) => setValues({ ...values, [parameter.name]: event.target.value })}
+              onChange={(value) => setValues({ ...values, [parameter.name]: value })}
             />
           </label>
         ))}

@@ -115,13 +115,7 @@ function RunForm({
             ({parameter.refType ?? 'json'}
             {parameter.default !== undefined ? ', optional' : ''})
           </span>
-          <input
-            type={parameter.secret ? 'password' : 'text'}
-            autoComplete={parameter.secret ? 'off' : undefined}
-            placeholder={parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description}
-            value={values[name] ?? ''}
-            onChange={(event) => setValues({ ...values, [name]: event.target.value })}
-          />
+          <ArgumentInput parameter={parameter} value={values[name] ?? ''} onChange={(value) => setValues({ ...values, [name]: value })} />
           <FieldIssue error={start.error} path={['args', name]} />
         </label>
       ))}
@@ -140,6 +134,32 @@ function RunForm({
       {errors > 0 && <p className="muted">The current version has compiler errors: fix them below to run it.</p>}
       <ErrorLine error={start.error} />
     </form>
+  );
+}
+
+/**
+ * The field of one argument: a choice for a boolean (left empty, it is not sent), a password field
+ * for a secret, else text (read by `argsOf`).
+ */
+export function ArgumentInput({ parameter, value, onChange }: { parameter: Parameter; value: string; onChange: (value: string) => void }) {
+  const hint = parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description;
+  if (parameter.refType === 'boolean') {
+    return (
+      <select value={value} onChange={(event) => onChange(event.target.value)}>
+        <option value="">{parameter.default !== undefined ? `default (${hint})` : '(not given)'}</option>
+        <option value="true">true</option>
+        <option value="false">false</option>
+      </select>
+    );
+  }
+  return (
+    <input
+      type={parameter.secret ? 'password' : 'text'}
+      autoComplete={parameter.secret ? 'off' : undefined}
+      placeholder={hint}
+      value={value}
+      onChange={(event) => onChange(event.target.value)}
+    />
   );
 }
 

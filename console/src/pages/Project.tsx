@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../api.ts';
-import { Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { FunctionsTab } from './Functions.tsx';
 import { PipelinesTab } from './Pipelines.tsx';
@@ -348,9 +348,15 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
           <WriteButton type="submit" disabled={save.isPending}>
             Save settings
           </WriteButton>
-          <WriteButton type="button" onClick={() => remove.mutate()} disabled={remove.isPending}>
+          <ConfirmButton
+            Button={WriteButton}
+            question={`Delete ${session.name}? This cannot be undone.`}
+            yes="Yes, delete"
+            onConfirm={() => remove.mutate()}
+            disabled={remove.isPending}
+          >
             Delete the session
-          </WriteButton>
+          </ConfirmButton>
         </div>
         {save.isSuccess && <p role="status">Saved: the next browser started uses them.</p>}
         {problem && <p className="error">{problem}</p>}
