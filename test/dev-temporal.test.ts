@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -62,11 +63,47 @@ function idler(marker: string) {
 }
 
 describe('what a killed npm start leaves', () => {
+  it('a port another process holds is refused before any dev server starts, naming the port', async () => {
+    const holder = net.createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      await expect(startDevTemporal({ port, log })).rejects.toThrow(`port ${port} is already in use`);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('a dev server that exits before it is ready is tried once more, then refused with what it said', async () => {
+    // A CLI that answers --version and fails to start, as a dev server does that cannot bind a port it picked.
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'bf-failing-temporal-'));
+    const cli = path.join(folder, 'temporal');
+    writeFileSync(
+      cli,
+      '#!/bin/sh\n[ "$1" = "--version" ] && exit 0\necho "listen tcp 127.0.0.1:1234: bind: address already in use" >&2\nexit 2\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const lines: string[] = [];
+    const heard = createLogger({ logLevel: 'warn' }, { write: (line: string) => void lines.push(line) });
+    try {
+      const port = await freePort();
+      await expect(startDevTemporal({ cliPath: cli, port, log: heard })).rejects.toThrow(
+        `the Temporal dev server exited (code 2) before it was ready; is port ${port} free?: listen tcp 127.0.0.1:1234: bind: address already in use`,
+      );
+      expect(lines.filter((line) => line.includes('did not start; trying once more'))).toHaveLength(1);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('nothing started under dyingWithThisProcess: the child is ended when its parent is killed', { timeout: 30_000 }, async () => {
     const marker = `bf-orphan-${Date.now()}`;
     // A parent that starts a child as the dev server and PostgreSQL are started, says its pid, and idles.
     const parentCode = `
       import { spawn } from 'node:child_process';
+import net from 'node:net';
       const { dyingWithThisProcess } = await import(${JSON.stringify(path.resolve('server/infra/parentDeath.ts'))});
       const [command, args] = dyingWithThisProcess(process.execPath, ['-e', 'setInterval(() => {}, 1000)', ${JSON.stringify(marker)}], 'KILL');
       const child = spawn(command, args, { stdio: 'ignore', detached: true });

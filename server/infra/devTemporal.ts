@@ -6,6 +6,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { searchAttributeKeys } from '../../workflows/contracts/searchAttributes.ts';
 import { dyingWithThisProcess, KILL_AFTER_MS, signalGroup } from './parentDeath.ts';
+import { portInUse } from './ports.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 import { supervise } from './supervisor.ts';
 import { installTemporalRuntime } from './temporalRuntime.ts';
@@ -133,12 +134,19 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     if (logFd !== undefined) closeSync(logFd);
     // The group's leader: what a later start stops if this process dies without stopping it.
     if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
-    child.stdout?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
-    child.stderr?.on('data', (chunk) => options.log.debug({ component: 'temporal' }, String(chunk).trim()));
+    // What it said last, for the error when it exits before it is ready (with a history file: in its log).
+    let said = '';
+    const hear = (chunk: Buffer) => {
+      options.log.debug({ component: 'temporal' }, String(chunk).trim());
+      said = `${said}${chunk}`.slice(-600);
+    };
+    child.stdout?.on('data', hear);
+    child.stderr?.on('data', hear);
     const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code) =>
-        reject(new Error(`the Temporal dev server exited (code ${code}) before it was ready; is port ${options.port} free?`)),
-      ),
+      child.once('exit', (code) => {
+        const last = said.trim() ? `: ${said.trim()}` : options.dbFile ? ` (its log: ${options.dbFile}.log)` : '';
+        reject(new Error(`the Temporal dev server exited (code ${code}) before it was ready; is port ${options.port} free?${last}`));
+      }),
     );
     exited.catch(() => {}); // after a successful start, exiting is the expected end, not an error
     // Detached, its group would outlive this process: take it down on any exit that runs hooks (a
@@ -152,7 +160,19 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     await Promise.race([waitForPort(options.port), exited]);
     return child;
   };
-  const first = await launch();
+  // Its readiness is its port answering: a port another process holds would look ready.
+  if (await portInUse(options.port)) {
+    throw new Error(
+      `port ${options.port} is already in use, so the Temporal dev server cannot listen there: stop what holds it, or set TEMPORAL_DEV_PORT (or TEMPORAL_ADDRESS to a running server)`,
+    );
+  }
+  // Once more after a first try that exited before it was ready: besides its own port it binds
+  // ports it picks at random (HTTP API, metrics), which another process may take in between.
+  const first = await launch().catch(async (error: Error) => {
+    options.log.warn({ err: error }, 'the Temporal dev server did not start; trying once more');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return launch();
+  });
   // A crash (kill -9) is followed by a restart on the same port and history file; the clients and
   // workers reconnect.
   const server = supervise({ what: 'the Temporal dev server', log: options.log, first, start: launch });
