@@ -611,7 +611,12 @@ describe('functions and MCP servers in the console', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
     const tools = await client.listTools();
     expect(tools.tools.map((tool) => tool.name)).toEqual([fnSlug]);
+    const called = await client.callTool({ name: fnSlug, arguments: { url: site.url, loud: true } });
+    expect(called.structuredContent).toMatchObject({ heading: 'Hello from the test site', loud: true });
     await client.close();
+    // The new key may use the server's tools and nothing else of the project.
+    const sessions = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'not for this key' }, { apiKey: headers['x-api-key'] });
+    expect(sessions.status).toBe(403);
     expect(failures).toEqual([]);
     await page.context().close();
   }, 120_000);

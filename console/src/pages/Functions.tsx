@@ -166,8 +166,8 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
     mutationFn: async () => {
       let apiKeyId = keyChoice;
       if (keyChoice === 'new') {
-        const project = await bf.projects.get.query({ project: slug });
-        const key = await bf.apiKeys.create.mutate({ name: `MCP ${server.slug}`, accessType: 'projects', projectIds: [project.id] });
+        const permissions = await toolPermissions(slug, server.functions);
+        const key = await bf.apiKeys.create.mutate({ name: `MCP ${server.slug}`, accessType: 'custom', permissions });
         apiKeyId = key.id;
         setSecret(key.secret);
       } else {
@@ -210,7 +210,7 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
         <label>
           Link a key
           <select value={keyChoice} onChange={(event) => setKeyChoice(event.target.value)}>
-            <option value="new">A new key for this project</option>
+            <option value="new">A new key for these tools only</option>
             {keys.data?.map((item) => (
               <option key={item.id} value={item.id}>
                 {item.name} ({item.keyPrefix}…)
@@ -238,6 +238,22 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
       )}
     </article>
   );
+}
+
+/**
+ * What a new key linked to a server may do: read each of its functions and execute what each runs
+ * (the pipeline version it was imported from, else the function itself), nothing else. A function
+ * assigned later, or imported again from a newer version, needs a key made again.
+ */
+async function toolPermissions(slug: string, functions: readonly { id: string }[]) {
+  const project = await bf.projects.get.query({ project: slug });
+  const details = await Promise.all(functions.map((fn) => bf.functions.get.query({ project: slug, functionId: fn.id })));
+  return details.flatMap((fn) => [
+    `${project.id}.functions.read.${fn.id}`,
+    fn.sourcePipelineVersionId
+      ? `${project.id}.pipelineRuns.execute.${fn.sourcePipelineVersionId}`
+      : `${project.id}.functions.execute.${fn.id}`,
+  ]);
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
