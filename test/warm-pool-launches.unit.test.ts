@@ -12,7 +12,7 @@ import { defaultLaunchSettings, defaultLaunchSignature } from '../server/browser
 
 type Pending = { resolve: (browser: LaunchedBrowser) => void; reject: (error: Error) => void; id: number };
 
-function poolWith(warmSize: number) {
+function poolWith(warmSize: number, writeOffer: () => Promise<void> = async () => {}) {
   const pending: Pending[] = [];
   const offered: string[] = [];
   const destroyed: unknown[] = [];
@@ -24,6 +24,7 @@ function poolWith(warmSize: number) {
       recentMs: 60_000,
       log: pino({ level: 'silent' }),
       onWarmReady: async ({ cdpEndpoint }) => {
+        await writeOffer();
         offered.push(cdpEndpoint);
       },
     },
@@ -90,6 +91,19 @@ describe('warm launches', () => {
     // REFILL_AFTER_START_MS: nothing launches beside the first navigation of the browser handed out.
     expect(pending).toHaveLength(1);
     expect(pool.takeLaunch(defaultLaunchSignature)).toBeUndefined();
+    pool.close();
+  });
+
+  it('a launch that has finished, its offer still being written, is not taken over: the start waits for the offer', async () => {
+    let offerWritten: () => void = () => {};
+    const { pool, pending } = poolWith(1, () => new Promise<void>((resolve) => (offerWritten = resolve)));
+    pool.refill();
+    pending[0]?.resolve({ cdpEndpoint: 'ws://browser-1', signature: defaultLaunchSignature } as unknown as LaunchedBrowser);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The browser is the pool's now: nothing is under way to hand over, and nothing hangs.
+    expect(pool.takeLaunch(defaultLaunchSignature)).toBeUndefined();
+    expect(pool.count).toBe(1);
+    offerWritten();
     pool.close();
   });
 });

@@ -270,6 +270,9 @@ export class AgentTabs {
           await (loaded ?? settleAfterAction(page).catch(() => false));
         }
       }
+    } catch {
+      // A step that fails ends the replay with the pictures it has (docs/analysis-generation.md):
+      // thrown, the activity's retry would replay the proposal, and send its forms, once more.
     } finally {
       await picture().catch(() => undefined);
     }

@@ -211,6 +211,9 @@ export class WarmPool {
       this.#hooks
         .launch(settings)
         .then(async (launched) => {
+          // Settled here, before any wait: a start that comes now finds no launch to take over
+          // (its taker would never be answered) and takes the browser once it is offered.
+          this.#forget(launch);
           // Taken by a cold start: its browser now, whatever became of the pool meanwhile.
           if (launch.taker) return launch.taker.resolve(launched);
           if (this.#closed || this.#draining) return this.#hooks.destroy(launched);
@@ -221,11 +224,16 @@ export class WarmPool {
           browser.offered = true;
         })
         .catch((error) => {
+          this.#forget(launch);
           if (launch.taker) return launch.taker.reject(error);
           this.#options.log.error({ err: error }, 'could not launch a warm browser');
-        })
-        .finally(() => this.#launches.splice(this.#launches.indexOf(launch), 1));
+        });
     }
+  }
+
+  #forget(launch: WarmLaunch) {
+    const index = this.#launches.indexOf(launch);
+    if (index >= 0) this.#launches.splice(index, 1);
   }
 
   #trimLogged() {
