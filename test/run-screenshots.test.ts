@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHousekeepingActivities } from '../activities/housekeeping.ts';
 import { createBrowserflowClient } from '../client/index.ts';
 import { capturePage } from '../server/browsers/host/nodes/runScreenshots.ts';
-import { registerUser } from './support/accounts.ts';
+import { createApiKey, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, userWithSession } from './support/pipelines.ts';
@@ -133,6 +133,47 @@ describe('run screenshots', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.issues?.[0]?.path).toContain('screenshots');
   }, 120_000);
+
+  it("a function run's picture is served to who may read the function, not to a key that may only execute it", async () => {
+    const fnSlug = `failing-${Date.now().toString(36)}`;
+    const created = await stack.http.put(
+      `/${slug}/api/functions`,
+      {
+        name: fnSlug,
+        description: '',
+        slug: fnSlug,
+        definition: {
+          source: formSource('#missing'),
+          parameters: [{ name: 'pw', refType: 'string' }],
+          outputs: [{ name: 'heading', refType: 'string' }],
+        },
+      },
+      { token },
+    );
+    expect(created.status, created.text).toBe(200);
+    const fnId = created.body.id as string;
+    const failed = await stack.http.post(`/${slug}/api/functions/slug/${fnSlug}/execute`, { args: { pw: SECRET } }, { token });
+    expect(failed.status, failed.text).not.toBe(200);
+    const [row] = (await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        'select r.id, r.project_id from pipeline_runs r join function_versions v on v.id = r.function_version_id where v.function_id = ?',
+        [fnId],
+      )) as { id: string; project_id: string }[];
+    if (!row) throw new Error('the execute made no run');
+    const run = await stack.http.get(`/${slug}/api/functions/${fnId}/runs/${row.id}`, { token });
+    expect(run.status, run.text).toBe(200);
+    const [shot] = run.body.screenshots as { url: string; kind: string }[];
+    expect(shot?.kind).toBe('failure');
+    const path = new URL(shot?.url as string).pathname;
+
+    const owner = (grants: string[]) => createApiKey(stack, token, { accessType: 'custom', permissions: grants });
+    const executeOnly = await owner([`${row.project_id}.functions.execute.${fnId}`]);
+    expect((await fetch(`${stack.url}${path}`, { headers: { 'x-api-key': executeOnly.secret } })).status).toBe(404);
+    const reader = await owner([`${row.project_id}.functions.read.${fnId}`, `${row.project_id}.functions.execute.${fnId}`]);
+    expect((await fetch(`${stack.url}${path}`, { headers: { 'x-api-key': reader.secret } })).status).toBe(200);
+  });
 
   it('housekeeping deletes pictures older than their retention', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, formSource('#missing'));

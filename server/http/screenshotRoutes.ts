@@ -4,7 +4,7 @@ import { readableAnalysis, readableGeneration } from '../agents/readableJobs.ts'
 import type { AppDeps } from '../appDeps.ts';
 import { DomainError, NotFound } from '../errors.ts';
 import { readFunctionRun } from '../functions/execute.ts';
-import { canSeeRunOutputs, pipelineActions } from '../permissions/permissions.ts';
+import { canSeeRunOutputs, functionActions, pipelineActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { projectRequest } from '../requestEdge.ts';
 import type { RawRoutePaths } from './openapi.ts';
@@ -71,6 +71,8 @@ async function authorizeReading(ctx: ProjectRequest, shot: RunScreenshot) {
   else if (run.generation) await readableGeneration(ctx, run.generation.id);
   else if (run.functionVersion) {
     const version = await ctx.em.findOneOrFail(FunctionVersion, { id: run.functionVersion.id }, { populate: ['function'] });
+    // As GET …/functions/{functionId}/runs/{runId}: read on the function, then its run's own rule.
+    ctx.authorize(functionActions.read, version.function.id);
     await readFunctionRun(ctx.em, ctx.subject, ctx.project, version.function, run.id);
   } else throw new NotFound('Screenshot');
   if (!canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })) {

@@ -10,7 +10,8 @@ import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
  * CPU) would otherwise run beside the first navigation of the browser just handed out, and a
  * function's whole call is shorter than this (docs/benchmarks/mcp-call.md). Even when the start
  * left the pool dry: calls back to back on 2 cores then all ran beside a launch, slower than
- * the one in two that found no warm browser (docs/benchmarks/mcp-call.md, "Back to back").
+ * the one in two that found no warm browser (docs/benchmarks/mcp-call.md, "Paced calls, and
+ * calls back to back").
  */
 const REFILL_AFTER_START_MS = 1_000;
 
@@ -67,7 +68,7 @@ export class WarmPool {
 
   /** Warm launches under way that no cold start took over. */
   get launching() {
-    return this.#launches.filter((launch) => !launch.taker).length;
+    return this.#untaken().length;
   }
 
   /** The launch signatures kept warm here (the registry's `warm_signatures`): none while draining. */
@@ -128,17 +129,21 @@ export class WarmPool {
    * rejects when the launch fails.
    */
   takeLaunch(signature: string): Promise<LaunchedBrowser> | undefined {
-    const launch = this.#launches.find((candidate) => candidate.signature === signature && !candidate.taker);
+    const [launch] = this.#untaken(signature);
     if (!launch) return undefined;
     return new Promise<LaunchedBrowser>((resolve, reject) => {
       launch.taker = { resolve, reject };
     });
   }
 
+  /** Launches under way (of `signature`, if given) that no start took. */
+  #untaken(signature?: string) {
+    return this.#launches.filter((launch) => !launch.taker && (signature === undefined || launch.signature === signature));
+  }
+
   /** Browsers of `signature` waiting, and launches of them under way that no start took. */
   #readyOrLaunching(signature: string) {
-    const waiting = this.#browsers.filter((browser) => browser.signature === signature).length;
-    return waiting + this.#launches.filter((launch) => launch.signature === signature && !launch.taker).length;
+    return this.#browsers.filter((browser) => browser.signature === signature).length + this.#untaken(signature).length;
   }
 
   /** Refills after `REFILL_AFTER_START_MS`; starts meanwhile share the one refill. */

@@ -126,7 +126,9 @@ export async function insertScreenshot(
   return orm.em.fork().transactional(async (tx) => {
     const connection = tx.getConnection();
     const context = tx.getTransactionContext();
-    // One run's (or analysis's) pictures are taken one at a time, so the sum holds.
+    // Pictures of one run (or analysis) are stored one at a time: an overlapping attempt (a lost
+    // stretch still running, an activity's retry) waits here, so the sum holds.
+    await connection.execute('select pg_advisory_xact_lock(hashtext(?))', [`run_screenshots:${owner.id}`], 'run', context);
     const [{ total }] = (await connection.execute(
       `select coalesce(sum(bytes), 0)::bigint as total from run_screenshots where ${owner.column} = ?`,
       [owner.id],
