@@ -128,6 +128,13 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
   // process dies, so no dev server (nor its UI) is left running between starts. SQLite keeps the
   // history through a kill.
   const launch = async () => {
+    // Its readiness is its port answering: a port another process holds would look ready. Checked
+    // before every launch, restarts too: a first try that failed may have lost the port meanwhile.
+    if (await portInUse(options.port)) {
+      throw new Error(
+        `port ${options.port} is already in use, so the Temporal dev server cannot listen there: stop what holds it, or set TEMPORAL_DEV_PORT (or TEMPORAL_ADDRESS to a running server)`,
+      );
+    }
     const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
     const [command, commandArgs] = dyingWithThisProcess(cli, args, 'KILL');
     const child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
@@ -160,12 +167,6 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     await Promise.race([waitForPort(options.port), exited]);
     return child;
   };
-  // Its readiness is its port answering: a port another process holds would look ready.
-  if (await portInUse(options.port)) {
-    throw new Error(
-      `port ${options.port} is already in use, so the Temporal dev server cannot listen there: stop what holds it, or set TEMPORAL_DEV_PORT (or TEMPORAL_ADDRESS to a running server)`,
-    );
-  }
   // Once more after a first try that exited before it was ready: besides its own port it binds
   // ports it picks at random (HTTP API, metrics), which another process may take in between.
   const first = await launch().catch(async (error: Error) => {
