@@ -12,6 +12,7 @@ import { emitWebhookEvent } from '../server/webhooks/events.ts';
 import type { AgentJobActivities, AgentJobKind, DryRunFailure } from '../workflows/contracts/agentJobs.ts';
 import type { PipelineRunInput } from '../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from './deps.ts';
+import { withheldMessage } from './runNode.ts';
 
 /**
  * Control-queue activities of the analysis and generation workflows: the model turns
@@ -101,11 +102,19 @@ export function createAgentJobActivities({
       const mismatches = status === 'succeeded' ? checkOutputs(declarations, result) : undefined;
       job.dryRun = { status, runId, result, error: run.error ?? null, ...(mismatches ? { mismatches } : {}) };
       await em.flush();
-      if (mismatches?.length) return { code: 'output_mismatch', failure: mismatches.map((mismatch) => mismatch.message).join('\n') };
+      // What is told goes on to the job's messages, log and ending, which readers of the job see
+      // without cookies.read: a candidate that read cookies is told what differs or failed, not the values.
+      const told = (message: string) => withheldMessage(run, message);
+      if (mismatches?.length) {
+        const lines = mismatches.map((mismatch) =>
+          run.readsCookies ? `${mismatch.output}: ${mismatch.kind}: ${told(mismatch.message)}` : mismatch.message,
+        );
+        return { code: 'output_mismatch', failure: lines.join('\n') };
+      }
       if (status === 'succeeded') return null;
       return {
         code: 'dry_run_failed',
-        failure: run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${run.error.message}` : `the run ended ${run.status}`,
+        failure: run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${told(run.error.message)}` : `the run ended ${run.status}`,
       };
     },
   } satisfies AgentJobActivities;

@@ -684,6 +684,43 @@ describe('verified outputs through the AI SDK (scripted OpenAI-compatible stand-
     expect((await stack.http.get(generationUrl, { token })).body).toMatchObject({ status: 'accepted', acceptedVersion: forced.body.id });
   }, 240_000);
 
+  it('a candidate that returns cookies shows its dry run to who may read them; other readers, the model and the log get no value', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
+    const { analysisUrl } = await ordersAnalysis(pipelineId);
+    model.received.length = 0;
+    // The shop's sign-in sets `shop=ok`; a script returns it where the orders were declared.
+    const cookieReader = {
+      content: signedIn(
+        { orders: { type: 'page.evaluate', inputs: { page: { $ref: 'go.page' }, script: 'return document.cookie' } } },
+        { orders: { $ref: 'orders.result' } },
+      ),
+    };
+    model.scripts.generation.push(cookieReader, cookieReader, cookieReader, cookieReader);
+    const generationUrl = await generate(analysisUrl, 'scripted');
+    const generation = await settledJob(stack, generationUrl, { token }, 150_000);
+    expect(generation.error?.code).toBe('output_mismatch');
+    // The owner may read the session's cookies: the dry run as it went.
+    expect(generation.dryRun).toMatchObject({ status: 'succeeded', outputsWithheld: false, result: { orders: 'shop=ok' } });
+    expect(generation.dryRun.mismatches[0].message).toContain('shop=ok');
+    expect(generation.dryRun.screenshots.length).toBeGreaterThan(0);
+
+    const reader = await createApiKey(stack, token, {
+      accessType: 'custom',
+      permissions: [`${slug}.pipelines.read`, `${slug}.sessions.read`],
+    });
+    const seen = await stack.http.get(generationUrl, { apiKey: reader.secret });
+    expect(seen.status, seen.text).toBe(200);
+    expect(seen.body.dryRun).toMatchObject({ status: 'succeeded', outputsWithheld: true, result: null, screenshots: [] });
+    expect(seen.body.dryRun.mismatches).toEqual([{ output: 'orders', kind: 'not_records', message: expect.stringContaining('withheld') }]);
+    expect(seen.text).not.toContain('shop=ok');
+    const log = await stack.http.get(`${generationUrl}/logs`, { apiKey: reader.secret });
+    expect(log.status).toBe(200);
+    expect(log.text).not.toContain('shop=ok');
+    // Nor did the model, told what differed for its next attempts, see the value.
+    expect(generationRequests().length).toBeGreaterThan(1);
+    for (const body of generationRequests()) expect(body).not.toContain('shop=ok');
+  }, 240_000);
+
   it('a heading proposed for records is refused; a model that then finds no such records ends goal_not_found, naming what the pages showed', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, { nodes: {} });
     model.received.length = 0;

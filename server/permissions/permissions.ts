@@ -199,6 +199,9 @@ export function browserUrlRights(subject: Subject, project: ProjectRef, sessionI
   return { remote: control && can(subject, project, sessionActions.readCookies, sessionId), control };
 }
 
+/** A run's error message in place of the one withheld from a caller `canSeeRunOutputs` refuses. */
+export const RUN_WITHHELD_MESSAGE = 'withheld: the run read cookies, and the message may hold them (needs cookies.read on the session)';
+
 /**
  * May a caller who sees a run also see its node outputs and result? A run whose plan reads
  * cookies holds cookie values there: only for callers who may read that session's cookies (a

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { AnalysisJob, BrowserSession, GenerationJob, Pipeline } from '../../../db/entities/index.ts';
+import type { DryRunResult } from '../../../db/entities/GenerationJob.ts';
+import { AnalysisJob, BrowserSession, GenerationJob, Pipeline, PipelineRun } from '../../../db/entities/index.ts';
 import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
 import { allowedModels } from '../../agents/models.ts';
 import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
 import { iso, pagination } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
-import { agentJobRights, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import { agentJobRights, canSeeRunOutputs, pipelineActions, RUN_WITHHELD_MESSAGE, sessionActions } from '../../permissions/permissions.ts';
 import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject } from '../projectRows.ts';
@@ -81,6 +82,8 @@ const generationDetail = generationSummary.extend({
       result: z.record(z.string(), z.unknown()).nullable(),
       error: z.object({ node: z.string().nullable(), code: z.string(), message: z.string() }).nullable(),
       mismatches: z.array(z.object({ output: z.string(), kind: z.string(), message: z.string() })).optional(),
+      /** As a run's: true when the candidate read cookies the caller may not read (result, error message and pictures left out). */
+      outputsWithheld: z.boolean(),
       /** The dry run's pictures, one after each browser step (and where one failed). */
       screenshots: z.array(screenshotView),
     })
@@ -250,8 +253,33 @@ async function presentAnalysis(ctx: ProjectContext, analysisId: string) {
 }
 
 /** A generation as GET answers it. */
+/**
+ * A generation's dry run as its run would show it (GET …/runs/{runId}): a candidate that reads
+ * cookies has their values in its result, its error and its pictures, which only callers who may
+ * read the session's cookies see; the rest see that they are withheld.
+ */
+async function presentDryRun(ctx: ProjectContext, dryRun: DryRunResult) {
+  const run = dryRun.runId ? await ctx.em.findOne(PipelineRun, { id: dryRun.runId, project: ctx.project.id }) : null;
+  const showOutputs =
+    !run || canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies });
+  if (!showOutputs) {
+    return {
+      ...dryRun,
+      result: null,
+      error: dryRun.error ? { ...dryRun.error, message: RUN_WITHHELD_MESSAGE } : null,
+      // A difference may quote the value it found.
+      ...(dryRun.mismatches ? { mismatches: dryRun.mismatches.map((mismatch) => ({ ...mismatch, message: RUN_WITHHELD_MESSAGE })) } : {}),
+      outputsWithheld: true,
+      screenshots: [],
+    };
+  }
+  const screenshots = run ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: run.id }) : [];
+  return { ...dryRun, outputsWithheld: false, screenshots };
+}
+
 async function presentGeneration(ctx: ProjectContext, generationId: string) {
   const { job, analysis } = await readableGeneration(ctx, generationId, ['messages']);
+  const dryRun = job.dryRun ? await presentDryRun(ctx, job.dryRun) : null;
   return {
     ...generationView(job),
     analysisPrompt: analysis?.prompt ?? null,
@@ -260,19 +288,14 @@ async function presentGeneration(ctx: ProjectContext, generationId: string) {
     output: job.source ?? null,
     errors: [
       ...job.errors,
-      ...(job.dryRun?.mismatches ?? []).map((mismatch) => ({
+      ...(dryRun?.mismatches ?? []).map((mismatch) => ({
         node: null,
         output: mismatch.output,
         code: 'output_mismatch',
         message: mismatch.message,
       })),
     ],
-    dryRun: job.dryRun
-      ? {
-          ...job.dryRun,
-          screenshots: job.dryRun.runId ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: job.dryRun.runId }) : [],
-        }
-      : null,
+    dryRun,
     attempts: job.attempts,
     acceptedVersion: job.acceptedVersion?.id ?? null,
     usage: job.usage,

@@ -4,7 +4,13 @@ import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { iso } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
-import { authorizeRunOnSession, canSeeRunOutputs, pipelineActions, sessionActions } from '../../permissions/permissions.ts';
+import {
+  authorizeRunOnSession,
+  canSeeRunOutputs,
+  pipelineActions,
+  RUN_WITHHELD_MESSAGE,
+  sessionActions,
+} from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { screenshotsOf, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
@@ -39,8 +45,6 @@ export const runView = z.object({
   finished: z.string().nullable(),
 });
 
-const WITHHELD_MESSAGE = 'withheld: the run read cookies, and the message may hold them (needs cookies.read on the session)';
-
 function loadPipeline(ctx: ProjectContext, pipelineId: string) {
   return findInProject(ctx, Pipeline, pipelineId, pipelineActions.read, 'Pipeline');
 }
@@ -70,7 +74,7 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     nodeOutputs: showOutputs ? run.nodeOutputs : {},
     result: showOutputs ? (run.result ?? null) : null,
     outputsWithheld: !showOutputs,
-    error: run.error ? (showOutputs ? run.error : { ...run.error, message: WITHHELD_MESSAGE }) : null,
+    error: run.error ? (showOutputs ? run.error : { ...run.error, message: RUN_WITHHELD_MESSAGE }) : null,
     screenshotMode: run.screenshots,
     // A picture shows what the outputs would: withheld alike.
     screenshots: showOutputs ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: run.id }) : [],
