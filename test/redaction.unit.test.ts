@@ -22,6 +22,20 @@ describe('redacting secrets from what a run writes', () => {
     expect(redact(new URL(`http://h/?${quoted}`).href, [quoted])).toBe('http://h/?[redacted]');
   });
 
+  it('removes a secret from a page address however the address holds it: a form sent by GET, the user info, the path', () => {
+    const secret = "s3cret pass/wörd!~'()";
+    // A form sent by GET: a space is `+`, and `!~'()` are encoded.
+    const form = new URL('http://shop.test/login');
+    form.search = new URLSearchParams({ user: 'ada', pw: secret }).toString();
+    expect(form.href).toContain('s3cret+pass');
+    expect(redact(form.href, [secret])).toBe('http://shop.test/login?user=ada&pw=[redacted]');
+    const withUserInfo = new URL('http://shop.test/orders');
+    withUserInfo.username = 'ada';
+    withUserInfo.password = secret;
+    expect(redact(withUserInfo.href, [secret])).toBe('http://ada:[redacted]@shop.test/orders');
+    expect(redact(new URL(`http://shop.test/reset/${secret}`).href, [secret])).toBe('http://shop.test/reset/[redacted]');
+  });
+
   it('walks the values of an object, leaving its keys', () => {
     const secret = 'pa"ss\\word';
     expect(redactObject({ password: `is ${secret}`, list: [secret, 7], secret: 'kept' }, [secret, 'password'])).toEqual({

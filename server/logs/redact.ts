@@ -18,12 +18,19 @@ const tokenLike = [
 
 /**
  * The ways a secret shows up in text: as given, escaped inside a JSON string, and percent-encoded
- * in a URL (a browser's error or its page URL quotes the URL it was given in encoded form).
+ * in a URL (a browser's error or its page URL quotes the URL it was given in encoded form): as
+ * encodeURIComponent writes it, as a query holds it typed in, as a form sent by GET puts it in
+ * the query (`+` for a space), and as the user info or the path of a URL holds it.
  */
 function writtenForms(secret: string) {
   const forms = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
-  // How a URL's query holds it; `#` would end the query there.
+  forms.push(new URLSearchParams({ x: secret }).toString().slice(2));
+  const url = new URL('http://host/');
+  url.password = secret;
+  forms.push(url.password);
+  // A query or a path typed in ends at `#` (and a path at `?`).
   if (!secret.includes('#')) forms.push(new URL(`http://host/?${secret}`).search.slice(1));
+  if (!/[#?]/.test(secret)) forms.push(new URL(`http://host/${secret}`).pathname.slice(1));
   return forms.filter((form) => form.length > 0);
 }
 
