@@ -236,6 +236,13 @@ describe('secrets in screenshots', () => {
     expect(plain.equals(asPassword)).toBe(false);
     // The marks are gone from the page after the picture.
     expect(await page.locator('[data-browserflow-secret-field]').count()).toBe(0);
+    // The PNG an analysis model's screenshot tool gets hides it alike.
+    const asPasswordPng = (await capturePage(page, [SECRET], 'png')).image;
+    expect(asPasswordPng.subarray(1, 4).toString()).toBe('PNG');
+    await page.setContent('<style>body{font:16px monospace}</style><input id="f" type="password">');
+    await page.fill('#f', SECRET);
+    await page.locator('#f').blur();
+    expect((await capturePage(page, [], 'png')).image.equals(asPasswordPng)).toBe(true);
   }, 60_000);
 
   /** How many pixels of two JPEGs differ clearly (by more than 48 in a channel), compared in a canvas. */

@@ -23,7 +23,8 @@ export const analysisToolSpecs = {
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   },
   screenshot: {
-    description: 'A PNG screenshot of the viewport (password fields masked). Only for vision models.',
+    description:
+      'A PNG screenshot of the viewport (password fields, and any field or text holding a secret of the prompt, hidden). Only for vision models.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     vision: true,
   },

@@ -94,7 +94,7 @@ export class AgentTabs {
     for (const call of calls) {
       let output: unknown;
       try {
-        output = await this.#execute(em, job, page, call, secrets);
+        output = await this.#execute(em, job, page, call, secrets, hidden);
       } catch (error) {
         output = { error: (error instanceof Error ? error.message : String(error)).split('\n')[0] };
       }
@@ -114,6 +114,7 @@ export class AgentTabs {
     page: Page,
     call: ToolCallRequest,
     secrets: Record<string, string>,
+    hidden: readonly string[],
   ) {
     if (!isAnalysisTool(call.toolName)) return { error: `there is no tool ${call.toolName}` };
     const input = call.input as { selector?: string; url?: string; value?: string; key?: string; waitForLoad?: boolean };
@@ -131,7 +132,8 @@ export class AgentTabs {
       case 'aria_snapshot':
         return hideFieldValues(await page.locator('body').ariaSnapshot({ timeout: ACTION_TIMEOUT_MS })).slice(0, MAX_SNAPSHOT);
       case 'screenshot': {
-        const image = await page.screenshot({ mask: [page.locator('input[type=password]')], timeout: ACTION_TIMEOUT_MS });
+        // As a run's pictures: a field or a text that holds one of the job's secrets is covered.
+        const { image } = await capturePage(page, hidden, 'png');
         return { mediaType: 'image/png', base64: image.toString('base64') };
       }
       case 'query_selector': {

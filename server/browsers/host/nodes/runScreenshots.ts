@@ -27,13 +27,13 @@ export function wantsScreenshot(mode: ScreenshotMode, kind: ScreenshotKind, fail
 }
 
 /**
- * The page's viewport as a JPEG, with the run's secrets hidden as a password field hides them:
+ * The page's viewport as a JPEG (or a PNG, for a model), with the secrets hidden as a password field hides them:
  * a text field or text area whose value holds one is drawn as dots (`-webkit-text-security`), and
  * an element whose own text holds one is covered by a grey box (Playwright's `mask`). Only the
  * top document is searched: a secret in a frame, a shadow root, a canvas, an image, or changed on
  * its way (split, encoded, cut) is not recognised (docs/pipelines.md, Screenshots).
  */
-export async function capturePage(page: Page, hidden: readonly string[]) {
+export async function capturePage(page: Page, hidden: readonly string[], type: 'jpeg' | 'png' = 'jpeg') {
   const secrets = hidden.filter((value) => value.length > 0);
   const { width, height } = await page.evaluate(
     ({ secrets, fieldMark, textMark }) => {
@@ -53,8 +53,8 @@ export async function capturePage(page: Page, hidden: readonly string[]) {
   );
   try {
     const image = await page.screenshot({
-      type: 'jpeg',
-      quality: JPEG_QUALITY,
+      type,
+      ...(type === 'jpeg' ? { quality: JPEG_QUALITY } : {}),
       timeout: CAPTURE_TIMEOUT_MS,
       caret: 'hide',
       style: `[${FIELD_MARK}] { -webkit-text-security: disc !important; }`,
