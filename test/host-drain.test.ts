@@ -114,20 +114,24 @@ describe('draining a browser host (SIGTERM)', () => {
   }, 240_000);
 });
 
+/** A pool in this process with one place and `warmSize` warm browsers, no sandbox or egress policy. */
+const onePlacePool = (browsersDir: string, warmSize: number) =>
+  new BrowserPool({
+    chromiumPath: stack.config.chromiumPath,
+    egress: null,
+    sandbox: null,
+    browsersDir,
+    warmSize,
+    recentSize: 0,
+    recentMs: 1000,
+    capacity: 1,
+    log: createLogger(stack.config),
+    onLog: async () => {},
+  });
+
 describe('a draining pool', () => {
   it('refuses a launch clearly, so the start fails at once instead of waiting for a browser', async () => {
-    const pool = new BrowserPool({
-      chromiumPath: stack.config.chromiumPath,
-      egress: null,
-      sandbox: null,
-      browsersDir: mkdtempSync(path.join(os.tmpdir(), 'bf-drain-pool-')),
-      warmSize: 0,
-      recentSize: 0,
-      recentMs: 1000,
-      capacity: 1,
-      log: createLogger(stack.config),
-      onLog: async () => {},
-    });
+    const pool = onePlacePool(mkdtempSync(path.join(os.tmpdir(), 'bf-drain-pool-')), 0);
     await pool.start();
     await pool.drain();
     const launch = pool.launch({ ...defaultLaunchSettings, resourceId: 'r-1', projectId: 'p-1', cookies: [], proxy: null });
@@ -137,4 +141,16 @@ describe('a draining pool', () => {
     expect(pool.runningCount).toBe(0);
     await pool.close();
   });
+
+  it('a pool closed while a cold start takes over a warm launch leaves no browser behind', async () => {
+    const browsersDir = mkdtempSync(path.join(os.tmpdir(), 'bf-close-pool-'));
+    const pool = onePlacePool(browsersDir, 1);
+    await pool.start();
+    expect(pool.warmLaunching).toBe(1);
+    const launch = pool.launch({ ...defaultLaunchSettings, resourceId: 'r-2', projectId: 'p-2', cookies: [], proxy: null });
+    await pool.close();
+    await expect(launch).rejects.toThrow('this browser host closed while the browser started');
+    expect(pool.runningCount).toBe(0);
+    await expect.poll(() => findProcessesMentioning(browsersDir).length, { timeout: 10_000 }).toBe(0);
+  }, 60_000);
 });

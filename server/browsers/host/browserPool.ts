@@ -158,6 +158,11 @@ export class BrowserPool {
     this.#launching.set(spec.resourceId, launching);
     try {
       const instance = await launching;
+      // Closed while it launched (its own launch, or a warm one it took over): close() did not see it.
+      if (this.#closed) {
+        await this.#destroy(instance);
+        throw new HostDraining('this browser host closed while the browser started');
+      }
       this.#running.set(spec.resourceId, instance);
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
