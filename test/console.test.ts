@@ -595,6 +595,17 @@ describe('functions and MCP servers in the console', () => {
     await form.getByRole('button', { name: 'Create MCP server' }).click();
     const server = page.getByRole('article', { name: 'MCP server agents' });
     await expect.poll(() => server.textContent()).toContain(`tools: ${fnSlug}`);
+
+    // A server without tools: no key can be made for its tools, and it says why.
+    await form.getByLabel('Name').fill('Empty');
+    await form.getByLabel('Server slug').fill('empty');
+    await form.getByLabel(fnSlug).uncheck();
+    await form.getByRole('button', { name: 'Create MCP server' }).click();
+    const empty = page.getByRole('article', { name: 'MCP server empty' });
+    await expect.poll(() => empty.textContent()).toContain('No tools yet');
+    expect(await empty.getByRole('option', { name: 'A new key for these tools only' }).isDisabled()).toBe(true);
+    expect(await empty.getByRole('button', { name: 'Link' }).isDisabled()).toBe(true);
+
     await server.getByRole('button', { name: 'Link' }).click();
     const cursorConfig = server.getByRole('document', { name: 'Cursor' });
     await expect.poll(() => cursorConfig.isVisible()).toBe(true);

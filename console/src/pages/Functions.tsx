@@ -159,7 +159,7 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
     queryFn: () => bf.mcpClientConfigs.list.query({ project: slug, limit: 100 }),
   });
   const keys = useQuery({ queryKey: ['keys'], queryFn: () => bf.apiKeys.list.query({ limit: 100 }) });
-  const [keyChoice, setKeyChoice] = useState('new');
+  const [keyChoice, setKeyChoice] = useState(server.functions.length ? 'new' : '');
   const [secret, setSecret] = useState<string | null>(null);
   const endpoint = `${window.location.origin}/${slug}/api/mcp-servers/${server.id}/mcp`;
   const link = useMutation({
@@ -210,7 +210,10 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
         <label>
           Link a key
           <select value={keyChoice} onChange={(event) => setKeyChoice(event.target.value)}>
-            <option value="new">A new key for these tools only</option>
+            {server.functions.length === 0 && <option value="">Choose one of your keys</option>}
+            <option value="new" disabled={server.functions.length === 0}>
+              {server.functions.length > MAX_TOOLS_BY_NAME ? "A new key for the project's functions" : 'A new key for these tools only'}
+            </option>
             {keys.data?.map((item) => (
               <option key={item.id} value={item.id}>
                 {item.name} ({item.keyPrefix}…)
@@ -218,10 +221,20 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
             ))}
           </select>
         </label>
-        <WriteButton type="submit" disabled={link.isPending}>
+        <WriteButton type="submit" disabled={link.isPending || !keyChoice || (keyChoice === 'new' && server.functions.length === 0)}>
           Link
         </WriteButton>
       </form>
+      {server.functions.length === 0 && (
+        <p className="muted">
+          No tools yet: assign functions to this server, then a new key can be made for them (or link a key of yours).
+        </p>
+      )}
+      {server.functions.length > MAX_TOOLS_BY_NAME && (
+        <p className="muted">
+          More than {MAX_TOOLS_BY_NAME} tools: a new key names no single function, so it may read and execute every function of the project.
+        </p>
+      )}
       <ErrorLine error={link.error} />
       {secret && <p className="notice">The new key's secret is in the configs below, and only here: copy one now.</p>}
       {(linked.length > 0 || secret) && (
@@ -240,15 +253,29 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
   );
 }
 
+/** A key holds at most 200 grants (the API's bound): two per tool up to here. */
+const MAX_TOOLS_BY_NAME = 100;
+
 /**
  * What a new key linked to a server may do: read each of its functions and execute what each runs
  * (the pipeline version it was imported from, else the function itself), nothing else. A function
- * assigned later, or imported again from a newer version, needs a key made again.
+ * assigned later, or imported again from a newer version, needs a key made again. A server of more
+ * than `MAX_TOOLS_BY_NAME` tools gets a key that may read and execute every function of the project.
  */
 async function toolPermissions(slug: string, functions: readonly { id: string }[]) {
   const project = await bf.projects.get.query({ project: slug });
-  const details = await Promise.all(functions.map((fn) => bf.functions.get.query({ project: slug, functionId: fn.id })));
-  return details.flatMap((fn) => [
+  if (functions.length > MAX_TOOLS_BY_NAME) {
+    return [`${project.id}.functions.read`, `${project.id}.functions.execute`, `${project.id}.pipelineRuns.execute`];
+  }
+  // The project's functions a page at a time (a list answers each one's source version), not one request per tool.
+  const wanted = new Set(functions.map((fn) => fn.id));
+  const found = [];
+  for (let offset = 0; found.length < wanted.size; offset += 200) {
+    const page = await bf.functions.list.query({ project: slug, limit: 200, offset });
+    found.push(...page.filter((fn) => wanted.has(fn.id)));
+    if (page.length < 200) break;
+  }
+  return found.flatMap((fn) => [
     `${project.id}.functions.read.${fn.id}`,
     fn.sourcePipelineVersionId
       ? `${project.id}.pipelineRuns.execute.${fn.sourcePipelineVersionId}`
