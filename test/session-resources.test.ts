@@ -313,8 +313,11 @@ describe('a launch that fails', () => {
     expect(logs.text).not.toContain('/bin/false');
 
     // The server's log has all of it.
-    const full = logged.find((line) => line.resourceId === row?.id && typeof line.reason === 'string');
-    expect(full?.reason).toMatch(/<launching> \/bin\/false .*--user-data-dir=.*Call log:/s);
+    const full = () => logged.find((line) => line.resourceId === row?.id && typeof line.reason === 'string');
+    const about = () => JSON.stringify({ answered: started.body.message, logged: logged.filter((line) => line.resourceId === row?.id) });
+    await expect
+      .poll(() => full()?.reason, { timeout: 10_000, message: about() })
+      .toMatch(/<launching> \/bin\/false .*--user-data-dir=.*Call log:/s);
   });
 });
 

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { freePort } from '../../server/infra/ports.ts';
 
 /**
  * PostgreSQL going away, as one process sees it: its database URL goes through a link the test
@@ -9,8 +10,11 @@ export function cuttableLink(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
   let server: net.Server | undefined;
   let port = 0;
-  const open = () =>
-    new Promise<void>((resolve) => {
+  const open = async () => {
+    // Below the kernel's own range: a port it handed out could be another connection's by the
+    // time the link is restored on it.
+    if (port === 0) port = await freePort();
+    await new Promise<void>((resolve, reject) => {
       server = net.createServer((client) => {
         const upstream = net.connect(target.port, target.host);
         sockets.add(client).add(upstream);
@@ -25,12 +29,10 @@ export function cuttableLink(target: { host: string; port: number }) {
         upstream.on('error', drop).on('close', drop);
         if (!server?.listening) drop();
       });
-      const listening = server;
-      listening.listen(port, '127.0.0.1', () => {
-        port = (listening.address() as net.AddressInfo).port;
-        resolve();
-      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
     });
+  };
   return {
     open,
     get port() {
