@@ -462,7 +462,7 @@ describe('metering', () => {
     expect(logged).not.toContain('not-the-token-at-all');
   });
 
-  it('a user’s usage is summed by day and by session, with what it billed; others’ is not in it', async () => {
+  it('a user’s usage is summed by day and by session, with what it billed, deleted projects’ included; others’ is not in it', async () => {
     const user = await registerUser(stack);
     const { project, resourceId } = await meteredResource(user);
     const second = await meteredResource(user);
@@ -480,6 +480,10 @@ describe('metering', () => {
     const gone = await meteredResource(user);
     expect((await report({ resourceId: gone.resourceId, amount: 2, unit: 'cpu' })).status).toBe(200);
     await stack.orm.em.getConnection().execute('delete from session_resources where id = ?', [gone.resourceId]);
+    // A project deleted since: its usage stays with the account, under "deleted projects".
+    const doomed = await meteredResource(user);
+    expect((await report({ resourceId: doomed.resourceId, amount: 3, unit: 'cpu' })).status).toBe(200);
+    expect((await stack.http.delete(`/${doomed.project.slug}/api`, { token: user.token })).status).toBe(200);
     const stranger = await registerUser(stack);
     const theirs = await meteredResource(stranger);
     expect((await report({ resourceId: theirs.resourceId, amount: 99, unit: 'cpu' })).status).toBe(200);
@@ -487,8 +491,8 @@ describe('metering', () => {
     const usage = await stack.http.get('/api/billing/usage?days=7', { token: user.token });
     expect(usage.status, usage.text).toBe(200);
     const today = new Date().toISOString().slice(0, 10);
-    expect(usage.body.days).toEqual([{ day: today, cpu: '7.5', network: '2048', tokens: '1000', billed: expect.stringMatching(/^\d+$/) }]);
-    expect(usage.body.sessions).toHaveLength(3);
+    expect(usage.body.days).toEqual([{ day: today, cpu: '10.5', network: '2048', tokens: '1000', billed: expect.stringMatching(/^\d+$/) }]);
+    expect(usage.body.sessions).toHaveLength(4);
     const sessions = usage.body.sessions.map(
       (entry: { project: string; session: { name: string } | null; of: string; cpu: string; tokens: string }) => ({
         project: entry.project,
@@ -503,6 +507,7 @@ describe('metering', () => {
         { project: project.slug, name: 'metered', of: 'session', cpu: '5.5', tokens: '0' },
         { project: second.project.slug, name: 'metered', of: 'session', cpu: '0', tokens: '1000' },
         { project: gone.project.slug, name: undefined, of: 'deleted sessions', cpu: '2', tokens: '0' },
+        { project: null, name: undefined, of: 'deleted projects', cpu: '3', tokens: '0' },
       ]),
     );
     const billed = usage.body.days[0].billed;

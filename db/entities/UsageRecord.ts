@@ -17,7 +17,8 @@ export const UsageRecord = defineEntity({
   tableName: 'usage_records',
   properties: {
     id: id(),
-    project: () => p.manyToOne(Project).deleteRule('cascade').index(),
+    /** Null once the project is deleted: the account's usage (what it paid for) outlives it. */
+    project: () => p.manyToOne(Project).deleteRule('set null').nullable().index(),
     account: () => p.manyToOne(BillingAccount).deleteRule('cascade').nullable().index(),
     resourceId: p.uuid().index(),
     unit: p.string().length(40),

@@ -184,8 +184,8 @@ function UsageBySession({ usage }: { usage: Usage }) {
       </thead>
       <tbody>
         {usage.sessions.map((entry) => (
-          <tr key={`${entry.project}/${entry.session?.id ?? ''}`}>
-            <td>{entry.project}</td>
+          <tr key={`${entry.project ?? ''}/${entry.session?.id ?? entry.of}`}>
+            <td>{entry.project ?? <span className="muted">deleted</span>}</td>
             <td>{entry.session?.name ?? <span className="muted">{entry.of}</span>}</td>
             <td>{amountOf('cpu', entry.cpu)}</td>
             <td>{amountOf('network', entry.network)}</td>

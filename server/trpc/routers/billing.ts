@@ -96,11 +96,13 @@ const usageSummary = z.object({
   sessions: z
     .array(
       quantities.extend({
-        project: z.string().describe('The project’s slug'),
+        project: z.string().nullable().describe('The project’s slug; null for projects since deleted'),
         session: z.object({ id: z.string(), name: z.string() }).nullable().describe('null: not one session (`of` says what)'),
         of: z
-          .enum(['session', 'analysis and generation', 'deleted sessions'])
-          .describe('a session; model tokens of analysis and generation, which run on no session; or browsers of sessions since deleted'),
+          .enum(['session', 'analysis and generation', 'deleted sessions', 'deleted projects'])
+          .describe(
+            'a session; model tokens of analysis and generation, which run on no session; browsers of sessions since deleted; or all usage of projects since deleted',
+          ),
         billed: z.string(),
       }),
     )
@@ -224,12 +226,14 @@ export const billingRouter = router({
              from usage_records where account_id = ? and created >= ? group by 1, 2 order by 1`,
           [account.id, since],
         ),
-        connection.execute<(UsageRow & { slug: string; name: string | null })[]>(
+        connection.execute<(UsageRow & { slug: string | null; name: string | null })[]>(
           // A browser's usage outlives its session's rows (usage names the resource by id, no key):
-          // tokens are an agent's, CPU and network of a browser whose session is gone.
-          `select p.slug || '/' || coalesce(s.id::text, case when u.unit = 'tokens' then '' else '-' end) as key, p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
+          // tokens are an agent's, CPU and network of a browser whose session is gone. Usage of
+          // deleted projects (no project any more) is one entry, keyed by no slug.
+          `select case when p.id is null then '' else p.slug || '/' || coalesce(s.id::text, case when u.unit = 'tokens' then '' else '-' end) end as key,
+                  p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
              from usage_records u
-             join projects p on p.id = u.project_id
+             left join projects p on p.id = u.project_id
              left join session_resources r on r.id = u.resource_id
              left join browser_sessions s on s.id = r.session_id
             where u.account_id = ? and u.created >= ?
@@ -245,7 +249,8 @@ export const billingRouter = router({
         sessions: byUnit(sessions)
           .sort((a, b) => (b.billedMinor > a.billedMinor ? 1 : b.billedMinor < a.billedMinor ? -1 : a.key.localeCompare(b.key)))
           .map(({ key, billedMinor: _billed, ...entry }) => {
-            const row = named.get(key) as UsageRow & { slug: string; name: string | null };
+            const row = named.get(key) as UsageRow & { slug: string | null; name: string | null };
+            if (row.slug === null) return { project: null, session: null, of: 'deleted projects' as const, ...entry };
             const sessionId = key.slice(row.slug.length + 1);
             const of = sessionId === '' ? 'analysis and generation' : sessionId === '-' ? 'deleted sessions' : 'session';
             return { project: row.slug, session: of === 'session' ? { id: sessionId, name: row.name ?? '' } : null, of, ...entry };
