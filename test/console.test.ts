@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generate } from 'otplib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleDist } from '../server/http/consoleRoutes.ts';
 import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { checkPage } from './support/consoleChecks.ts';
@@ -69,6 +73,48 @@ describe('the web console', () => {
     const unknown = await fetch(`${stack.url}/no-such-page`, { headers: { accept: 'text/html' } });
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).code).toBe('not_found');
+  });
+
+  it('serves a rebuild without a restart, and nothing outside its assets', async () => {
+    // What a `vite build` after the start writes: a file the running service has never seen.
+    const name = `rebuilt-${randomBytes(4).toString('hex')}.js`;
+    const file = path.join(consoleDist, 'assets', name);
+    writeFileSync(file, 'console.log("rebuilt");\n');
+    try {
+      const fresh = await fetch(`${stack.url}/assets/${name}`);
+      expect(fresh.status).toBe(200);
+      expect(await fresh.text()).toContain('rebuilt');
+      expect(fresh.headers.get('cache-control')).toContain('immutable');
+      expect(fresh.headers.get('content-security-policy')).toContain("default-src 'none'");
+    } finally {
+      rmSync(file, { force: true });
+    }
+    expect((await fetch(`${stack.url}/assets/${name}`)).status).toBe(404);
+    // Sent as written (fetch would resolve the dots first).
+    const rawGet = (target: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(stack.url);
+        const request = http.request({ hostname, port, path: target }, (response) => {
+          let body = '';
+          response.on('data', (chunk) => {
+            body += chunk;
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        });
+        request.on('error', reject);
+        request.end();
+      });
+    for (const outside of [
+      '/assets/../package.json',
+      '/assets/%2e%2e/%2e%2e/package.json',
+      '/assets/..%2f..%2fpackage.json',
+      '/assets/',
+      '/assets//index.html',
+    ]) {
+      const refused = await rawGet(outside);
+      expect(refused.status, outside).toBe(404);
+      expect(JSON.parse(refused.body).code, outside).toBe('not_found');
+    }
   });
 
   it('a new user registers, follows the mailed link, signs in, and signs out', async () => {

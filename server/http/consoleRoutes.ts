@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RawApp } from './rawRoutes.ts';
 
 /** Where `vite build` puts the console (console/vite.config.ts); scripts/setup.sh builds it. */
@@ -18,34 +19,43 @@ const consoleSecurity = {
   'x-content-type-options': 'nosniff',
 };
 
+/** Answered at `/` until `vite build` has written the console. */
+const notBuilt = 'The web console is not built: run `bash scripts/setup.sh` (or `npx vite build --config console/vite.config.ts`).\n';
+
 /**
  * The web console at `/` (docs/console.md): its index and its hashed assets, from console/dist.
  * Its own routes live in the URL's fragment, so only `/`, `/index.html` and `/assets/…` are
- * served here (`assets` is a reserved slug). The files are those built when the service started
- * (a rebuild needs a restart, which `scripts/start.sh` does anyway). The index is never cached; the
- * assets' names change with their content, so they are cached for good. Without a build, `/` says
- * how to make one.
+ * served here (`assets` is a reserved slug). Files are looked up when asked for, so a rebuild
+ * (or a first build) is served without a restart. The index is never cached; the assets' names
+ * change with their content, so they are cached for good. Without a build, `/` says how to make
+ * one; an unknown asset is the API's 404.
  */
 export async function registerConsoleRoutes(app: RawApp) {
-  if (!existsSync(path.join(consoleDist, 'index.html'))) {
-    app.get('/', async (_req, reply) =>
-      reply
-        .code(503)
-        .headers({ ...consoleSecurity, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
-        .send('The web console is not built: run `bash scripts/setup.sh` (or `npx vite build --config console/vite.config.ts`).\n'),
-    );
-    return;
-  }
   await app.register(fastifyStatic, {
     root: consoleDist,
-    prefix: '/',
-    // Routes for the files there are now, not a wildcard that would answer every unknown path.
-    wildcard: false,
-    index: ['index.html'],
+    // No route per file found at start: the three routes below, which read what is there now.
+    serve: false,
+    // console/dist may not be built yet: `/` says so.
+    suppressWarning: true,
     cacheControl: false,
     setHeaders: (reply, filePath) => {
       reply.headers(consoleSecurity);
       reply.header('cache-control', filePath.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
+  });
+  const index = async (_req: FastifyRequest, reply: FastifyReply) => {
+    if (existsSync(path.join(consoleDist, 'index.html'))) return reply.sendFile('index.html');
+    return reply
+      .code(503)
+      .headers({ ...consoleSecurity, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+      .send(notBuilt);
+  };
+  app.get('/', index);
+  app.get('/index.html', index);
+  app.get<{ Params: { '*': string } }>('/assets/*', async (req, reply) => {
+    const name = req.params['*'];
+    // A name of its own inside assets/, nothing that climbs out of it or names a folder.
+    if (!name || name.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) return reply.callNotFound();
+    return reply.sendFile(path.posix.join('assets', name));
   });
 }
