@@ -110,6 +110,8 @@ export type LaunchedBrowser = {
 
 /** How much of Chromium's own output a failed launch reports. */
 const OUTPUT_KEPT = 4096;
+/** How long a launch whose pipe closed waits for Chromium's exit, to report that instead. */
+const EXIT_AFTER_PIPE_MS = 2_000;
 
 /**
  * Launches Chromium for `settings`: in the sandbox (as its user, in its own namespaces, its one
@@ -196,7 +198,13 @@ export async function launchChromium(
     sockets,
   };
   try {
-    await Promise.race([mux.command('Browser.getVersion', {}, 30_000), exited]);
+    // A Chromium that exits at once closes its pipe too, and the pipe may tell first: its exit,
+    // a moment later, says more (the command line and what it printed), so it is the failure.
+    const ready = mux.command('Browser.getVersion', {}, 30_000).catch(async (error: unknown) => {
+      await Promise.race([exited, sleep(EXIT_AFTER_PIPE_MS)]);
+      throw error;
+    });
+    await Promise.race([ready, exited]);
     const remote = await Promise.race([chromium.connectOverCDP(mux.endpoint, { timeout: 30_000 }), exited]);
     launched.remote = remote;
     const context = remote.contexts()[0] ?? (await remote.newContext());
