@@ -104,17 +104,17 @@ export function createAgentJobActivities({
       await em.flush();
       // What is told goes on to the job's messages, log and ending, which readers of the job see
       // without cookies.read: a candidate that read cookies is told what differs or failed, not the values.
-      const told = (message: string) => withheldMessage(run, message);
       if (mismatches?.length) {
-        const lines = mismatches.map((mismatch) =>
-          run.readsCookies ? `${mismatch.output}: ${mismatch.kind}: ${told(mismatch.message)}` : mismatch.message,
-        );
-        return { code: 'output_mismatch', failure: lines.join('\n') };
+        const told = (mismatch: (typeof mismatches)[number]) =>
+          run.readsCookies ? `${mismatch.output}: ${mismatch.kind}` : mismatch.message;
+        return { code: 'output_mismatch', failure: mismatches.map(told).join('\n') };
       }
       if (status === 'succeeded') return null;
       return {
         code: 'dry_run_failed',
-        failure: run.error ? `${run.error.node ?? 'run'}: ${run.error.code}: ${told(run.error.message)}` : `the run ended ${run.status}`,
+        failure: run.error
+          ? `${run.error.node ?? 'run'}: ${run.error.code}: ${withheldMessage(run, run.error.message)}`
+          : `the run ended ${run.status}`,
       };
     },
   } satisfies AgentJobActivities;

@@ -16,6 +16,7 @@ import {
   pipelineActions,
   projectActions,
   projectRef,
+  RUN_WITHHELD_MESSAGE,
   sessionActions,
 } from '../permissions/permissions.ts';
 import type { Plan } from '../pipelines/engine/plan.ts';
@@ -186,7 +187,7 @@ function payload(run: PipelineRun, showOutputs: boolean): FunctionRunPayload {
     nodeOutputs: showOutputs ? (run.nodeOutputs ?? {}) : {},
     outputsWithheld: !showOutputs,
     // A node's error message may quote what it read (a script's exception, a cookie value).
-    error: error && !showOutputs ? { ...error, message: 'withheld: the run read cookies' } : error,
+    error: error && !showOutputs ? { ...error, message: RUN_WITHHELD_MESSAGE } : error,
   };
 }
 

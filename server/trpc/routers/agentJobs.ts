@@ -252,7 +252,6 @@ async function presentAnalysis(ctx: ProjectContext, analysisId: string) {
   };
 }
 
-/** A generation as GET answers it. */
 /**
  * A generation's dry run as its run would show it (GET …/runs/{runId}): a candidate that reads
  * cookies has their values in its result, its error and its pictures, which only callers who may
@@ -277,6 +276,7 @@ async function presentDryRun(ctx: ProjectContext, dryRun: DryRunResult) {
   return { ...dryRun, outputsWithheld: false, screenshots };
 }
 
+/** A generation as GET answers it. */
 async function presentGeneration(ctx: ProjectContext, generationId: string) {
   const { job, analysis } = await readableGeneration(ctx, generationId, ['messages']);
   const dryRun = job.dryRun ? await presentDryRun(ctx, job.dryRun) : null;
