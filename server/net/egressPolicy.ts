@@ -107,9 +107,9 @@ export function parseAddress(text: string): Address | null {
   return ipaddr.IPv4.isValid(bare) ? ipaddr.IPv4.parse(bare) : null;
 }
 
-/** One spelling per address: what sets and messages use. */
-function canonical(address: Address) {
-  return address.toString();
+/** Whether two parsed addresses are one: the same family and all the same bits. */
+function sameAddress(a: Address, b: Address) {
+  return a.kind() === b.kind() && a.match(b, a.kind() === 'ipv4' ? 32 : 128);
 }
 
 /** The IPv4 an IPv4-mapped address names, else the address itself. */
@@ -134,11 +134,10 @@ function notRoutable(address: Address): string | null {
  * to a connection's milliseconds). Asked before the ranges, so that the reason says so.
  */
 function isOwnAddress(address: Address) {
-  const wanted = canonical(address);
   for (const entries of Object.values(os.networkInterfaces())) {
     for (const entry of entries ?? []) {
       const own = parseAddress(entry.address);
-      if (own && canonical(direct(own)) === wanted) return true;
+      if (own && sameAddress(direct(own), address)) return true;
     }
   }
   return false;
@@ -179,13 +178,19 @@ export function parseAllowedDestinations(text: string | undefined): AllowedDesti
   return entries;
 }
 
+function portMatches(allowed: number | undefined, port: number) {
+  return allowed === undefined || allowed === port;
+}
+
 export type EgressDecision = { allowed: true } | { allowed: false; reason: string };
 
 export class EgressPolicy {
   /** Exceptions by address: CIDRs and single addresses. */
   readonly #subnets: [Address, number][] = [];
-  /** Exceptions by name or address literal, with their port if any. */
-  readonly #hosts: { host: string; port?: number }[] = [];
+  /** Exceptions by name, with their port if any. */
+  readonly #names: { name: string; port?: number }[] = [];
+  /** Exceptions by address with a port (`127.0.0.1:8080`, `[::1]:9000`). */
+  readonly #addressPorts: { address: Address; port?: number }[] = [];
 
   constructor(allowed: AllowedDestination[]) {
     for (const entry of allowed) {
@@ -196,8 +201,9 @@ export class EgressPolicy {
         this.#subnets.push(mapped ? [direct(base), entry.prefix - 96] : [base, entry.prefix]);
         continue;
       }
-      const literal = parseAddress(entry.host);
-      this.#hosts.push({ host: literal && isIP(entry.host) ? canonical(direct(literal)) : entry.host, port: entry.port });
+      const literal = isIP(entry.host) ? parseAddress(entry.host) : null;
+      if (literal) this.#addressPorts.push({ address: direct(literal), port: entry.port });
+      else this.#names.push({ name: entry.host, port: entry.port });
     }
   }
 
@@ -208,7 +214,7 @@ export class EgressPolicy {
    */
   check(host: string, port: number, addresses: string[]): EgressDecision {
     const name = host.toLowerCase().replace(/^\[|\]$/g, '');
-    if (this.#hostAllowed(name, port)) return { allowed: true };
+    if (this.#names.some((entry) => entry.name === name && portMatches(entry.port, port))) return { allowed: true };
     for (const text of addresses) {
       const reason = this.#refusal(text, port);
       if (reason) return { allowed: false, reason };
@@ -216,13 +222,9 @@ export class EgressPolicy {
     return { allowed: true };
   }
 
-  #hostAllowed(host: string, port: number) {
-    return this.#hosts.some((entry) => entry.host === host && (entry.port === undefined || entry.port === port));
-  }
-
   #excepted(address: Address, port: number) {
     return (
-      this.#hostAllowed(canonical(address), port) ||
+      this.#addressPorts.some((entry) => sameAddress(entry.address, address) && portMatches(entry.port, port)) ||
       this.#subnets.some(([base, prefix]) => base.kind() === address.kind() && address.match(base, prefix))
     );
   }
