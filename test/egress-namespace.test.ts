@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * A browser's way out refuses translated, tunnelled and documentation addresses. These must never
  * be dialled by a test, even against a broken policy, so the browser's egress proxy runs here in a
- * network namespace the test creates (`unshare -rn`), with loopback alone
+ * network namespace the test creates (`unshare -rn`), with no interface up
  * (test/support/egressProbe.ts): whatever the policy lets through fails to connect (502) without
  * a packet leaving, and only a refusal by the policy answers 403. The machine's own addresses,
  * which a test may reach, are tried with a real browser in test/egress.test.ts.
@@ -16,11 +16,7 @@ const run = promisify(execFile);
 type Probe = { results: Record<string, { connect: number; get: number | 'reset' }>; blocked: string[] };
 
 async function probe(authorities: string[]): Promise<Probe> {
-  const { stdout } = await run(
-    'unshare',
-    ['-rn', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, 'test/support/egressProbe.ts', ...authorities],
-    { timeout: 30_000 },
-  );
+  const { stdout } = await run('unshare', ['-rn', process.execPath, 'test/support/egressProbe.ts', ...authorities], { timeout: 30_000 });
   return JSON.parse(stdout) as Probe;
 }
 
@@ -49,7 +45,7 @@ describe('a browser’s egress proxy', () => {
       expect(reports, authority).toHaveLength(2);
       expect(reports[0]).toMatch(reason);
     }
-    // What the policy lets through is dialled, and fails only for want of a listener.
+    // What the policy lets through is dialled, and fails only for want of a way there.
     expect(results['127.0.0.9:9']?.connect).toBe(502);
   }, 60_000);
 });
