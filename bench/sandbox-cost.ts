@@ -27,7 +27,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
-import { EgressPolicy, parseAllowedDestinations } from '../server/browsers/host/egressPolicy.ts';
+import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';
 import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/processes.ts';
 import { defaultScreen, type LaunchSettings } from '../server/browsers/launchSettings.ts';
 import { createLogger } from '../server/logger.ts';

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
-import { parseAllowedDestinations } from './browsers/host/egressPolicy.ts';
 import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hostCapacity.ts';
+import { parseAllowedDestinations } from './net/egressPolicy.ts';
 
 /**
  * The one place that reads the environment. Everything else receives a `Config`.
@@ -389,7 +389,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       drainSeconds: e.BROWSER_DRAIN_SECONDS,
       sweepIntervalSeconds: e.BROWSER_SWEEP_INTERVAL_SECONDS,
       sweepGraceSeconds: e.BROWSER_SWEEP_GRACE_SECONDS,
-      /** Where browsers may connect (server/browsers/host/egressPolicy.ts); null when the policy is open. */
+      /** Where browsers may connect (server/net/egressPolicy.ts); null when the policy is open. */
       egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
       /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
       sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerUser } from './support/accounts.ts';
@@ -73,7 +74,7 @@ async function navigationFails(page: Page, url: string) {
     () => null,
     (failure: Error) => failure,
   );
-  expect(error?.message, `${url} should not load`).toMatch(/net::ERR_/);
+  expect(error?.message ?? 'it loaded', `${url} should not load`).toMatch(/net::ERR_/);
 }
 
 describe('the egress policy', () => {
@@ -109,12 +110,60 @@ describe('the egress policy', () => {
       });
       const blocked = logs.body.filter((entry: { area: string; message: string }) => /egress policy/.test(entry.message));
       expect(blocked.length).toBeGreaterThan(0);
-      expect(blocked[0].message).toMatch(/blocked a connection to .*:\d+: .* (loopback, private or reserved|browser host itself)/);
+      expect(blocked[0].message).toMatch(/blocked a connection to .*:\d+: .* (not a globally routable address|an address of this machine)/);
     } finally {
       await browser.close();
       await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${started.body.id}/stop`, undefined, { token: owner.token });
     }
   }, 90_000);
+
+  it('keeps a browser off the machine’s own addresses however they are spelled', async () => {
+    // The address of this machine on its network (192.0.2.2 here); loopback where there is none.
+    const own =
+      Object.values(os.networkInterfaces())
+        .flat()
+        .find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address ?? '127.0.0.1';
+    const [a, b, c, d] = own.split('.').map(Number) as [number, number, number, number];
+    const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    // Each of these lands on \`internal\` (listening on every address) if the policy lets it through.
+    const spellings = [
+      `[::ffff:${hex}]`,
+      `[::ffff:${own}]`,
+      `[0:0:0:0:0:FFFF:${hex.toUpperCase()}]`,
+      String(((a << 24) >>> 0) + (b << 16) + (c << 8) + d),
+      `0x${a.toString(16)}.${b}.${c}.${d}`,
+      own,
+      '[::ffff:7f00:1]',
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      '0x7f.0.0.1',
+      '127.1',
+      '[::1]',
+    ];
+    const started = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, { token: owner.token });
+    expect(started.status, started.text).toBe(200);
+    const browser = await chromium.connectOverCDP(started.body.remoteUrl);
+    try {
+      for (const host of spellings) {
+        // A fresh tab each time: the last one may still be settling on its error page.
+        const page = await browser.contexts()[0]!.newPage();
+        await navigationFails(page, `http://${host}:${internalPort}/own`);
+        await page.close();
+      }
+      expect(reached).toEqual([]);
+      const logs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${started.body.id}/logs?limit=200`, {
+        token: owner.token,
+      });
+      const blocked = logs.body
+        .map((entry: { message: string }) => entry.message)
+        .filter((message: string) => /egress policy/.test(message) && message.includes(`:${internalPort}:`));
+      expect(blocked.length).toBeGreaterThanOrEqual(spellings.length);
+      for (const message of blocked) expect(message).toMatch(/is an address of this machine/);
+    } finally {
+      await browser.close();
+      await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/${started.body.id}/stop`, undefined, { token: owner.token });
+    }
+  }, 120_000);
 
   it('keeps a pipeline run off loopback: its page.goto fails like a network error', async () => {
     const pipelineId = await createPipeline(

@@ -1,7 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { EgressPolicy } from '../browsers/host/egressPolicy.ts';
 import type { Config } from '../config.ts';
+import { EgressPolicy } from '../net/egressPolicy.ts';
 
 /**
  * Where a webhook may go (docs/webhooks.md, Destinations): the browsers' egress policy holds for

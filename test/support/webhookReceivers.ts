@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * What webhook tests point endpoints at: an HTTP receiver that keeps each request (headers and
@@ -57,7 +58,10 @@ export async function startWebhookReceiver(host = RECEIVER_HOST, port = 0) {
   };
 }
 
-/** A DNS server answering A queries for the names in `records`, which the test may change. */
+/**
+ * A DNS server answering for the names in `records`, which the test may change: A queries for an
+ * IPv4 record, AAAA queries for an IPv6 one.
+ */
 export async function startDnsServer(host = '127.0.0.78') {
   const records = new Map<string, string>();
   const socket = dgram.createSocket('udp4');
@@ -73,7 +77,9 @@ export async function startDnsServer(host = '127.0.0.78') {
     }
     const questionEnd = offset + 5;
     const type = query.readUInt16BE(offset + 1);
-    const address = type === 1 ? records.get(labels.join('.').toLowerCase()) : undefined;
+    const record = records.get(labels.join('.').toLowerCase());
+    const family = record && isIP(record) === 6 ? 28 : 1;
+    const address = type === family ? record : undefined;
     const known = [...records.keys()].includes(labels.join('.').toLowerCase());
     const header = Buffer.alloc(12);
     header.writeUInt16BE(query.readUInt16BE(0), 0);
@@ -83,15 +89,14 @@ export async function startDnsServer(host = '127.0.0.78') {
     header.writeUInt16BE(address ? 1 : 0, 6);
     const parts = [header, query.subarray(12, questionEnd)];
     if (address) {
-      const answer = Buffer.alloc(16);
+      const bytes = ipaddr.parse(address).toByteArray();
+      const answer = Buffer.alloc(12 + bytes.length);
       answer.writeUInt16BE(0xc00c, 0);
-      answer.writeUInt16BE(1, 2);
+      answer.writeUInt16BE(type, 2);
       answer.writeUInt16BE(1, 4);
       answer.writeUInt32BE(0, 6);
-      answer.writeUInt16BE(4, 10);
-      address.split('.').forEach((byte, i) => {
-        answer[12 + i] = Number(byte);
-      });
+      answer.writeUInt16BE(bytes.length, 10);
+      Buffer.from(bytes).copy(answer, 12);
       parts.push(answer);
     }
     socket.send(Buffer.concat(parts), peer.port, peer.address);

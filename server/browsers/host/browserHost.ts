@@ -18,7 +18,7 @@ import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
 import { prepareSandbox } from './browserSandbox.ts';
-import { EgressPolicy } from './egressPolicy.ts';
+import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { findProcessesMentioning, killProcessGroupsOf } from './processes.ts';
 
 const HEARTBEAT_MS = 5_000;

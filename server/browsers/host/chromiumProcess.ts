@@ -11,7 +11,7 @@ import { launchSignature } from '../launchSignature.ts';
 import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
 import { CdpMux } from './cdpMux.ts';
 import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
-import type { EgressPolicy } from './egressPolicy.ts';
+import type { EgressPolicy } from '../../net/egressPolicy.ts';
 import { EgressProxy } from './egressProxy.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 

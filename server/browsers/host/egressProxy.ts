@@ -2,13 +2,13 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { EgressPolicy } from './egressPolicy.ts';
+import type { EgressPolicy } from '../../net/egressPolicy.ts';
 
 /**
  * The egress proxy of one browser: Chromium is launched with it as its only proxy (loopback
  * included), so every connection the browser makes — navigations, subresources, fetch and XHR,
  * WebSockets, service workers, downloads — is a request here. It resolves names itself, asks the
- * policy (server/browsers/host/egressPolicy.ts) about every address, connects to the address it checked
+ * policy (server/net/egressPolicy.ts) about every address, connects to the address it checked
  * (no second lookup to rebind), and chains to the session's own proxy when there is one, which is
  * checked the same way. A refused connection fails in the page as a network error, and is reported
  * through `onBlocked` (the browser's log).
