@@ -1,0 +1,123 @@
+/**
+ * The host's own reads of a page run in an isolated world of its own (CDP
+ * `Page.createIsolatedWorld`): it shares the page's DOM but none of its JavaScript, so a page that
+ * replaces `Array.prototype.some`, `JSON.stringify` or a DOM method sees neither what the host
+ * asks nor what it reads. Only the function's source and its argument cross, and callers hand it
+ * selectors, marks and indices, never a run's values: what holds a secret is decided in Node, on
+ * what the world hands out (docs/browsers.md, Threat model).
+ */
+import { randomBytes } from 'node:crypto';
+import type { CDPSession, Locator, Page } from 'playwright-core';
+
+const WORLD_NAME = 'browserflow-host';
+
+type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json | undefined };
+
+/** A page's CDP session of the host's, and the isolated world of the document it shows now. */
+type World = { session: CDPSession; document?: { loaderId: string; contextId: number } };
+
+const worlds = new WeakMap<Page, Promise<World>>();
+
+function worldOf(page: Page) {
+  let world = worlds.get(page);
+  if (!world) {
+    world = page
+      .context()
+      .newCDPSession(page)
+      .then((session) => ({ session }));
+    worlds.set(page, world);
+    world.catch(() => worlds.delete(page));
+  }
+  return world;
+}
+
+/**
+ * The world's execution context in the top frame's current document. A world dies with its
+ * document; each `createIsolatedWorld` makes a new one, so one is kept per document (its
+ * `loaderId`), and one more is made when Chromium no longer knows the kept one.
+ */
+async function contextOf(world: World, fresh: boolean) {
+  const { frameTree } = await world.session.send('Page.getFrameTree');
+  const { id: frameId, loaderId } = frameTree.frame;
+  if (!fresh && world.document?.loaderId === loaderId) return world.document.contextId;
+  const { executionContextId } = await world.session.send('Page.createIsolatedWorld', {
+    frameId,
+    worldName: WORLD_NAME,
+    grantUniveralAccess: false,
+  });
+  world.document = { loaderId, contextId: executionContextId };
+  return executionContextId;
+}
+
+/** The kept context is gone (its document navigated away) before the call ran: safe to run again. */
+const contextGone = (error: unknown) => error instanceof Error && /Cannot find context with specified id/i.test(error.message);
+
+async function call(page: Page, declaration: string, args: readonly Json[]) {
+  const world = await worldOf(page);
+  for (let attempt = 0; ; attempt++) {
+    const executionContextId = await contextOf(world, attempt > 0);
+    try {
+      const { result, exceptionDetails } = await world.session.send('Runtime.callFunctionOn', {
+        functionDeclaration: declaration,
+        executionContextId,
+        arguments: args.map((value) => ({ value })),
+        returnByValue: true,
+        awaitPromise: true,
+      });
+      if (exceptionDetails) {
+        const message = exceptionDetails.exception?.description ?? exceptionDetails.text;
+        throw new Error(message.split('\n')[0]);
+      }
+      return result.value as unknown;
+    } catch (error) {
+      if (attempt === 0 && contextGone(error)) continue;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Runs `fn(arg)` in the host's isolated world of `page`'s top document and answers its result
+ * (JSON: DOM nodes do not come out). `fn` is sent as source: it may use nothing of its module.
+ */
+export async function evaluateIsolated<R, A extends Json | undefined = undefined>(
+  page: Page,
+  fn: (arg: A) => R | Promise<R>,
+  arg?: A,
+): Promise<R> {
+  return (await call(page, String(fn), [arg ?? null])) as R;
+}
+
+/**
+ * Runs `fn(elements, arg)` in the isolated world on the elements `locator` matches, in its order.
+ * Playwright's selector engine (CSS piercing open shadow roots, `text=`, `>>` chains) runs in the
+ * page's main world for this: it marks the matches with an attribute of a fresh random name, and
+ * the isolated world reads the marked elements and removes the marks. The page sees the selector
+ * and the mark's name, nothing of a run. Matches inside a frame are not read.
+ */
+export async function evaluateMatches<R, A extends Json | undefined = undefined>(
+  locator: Locator,
+  fn: (elements: Element[], arg: A) => R | Promise<R>,
+  arg?: A,
+): Promise<R> {
+  const mark = `data-bf-${randomBytes(6).toString('hex')}`;
+  await locator.evaluateAll((elements, name) => {
+    for (const [index, element] of elements.entries()) element.setAttribute(name, String(index));
+  }, mark);
+  const declaration = `async function (mark, arg) { return (${String(fn)})((${String(takeMarked)})(mark), arg); }`;
+  return (await call(locator.page(), declaration, [mark, arg ?? null])) as R;
+}
+
+/** The elements marked `mark` (in the document and its open shadow roots), in the mark's order, unmarked. */
+function takeMarked(mark: string): Element[] {
+  const found: Element[] = [];
+  const visit = (root: Document | ShadowRoot) => {
+    for (const element of root.querySelectorAll(`[${mark}]`)) found.push(element);
+    for (const element of root.querySelectorAll('*')) if (element.shadowRoot) visit(element.shadowRoot);
+  };
+  visit(document);
+  const order = (element: Element) => Number(element.getAttribute(mark));
+  found.sort((a, b) => order(a) - order(b));
+  for (const element of found) element.removeAttribute(mark);
+  return found;
+}
