@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPageModel } from '../server/agents/pageModel.ts';
+import { evaluateMatches } from '../server/browsers/host/isolatedWorld.ts';
 import { capturePage } from '../server/browsers/host/nodes/runScreenshots.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
@@ -157,7 +158,7 @@ describe('a hostile page', () => {
   }, 180_000);
 });
 
-describe("a hostile page under the analysis model's tools", () => {
+describe("the host's reads of a hostile page: the analysis model's screenshot, the page model, extraction", () => {
   let browser: Browser;
   let page: Page;
   beforeAll(async () => {
@@ -190,5 +191,19 @@ describe("a hostile page under the analysis model's tools", () => {
     const model = await readPageModel(page);
     await page.evaluate('window.__sabotage = false');
     expect(model.headings.map((heading) => heading.text)).toEqual(['Welcome']);
+  }, 60_000);
+
+  it("reads what Playwright's selectors match, in open shadow roots and in a frame too, and leaves no mark", async () => {
+    await page.setContent(`${HOSTILE}<div id="host"></div><iframe srcdoc="<p>in the frame</p>"></iframe>
+      <script>document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML = '<li>in the shadow</li>';</script>`);
+    await page.frameLocator('iframe').locator('p').waitFor();
+    const texts = (elements: Element[]) => elements.map((element) => element.textContent);
+    expect(await evaluateMatches(page.locator('li'), texts)).toEqual(['one', 'two', 'in the shadow']);
+    expect(await evaluateMatches(page.locator('text=two'), texts)).toEqual(['two']);
+    expect(await evaluateMatches(page.frameLocator('iframe').locator('p'), texts)).toEqual(['in the frame']);
+    const marked = await page.evaluate(() =>
+      Array.from(document.querySelectorAll('*')).some((element) => element.getAttributeNames().some((name) => name.startsWith('data-bf-'))),
+    );
+    expect(marked).toBe(false);
   }, 60_000);
 });

@@ -5,7 +5,6 @@ import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import { openPathTo } from './browserSandbox.ts';
-import { evaluateMatches } from './isolatedWorld.ts';
 import {
   type BrowserProxy,
   type ChromiumOptions,
@@ -14,6 +13,7 @@ import {
   type LaunchedBrowser,
   launchChromium,
 } from './chromiumProcess.ts';
+import { evaluateMatches } from './isolatedWorld.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from './launchErrors.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
 import { isAlive, ProcessTable } from './processes.ts';

@@ -13,8 +13,11 @@ const WORLD_NAME = 'browserflow-host';
 
 type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json | undefined };
 
-/** A page's CDP session of the host's, and the isolated world of the document it shows now. */
-type World = { session: CDPSession; document?: { loaderId: string; contextId: number } };
+/** A page's CDP session of the host's, and the isolated world of each frame's current document. */
+type World = { session: CDPSession; documents: Map<string, { loaderId: string; contextId: number }> };
+
+type Frame = { id: string; loaderId: string };
+type FrameTree = { frame: Frame; childFrames?: FrameTree[] };
 
 const worlds = new WeakMap<Page, Promise<World>>();
 
@@ -24,55 +27,60 @@ function worldOf(page: Page) {
     world = page
       .context()
       .newCDPSession(page)
-      .then((session) => ({ session }));
+      .then((session) => ({ session, documents: new Map() }));
     worlds.set(page, world);
     world.catch(() => worlds.delete(page));
   }
   return world;
 }
 
+async function frameTree(world: World): Promise<FrameTree> {
+  return (await world.session.send('Page.getFrameTree')).frameTree;
+}
+
 /**
- * The world's execution context in the top frame's current document. A world dies with its
- * document; each `createIsolatedWorld` makes a new one, so one is kept per document (its
- * `loaderId`), and one more is made when Chromium no longer knows the kept one.
+ * The world's execution context in `frame`'s current document. A world dies with its document;
+ * each `createIsolatedWorld` makes a new one, so one is kept per document (its `loaderId`), and
+ * one more is made when Chromium no longer knows the kept one.
  */
-async function contextOf(world: World, fresh: boolean) {
-  const { frameTree } = await world.session.send('Page.getFrameTree');
-  const { id: frameId, loaderId } = frameTree.frame;
-  if (!fresh && world.document?.loaderId === loaderId) return world.document.contextId;
+async function contextOf(world: World, frame: Frame, fresh: boolean) {
+  const kept = world.documents.get(frame.id);
+  if (!fresh && kept?.loaderId === frame.loaderId) return kept.contextId;
   const { executionContextId } = await world.session.send('Page.createIsolatedWorld', {
-    frameId,
+    frameId: frame.id,
     worldName: WORLD_NAME,
     grantUniveralAccess: false,
   });
-  world.document = { loaderId, contextId: executionContextId };
+  world.documents.set(frame.id, { loaderId: frame.loaderId, contextId: executionContextId });
   return executionContextId;
 }
 
 /** The kept context is gone (its document navigated away) before the call ran: safe to run again. */
 const contextGone = (error: unknown) => error instanceof Error && /Cannot find context with specified id/i.test(error.message);
 
-async function call(page: Page, declaration: string, args: readonly Json[]) {
+/** Calls `declaration` with `args` in the world of `frame` (the top frame's current document when not given). */
+async function call(page: Page, declaration: string, args: readonly Json[], frame?: Frame) {
   const world = await worldOf(page);
-  for (let attempt = 0; ; attempt++) {
-    const executionContextId = await contextOf(world, attempt > 0);
-    try {
-      const { result, exceptionDetails } = await world.session.send('Runtime.callFunctionOn', {
-        functionDeclaration: declaration,
-        executionContextId,
-        arguments: args.map((value) => ({ value })),
-        returnByValue: true,
-        awaitPromise: true,
-      });
-      if (exceptionDetails) {
-        const message = exceptionDetails.exception?.description ?? exceptionDetails.text;
-        throw new Error(message.split('\n')[0]);
-      }
-      return result.value as unknown;
-    } catch (error) {
-      if (attempt === 0 && contextGone(error)) continue;
-      throw error;
+  const run = async (fresh: boolean) => {
+    const executionContextId = await contextOf(world, frame ?? (await frameTree(world)).frame, fresh);
+    const { result, exceptionDetails } = await world.session.send('Runtime.callFunctionOn', {
+      functionDeclaration: declaration,
+      executionContextId,
+      arguments: args.map((value) => ({ value })),
+      returnByValue: true,
+      awaitPromise: true,
+    });
+    if (exceptionDetails) {
+      const message = exceptionDetails.exception?.description ?? exceptionDetails.text;
+      throw new Error(message.split('\n')[0]);
     }
+    return result.value as unknown;
+  };
+  try {
+    return await run(false);
+  } catch (error) {
+    if (!contextGone(error)) throw error;
+    return run(true);
   }
 }
 
@@ -93,7 +101,8 @@ export async function evaluateIsolated<R, A extends Json | undefined = undefined
  * Playwright's selector engine (CSS piercing open shadow roots, `text=`, `>>` chains) runs in the
  * page's main world for this: it marks the matches with an attribute of a fresh random name, and
  * the isolated world reads the marked elements and removes the marks. The page sees the selector
- * and the mark's name, nothing of a run. Matches inside a frame are not read.
+ * and the mark's name, nothing of a run. Matches in a frame (a selector that enters one) are
+ * looked for in the page's other frames when the top document has none of them.
  */
 export async function evaluateMatches<R, A extends Json | undefined = undefined>(
   locator: Locator,
@@ -101,11 +110,32 @@ export async function evaluateMatches<R, A extends Json | undefined = undefined>
   arg?: A,
 ): Promise<R> {
   const mark = `data-bf-${randomBytes(6).toString('hex')}`;
-  await locator.evaluateAll((elements, name) => {
+  const matched = await locator.evaluateAll((elements, name) => {
     for (const [index, element] of elements.entries()) element.setAttribute(name, String(index));
+    return elements.length;
   }, mark);
-  const declaration = `async function (mark, arg) { return (${String(fn)})((${String(takeMarked)})(mark), arg); }`;
-  return (await call(locator.page(), declaration, [mark, arg ?? null])) as R;
+  const declaration = `async function (mark, arg) {
+    const elements = (${String(takeMarked)})(mark);
+    return { found: elements.length, value: await (${String(fn)})(elements, arg) };
+  }`;
+  const page = locator.page();
+  const read = async (frame?: Frame) => (await call(page, declaration, [mark, arg ?? null], frame)) as { found: number; value: R };
+  const top = await read();
+  if (top.found > 0 || matched === 0) return top.value;
+  const frames: Frame[] = [];
+  const walk = (tree: FrameTree) => {
+    for (const child of tree.childFrames ?? []) {
+      frames.push(child.frame);
+      walk(child);
+    }
+  };
+  walk(await frameTree(await worldOf(page)));
+  for (const frame of frames) {
+    // A frame of another process (another site) is a target of its own, out of this session's reach.
+    const inFrame = await read(frame).catch(() => null);
+    if (inFrame && inFrame.found > 0) return inFrame.value;
+  }
+  return top.value;
 }
 
 /** The elements marked `mark` (in the document and its open shadow roots), in the mark's order, unmarked. */

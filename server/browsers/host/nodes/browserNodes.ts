@@ -217,8 +217,8 @@ async function readPaged<R>(page: Page, paging: Paging | undefined, listing: Lis
   const findLinks = async () => {
     const hrefs = await attempt(`reading the links \`${selector}\``, () =>
       evaluateMatches(page.locator(selector), (elements) =>
-          elements.map((element) => (element instanceof HTMLAnchorElement ? element.href : element.closest('a')?.href) ?? null),
-        ),
+        elements.map((element) => (element instanceof HTMLAnchorElement ? element.href : element.closest('a')?.href) ?? null),
+      ),
     );
     for (const href of hrefs) {
       if (!href || !/^https?:/i.test(href)) continue;
@@ -411,7 +411,8 @@ const implementations = {
       selector,
       left,
       () =>
-        evaluateMatches(locator, 
+        evaluateMatches(
+          locator,
           (elements, [name, resolve]) =>
             elements.map((element) => {
               const value = element.getAttribute(name);
@@ -440,7 +441,12 @@ const implementations = {
       inputs.optional,
       selector,
       left,
-      () => evaluateMatches(locator, (elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null), outer),
+      () =>
+        evaluateMatches(
+          locator,
+          (elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null),
+          outer,
+        ),
       (found) => found !== null,
     );
     return { html: html ?? '' };
@@ -464,7 +470,8 @@ const implementations = {
         selector,
         later ? () => Math.min(left(), LATER_PAGE_WAIT_MS) : left,
         () =>
-          evaluateMatches(locator, 
+          evaluateMatches(
+            locator,
             (items, [fieldSpecs, max]) => ({
               matches: items.length,
               rows: items.slice(0, max ?? items.length).map((item) =>

@@ -78,7 +78,19 @@ function readShown({ stash, search }: { stash: string; search: boolean }) {
 }
 
 /** In the isolated world: marks the stashed fields and texts at the indices given; false when the stash is gone (a new document). */
-function markShown({ stash, field, text, fields, texts }: { stash: string; field: string; text: string; fields: number[]; texts: number[] }) {
+function markShown({
+  stash,
+  field,
+  text,
+  fields,
+  texts,
+}: {
+  stash: string;
+  field: string;
+  text: string;
+  fields: number[];
+  texts: number[];
+}) {
   const kept = (globalThis as Record<string, unknown>)[stash] as { fields: Element[]; nodes: Text[] } | undefined;
   delete (globalThis as Record<string, unknown>)[stash];
   if (!kept) return false;
