@@ -76,11 +76,32 @@ async function call(page: Page, declaration: string, args: readonly Json[], fram
     }
     return result.value as unknown;
   };
+  const attempt = async () => {
+    try {
+      return await run(false);
+    } catch (error) {
+      if (!contextGone(error)) throw error;
+      return run(true);
+    }
+  };
+  return whileOpen(page, attempt());
+}
+
+/**
+ * `work`, or a failure as soon as the page crashes or closes: Chromium leaves a command to a
+ * crashed renderer unanswered, and Playwright fails only its own calls then.
+ */
+async function whileOpen<T>(page: Page, work: Promise<T>): Promise<T> {
+  if (page.isClosed()) throw new Error('the page was closed');
+  let gone = () => {};
+  const ended = new Promise<never>((_, reject) => {
+    gone = () => reject(new Error(page.isClosed() ? 'the page was closed' : 'the page crashed'));
+  });
+  page.on('crash', gone).on('close', gone);
   try {
-    return await run(false);
-  } catch (error) {
-    if (!contextGone(error)) throw error;
-    return run(true);
+    return await Promise.race([work, ended]);
+  } finally {
+    page.off('crash', gone).off('close', gone);
   }
 }
 
