@@ -9,6 +9,7 @@
  * nothing from this module's scope).
  */
 import type { Page } from 'playwright-core';
+import { evaluateIsolated } from '../browsers/host/isolatedWorld.ts';
 
 export type ElementRef = { selector: string; text: string };
 export type FormInput = {
@@ -87,9 +88,9 @@ export type PageModel = {
 const MAX_LINKS = 60;
 const MAX_TEXT = 80;
 
-/** Reads the page model of `page` (at most a few hundred elements of each kind). */
+/** Reads the page model of `page` (at most a few hundred elements of each kind), in the host's isolated world. */
 export async function readPageModel(page: Page): Promise<PageModel> {
-  return page.evaluate(collect, { maxLinks: MAX_LINKS, maxText: MAX_TEXT });
+  return evaluateIsolated(page, collect, { maxLinks: MAX_LINKS, maxText: MAX_TEXT });
 }
 
 /** Every selector a page model names: what a proposal may use. */

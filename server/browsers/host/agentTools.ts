@@ -14,6 +14,7 @@ import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { proposalSchema } from '../../agents/proposal.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
+import { evaluateIsolated, evaluateMatches } from './isolatedWorld.ts';
 import { capturePage, insertScreenshot } from './nodes/runScreenshots.ts';
 
 const ACTION_TIMEOUT_MS = 10_000;
@@ -29,7 +30,8 @@ const QUIET_MS = 300;
  * only after that, so the page_model that follows sees the page as the action left it.
  */
 function settleAfterAction(page: Page) {
-  return page.evaluate(
+  return evaluateIsolated(
+    page,
     ([firstMs, quietMs]) =>
       new Promise<boolean>((resolve) => {
         let changed = false;
@@ -139,7 +141,7 @@ export class AgentTabs {
       case 'query_selector': {
         const locator = page.locator(selector());
         const count = await locator.count();
-        const texts = await locator.evaluateAll((elements) =>
+        const texts = await evaluateMatches(locator, (elements) =>
           elements.slice(0, 5).map((element) => (element.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 120)),
         );
         return { count, texts };
@@ -162,8 +164,8 @@ export class AgentTabs {
       }
       case 'scroll': {
         const changed = settleAfterAction(page).catch(() => false);
-        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-        return { changed: await changed, scrollHeight: await page.evaluate(() => document.documentElement.scrollHeight) };
+        await evaluateIsolated(page, () => window.scrollTo(0, document.documentElement.scrollHeight));
+        return { changed: await changed, scrollHeight: await evaluateIsolated(page, () => document.documentElement.scrollHeight) };
       }
       case 'fill': {
         if (typeof input.value !== 'string') throw new Error('value is required');

@@ -13,6 +13,7 @@ import {
   type LaunchedBrowser,
   launchChromium,
 } from './chromiumProcess.ts';
+import { evaluateMatches } from './isolatedWorld.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from './launchErrors.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
 import { isAlive, ProcessTable } from './processes.ts';
@@ -337,16 +338,14 @@ export class BrowserPool {
 const PRIMING_TIMEOUT_MS = 5_000;
 
 /**
- * A warm browser's first tab with Playwright's injected script run once on about:blank: a run's
- * first navigation and first selector read then come faster (docs/benchmarks/mcp-call.md,
- * `bench:mcp-call-causes`). Nothing of it outlives the navigation; a failure only skips it.
+ * A warm browser's first tab with Playwright's injected script and the host's isolated world
+ * (isolatedWorld.ts) run once on about:blank: a run's first navigation and first selector read
+ * then come faster (docs/benchmarks/mcp-call.md, `bench:mcp-call-causes`). Nothing of it but the
+ * host's CDP session outlives the navigation; a failure only skips it.
  */
 async function primed(browser: LaunchedBrowser) {
-  const priming = browser.context
-    .pages()[0]
-    ?.locator('html')
-    .evaluateAll((elements) => elements.length)
-    .catch(() => {});
+  const first = browser.context.pages()[0];
+  const priming = first ? evaluateMatches(first.locator('html'), (elements) => elements.length).catch(() => {}) : undefined;
   // A page that does not answer must not hold the browser back from the pool.
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([priming, new Promise<void>((resolve) => (timer = setTimeout(resolve, PRIMING_TIMEOUT_MS)))]);

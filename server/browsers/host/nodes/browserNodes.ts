@@ -16,6 +16,7 @@ import { PAGING_MAX_PAGES } from '../../../pipelines/engine/nodes/extract.ts';
 import type { NAVIGATION_STATES } from '../../../pipelines/engine/nodes/parts.ts';
 import type { InputsOf, NodeTypeSpec, OutputsOf } from '../../../pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, NodeSpecOf } from '../../../pipelines/engine/registry.ts';
+import { evaluateIsolated, evaluateMatches } from '../isolatedWorld.ts';
 import { type CellType, convertText, uniqueKeys } from './cellValues.ts';
 
 /** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
@@ -201,7 +202,7 @@ async function readPaged<R>(page: Page, paging: Paging | undefined, listing: Lis
       const before = await attempt('counting the items', listing.count);
       await attempt('scrolling', async () => {
         await listing.revealLast();
-        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        await evaluateIsolated(page, () => window.scrollTo(0, document.documentElement.scrollHeight));
       });
       scrolls++;
       if (!(await grew(listing, before, Math.min(GROWTH_WAIT_MS, left())))) break;
@@ -215,11 +216,9 @@ async function readPaged<R>(page: Page, paging: Paging | undefined, listing: Lis
   const queue: string[] = [];
   const findLinks = async () => {
     const hrefs = await attempt(`reading the links \`${selector}\``, () =>
-      page
-        .locator(selector)
-        .evaluateAll((elements) =>
-          elements.map((element) => (element instanceof HTMLAnchorElement ? element.href : element.closest('a')?.href) ?? null),
-        ),
+      evaluateMatches(page.locator(selector), (elements) =>
+        elements.map((element) => (element instanceof HTMLAnchorElement ? element.href : element.closest('a')?.href) ?? null),
+      ),
     );
     for (const href of hrefs) {
       if (!href || !/^https?:/i.test(href)) continue;
@@ -364,7 +363,8 @@ const implementations = {
       const { to, by, times, delayMs } = inputs;
       for (let i = 0; i < times; i++) {
         await attempt('scrolling', () =>
-          page.evaluate(
+          evaluateIsolated(
+            page,
             ([target, delta]) => {
               if (delta !== null) window.scrollBy(0, delta);
               else window.scrollTo(0, target === 'top' ? 0 : document.documentElement.scrollHeight);
@@ -376,7 +376,7 @@ const implementations = {
       }
     }
     const position = await attempt('reading the scroll position', () =>
-      page.evaluate(() => ({ scrollY: window.scrollY, scrollHeight: document.documentElement.scrollHeight })),
+      evaluateIsolated(page, () => ({ scrollY: window.scrollY, scrollHeight: document.documentElement.scrollHeight })),
     );
     return position;
   },
@@ -391,7 +391,7 @@ const implementations = {
       selector,
       left,
       () =>
-        locator.evaluateAll((elements) =>
+        evaluateMatches(locator, (elements) =>
           // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
           elements.map((element) => ((element as HTMLElement).innerText ?? element.textContent ?? '').trim()),
         ),
@@ -411,7 +411,8 @@ const implementations = {
       selector,
       left,
       () =>
-        locator.evaluateAll(
+        evaluateMatches(
+          locator,
           (elements, [name, resolve]) =>
             elements.map((element) => {
               const value = element.getAttribute(name);
@@ -440,7 +441,12 @@ const implementations = {
       inputs.optional,
       selector,
       left,
-      () => locator.evaluateAll((elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null), outer),
+      () =>
+        evaluateMatches(
+          locator,
+          (elements, whole) => (elements[0] ? (whole ? elements[0].outerHTML : elements[0].innerHTML) : null),
+          outer,
+        ),
       (found) => found !== null,
     );
     return { html: html ?? '' };
@@ -464,7 +470,8 @@ const implementations = {
         selector,
         later ? () => Math.min(left(), LATER_PAGE_WAIT_MS) : left,
         () =>
-          locator.evaluateAll(
+          evaluateMatches(
+            locator,
             (items, [fieldSpecs, max]) => ({
               matches: items.length,
               rows: items.slice(0, max ?? items.length).map((item) =>
@@ -495,7 +502,7 @@ const implementations = {
       inputs.pages as Paging | undefined,
       {
         count: () => locator.count(),
-        revealLast: () => locator.evaluateAll((items) => items.at(-1)?.scrollIntoView({ block: 'end' })),
+        revealLast: () => evaluateMatches(locator, (items) => items.at(-1)?.scrollIntoView({ block: 'end' })),
         read: async (later) => (await readRows(later)).rows,
       },
       left,
@@ -523,7 +530,7 @@ const implementations = {
         selector,
         later ? () => Math.min(left(), LATER_PAGE_WAIT_MS) : left,
         () =>
-          locator.evaluateAll((elements) => {
+          evaluateMatches(locator, (elements) => {
             const element = elements[0];
             if (!element) return { matched: false as const };
             if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
@@ -566,9 +573,9 @@ const implementations = {
       page,
       inputs.pages as Paging | undefined,
       {
-        count: () => locator.evaluateAll((tables) => (tables[0] instanceof HTMLTableElement ? tables[0].rows.length : 0)),
+        count: () => evaluateMatches(locator, (tables) => (tables[0] instanceof HTMLTableElement ? tables[0].rows.length : 0)),
         revealLast: () =>
-          locator.evaluateAll((tables) => {
+          evaluateMatches(locator, (tables) => {
             if (tables[0] instanceof HTMLTableElement) tables[0].rows[tables[0].rows.length - 1]?.scrollIntoView({ block: 'end' });
           }),
         read: async (later) => {
@@ -642,6 +649,8 @@ const implementations = {
     const { script } = inputs;
     const arg = inputs.arg === undefined ? null : inputs.arg;
     // A function body with `arg` in scope. Evaluated through CDP, so a page's CSP does not block it.
+    // The one main-world evaluate of the host: the user's own script for the page's own objects.
+    // The page sees that script and the `arg` the pipeline hands it, nothing else of the run.
     const expression = `(async (arg) => {\n${script}\n})(${JSON.stringify(arg)})`;
     let result: unknown;
     try {

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Page } from 'playwright-core';
 import type { ScreenshotBox, screenshotKinds, screenshotModes } from '../../../../db/entities/index.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { redactor } from '../../../logs/redact.ts';
+import { evaluateIsolated } from '../isolatedWorld.ts';
 
 export type ScreenshotMode = (typeof screenshotModes)[number];
 export type ScreenshotKind = (typeof screenshotKinds)[number];
@@ -11,10 +13,6 @@ export type ScreenshotKind = (typeof screenshotKinds)[number];
 const JPEG_QUALITY = 70;
 /** A picture that takes longer than this is not taken: the run goes on without it. */
 const CAPTURE_TIMEOUT_MS = 3_000;
-/** Marks of the elements that hold a secret while the picture is taken (removed after). */
-const FIELD_MARK = 'data-browserflow-secret-field';
-const TEXT_MARK = 'data-browserflow-secret-text';
-
 /**
  * Whether a node's end gets a picture under the run's mode: failures in `failures` and `steps`,
  * every browser node's end in `steps`. A node that failed because its page or browser is gone
@@ -32,46 +30,78 @@ export function wantsScreenshot(mode: ScreenshotMode, kind: ScreenshotKind, fail
  * an element whose own text holds one is covered by a grey box (Playwright's `mask`). Only the
  * top document is searched: a secret in a frame, a shadow root, a canvas, an image, or changed on
  * its way (split, encoded, cut) is not recognised (docs/pipelines.md, Screenshots).
+ *
+ * No secret enters the page: the host's isolated world (isolatedWorld.ts) hands out the fields'
+ * values and the texts, Node finds the secrets in them, and the world is told only which of them
+ * to mark, with attributes of fresh random names.
  */
 export async function capturePage(page: Page, hidden: readonly string[], type: 'jpeg' | 'png' = 'jpeg') {
   const secrets = hidden.filter((value) => value.length > 0);
-  const { width, height } = await page.evaluate(
-    ({ secrets, fieldMark, textMark }) => {
-      const holds = (text: string) => secrets.some((secret) => text.includes(secret));
-      for (const field of document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea')) {
-        if (holds(field.value)) field.setAttribute(fieldMark, '');
-      }
-      if (document.body && secrets.length) {
-        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          if (holds(node.nodeValue ?? '')) node.parentElement?.setAttribute(textMark, '');
-        }
-      }
-      return { width: window.innerWidth, height: window.innerHeight };
-    },
-    { secrets, fieldMark: FIELD_MARK, textMark: TEXT_MARK },
-  );
+  const holding = (texts: string[]) => texts.flatMap((text, index) => (secrets.some((secret) => text.includes(secret)) ? [index] : []));
+  const token = () => randomBytes(6).toString('hex');
+  // The world keeps the elements it read under `stash` (its own global, out of the page's sight) until they are marked.
+  const marks = { stash: `bf${token()}`, field: `data-bf-${token()}`, text: `data-bf-${token()}` };
+  const read = await evaluateIsolated(page, readShown, { stash: marks.stash, search: secrets.length > 0 });
+  let marked = false;
   try {
+    const covered = { fields: holding(read.fields), texts: holding(read.texts) };
+    if (secrets.length) marked = await evaluateIsolated(page, markShown, { ...marks, ...covered });
+    // A new document since the read may show a secret nobody looked for.
+    if (secrets.length && !marked) throw new Error('the page changed while it was taken');
     const image = await page.screenshot({
       type,
       ...(type === 'jpeg' ? { quality: JPEG_QUALITY } : {}),
       timeout: CAPTURE_TIMEOUT_MS,
       caret: 'hide',
-      style: `[${FIELD_MARK}] { -webkit-text-security: disc !important; }`,
-      mask: [page.locator(`[${TEXT_MARK}]`)],
+      style: `[${marks.field}] { -webkit-text-security: disc !important; }`,
+      mask: [page.locator(`[${marks.text}]`)],
       maskColor: '#8a8a8a',
     });
-    return { image, width, height, url: page.url() };
+    return { image, width: read.width, height: read.height, url: page.url() };
   } finally {
-    await page
-      .evaluate(
-        (marks) => {
-          for (const mark of marks) for (const element of document.querySelectorAll(`[${mark}]`)) element.removeAttribute(mark);
-        },
-        [FIELD_MARK, TEXT_MARK],
-      )
-      .catch(() => {});
+    if (marked) await evaluateIsolated(page, unmark, [marks.field, marks.text]).catch(() => {});
   }
+}
+
+/** In the isolated world: the viewport's size and, to `search`, the text fields' values and the body's texts. */
+function readShown({ stash, search }: { stash: string; search: boolean }) {
+  const size = { width: window.innerWidth, height: window.innerHeight };
+  if (!search) return { ...size, fields: [], texts: [] };
+  const fields = Array.from(document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea'));
+  const nodes: Text[] = [];
+  if (document.body) {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text);
+  }
+  (globalThis as Record<string, unknown>)[stash] = { fields, nodes };
+  return { ...size, fields: fields.map((field) => field.value), texts: nodes.map((node) => node.nodeValue ?? '') };
+}
+
+/** In the isolated world: marks the stashed fields and texts at the indices given; false when the stash is gone (a new document). */
+function markShown({
+  stash,
+  field,
+  text,
+  fields,
+  texts,
+}: {
+  stash: string;
+  field: string;
+  text: string;
+  fields: number[];
+  texts: number[];
+}) {
+  const kept = (globalThis as Record<string, unknown>)[stash] as { fields: Element[]; nodes: Text[] } | undefined;
+  delete (globalThis as Record<string, unknown>)[stash];
+  if (!kept) return false;
+  for (const index of fields) kept.fields[index]?.setAttribute(field, '');
+  for (const index of texts) kept.nodes[index]?.parentElement?.setAttribute(text, '');
+  return true;
+}
+
+/** In the isolated world: removes the marks. */
+function unmark(marks: string[]) {
+  for (const mark of marks) for (const element of document.querySelectorAll(`[${mark}]`)) element.removeAttribute(mark);
 }
 
 /**
