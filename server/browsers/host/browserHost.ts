@@ -17,6 +17,7 @@ import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
+import { prepareCgroups } from './browserCgroups.ts';
 import { prepareSandbox } from './browserSandbox.ts';
 import { EgressPolicy } from './egressPolicy.ts';
 import { findProcessesMentioning, killProcessGroupsOf } from './processes.ts';
@@ -70,9 +71,12 @@ export async function startBrowserHost(options: {
   const log = options.log.child({ component: 'browser-host', hostId });
   const sandbox = prepareSandbox(config.browsers.sandboxUser, log);
   const browsersDir = path.join(config.dataDir, 'browsers', hostId);
+  const cgroups = prepareCgroups(config.browsers.limits, browsersDir, { sandbox: sandbox !== null, log });
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
+    cgroups,
+    diskBytes: config.browsers.limits.diskBytes,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir,
     warmSize: config.browsers.warmPool,
