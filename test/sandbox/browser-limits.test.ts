@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_OUT_OF_MEMORY } from '../../workflows/browserSession.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
 import { startTestSite } from '../support/pages.ts';
+import { createPipeline, settledRun, startRun } from '../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /**
@@ -61,7 +62,12 @@ describe('a browser’s memory', () => {
     let asking = true;
     const asker = (async () => {
       while (asking) {
-        answers.push(await stack.http.get(`/${project.slug}/api/sessions`, as).then((answer) => answer.status, () => 0));
+        answers.push(
+          await stack.http.get(`/${project.slug}/api/sessions`, as).then(
+            (answer) => answer.status,
+            () => 0,
+          ),
+        );
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     })();
@@ -99,6 +105,35 @@ describe('a browser’s memory', () => {
     await asker;
     expect(answers.length).toBeGreaterThan(3);
     expect(new Set(answers)).toEqual(new Set([200]));
+  }, 180_000);
+
+  it('a run whose page takes 1.5 GB fails browser_crashed, saying out of memory', async () => {
+    const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: 'greedy-run' }, as)).body.id as string;
+    const pipelineId = await createPipeline(stack, project.slug, as, {
+      nodes: {
+        page: { type: 'browser.page' },
+        grow: {
+          type: 'page.evaluate',
+          timeoutMs: 60_000,
+          inputs: {
+            page: { $ref: 'page.page' },
+            script: `const kept = []; globalThis.kept = kept;
+              for (let held = 0; held < 1536; held += 64) {
+                const chunk = new Uint8Array(64 * 1024 * 1024);
+                for (let i = 0; i < chunk.length; i += 4096) chunk[i] = 1;
+                kept.push(chunk);
+                await new Promise((resolve) => setTimeout(resolve, 0));
+              }
+              return 'held 1.5 GB';`,
+          },
+        },
+      },
+    });
+    const { runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId);
+    const run = await settledRun(stack, runUrl, as, 90_000);
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('failed');
+    expect(run.error).toMatchObject({ node: 'grow', code: 'browser_crashed' });
+    expect(run.error.message).toMatch(/out of memory/);
   }, 180_000);
 });
 

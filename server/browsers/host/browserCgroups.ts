@@ -51,7 +51,7 @@ function throughMount(mount: Mount, cgroupPath: string) {
     mount.root !== '/' && (cgroupPath === mount.root || cgroupPath.startsWith(`${mount.root}/`))
       ? cgroupPath.slice(mount.root.length)
       : cgroupPath;
-  return path.join(mount.mountPoint, relative);
+  return path.join(mount.mountPoint, relative).replace(/(.)\/$/, '$1');
 }
 
 /**
@@ -303,7 +303,8 @@ function removeGroupsNow(dirs: readonly string[]) {
  * browser is unchanged). Exit 125 with a line on stderr when a group refuses it.
  */
 export function joinCommand(cgroup: BrowserCgroup, command: { command: string; args: string[] }) {
-  const script = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "could not join the cgroup $f" >&2; exit 125; }; shift; done; shift; exec "$@"';
+  const script =
+    'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "could not join the cgroup $f" >&2; exit 125; }; shift; done; shift; exec "$@"';
   return { command: '/bin/sh', args: ['-c', script, 'sh', ...cgroup.procsFiles, '--', command.command, ...command.args] };
 }
 
@@ -312,9 +313,13 @@ export function joinCommand(cgroup: BrowserCgroup, command: { command: string; a
  * (development, as an ordinary user): warned about at every start. With the sandbox on, a host
  * that cannot make them refuses to start (ConfigError).
  */
-export function prepareCgroups(limits: BrowserLimits, browsersDir: string, options: { sandbox: boolean; log: Logger }) {
+export function prepareCgroups(
+  limits: BrowserLimits,
+  browsersDir: string,
+  options: { sandbox: boolean; log: Logger; files?: { cgroup: string; mountinfo: string } },
+) {
   try {
-    const cgroups = BrowserCgroups.prepare(limits, browsersDir);
+    const cgroups = BrowserCgroups.prepare(limits, browsersDir, options.files);
     options.log.info(
       { memoryMb: limits.memoryBytes / 2 ** 20, diskMb: limits.diskBytes / 2 ** 20, pids: limits.pids, cpuWeight: limits.cpuWeight },
       'browsers run in cgroups of their own',
