@@ -105,7 +105,7 @@ describe('temporal-compose.yml', () => {
     );
     // cgroup v2: the host in a leaf of the container's cgroup, which hands memory, pids and cpu down.
     expect(entrypoint).toContain('browserflow-host');
-    expect(entrypoint).toContain("echo '+memory +pids +cpu' >\"$cg/cgroup.subtree_control\"");
+    expect(entrypoint).toContain('echo \'+memory +pids +cpu\' >"$cg/cgroup.subtree_control"');
     const limits = parseConfig(processEnv('browser-host')).browsers.limits;
     expect(limits).toEqual({ memoryBytes: 2048 * 2 ** 20, diskBytes: 1024 * 2 ** 20, pids: 1024, cpuWeight: 100 });
   });
