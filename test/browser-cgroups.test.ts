@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { cgroupLayout, limitFiles, oomKillsIn, prepareCgroups } from '../server/browsers/host/browserCgroups.ts';
+import { BrowserCgroups, cgroupLayout, joinCommand, limitFiles, oomKillsIn, prepareCgroups } from '../server/browsers/host/browserCgroups.ts';
 import { ConfigError } from '../server/config.ts';
 
 /**
@@ -121,5 +122,44 @@ describe('a browser host that cannot bound its browsers', () => {
     const { log, lines } = capturingLog();
     expect(prepareCgroups(limits, '/tmp/bf-browsers', { sandbox: false, log, files: noCgroups() })).toBeNull();
     expect(lines.filter((line) => line.level === 40 && /BROWSER_SANDBOX=off.*without memory/.test(line.msg))).toHaveLength(1);
+  });
+});
+
+describe('a browser’s cgroups on this machine', () => {
+  const browsersDir = () => mkdtempSync(path.join(os.tmpdir(), 'bf-cgroups-browsers-'));
+
+  it('its first process is in every group before it runs anything, and a host’s next start ends what a crash left', async () => {
+    const dir = browsersDir();
+    const cgroups = BrowserCgroups.prepare(limits, dir);
+    const cgroup = cgroups.create('left-behind');
+    const command = joinCommand(cgroup, { command: 'sh', args: ['-c', 'cat /proc/self/cgroup; exec sleep 600'] });
+    const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    const said = await new Promise<string>((resolve) => child.stdout.once('data', (chunk) => resolve(String(chunk))));
+    // Every controller's line names the browser's group: memory, pids and cpu.
+    for (const controller of ['memory', 'pids', 'cpu']) {
+      expect(said).toMatch(new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:.*/browserflow-[0-9a-f]{12}/left-behind$`, 'm'));
+    }
+    expect(cgroup.procsFiles.every((file) => readFileSync(file, 'utf8').includes(String(child.pid)))).toBe(true);
+
+    // The host "crashes" (its browser and groups stay); its next start finds them.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const again = BrowserCgroups.prepare(limits, dir);
+    expect(await again.removeLeftovers()).toBe(3);
+    await exited;
+    expect(cgroup.procsFiles.some((file) => existsSync(file))).toBe(false);
+    again.close();
+  });
+
+  it('is held to its memory limit: a process past it is killed, and the group says so', async () => {
+    const cgroups = BrowserCgroups.prepare({ ...limits, memoryBytes: 64 * 2 ** 20 }, browsersDir());
+    const cgroup = cgroups.create('greedy');
+    expect(cgroup.outOfMemory()).toBe(false);
+    const command = joinCommand(cgroup, { command: 'python3', args: ['-c', 'a = bytearray(256 * 1024 * 1024)'] });
+    const child = spawn(command.command, command.args, { stdio: 'ignore' });
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('exit', (...end) => resolve(end)));
+    expect(signal).toBe('SIGKILL');
+    expect(cgroup.outOfMemory()).toBe(true);
+    await cgroup.remove();
+    cgroups.close();
   });
 });
