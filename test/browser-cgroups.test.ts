@@ -5,7 +5,14 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { BrowserCgroups, cgroupLayout, joinCommand, limitFiles, oomKillsIn, prepareCgroups } from '../server/browsers/host/browserCgroups.ts';
+import {
+  BrowserCgroups,
+  cgroupLayout,
+  joinCommand,
+  limitFiles,
+  oomKillsIn,
+  prepareCgroups,
+} from '../server/browsers/host/browserCgroups.ts';
 import { ConfigError } from '../server/config.ts';
 
 /**
