@@ -13,7 +13,7 @@ import {
   oomKillsIn,
   prepareCgroups,
 } from '../server/browsers/host/browserCgroups.ts';
-import { ConfigError } from '../server/config.ts';
+import { ConfigError, parseConfig } from '../server/config.ts';
 
 /**
  * Where a host puts its browsers' cgroups and what it writes there (server/browsers/host/browserCgroups.ts),
@@ -168,5 +168,19 @@ describe('a browser’s cgroups on this machine', () => {
     expect(cgroup.outOfMemory()).toBe(true);
     await cgroup.remove();
     cgroups.close();
+  });
+});
+
+describe('the bounds’ settings', () => {
+  it('default to 2048 MB of memory, 1024 MB of disk, 1024 processes and threads, CPU weight 100', () => {
+    expect(parseConfig({}).browsers.limits).toEqual({ memoryBytes: 2048 * 2 ** 20, diskBytes: 1024 * 2 ** 20, pids: 1024, cpuWeight: 100 });
+  });
+
+  it('refuse a disk as large as the memory: the disk is memory, counted in the memory limit', () => {
+    expect(() => parseConfig({ BROWSER_MEMORY_LIMIT_MB: '768' })).toThrow(
+      /BROWSER_DISK_LIMIT_MB: 1024 must be below BROWSER_MEMORY_LIMIT_MB \(768\)/,
+    );
+    expect(parseConfig({ BROWSER_MEMORY_LIMIT_MB: '768', BROWSER_DISK_LIMIT_MB: '256' }).browsers.limits.memoryBytes).toBe(768 * 2 ** 20);
+    expect(() => parseConfig({ BROWSER_CPU_WEIGHT: '0' })).toThrow(ConfigError);
   });
 });
