@@ -1,10 +1,12 @@
-import { statfsSync } from 'node:fs';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionResource } from '../../db/entities/index.ts';
 import { BROWSER_OUT_OF_MEMORY } from '../../workflows/browserSession.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
 import { startTestSite } from '../support/pages.ts';
 import { createPipeline, settledRun, startRun } from '../support/pipelines.ts';
+import { chromiumProcesses } from '../support/sandbox.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /**
@@ -135,6 +137,22 @@ describe('a browser’s memory', () => {
     expect(run.error).toMatchObject({ node: 'grow', code: 'browser_crashed' });
     expect(run.error.message).toMatch(/out of memory/);
   }, 180_000);
+
+  it('a browser cannot raise its own limits: its processes are in its groups, and no cgroup file system is in its sandbox', async () => {
+    const started = await startBrowser('own-limits');
+    const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: started.url.split('/').at(-1) as string });
+    const processes = chromiumProcesses(row.pid as number);
+    expect(processes.length).toBeGreaterThan(1);
+    // This machine (and CI) is cgroup v1: test/browser-cgroups.test.ts covers v2's choices.
+    const groupOfBrowser = readFileSync(`/proc/${row.pid}/cgroup`, 'utf8').match(/^\d+:memory:(.*)$/m)?.[1];
+    expect(groupOfBrowser).toMatch(/\/browserflow-[0-9a-f]{12}\/[0-9a-f]{16}$/);
+    for (const facts of processes) {
+      expect(readFileSync(`/proc/${facts.pid}/cgroup`, 'utf8')).toContain(`:memory:${groupOfBrowser}\n`);
+      expect(existsSync(`/proc/${facts.pid}/root/sys/fs/cgroup/memory`), `${facts.command} sees the cgroups`).toBe(false);
+    }
+    expect(readFileSync(`/sys/fs/cgroup/memory${groupOfBrowser}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(768 * MB));
+    await stack.http.post(`${started.url}/stop`, undefined, as);
+  });
 });
 
 describe('a browser’s disk', () => {
