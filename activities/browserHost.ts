@@ -170,7 +170,9 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
             // Playwright says only that the target closed: the host knows the Chromium is gone.
             const check = pool.check(call.resourceId);
             if (check.known && !check.alive) {
-              throw new NodeError('browser_crashed', 'the run’s browser crashed: Chromium exited while the node ran', {
+              const how =
+                check.ended === 'out_of_memory' ? 'out of memory (it went past its memory limit)' : 'Chromium exited while the node ran';
+              throw new NodeError('browser_crashed', `the run’s browser crashed: ${how}`, {
                 retryable: false,
                 cause: error,
               });

@@ -46,8 +46,10 @@ const hosted: ChromiumOptions = {
   sandbox,
   egress: new EgressPolicy([{ kind: 'subnet', address: BENCH_PAGE_HOST, prefix: 32, family: 'ipv4' }]),
   browsersDir,
+  cgroups: null,
+  diskBytes: 1024 * 2 ** 20,
 };
-const plain: ChromiumOptions = { chromiumPath, sandbox: null, egress: null, browsersDir };
+const plain: ChromiumOptions = { chromiumPath, sandbox: null, egress: null, browsersDir, cgroups: null, diskBytes: null };
 const settings: LaunchSettings = { image: defaultBrowserImage, screen: { width: 1280, height: 720 }, args: [] };
 
 type Condition = { label: string; options: ChromiumOptions; concurrentLaunch?: boolean; primed?: boolean };

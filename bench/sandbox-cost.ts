@@ -1,12 +1,15 @@
 /**
- * `npm run bench:sandbox`: what the kernel sandbox (server/browsers/host/browserSandbox.ts) costs a
- * browser, measured in one run on browsers launched by the host's own `launchChromium`, with
- * `sandbox: null` (BROWSER_SANDBOX=off, "off") and with the sandbox's user ("on"). Both go through
- * an egress proxy allowing only the local page, as hosts run them:
+ * `npm run bench:sandbox`: what the kernel sandbox (server/browsers/host/browserSandbox.ts) and the
+ * browsers' bounds (server/browsers/host/browserCgroups.ts) cost a browser, measured in one run on
+ * browsers launched by the host's own `launchChromium`, of three kinds: "off", `sandbox: null`
+ * (BROWSER_SANDBOX=off); "on", the sandbox's user with no bounds (no cgroup, the profile on the
+ * host's disk: the baseline of the bounds); "bounded", as hosts run them (the sandbox, a cgroup
+ * per browser with the default limits, the profile on a tmpfs of BROWSER_DISK_LIMIT_MB's default).
+ * All go through an egress proxy allowing only the local page, as hosts run them:
  *
  * 1. cold start → usable: from the `launchChromium` call until a new page has loaded the local page
- *    and answered a `page.evaluate`; the launch alone beside it. Off and on alternate, one launch each
- *    of both first untimed (the binary and its libraries into the page cache);
+ *    and answered a `page.evaluate`; the launch alone beside it. The kinds take turns (each round
+ *    starts with the next), one launch of each first untimed (the binary and its libraries into the page cache);
  * 2. warm start → usable: what a start from the warm pool still pays, on a browser launched and
  *    left idle for BENCH_SANDBOX_WARM_IDLE_MS: newPage, goto the local page, evaluate;
  * 3. density: BENCH_SANDBOX_DENSITY browsers of each kind at once, each with the local page open,
@@ -25,11 +28,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BrowserCgroups } from '../server/browsers/host/browserCgroups.ts';
 import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';
 import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/processes.ts';
 import { defaultScreen, type LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { parseConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { measureTrees, type TreeUsage } from './support/processMemory.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile } from './support/stack.ts';
@@ -66,10 +71,17 @@ if (!sandbox) throw new Error('prepareSandbox answered no sandbox for a user');
 const browsersDir = mkdtempSync(path.join(os.tmpdir(), 'bf-sandbox-bench-'));
 openPathTo(browsersDir, sandbox);
 
-type Kind = 'off' | 'on';
+// The limits a host gets by default (server/config.ts), in cgroups beneath this process's own.
+const { limits } = parseConfig({}).browsers;
+const cgroups = BrowserCgroups.prepare(limits, browsersDir);
+
+const KINDS = ['off', 'on', 'bounded'] as const;
+type Kind = (typeof KINDS)[number];
+const base = { chromiumPath: CHROMIUM_PATH, egress: new EgressPolicy(allowed), browsersDir };
 const kinds: Record<Kind, ChromiumOptions> = {
-  off: { chromiumPath: CHROMIUM_PATH, egress: new EgressPolicy(allowed), browsersDir, sandbox: null },
-  on: { chromiumPath: CHROMIUM_PATH, egress: new EgressPolicy(allowed), browsersDir, sandbox },
+  off: { ...base, sandbox: null, cgroups: null, diskBytes: null },
+  on: { ...base, sandbox, cgroups: null, diskBytes: null },
+  bounded: { ...base, sandbox, cgroups, diskBytes: limits.diskBytes },
 };
 const settings: LaunchSettings = { image: 'chromium', screen: defaultScreen, args: [] };
 
@@ -111,16 +123,19 @@ function usageOf(browser: LaunchedBrowser): TreeUsage {
   return total;
 }
 
-/** Off first in even rounds, on first in odd ones: neither always gets the machine fresher. */
-const orderOf = (round: number): Kind[] => (round % 2 === 0 ? ['off', 'on'] : ['on', 'off']);
+/** Each round starts with the next kind: none always gets the machine fresher. */
+const orderOf = (round: number): Kind[] => KINDS.map((_, i) => KINDS[(round + i) % KINDS.length] as Kind);
 
-const cold: Record<Kind, { launch: number[]; usable: number[] }> = { off: { launch: [], usable: [] }, on: { launch: [], usable: [] } };
-const warm: Record<Kind, number[]> = { off: [], on: [] };
+const cold = Object.fromEntries(KINDS.map((kind) => [kind, { launch: [] as number[], usable: [] as number[] }])) as Record<
+  Kind,
+  { launch: number[]; usable: number[] }
+>;
+const warm = Object.fromEntries(KINDS.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
 const density = {} as Record<Kind, { perBrowser: TreeUsage }>;
 
 try {
   console.log(`bench: untimed launch of each kind, then ${LAUNCHES} cold launches of each, alternating`);
-  for (const kind of ['off', 'on'] as const) {
+  for (const kind of KINDS) {
     const browser = await launch(kind);
     await firstUsablePage(browser);
     await destroy(browser);
@@ -149,8 +164,8 @@ try {
     }
   }
 
-  for (const kind of ['off', 'on'] as const) {
-    console.log(`bench: density, ${DENSITY} browsers with the sandbox ${kind}, each with the local page open`);
+  for (const kind of KINDS) {
+    console.log(`bench: density, ${DENSITY} browsers of kind ${kind}, each with the local page open`);
     const browsers: LaunchedBrowser[] = [];
     try {
       for (let i = 0; i < DENSITY; i++) {
@@ -172,40 +187,40 @@ try {
   }
 } finally {
   await Promise.all([...open].map(destroy));
+  cgroups.close();
   rmSync(browsersDir, { recursive: true, force: true });
   site.close();
 }
 
 // The report.
 const browsersIn = (bytes: number) => Math.floor((FIT_GIB * 2 ** 30) / bytes);
-const change = (off: number, on: number) => `${on - off >= 0 ? '+' : ''}${ms(on - off)} (${(((on - off) / off) * 100).toFixed(0)} %)`;
-const timingRow = (name: string, off: number[], on: number[]) => {
-  const [a, b] = [stats(off), stats(on)];
-  return `| ${name} | ${ms(a.median)} | ${ms(a.p95)} | ${ms(b.median)} | ${ms(b.p95)} | ${change(a.median, b.median)} |`;
+const change = (from: number, to: number) => `${to - from >= 0 ? '+' : ''}${ms(to - from)} (${(((to - from) / from) * 100).toFixed(1)} %)`;
+const timingRow = (name: string, of: (kind: Kind) => number[]) => {
+  const [off, on, bounded] = KINDS.map((kind) => stats(of(kind)));
+  const cells = [off, on, bounded].flatMap((s) => [ms(s?.median ?? 0), ms(s?.p95 ?? 0)]);
+  return `| ${name} | ${cells.join(' | ')} | ${change(off?.median ?? 0, on?.median ?? 0)} | ${change(on?.median ?? 0, bounded?.median ?? 0)} |`;
 };
-const memoryRow = (name: string, key: 'pss' | 'uss' | 'rss') => {
-  const [a, b] = [density.off.perBrowser[key], density.on.perBrowser[key]];
-  return `| ${name} | ${mb(a)} | ${mb(b)} | ${b - a >= 0 ? '+' : ''}${mb(b - a)} MB (${(((b - a) / a) * 100).toFixed(0)} %) |`;
-};
+const memoryRow = (name: string, key: 'pss' | 'uss' | 'rss') =>
+  `| ${name} | ${KINDS.map((kind) => mb(density[kind].perBrowser[key])).join(' | ')} |`;
 const seconds = (performance.now() - runStart) / 1000;
 const loadAtEnd = os.loadavg()[0] ?? 0;
 
 console.log(`
 Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; ${seconds.toFixed(0)} s.
 
-| ms (${LAUNCHES} cold, ${WARM} warm of each) | off median | off p95 | on median | on p95 | on − off (median) |
-|---|---|---|---|---|---|
-${timingRow('cold start → usable (launch, newPage, goto, evaluate)', cold.off.usable, cold.on.usable)}
-${timingRow('of which the launch (launchChromium)', cold.off.launch, cold.on.launch)}
-${timingRow(`warm start → usable (newPage, goto, evaluate; idle ${WARM_IDLE_MS} ms)`, warm.off, warm.on)}
+| ms (${LAUNCHES} cold, ${WARM} warm of each) | off median | off p95 | on median | on p95 | bounded median | bounded p95 | sandbox: on − off (median) | bounds: bounded − on (median) |
+|---|---|---|---|---|---|---|---|---|
+${timingRow('cold start → usable (launch, newPage, goto, evaluate)', (kind) => cold[kind].usable)}
+${timingRow('of which the launch (launchChromium)', (kind) => cold[kind].launch)}
+${timingRow(`warm start → usable (newPage, goto, evaluate; idle ${WARM_IDLE_MS} ms)`, (kind) => warm[kind])}
 
-| per browser (${DENSITY} at once, local page open) | off | on | on − off |
+| per browser (${DENSITY} at once, local page open) | off | on | bounded |
 |---|---|---|---|
 ${memoryRow('PSS MB', 'pss')}
 ${memoryRow('private (USS) MB', 'uss')}
 ${memoryRow('RSS MB', 'rss')}
-| processes | ${density.off.perBrowser.processes.toFixed(1)} | ${density.on.perBrowser.processes.toFixed(1)} | |
-| browsers in ${FIT_GIB} GiB at this PSS | ${browsersIn(density.off.perBrowser.pss)} | ${browsersIn(density.on.perBrowser.pss)} | |
+| processes | ${KINDS.map((kind) => density[kind].perBrowser.processes.toFixed(1)).join(' | ')} |
+| browsers in ${FIT_GIB} GiB at this PSS | ${KINDS.map((kind) => browsersIn(density[kind].perBrowser.pss)).join(' | ')} |
 `);
 console.log(
   JSON.stringify({
@@ -215,8 +230,9 @@ console.log(
     seconds: Math.round(seconds),
     loadAverage: { start: loadAtStart, end: loadAtEnd },
     settings: { launches: LAUNCHES, warm: WARM, warmIdleMs: WARM_IDLE_MS, density: DENSITY, settleMs: SETTLE_MS, fitGiB: FIT_GIB },
+    limits,
     ...Object.fromEntries(
-      (['off', 'on'] as const).map((kind) => [
+      KINDS.map((kind) => [
         kind,
         {
           coldUsableMs: stats(cold[kind].usable),

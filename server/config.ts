@@ -100,6 +100,8 @@ export type RateLimitedAction = (typeof rateLimitedActions)[number];
  */
 export type RateLimitRule = { perIp: number; perAccount: number; perAccountAllIps?: number; windowSeconds: number };
 
+/** A mebibyte: the size settings are given in MB and applied in bytes. */
+const MB = 1024 * 1024;
 const MINUTE = 60;
 const defaultRateLimits: Record<RateLimitedAction, RateLimitRule> = {
   login: { perIp: 100, perAccount: 10, perAccountAllIps: 100, windowSeconds: 15 * MINUTE },
@@ -253,6 +255,20 @@ const environment = z.object({
     .regex(/^[a-z_][a-z0-9_-]*$/, 'must be a user name')
     .default('browserflow-browser'),
   /**
+   * Every browser's memory (its processes, and its disk, which is memory: see BROWSER_DISK_LIMIT_MB)
+   * is held to this by a cgroup of its own; a browser past it is ended, `out of memory`.
+   */
+  BROWSER_MEMORY_LIMIT_MB: z.coerce.number().int().min(256).default(2048),
+  /**
+   * A browser's profile (and downloads) live on a tmpfs of this size inside its sandbox: a page that
+   * writes past it gets a quota error. Counted in BROWSER_MEMORY_LIMIT_MB, so it must be below it.
+   */
+  BROWSER_DISK_LIMIT_MB: z.coerce.number().int().min(32).default(1024),
+  /** Processes and threads of one browser (pids.max): a fork bomb stops here. */
+  BROWSER_PIDS_LIMIT: z.coerce.number().int().min(64).default(1024),
+  /** One browser's share of the CPU when the machine is busy, against its host's other browsers (cgroup v2 cpu.weight: 1–10000, 100 is the kernel's default). */
+  BROWSER_CPU_WEIGHT: z.coerce.number().int().min(1).max(10_000).default(100),
+  /**
    * Host names the MCP endpoint may be reached by, comma-separated; also the origins browser
    * pages may call it from. Unset: any Host (see server/http/mcpRoutes.ts, `mcpRequestAllowed`).
    */
@@ -341,6 +357,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
       `Invalid configuration:\n  BROWSER_ALLOWED_PRIVATE_DESTINATIONS: "${allowedDestinations.invalid}" is not a host, host:port, IP address or CIDR`,
     );
   }
+  // The disk is a tmpfs charged to the browser's memory cgroup: a disk as large as the memory would
+  // end the browser out of memory instead of giving the page a quota error.
+  if (e.BROWSER_DISK_LIMIT_MB >= e.BROWSER_MEMORY_LIMIT_MB) {
+    throw new ConfigError(
+      `Invalid configuration:\n  BROWSER_DISK_LIMIT_MB: ${e.BROWSER_DISK_LIMIT_MB} must be below BROWSER_MEMORY_LIMIT_MB (${e.BROWSER_MEMORY_LIMIT_MB}): a browser's disk is memory, counted in its memory limit`,
+    );
+  }
   const localModel = parseLocalModel(e.LOCAL_MODEL);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
@@ -393,6 +416,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
       egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
       /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
       sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,
+      /** What each browser may hold (server/browsers/host/browserCgroups.ts, and its disk in browserSandbox.ts). */
+      limits: {
+        memoryBytes: e.BROWSER_MEMORY_LIMIT_MB * MB,
+        diskBytes: e.BROWSER_DISK_LIMIT_MB * MB,
+        pids: e.BROWSER_PIDS_LIMIT,
+        cpuWeight: e.BROWSER_CPU_WEIGHT,
+      },
     },
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,

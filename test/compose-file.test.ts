@@ -83,12 +83,31 @@ describe('temporal-compose.yml', () => {
     expect(parseConfig(processEnv('browser-host')).browsers.sandboxUser).not.toBeNull();
     expect(host.security_opt).toEqual(expect.arrayContaining(['seccomp=unconfined', 'apparmor=unconfined']));
     expect(host.privileged).toBeUndefined();
-    expect(host.cap_add).toBeUndefined();
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     const hostStage = dockerfile.slice(dockerfile.indexOf('AS browser-host'));
     expect(hostStage).toMatch(/apt-get install[^\n]*chromium[^\n]*bubblewrap[^\n]*socat/);
     // Not root: bubblewrap gives each browser a user namespace of the host's unprivileged user.
     expect(hostStage).toMatch(/USER node\n/);
+  });
+
+  it('bounds every browser: the host gets its container’s own cgroup, and runs as node with no capability', () => {
+    const host = services['browser-host'] as Service & { cgroup?: string; user?: string; cap_add?: string[]; entrypoint?: string[] };
+    // Its own cgroup namespace: the cgroup it may write is the container's, never the machine's.
+    expect(host.cgroup).toBe('private');
+    // CAP_SYS_ADMIN only for the entrypoint's remount of that cgroup; no other capability.
+    expect(host.cap_add).toEqual(['SYS_ADMIN']);
+    expect(host.user).toBe('root');
+    expect(host.entrypoint).toEqual(['sh', 'scripts/browser-host-entrypoint.sh']);
+    const entrypoint = readFileSync(path.join(root, 'scripts/browser-host-entrypoint.sh'), 'utf8');
+    // The host it starts is `node`, with no capability left to regain.
+    expect(entrypoint.trim().split('\n').at(-1)).toBe(
+      'exec setpriv --reuid=node --regid=node --init-groups --inh-caps=-all --bounding-set=-all -- "$@"',
+    );
+    // cgroup v2: the host in a leaf of the container's cgroup, which hands memory, pids and cpu down.
+    expect(entrypoint).toContain('browserflow-host');
+    expect(entrypoint).toContain('echo \'+memory +pids +cpu\' >"$cg/cgroup.subtree_control"');
+    const limits = parseConfig(processEnv('browser-host')).browsers.limits;
+    expect(limits).toEqual({ memoryBytes: 2048 * 2 ** 20, diskBytes: 1024 * 2 ** 20, pids: 1024, cpuWeight: 100 });
   });
 
   it('puts the Temporal UI behind an OpenID Connect sign-in, published on the machine’s loopback only', () => {

@@ -120,6 +120,8 @@ const onePlacePool = (browsersDir: string, warmSize: number) =>
     chromiumPath: stack.config.chromiumPath,
     egress: null,
     sandbox: null,
+    cgroups: null,
+    diskBytes: null,
     browsersDir,
     warmSize,
     recentSize: 0,

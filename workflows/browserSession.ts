@@ -249,17 +249,21 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
 const END_REASONS_PATCH = 'browser-end-reasons';
 /** The stop reason of a browser whose Chromium exited without a stop (killed, or crashed). */
 export const BROWSER_CRASHED = 'browser crashed: Chromium exited without being stopped';
+/** The stop reason of a browser its host ended for going past its memory limit (BROWSER_MEMORY_LIMIT_MB). */
+export const BROWSER_OUT_OF_MEMORY = 'browser crashed: out of memory (it went past its memory limit)';
 
 /**
  * Why a browser its host reports not alive ended: Chromium went away under a host that still holds
  * it (crashed), or the host's process no longer knows it (restarted since: its browsers died with
  * the process before, so the host was lost). Older histories say "the browser exited".
  */
-function endedReason(hostId: string, check: { known?: boolean }, requested?: string) {
+function endedReason(hostId: string, check: { known?: boolean; ended?: 'out_of_memory' }, requested?: string) {
   if (!patched(END_REASONS_PATCH)) return { hostLost: false, reason: 'the browser exited' };
   const why = requested ? ` (while stopping: ${requested})` : '';
   if (check.known === false)
     return { hostLost: true, reason: `browser host ${hostId} lost: it was restarted, and the browser died with it${why}` };
+  // Only hosts that bound their browsers say `ended`, so older histories replay as they ran.
+  if (check.ended === 'out_of_memory') return { hostLost: false, reason: `${BROWSER_OUT_OF_MEMORY}${why}` };
   return { hostLost: false, reason: `${BROWSER_CRASHED}${why}` };
 }
 

@@ -224,7 +224,16 @@ describe('a sandboxed browser', () => {
         expect(way).toBeTruthy();
       });
       const folder = path.dirname(cdpSocketOf(started.cdpEndpoint));
-      const found = spawnSync('find', [folder, '/root', '/tmp', '-maxdepth', '6', '-name', 'sandbox-payload*'], { encoding: 'utf8' });
+      // The profile is a tmpfs inside the sandbox: the browser's own view of it, and of its /tmp, too.
+      const inside = `/proc/${chromiumProcesses(started.pid)[0]?.pid}/root`;
+      const found = spawnSync(
+        'find',
+        [folder, '/root', '/tmp', `${inside}${folder}`, `${inside}/tmp`, '-maxdepth', '6', '-name', 'sandbox-payload*'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(found.status, found.stderr).toBe(0);
       expect(found.stdout.split('\n').filter(Boolean)).toEqual([]);
     } finally {
       await stop(started);

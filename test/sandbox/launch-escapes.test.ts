@@ -34,7 +34,14 @@ beforeAll(() => {
   // A stand-in for DATA_DIR's jwt-secret: a host file the browser's user could otherwise read.
   secretsDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-secrets-'));
   writeFileSync(path.join(secretsDir, 'jwt-secret'), SECRET, { mode: 0o644 });
-  options = { chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', egress: new EgressPolicy(allowed), browsersDir, sandbox };
+  options = {
+    chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    egress: new EgressPolicy(allowed),
+    browsersDir,
+    sandbox,
+    cgroups: null,
+    diskBytes: 256 * 2 ** 20,
+  };
 });
 afterEach(async () => {
   for (const browser of open.splice(0)) await destroyBrowser(browser).catch(() => undefined);

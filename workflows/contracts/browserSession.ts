@@ -69,7 +69,8 @@ export type BrowserSessionHostActivities = {
    * `known`: the host's process holds the browser (false when it was restarted since the launch,
    * and its browsers died with the process before; absent from hosts older than this field).
    */
-  checkBrowser(resourceId: string): Promise<{ alive: boolean; usage: BrowserUsage | null; known?: boolean }>;
+  /** `ended`: why a browser that is not alive ended, when its host knows (it went past its memory limit). */
+  checkBrowser(resourceId: string): Promise<{ alive: boolean; usage: BrowserUsage | null; known?: boolean; ended?: 'out_of_memory' }>;
   /** Idempotent; answers whether there was a browser to stop. */
   stopBrowser(resourceId: string): Promise<boolean>;
 };

@@ -15,6 +15,7 @@ import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
+import { prepareCgroups } from './browserCgroups.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
 import { prepareSandbox } from './browserSandbox.ts';
@@ -70,9 +71,12 @@ export async function startBrowserHost(options: {
   const log = options.log.child({ component: 'browser-host', hostId });
   const sandbox = prepareSandbox(config.browsers.sandboxUser, log);
   const browsersDir = path.join(config.dataDir, 'browsers', hostId);
+  const cgroups = prepareCgroups(config.browsers.limits, browsersDir, { sandbox: sandbox !== null, log });
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
+    cgroups,
+    diskBytes: config.browsers.limits.diskBytes,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir,
     warmSize: config.browsers.warmPool,

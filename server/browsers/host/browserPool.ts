@@ -47,7 +47,12 @@ export type HostBrowser = LaunchedBrowser & {
   warm: boolean;
   /** First found unwanted by the orphan cleanup at this time (ms). */
   unwantedSince?: number;
+  /** Set once the kernel killed a process of it for memory: the whole browser was ended then. */
+  outOfMemory?: boolean;
 };
+
+/** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
+export type BrowserEnd = 'out_of_memory';
 
 export type PoolOptions = WarmPolicyOptions &
   ChromiumOptions &
@@ -144,6 +149,8 @@ export class BrowserPool {
   /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
   async start() {
     killLeftoverBrowsers(this.#options.browsersDir, this.#options.log);
+    const leftoverGroups = await this.#options.cgroups?.removeLeftovers();
+    if (leftoverGroups) this.#options.log.warn({ count: leftoverGroups }, 'removed browser cgroups left by a previous run of this host');
     if (this.#options.sandbox) openPathTo(this.#options.browsersDir, this.#options.sandbox);
     this.#warm.refill();
   }
@@ -205,10 +212,17 @@ export class BrowserPool {
     return instance.log.hide(values);
   }
 
-  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null; known: boolean } {
+  /**
+   * Whether a resource's browser lives, and its usage. A browser the kernel killed a process of for
+   * memory (it went past BROWSER_MEMORY_LIMIT_MB) is ended here, all of it: in cgroup v1 the kernel
+   * kills one process, often a renderer, and the rest would go on without it.
+   */
+  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null; known: boolean; ended?: BrowserEnd } {
     const instance = this.#running.get(resourceId);
     if (!instance) return { alive: false, usage: null, known: false };
-    const alive = instance.external ? Boolean(instance.remote?.isConnected()) : instance.pid ? isAlive(instance.pid) : true;
+    if (!instance.outOfMemory && instance.cgroup?.outOfMemory()) this.#endOutOfMemory(instance);
+    const alive =
+      !instance.outOfMemory && (instance.external ? Boolean(instance.remote?.isConnected()) : instance.pid ? isAlive(instance.pid) : true);
     // The first measurement (a warm browser's billing baseline) is read now; later ones may be a moment old.
     const tree = instance.pid ? this.#processes.measureTree(instance.pid, { fresh: !instance.measured }) : null;
     instance.measured = true;
@@ -216,7 +230,21 @@ export class BrowserPool {
       alive,
       known: true,
       usage: { cpuSeconds: tree?.cpuSeconds ?? 0, memoryBytes: tree?.memoryBytes ?? 0, networkBytes: instance.networkBytes },
+      ...(instance.outOfMemory ? { ended: 'out_of_memory' as const } : {}),
     };
+  }
+
+  #endOutOfMemory(instance: HostBrowser) {
+    instance.outOfMemory = true;
+    const limitMb = (this.#options.cgroups?.limits.memoryBytes ?? 0) / 2 ** 20;
+    instance.log.push({
+      context: 'browser',
+      severity: 'error',
+      message: `the browser went past its memory limit (${limitMb} MB, BROWSER_MEMORY_LIMIT_MB): the host ended it`,
+      area: 'lifecycle',
+    });
+    this.#options.log.warn({ resourceId: instance.resourceId, limitMb }, 'a browser went past its memory limit: ending it');
+    instance.cgroup?.kill();
   }
 
   /** Idempotent. The instance leaves the map before any await, so a second stop finds nothing. */
@@ -233,6 +261,7 @@ export class BrowserPool {
     const all = [...this.#running.values(), ...this.#warm.close()];
     this.#running.clear();
     await Promise.all(all.map((instance) => this.#destroy(instance)));
+    this.#options.cgroups?.close();
   }
 
   /** The offer id of the warm browser listening at `cdpEndpoint`, if this host has one waiting. */

@@ -91,15 +91,19 @@ function asSandboxUser(options: SandboxOptions, command: string[], extra: string
 }
 
 /**
- * The command line that starts `chromium` with `args` inside the sandbox. The profile appears
- * at its own path inside (that path is how the host finds its browsers' processes), the folder of
- * the egress proxy's socket at /run/browserflow, the policy where Chromium reads it.
+ * The command line that starts `chromium` with `args` inside the sandbox. The profile is a tmpfs
+ * of `diskBytes` (downloads and HOME included) at the profile folder's own path inside (that path,
+ * on the command line, is how the host finds its browsers' processes): a page that fills it gets a
+ * quota error, and the host's disk never sees it. The folder of the egress proxy's socket appears
+ * at /run/browserflow, the policy where Chromium reads it. `diskBytes` null binds the profile
+ * folder of the host's disk instead, unbounded: only `bench:sandbox`'s baseline does.
  */
 export function sandboxCommand(
   options: SandboxOptions,
   chromium: string,
   folders: { profile: string; run: string; policy: string },
   args: string[],
+  diskBytes: number | null,
 ) {
   const bind = (kind: '--ro-bind-try' | '--ro-bind', path: string) => [kind, path, path];
   const filesystem = [
@@ -117,9 +121,9 @@ export function sandboxCommand(
     '/tmp',
     '--tmpfs',
     '/dev/shm',
-    '--bind',
-    folders.profile,
-    folders.profile,
+    ...(diskBytes === null
+      ? ['--bind', folders.profile, folders.profile]
+      : ['--perms', '0700', '--size', String(diskBytes), '--tmpfs', folders.profile]),
     '--ro-bind',
     folders.run,
     RUN_DIR,
@@ -129,7 +133,8 @@ export function sandboxCommand(
   ];
   // socat forwards the namespace's 127.0.0.1:PROXY_PORT to the egress proxy; Chromium replaces
   // the shell, so the sandbox lives as long as the browser (bubblewrap ends the rest with it).
-  const script = `socat -lf /dev/null TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/egress.sock & exec "$@"`;
+  // HOME is in the profile, whose tmpfs starts empty.
+  const script = `mkdir -p "$HOME" || exit 1; socat -lf /dev/null TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/egress.sock & exec "$@"`;
   return asSandboxUser(
     options,
     [

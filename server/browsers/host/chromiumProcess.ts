@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
+import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
 import { CdpMux } from './cdpMux.ts';
 import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
@@ -78,6 +79,10 @@ export type ChromiumOptions = {
   browsersDir: string;
   /** The kernel's fence around each browser; null only with BROWSER_SANDBOX=off. */
   sandbox: SandboxUser | null;
+  /** Each browser's memory, pids and CPU bounds; null only with BROWSER_SANDBOX=off on a host that cannot make them. */
+  cgroups: BrowserCgroups | null;
+  /** The size of a sandboxed browser's profile (its tmpfs), BROWSER_DISK_LIMIT_MB; null only in `bench:sandbox`'s baseline. */
+  diskBytes: number | null;
 };
 
 /** The proxy a session's browser goes through. */
@@ -106,6 +111,8 @@ export type LaunchedBrowser = {
   folder?: string;
   /** Where its sockets are: `folder`, or a short folder of their own when its path is too long. */
   sockets?: string;
+  /** Its cgroups (memory, pids, CPU), which every process of it is in from the start. */
+  cgroup?: BrowserCgroup;
 };
 
 /** How much of Chromium's own output a failed launch reports. */
@@ -123,7 +130,8 @@ export async function launchChromium(
   settings: LaunchSettings,
   proxy: BrowserProxy | null,
 ): Promise<LaunchedBrowser> {
-  const folder = path.join(options.browsersDir, randomBytes(8).toString('hex'));
+  const id = randomBytes(8).toString('hex');
+  const folder = path.join(options.browsersDir, id);
   const userDataDir = path.join(folder, 'profile');
   // A Unix socket's path holds at most 107 bytes: under a deep DATA_DIR the sockets go to a
   // folder of their own in the temporary folder (removed with the browser).
@@ -161,9 +169,19 @@ export async function launchChromium(
     'about:blank',
   ];
   const binary = chromiumBinary(options.chromiumPath);
-  const command = sandbox
-    ? sandboxCommand(sandbox, binary, { profile: userDataDir, run: runDir, policy: policyDir }, args)
+  const sandboxed = sandbox
+    ? sandboxCommand(sandbox, binary, { profile: userDataDir, run: runDir, policy: policyDir }, args, options.diskBytes)
     : { command: binary, args };
+  let cgroup: BrowserCgroup | undefined;
+  try {
+    cgroup = options.cgroups?.create(id);
+  } catch (error) {
+    await egress?.close();
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(sockets, { recursive: true, force: true });
+    throw error;
+  }
+  const command = cgroup ? joinCommand(cgroup, sandboxed) : sandboxed;
   // Chromium reads commands on fd 3 and writes answers and events on fd 4.
   const child = spawn(command.command, command.args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
   let output = '';
@@ -196,6 +214,7 @@ export async function launchChromium(
     mux,
     folder,
     sockets,
+    cgroup,
   };
   try {
     // A Chromium that exits at once closes its pipe too, and the pipe may tell first: its exit,
@@ -264,6 +283,7 @@ export async function destroyBrowser(browser: LaunchedBrowser) {
       // gone
     }
   }
+  await browser.cgroup?.remove();
   await browser.mux?.close();
   rmSync(browser.folder ?? browser.userDataDir, { recursive: true, force: true });
   if (browser.sockets) rmSync(browser.sockets, { recursive: true, force: true });
