@@ -89,7 +89,7 @@ export const errorCodes = {
     'unauthorized',
   ],
   402: ['insufficient_funds', 'payment_required'],
-  403: ['api_key_not_linked', 'forbidden', 'host_not_allowed'],
+  403: ['api_key_not_linked', 'cross_site_request', 'forbidden', 'host_not_allowed'],
   404: ['billing_disabled', 'browser_not_running', 'not_found', 'session_not_found', 'unknown_provider', 'unknown_tool'],
   405: ['method_not_allowed'],
   408: ['request_timeout'],

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Project } from '../db/entities/index.ts';
 import type { AppDeps } from './appDeps.ts';
 import { type EntityManagerOf, resolveSubject, type Subject } from './auth/subject.ts';
-import { projectNotFound } from './errors.ts';
+import { PermissionDenied, projectNotFound } from './errors.ts';
 import { authorize, can, type ProjectRef, projectActions, projectRef } from './permissions/permissions.ts';
 import { type FoundProject, lookUpProject, type ProjectSnapshot } from './projects/projectRepository.ts';
 
@@ -17,22 +17,84 @@ function header(req: FastifyRequest, name: string) {
   return Array.isArray(value) ? value[0] : value;
 }
 
+const unsafeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether a browser says the request comes from a page of this service: `Sec-Fetch-Site:
+ * same-origin`, or an `Origin` that is PUBLIC_URL's or the request's own (scheme and Host, as a
+ * proxy trusted by TRUST_PROXY reports them). A page cannot set either header, and a browser
+ * sends Origin with every POST, PUT, PATCH and DELETE. The request's own Host is as good as
+ * PUBLIC_URL: a foreign page that reaches this service under its own name (DNS rebinding) gets
+ * no cookie of this service's name with it.
+ */
+function fromOwnPage(config: AppDeps['config'], req: FastifyRequest) {
+  if (header(req, 'sec-fetch-site') === 'same-origin') return true;
+  const origin = header(req, 'origin');
+  if (!origin) return false;
+  const sent = originOf(origin);
+  // `Origin: null` (sandboxed frames, file pages, some redirects) and garbage match nothing.
+  return sent !== null && (sent === originOf(config.publicUrl) || sent === originOf(`${req.protocol}://${req.host}`));
+}
+
+/** An origin as URL writes it (lower-case host, no default port), or null for what is not one. */
+function originOf(text: string) {
+  try {
+    const { origin } = new URL(text);
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a browser says the request comes from another site's page. */
+function fromForeignPage(config: AppDeps['config'], req: FastifyRequest) {
+  const site = header(req, 'sec-fetch-site');
+  if (site === 'cross-site' || site === 'same-site') return true;
+  return header(req, 'origin') !== undefined && !fromOwnPage(config, req);
+}
+
+/**
+ * Cross-site request forgery. The `token` cookie is SameSite=Lax, which keeps it off another
+ * site's POST, but a sibling subdomain counts as the same site, and Lax is the browser's promise,
+ * not ours. So a change signed by the cookie alone must show it comes from this service's own
+ * pages (the console, the account pages), else 403 `cross_site_request`. A request that sends an
+ * API key or an Authorization header is a script's: another site's page cannot send one without
+ * a CORS preflight, which this service never grants. A change sent with no credential at all
+ * (sign-in, registration, the verification and reset links' submits) is refused only when the
+ * browser says it comes from another site: that is login CSRF (signing the victim into the
+ * attacker's account), while scripts send no Origin and must still sign in.
+ */
+function refuseForgedRequest(config: AppDeps['config'], req: FastifyRequest, signedByCookie: boolean) {
+  if (!unsafeMethods.has(req.method)) return;
+  if (signedByCookie ? fromOwnPage(config, req) : !fromForeignPage(config, req)) return;
+  throw new PermissionDenied(
+    signedByCookie
+      ? 'A change signed by the session cookie must come from this service’s own pages (Origin or Sec-Fetch-Site); scripts send an API key or a bearer token'
+      : 'Sign-in and account changes are not taken from another site’s pages',
+    'cross_site_request',
+  );
+}
+
 /**
  * Who is calling: a session (cookie or bearer token), an API key, or nobody. `from` narrows where
  * credentials are read: `headers` for endpoints only scripts call (MCP: a browser's cookie must not
- * drive them), `cookie` for the browser redirects of external sign-in.
+ * drive them), `cookie` for the browser redirects of external sign-in. Every unsafe request that a
+ * browser could have been made to send (no credential header) is checked for forgery first.
  */
-export function resolveCaller(
-  deps: Pick<AppDeps, 'jwt' | 'access'>,
+export async function resolveCaller(
+  deps: Pick<AppDeps, 'jwt' | 'access' | 'config'>,
   em: EntityManagerOf,
   req: FastifyRequest,
   from: 'any' | 'cookie' | 'headers' = 'any',
 ) {
-  return resolveSubject(em, deps, {
+  const source = {
     cookieToken: from === 'headers' ? undefined : req.cookies.token,
     authorization: from === 'cookie' ? undefined : header(req, 'authorization'),
     apiKeyHeader: from === 'cookie' ? undefined : header(req, 'x-api-key'),
-  });
+  };
+  if (from !== 'headers' && !source.authorization && !source.apiKeyHeader)
+    refuseForgedRequest(deps.config, req, Boolean(source.cookieToken));
+  return resolveSubject(em, deps, source);
 }
 
 /** A project the caller may read, with the permission module's answers bound to it. */
@@ -89,7 +151,7 @@ export async function enterProject(
 }
 
 /** For raw routes what projectProcedure does for procedures: the caller, then the project from the path. */
-export async function projectRequest(deps: Pick<AppDeps, 'jwt' | 'orm' | 'access'>, req: FastifyRequest, projectParam: string) {
+export async function projectRequest(deps: Pick<AppDeps, 'jwt' | 'orm' | 'access' | 'config'>, req: FastifyRequest, projectParam: string) {
   const em = deps.orm.em.fork();
   const subject = await resolveCaller(deps, em, req);
   return { em, subject, ...(await enterProject(deps, em, subject, projectParam)) };

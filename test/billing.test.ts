@@ -14,7 +14,7 @@ import {
 } from '../db/entities/index.ts';
 import { meter } from '../server/billing/metering.ts';
 import { FUNDS_EXHAUSTED } from '../workflows/contracts/billing.ts';
-import { createProject, PASSWORD, registerUser } from './support/accounts.ts';
+import { createApiKey, createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { checkPage } from './support/consoleChecks.ts';
 import { PAGE_HOST, startTestSite } from './support/pages.ts';
@@ -151,6 +151,59 @@ describe('plans, checkout and portal', () => {
       expect(refused.status, `${path}: ${refused.text}`).toBe(400);
       expect(refused.body.code).toBe('email_not_verified');
       expect((await stack.http.request(method, path, { body })).status).toBe(401);
+    }
+  });
+
+  it('a key narrowed to projects or grants, an MCP Link key among them, is refused on every billing route; a full key and a session are not', async () => {
+    const user = await registerUser(stack);
+    const project = await createProject(stack, user.token);
+    const server = await stack.http.put(
+      `/${project.slug}/api/mcp-servers`,
+      { name: 'Tools', slug: 'tools', description: '' },
+      { token: user.token },
+    );
+    expect(server.status, server.text).toBe(200);
+    // As the console's "Link a key" makes one: a custom key for the server's tools, linked by a client config.
+    const linkKey = await createApiKey(stack, user.token, {
+      name: 'MCP tools',
+      accessType: 'custom',
+      permissions: [`${project.slug}.functions.read`, `${project.slug}.functions.execute`],
+    });
+    const link = await stack.http.put(
+      `/${project.slug}/api/mcp-client-configs`,
+      { name: 'Claude', description: '', mcpServerId: server.body.id, apiKeyId: linkKey.id },
+      { token: user.token },
+    );
+    expect(link.status, link.text).toBe(200);
+    const narrow = {
+      'projects key': await createApiKey(stack, user.token, { accessType: 'projects', projectIds: [project.id] }),
+      'one-grant key': await createApiKey(stack, user.token, { accessType: 'custom', permissions: [`${project.slug}.pipelines.read`] }),
+      'MCP Link key': linkKey,
+      'key granted everything': await createApiKey(stack, user.token, { accessType: 'custom', permissions: ['*.*'] }),
+    };
+    const routes = [
+      ['GET', '/api/billing/overview', undefined],
+      ['GET', '/api/billing/usage', undefined],
+      ['POST', '/api/billing/subscription', { priceId: 'price_starter' }],
+      ['POST', '/api/billing/top-up', { amount: '5', currency: 'usd' }],
+      ['POST', '/api/billing/portal', undefined],
+    ] as const;
+    const stripeCalls = stripe.requests.length;
+    for (const [name, key] of Object.entries(narrow)) {
+      for (const [method, path, body] of routes) {
+        const refused = await stack.http.request(method, path, { body, as: { apiKey: key.secret } });
+        expect(refused.status, `${name} ${method} ${path}: ${refused.text}`).toBe(403);
+        expect(refused.body).toMatchObject({ status: 'error', code: 'forbidden' });
+      }
+    }
+    // Refused before anything reached Stripe.
+    expect(stripe.requests.length).toBe(stripeCalls);
+    const full = await createApiKey(stack, user.token, { accessType: 'full' });
+    for (const as of [{ apiKey: full.secret }, { token: user.token }]) {
+      for (const [method, path, body] of routes) {
+        const answered = await stack.http.request(method, path, { body, as });
+        expect(answered.status, `${JSON.stringify(Object.keys(as))} ${method} ${path}: ${answered.text}`).toBe(200);
+      }
     }
   });
 

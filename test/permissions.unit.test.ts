@@ -4,8 +4,10 @@ import type { Subject } from '../server/auth/subject.ts';
 import { NotFound, PermissionDenied, Unauthenticated } from '../server/errors.ts';
 import {
   authorize,
+  authorizeAccountBilling,
   can,
   canCreateProjects,
+  canSeeUserEmails,
   grantCovers,
   isValidPermission,
   type ProjectRef,
@@ -325,5 +327,34 @@ describe('who may create projects', () => {
     ['a pending 2FA login', pending2fa, false],
   ] as [string, Subject, boolean][])('%s: %s', (_name, subject, expected) => {
     expect(canCreateProjects(subject)).toBe(expected);
+  });
+});
+
+describe('whose billing a caller reaches', () => {
+  it.each([
+    ['a session', session(owner), true],
+    ['a full key', key(owner, 'full'), true],
+    ['a projects key', key(owner, 'projects', { projectIds: [PROJECT_ID] }), false],
+    ['a one-grant key', key(owner, 'custom', { permissions: ['shop.functions.read'] }), false],
+    ['a custom key granted everything', key(owner, 'custom', { permissions: ['*.*'] }), false],
+  ] as [string, Subject, boolean][])('%s: %s', (_name, subject, allowed) => {
+    if (allowed) expect(() => authorizeAccountBilling(subject)).not.toThrow();
+    else expect(() => authorizeAccountBilling(subject)).toThrow(PermissionDenied);
+  });
+});
+
+describe('who sees other accounts’ e-mail', () => {
+  const unverified = user(OTHER_ID, { emailVerified: false });
+  it.each([
+    ['a verified session', session(owner), true],
+    ['a full key of a verified account', key(owner, 'full'), true],
+    ['an unverified session', session(unverified), false],
+    ['a full key of an unverified account', key(unverified, 'full'), false],
+    ['a projects key', key(owner, 'projects', { projectIds: [PROJECT_ID] }), false],
+    ['a custom key', key(owner, 'custom', { permissions: ['*.*'] }), false],
+    ['anonymous', anonymous, false],
+    ['a pending 2FA login', pending2fa, false],
+  ] as [string, Subject, boolean][])('%s: %s', (_name, subject, expected) => {
+    expect(canSeeUserEmails(subject)).toBe(expected);
   });
 });

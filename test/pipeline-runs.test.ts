@@ -631,6 +631,62 @@ describe('who may start a run and see what it read', () => {
     }
   });
 
+  it('withholds a run’s log lines, as JSON and as SSE, from callers who may not read the cookies it read into a URL', async () => {
+    const {
+      shop,
+      sessionId: session,
+      runUrl,
+      reader,
+    } = await runInPublicProject({
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/cookie-jar` } },
+        jar: { type: 'page.cookies', inputs: { page: { $ref: 'open.page' }, name: 'sid' } },
+        url: { type: 'text.template', inputs: { template: `${site.url}/tab?n={{sid}}`, sid: { $ref: 'jar.value' } } },
+        visit: { type: 'page.goto', inputs: { page: { $ref: 'jar.page' }, url: { $ref: 'url.text' } } },
+      },
+    });
+    const cookieReader = await createApiKey(stack, owner.token, {
+      accessType: 'custom',
+      permissions: [`${shop.slug}.pipelines.read`, `${shop.slug}.cookies.read.${session}`],
+    });
+    const sse = (as: Record<string, string>) =>
+      readSse(`${stack.url}${runUrl}/logs`, { headers: as, until: (events) => events.some((event) => event.event === 'end') });
+
+    // Who may read the cookies sees every line whole: the value is in the address the run opened.
+    const whole = await stack.http.get(`${runUrl}/logs?limit=200`, { apiKey: cookieReader.secret });
+    expect(whole.text).toContain(COOKIE_VALUE);
+    const wholeStream = await sse({ 'x-api-key': cookieReader.secret });
+    expect(wholeStream.map((event) => event.data).join('\n')).toContain(COOKIE_VALUE);
+
+    const stranger = await registerUser(stack);
+    for (const [as, headers] of [
+      [{}, {}],
+      [{ token: stranger.token }, { authorization: `Bearer ${stranger.token}` }],
+      [{ apiKey: reader.secret }, { 'x-api-key': reader.secret }],
+    ] as const) {
+      const logs = await stack.http.get(`${runUrl}/logs?limit=200`, as);
+      expect(logs.status, logs.text).toBe(200);
+      expect(logs.text).not.toContain(COOKIE_VALUE);
+      expect(logs.body.length).toBe(whole.body.length);
+      const [first, ...rest] = logs.body as { area: string; message: string; context: string; object: unknown }[];
+      expect(first?.area).toBe('run');
+      // The run's status lines stay whole; every other line is there, saying nothing.
+      expect(logs.body.at(-1)).toMatchObject({ area: 'run', object: { status: 'succeeded' } });
+      for (const line of rest.filter((entry) => entry.area !== 'run')) {
+        expect(line).toMatchObject({
+          context: 'withheld',
+          message: expect.stringMatching(/^withheld: the run read cookies/),
+          object: null,
+        });
+      }
+      const stream = await sse(headers);
+      const lines = stream.filter((event) => event.event === 'log');
+      expect(lines).toHaveLength(whole.body.length);
+      expect(stream.map((event) => event.data).join('\n')).not.toContain(COOKIE_VALUE);
+    }
+  });
+
   it('withholds what a page script returned from callers who may not read the session’s cookies', async () => {
     const { run, runUrl, reader } = await runInPublicProject(scriptSource());
     expect(run.result).toEqual({ cookie: `sid=${COOKIE_VALUE}` });

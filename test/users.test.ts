@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, PASSWORD, registerUser } from './support/accounts.ts';
+import { createApiKey, createProject, PASSWORD, registerUser } from './support/accounts.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;
@@ -28,6 +28,8 @@ afterAll(async () => {
 
 const publicKeys = ['firstName', 'id', 'lastName'];
 const signedInKeys = ['created', 'email', 'firstName', 'id', 'lastName'];
+/** A signed-in caller who may not see e-mail: an unverified account, a narrowed key. */
+const withoutEmailKeys = ['created', 'firstName', 'id', 'lastName'];
 
 describe('listing users', () => {
   it('an anonymous visitor sees only id and names', async () => {
@@ -49,14 +51,41 @@ describe('listing users', () => {
     expect(response.body.map((user: { email: string }) => user.email)).toEqual(users.map((user) => user.email));
   });
 
-  it('an unverified user and an API key count as signed in', async () => {
+  it('an account that never verified its e-mail sees the users without their e-mail', async () => {
     const unverified = await stack.http.get('/api/users', { token: users[4]?.token });
     expect(unverified.status, unverified.text).toBe(200);
-    expect(Object.keys(unverified.body[0]).sort()).toEqual(signedInKeys);
-    const key = await createApiKey(stack, users[1]?.token as string, { accessType: 'full' });
+    expect(unverified.body).toHaveLength(users.length);
+    for (const user of unverified.body) expect(Object.keys(user).sort()).toEqual(withoutEmailKeys);
+    for (const user of users) expect(unverified.text).not.toContain(user.email);
+    const one = await stack.http.get(`/api/users/${users[0]?.id}`, { token: users[4]?.token });
+    expect(Object.keys(one.body).sort()).toEqual(withoutEmailKeys);
+    // Nor through a full key of its own.
+    const key = await createApiKey(stack, users[4]?.token as string, { accessType: 'full' });
     const viaKey = await stack.http.get('/api/users', { apiKey: key.secret });
     expect(viaKey.status, viaKey.text).toBe(200);
-    expect(Object.keys(viaKey.body[0]).sort()).toEqual(signedInKeys);
+    for (const user of viaKey.body) expect(Object.keys(user).sort()).toEqual(withoutEmailKeys);
+  });
+
+  it('a full key of a verified account sees e-mail; a key narrowed to projects or grants does not', async () => {
+    const owner = users[1] as (typeof users)[number];
+    const project = await createProject(stack, owner.token);
+    const full = await createApiKey(stack, owner.token, { accessType: 'full' });
+    const viaFull = await stack.http.get('/api/users', { apiKey: full.secret });
+    expect(viaFull.status, viaFull.text).toBe(200);
+    expect(Object.keys(viaFull.body[0]).sort()).toEqual(signedInKeys);
+    expect(viaFull.body.map((user: { email: string }) => user.email)).toEqual(users.map((user) => user.email));
+    for (const body of [
+      { accessType: 'projects' as const, projectIds: [project.id] },
+      { accessType: 'custom' as const, permissions: [`${project.slug}.functions.read`] },
+    ]) {
+      const narrow = await createApiKey(stack, owner.token, body);
+      const listed = await stack.http.get('/api/users', { apiKey: narrow.secret });
+      expect(listed.status, listed.text).toBe(200);
+      for (const user of listed.body) expect(Object.keys(user).sort()).toEqual(withoutEmailKeys);
+      for (const user of users) expect(listed.text).not.toContain(user.email);
+      const one = await stack.http.get(`/api/users/${users[0]?.id}`, { apiKey: narrow.secret });
+      expect(one.body).toEqual({ id: users[0]?.id, firstName: 'Ada', lastName: 'Lovelace', created: expect.any(String) });
+    }
   });
 
   it('a stale cookie reads as anonymous', async () => {

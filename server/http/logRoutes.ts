@@ -8,7 +8,7 @@ import { NotFound } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';
 import { logEntryView, serveLogs } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
-import { pipelineActions, sessionActions } from '../permissions/permissions.ts';
+import { canSeeRunOutputs, pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { projectRequest } from '../requestEdge.ts';
 import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './browsers/resources.ts';
@@ -181,6 +181,8 @@ export function registerLogRoutes(
         notifications,
         closing: closing.signal,
         stream: logStreams.run(run.id),
+        // Its lines quote what it opened and clicked, which can be made of the cookies it read.
+        withheld: !canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies }),
         isFinished: async () => {
           const current = await deps.orm.em.fork().findOne(PipelineRun, { id: run.id }, { fields: ['status'] });
           return !current || !['queued', 'running'].includes(current.status);

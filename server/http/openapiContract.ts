@@ -119,8 +119,9 @@ function factsOfProcedures() {
  * can be refused for, and the one code each common status has. Undefined: nothing narrower than
  * the status's whole list is known (a raw route's own status, a procedure's declared 402 or 429).
  */
-function codesOf(status: ErrorStatus, operation: Operation, facts: ProcedureFacts | undefined): ErrorCode[] | undefined {
+function codesOf(status: ErrorStatus, method: string, operation: Operation, facts: ProcedureFacts | undefined): ErrorCode[] | undefined {
   const guards = facts?.guards;
+  const unsafe = method !== 'get';
   const hasPathIds = operation.parameters?.some((parameter) => parameter.in === 'path') ?? false;
   const hasInput = Boolean(operation.parameters?.length || operation.requestBody);
   const codes: (ErrorCode | false | undefined)[] | undefined = (() => {
@@ -144,7 +145,8 @@ function codesOf(status: ErrorStatus, operation: Operation, facts: ProcedureFact
           'invalid_credentials',
         ];
       case 403:
-        return guards ? ['forbidden'] : undefined;
+        // Any change a browser's cookie could sign may be a forgery (server/requestEdge.ts).
+        return guards ? [(Boolean(operation.security?.length) || hasPathIds) && 'forbidden', unsafe && 'cross_site_request'] : undefined;
       case 404:
         return guards ? ['not_found'] : undefined;
       case 405:
@@ -198,7 +200,8 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], descrip
 /**
  * What an operation can answer besides success. Every request may be malformed (400), carry a bad
  * credential (401), meet an unexpected failure (500) or a database out of reach (503); a protected
- * or project-scoped one may be refused (403); a path with ids may name something missing (404); a
+ * or project-scoped one may be refused (403), and so may a change a browser was made to send
+ * (403 `cross_site_request`); a path with ids may name something missing (404); a
  * change may conflict (409); a body may come too slowly (408), be too large (413) or not JSON (415);
  * a rate-limited route may answer 429 (the rate limiter's own list of its routes); and what a
  * procedure's code adds (402 funds, 429 a concurrency limit) is declared beside it, in its meta.
@@ -206,7 +209,7 @@ function errorResponse(status: ErrorStatus, codes: readonly ErrorCode[], descrip
 function statusesOf(path: string, method: string, operation: Operation, declared: readonly number[] = []) {
   const statuses = new Set<number>([400, 401, 500, 503, ...declared]);
   const hasPathIds = operation.parameters?.some((parameter) => parameter.in === 'path') ?? false;
-  if (operation.security?.length || hasPathIds) statuses.add(403);
+  if (operation.security?.length || hasPathIds || method !== 'get') statuses.add(403);
   if (hasPathIds) statuses.add(404);
   if (method !== 'get') statuses.add(409);
   if (operation.requestBody) {
@@ -245,7 +248,7 @@ export function withExactErrors(document: OpenAPIObject): OpenAPIObject {
         const own = operation.responses?.[String(status)] as { description?: string; content?: unknown } | undefined;
         // A raw route's words for its own statuses stay; the lib's generic ones do not.
         const ownDescription = own?.description && !own.content ? own.description : undefined;
-        const codes = (ownDescription ? undefined : codesOf(status, operation, facts)) ?? errorCodes[status];
+        const codes = (ownDescription ? undefined : codesOf(status, method, operation, facts)) ?? errorCodes[status];
         responses[String(status)] = errorResponse(status, codes, ownDescription);
       }
       entry[method] = { ...operation, responses };

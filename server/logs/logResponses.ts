@@ -5,6 +5,7 @@ import { LogEntry } from '../../db/entities/index.ts';
 import { BadRequest } from '../errors.ts';
 import { openEventStream, wantsEventStream } from '../http/eventStream.ts';
 import { pagination } from '../http/shapes.ts';
+import { RUN_LOG_WITHHELD_MESSAGE } from '../permissions/permissions.ts';
 import type { LogNotifications } from './logNotifications.ts';
 
 export const logEntryView = z.object({
@@ -29,6 +30,20 @@ function present(entry: LogEntry) {
   };
 }
 
+/**
+ * A run's line for a reader from whom its outputs are withheld (canSeeRunOutputs): a run that
+ * read cookies can put a value it read into a URL it opens or a selector it clicks, and its
+ * lines quote both (`opened <url>`, a browser node's context is its page's address). Such a
+ * reader sees that a line was written, when, how severe and of what area, not what it says; the
+ * run's own status lines stay whole, as they quote no value of the run (a failure's message is
+ * left out of them when the run reads cookies, activities/runNode.ts `withheldMessage`).
+ */
+function presentWithheld(entry: LogEntry) {
+  const view = present(entry);
+  if (entry.area === 'run') return view;
+  return { ...view, context: 'withheld', message: RUN_LOG_WITHHELD_MESSAGE, object: null };
+}
+
 const query = z.strictObject({ ...pagination, lastEventId: z.coerce.number().int().min(0).optional() });
 
 /**
@@ -49,8 +64,11 @@ export async function serveLogs(
     isFinished: () => Promise<boolean>;
     /** The server shutting down: the stream ends without `end` (it did not finish), for a reconnect elsewhere. */
     closing: AbortSignal;
+    /** A run's log whose reader may not see the run's outputs: each line as `presentWithheld` shows it. */
+    withheld?: boolean;
   },
 ) {
+  const show = options.withheld ? presentWithheld : present;
   const parsed = query.safeParse(req.query ?? {});
   if (!parsed.success) {
     throw new BadRequest(
@@ -64,7 +82,7 @@ export async function serveLogs(
   const { em, stream } = options;
   if (!wantsEventStream(req)) {
     const entries = await em.find(LogEntry, { stream }, { orderBy: { seq: 'asc' }, limit: parsed.data.limit, offset: parsed.data.offset });
-    return reply.send(entries.map(present));
+    return reply.send(entries.map(show));
   }
 
   const header = req.headers['last-event-id'];
@@ -89,7 +107,7 @@ export async function serveLogs(
         again = false;
         const fresh = await em.fork().find(LogEntry, { stream, seq: { $gt: lastSeq } }, { orderBy: { seq: 'asc' }, limit: 500 });
         for (const entry of fresh) {
-          raw.write(`id: ${entry.seq}\nevent: log\ndata: ${JSON.stringify(present(entry))}\n\n`);
+          raw.write(`id: ${entry.seq}\nevent: log\ndata: ${JSON.stringify(show(entry))}\n\n`);
           lastSeq = entry.seq;
           // Status changes are logged (after they are stored): the stream may have ended with this one.
           if (isStatusEntry(entry)) statusSeen = true;

@@ -202,6 +202,9 @@ export function browserUrlRights(subject: Subject, project: ProjectRef, sessionI
 /** A run's error message in place of the one withheld from a caller `canSeeRunOutputs` refuses. */
 export const RUN_WITHHELD_MESSAGE = 'withheld: the run read cookies, and the message may hold them (needs cookies.read on the session)';
 
+/** A run's log line (its message and context) in place of one withheld from such a caller. */
+export const RUN_LOG_WITHHELD_MESSAGE = 'withheld: the run read cookies, and this line may hold them (needs cookies.read on the session)';
+
 /**
  * May a caller who sees a run also see its node outputs and result? A run whose plan reads
  * cookies holds cookie values there: only for callers who may read that session's cookies (a
@@ -232,6 +235,29 @@ export function authorizeServiceOperation(subject: Subject) {
   if (subject.kind === 'apiKey' && subject.apiKey.accessType !== 'full') {
     throw new PermissionDenied('Operating the service needs a full-access API key');
   }
+}
+
+/**
+ * Billing (balances, transactions, usage of every project with its sessions' names, and the Stripe
+ * checkout and portal pages) is the account's own: a signed-in session or a full-access key. A key
+ * narrowed to projects or to grants (an MCP Link key pasted into a third-party client is one) is
+ * lent to do a part of the account's work, not to read or spend its money.
+ */
+export function authorizeAccountBilling(subject: Subject) {
+  if (subject.kind === 'apiKey' && subject.apiKey.accessType !== 'full') {
+    throw new PermissionDenied('Billing is for the account itself: a signed-in session or a full-access API key');
+  }
+}
+
+/**
+ * May this subject see other accounts' e-mail addresses (GET /api/users)? A verified account,
+ * signed in or through a full-access key. An unverified sign-up is one registration away for
+ * anyone, and a narrowed key is not the account: through either, the list would be a harvest.
+ */
+export function canSeeUserEmails(subject: Subject) {
+  if (subject.kind === 'session') return subject.account.emailVerified;
+  if (subject.kind === 'apiKey') return subject.apiKey.accessType === 'full' && subject.account.emailVerified;
+  return false;
 }
 
 /** May this subject create projects at all (before the e-mail check)? Narrowed keys may not. */

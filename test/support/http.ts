@@ -21,7 +21,11 @@ export class HttpClient {
     const as = options.as ?? {};
     if (as.token) headers.authorization = `Bearer ${as.token}`;
     if (as.apiKey) headers['x-api-key'] = as.apiKey;
-    if (as.cookie) headers.cookie = as.cookie;
+    if (as.cookie) {
+      headers.cookie = as.cookie;
+      // As a browser on the service's own page sends it with every change (server/requestEdge.ts).
+      if (!['GET', 'HEAD'].includes(method.toUpperCase())) headers.origin ??= new URL(this.baseUrl).origin;
+    }
     if (as.authorization) headers.authorization = as.authorization;
     const response = await fetch(`${this.baseUrl}${path}`, {
       method,

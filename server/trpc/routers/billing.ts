@@ -5,6 +5,7 @@ import { microsString, minorString, parseQuantity, quantityString, scaledString 
 import { checkoutPlan, checkoutTopUp, portalSession } from '../../billing/stripe.ts';
 import type { Config } from '../../config.ts';
 import { iso } from '../../http/shapes.ts';
+import { authorizeAccountBilling } from '../../permissions/permissions.ts';
 import { publicProcedure, router, verifiedProcedure } from '../base.ts';
 
 /**
@@ -109,6 +110,12 @@ const usageSummary = z.object({
     .describe('The same usage by session, most billed first'),
 });
 
+/** The account's own billing: a verified account, signed in or through a full-access key. */
+const accountProcedure = verifiedProcedure.use(({ ctx, next }) => {
+  authorizeAccountBilling(ctx.subject);
+  return next();
+});
+
 type UsageRow = { key: string; unit: string; amount: string; billed: string };
 
 /** Rows of (key, unit, amount, billed) folded into one entry per key with each unit's quantity. */
@@ -137,7 +144,7 @@ export const billingRouter = router({
     .output(z.array(planCard))
     .query(({ ctx }) => (ctx.deps.config.billing.enabled ? ctx.deps.config.billing.plans.map(cardOf) : [])),
 
-  overview: verifiedProcedure
+  overview: accountProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -203,7 +210,7 @@ export const billingRouter = router({
       };
     }),
 
-  usage: verifiedProcedure
+  usage: accountProcedure
     .meta({
       openapi: {
         method: 'GET',
@@ -258,7 +265,7 @@ export const billingRouter = router({
       };
     }),
 
-  subscribe: verifiedProcedure
+  subscribe: accountProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -272,7 +279,7 @@ export const billingRouter = router({
     .output(urlAnswer)
     .mutation(({ ctx, input }) => checkoutPlan(ctx.em, ctx.deps.config, ctx.user, input.priceId)),
 
-  topUp: verifiedProcedure
+  topUp: accountProcedure
     .meta({
       openapi: {
         method: 'POST',
@@ -287,7 +294,7 @@ export const billingRouter = router({
     .output(urlAnswer)
     .mutation(({ ctx, input }) => checkoutTopUp(ctx.em, ctx.deps.config, ctx.user, input.amount, input.currency)),
 
-  portal: verifiedProcedure
+  portal: accountProcedure
     .meta({
       openapi: { method: 'POST', path: '/api/billing/portal', tags, summary: 'A Billing Portal page (invoices, payment methods, cancel)' },
     })

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { User } from '../../../db/entities/index.ts';
 import { BadRequest } from '../../errors.ts';
 import { iso, pagination } from '../../http/shapes.ts';
+import { canSeeUserEmails } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { publicProcedure, router } from '../base.ts';
 import type { Context } from '../context.ts';
@@ -14,14 +15,20 @@ const publicUser = z.object({
   created: z.string().optional(),
 });
 
-/** E-mail and creation time are shown only to signed-in callers (spec 2, User). */
+/**
+ * Creation time is shown to signed-in callers (spec 2, User); e-mail, which the spec also gives
+ * them, only to those the permission module lets see it (a verified account, by session or full
+ * key). Others get the user without the field: `email` is optional in the output schema, as it
+ * is for anonymous callers.
+ */
 function present(ctx: Context, user: User) {
   const signedIn = ctx.subject.kind === 'session' || ctx.subject.kind === 'apiKey';
   return {
     id: user.id,
     firstName: user.firstName,
     lastName: user.lastName,
-    ...(signedIn ? { email: user.email, created: iso(user.created) } : {}),
+    ...(canSeeUserEmails(ctx.subject) ? { email: user.email } : {}),
+    ...(signedIn ? { created: iso(user.created) } : {}),
   };
 }
 
