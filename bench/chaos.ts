@@ -20,6 +20,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { processTree, readProcessTable } from '../server/browsers/host/processes.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { HttpClient } from '../test/support/http.ts';
 import { startTestSite } from '../test/support/pages.ts';
@@ -234,7 +235,7 @@ async function inject(kind: FaultKind): Promise<Fault> {
       return { kind, at, note: pids.length ? `pid ${pids.join(', ')}` : 'not found' };
     }
     case 'postgres': {
-      const pids = processesMentioning(path.join(dataDir, 'postgres')).filter((pid) => comm(pid) === 'postgres');
+      const pids = processesMentioning(path.join(sharedDataDirOf(dataDir), 'postgres')).filter((pid) => comm(pid) === 'postgres');
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       return { kind, at, note: pids.length ? `pid ${pids.join(', ')}` : 'not found' };
     }

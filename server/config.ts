@@ -313,6 +313,14 @@ const environment = z.object({
 
 export type Config = ReturnType<typeof parseConfig>;
 
+/**
+ * Beside DATA_DIR (which is private, 0700): what other local users must reach, embedded
+ * PostgreSQL's cluster and the browsers' folders (server/infra/dataDir.ts).
+ */
+export function sharedDataDirOf(dataDir: string) {
+  return `${dataDir}-shared`;
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -372,6 +380,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     host: e.HOST,
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
     dataDir,
+    sharedDataDir: sharedDataDirOf(dataDir),
     databaseUrl: e.DATABASE_URL,
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     temporal: {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { startTestSite } from './support/pages.ts';
@@ -15,7 +16,7 @@ let stack: TestStack;
 let site: Awaited<ReturnType<typeof startTestSite>>;
 const hostId = `crash-${Date.now().toString(36)}`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-'));
-const browsersDir = path.join(dataDir, 'browsers', hostId);
+const browsersDir = path.join(sharedDataDirOf(dataDir), 'browsers', hostId);
 /** The marker BrowserPool.start() looks for in command lines: every browser's user-data-dir is below it. */
 const orphanMarker = `--user-data-dir=${browsersDir}${path.sep}`;
 let host: ReturnType<typeof browserHostProcess>;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BrowserHost, SessionResource } from '../db/entities/index.ts';
 import { RelayTokens } from '../server/browsers/relayTokens.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { launchChromium } from './support/chromium.ts';
@@ -182,7 +183,7 @@ describe('browser hosts on addresses of their own', () => {
         // lives in network namespaces of its own (its renderers in Chromium's), so nothing it
         // listens on is the host's.
         const fenced = await browserOf(resource.id);
-        expect(fenced.socket.startsWith(path.join(host.dataDir, 'browsers', host.id))).toBe(true);
+        expect(fenced.socket.startsWith(path.join(sharedDataDirOf(host.dataDir), 'browsers', host.id))).toBe(true);
         expect(fenced.networks.has(readlinkSync('/proc/self/ns/net'))).toBe(false);
         expect(await tcpOpens(host.address, registry.relayPort as number)).toBe(true);
 

@@ -142,7 +142,7 @@ describe('a running browser', () => {
     // The row is stopped once the browser is; the workflow completes just after.
     const workflow = stack.temporal.workflow.getHandle(`browser-${resource.id}`);
     await expect.poll(async () => (await workflow.describe()).status.name, { timeout: 10_000, interval: 200 }).toBe('COMPLETED');
-    expect(findProcessesMentioning(`${stack.config.dataDir}/browsers/`)).toEqual([]);
+    expect(findProcessesMentioning(`${stack.config.sharedDataDir}/browsers/`)).toEqual([]);
     // The URLs stop working with the browser.
     await expect(chromium.connectOverCDP(resource.remoteUrl, { timeout: 5000 })).rejects.toThrow();
     const sseEnd = await readSse(`${stack.url}/${project.slug}/api/sessions/${sessionId}/${resource.id}/logs`, {

@@ -115,6 +115,10 @@ describe('guardCdpMessage', () => {
       ['Browser.getBrowserCommandLine', /command line/],
       ['DOM.getFileInfo', /host paths/],
       ['Page.crash', /dump/],
+      ['Page.addCompilationCache', /compiled code/],
+      ['Page.produceCompilationCache', /compilation caches/],
+      ['LayerTree.loadSnapshot', /Skia pictures/],
+      ['Browser.setDockTile', /image to decode/],
     ] as const) {
       const verdict = send(method, {});
       expect('refuse' in verdict && JSON.parse(verdict.reply).error, method).toEqual({
@@ -177,6 +181,12 @@ describe('guardCdpMessage', () => {
       ],
       ['Page.printToPDF', { transferMode: 'ReturnAsStream' }],
       ['IO.read', { handle: 'h' }],
+      // Page script and web content: what any page may run or be sent.
+      ['Page.addScriptToEvaluateOnNewDocument', { source: 'window.x = 1', worldName: 'w' }],
+      ['Runtime.addBinding', { name: 'report' }],
+      ['Fetch.fulfillRequest', { requestId: 'r', responseCode: 200, body: 'PGgxPmhpPC9oMT4=' }],
+      ['Page.clearCompilationCache', {}],
+      ['LayerTree.makeSnapshot', { layerId: 'L' }],
     ] as const) {
       const verdict = send(method, params);
       expect('forward' in verdict && JSON.parse(verdict.forward), method).toEqual({ id: 7, method, params });

@@ -403,6 +403,35 @@ describe('the CDP allow-list', () => {
     }
   });
 
+  it('refuses a Playwright client that hands a process code to run: compilation caches, Skia pictures, dock images', async () => {
+    const { sessionId, resource } = await startBrowser();
+    try {
+      const browser = await chromium.connectOverCDP(resource.remoteUrl);
+      const page = await browser.contexts()[0]!.newPage();
+      await page.goto(`${site.url}/plain`);
+      const session = await page.context().newCDPSession(page);
+      // What V8 would take as the compiled form of the page's next script from that URL.
+      const cache = Buffer.from('not a real code cache, but the renderer would be handed it').toString('base64');
+      await expect(session.send('Page.addCompilationCache', { url: `${site.url}/app.js`, data: cache })).rejects.toThrow(
+        /Page\.addCompilationCache refused by the service: it hands the renderer compiled code/,
+      );
+      await expect(session.send('Page.produceCompilationCache', { scripts: [{ url: `${site.url}/app.js` }] })).rejects.toThrow(
+        /refused by the service/,
+      );
+      await expect(session.send('LayerTree.loadSnapshot', { tiles: [{ x: 0, y: 0, picture: cache }] })).rejects.toThrow(
+        /refused by the service: it hands the renderer serialised Skia pictures/,
+      );
+      await expect((await browser.newBrowserCDPSession()).send('Browser.setDockTile', { image: cache })).rejects.toThrow(
+        /refused by the service: it hands the browser process an image to decode/,
+      );
+      // The refusals are answered by the service; the browser and the session carry on.
+      expect(await page.evaluate(() => document.querySelector('#greeting')?.textContent)).toBe('Hello from the test site');
+      await browser.close();
+    } finally {
+      await stop(sessionId, resource.id);
+    }
+  });
+
   it('keeps Puppeteer’s connect working: pages, script, screenshots, PDFs, cookies, new contexts', async () => {
     const { sessionId, resource } = await startBrowser();
     try {

@@ -7,6 +7,7 @@ import { BrowserPool } from '../server/browsers/host/browserPool.ts';
 import { HostDraining } from '../server/browsers/host/launchErrors.ts';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
 import { defaultLaunchSettings } from '../server/browsers/launchSignature.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
@@ -44,7 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await drained?.kill();
   await other?.kill();
-  for (const pid of findProcessesMentioning(path.join(dataDir, 'browsers'))) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -107,7 +108,7 @@ describe('draining a browser host (SIGTERM)', () => {
     await expect.poll(async () => (await stack.http.get(resourceUrl, as)).body.status, { timeout: 15_000, interval: 250 }).toBe('stopped');
     const resource = (await stack.http.get(resourceUrl, as)).body;
     expect(resource.stopReason).toBe(`browser host ${drainedId} drained (it was shut down)`);
-    expect(findProcessesMentioning(path.join(dataDir, 'browsers', drainedId))).toEqual([]);
+    expect(findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers', drainedId))).toEqual([]);
 
     const elsewhereUrl = `/${slug}/api/sessions/${elsewhere.body.session}/${elsewhere.body.id}`;
     expect((await stopAndWait(stack.http, elsewhereUrl, as)).ended.status).toBe('stopped');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
 import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { startTestSite } from './support/pages.ts';
@@ -42,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const host of hosts.values()) await host.kill();
-  for (const pid of findProcessesMentioning(path.join(dataDir, 'browsers'))) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -103,7 +104,7 @@ describe('a browser host that dies and stays dead', () => {
       .poll(() => stack.orm.em.fork().count(SessionResource, { hostId: victimId, status: 'running' }), { timeout: 10_000, interval: 250 })
       .toBe(2);
 
-    const marker = `--user-data-dir=${path.join(dataDir, 'browsers', victimId)}${path.sep}`;
+    const marker = `--user-data-dir=${path.join(sharedDataDirOf(dataDir), 'browsers', victimId)}${path.sep}`;
     await victim.kill();
     const killedAt = Date.now();
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../db/entities/index.ts';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { stopAndWait } from './support/resources.ts';
@@ -29,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const host of hosts) await host.kill();
-  for (const pid of findProcessesMentioning(path.join(dataDir, 'browsers'))) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -1,8 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sharedDataDirOf } from '../server/config.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { embeddedDefaultsEnv, groupAlive, processesMentioning, spawnService } from './support/processes.ts';
 
@@ -22,8 +25,36 @@ afterAll(async () => {
     if (child?.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
     for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
   }
 }, STOP_TIMEOUT_MS);
+
+/** `command` run as `nobody` (no groups): another local user of the machine. */
+function asAnotherUser(command: string[]) {
+  return spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', ...command], { encoding: 'utf8' });
+}
+
+/** DATA_DIR 0700, everything in it 0600 (folders 0700), and another local user reads none of it. */
+function expectPrivate(dataDir: string) {
+  expect(statSync(dataDir).mode & 0o777, 'DATA_DIR').toBe(0o700);
+  const files = readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).map((name) => path.join(dataDir, name));
+  for (const file of ['jwt-secret', 'temporal.sqlite', 'temporal.sqlite.log']) expect(files).toContain(path.join(dataDir, file));
+  for (const file of files) {
+    const stat = lstatSync(file);
+    expect(stat.mode & 0o777, file).toBe(stat.isDirectory() ? 0o700 : 0o600);
+  }
+  for (const command of [
+    ['cat', path.join(dataDir, 'jwt-secret')],
+    ['cat', path.join(dataDir, 'temporal.sqlite')],
+    ['ls', dataDir],
+  ]) {
+    const run = asAnotherUser(command);
+    expect(run.status, `${command.join(' ')} as nobody`).not.toBe(0);
+    expect(run.stderr).toMatch(/Permission denied/);
+  }
+  // The proof that `nobody` runs at all, and what it may reach: the folder beside DATA_DIR.
+  expect(asAnotherUser(['test', '-x', sharedDataDirOf(dataDir)]).status).toBe(0);
+}
 
 async function npmStart(dataDir: string, port: number) {
   const env = await embeddedDefaultsEnv(dataDir, port);
@@ -35,8 +66,9 @@ async function npmStart(dataDir: string, port: number) {
 describe('npm start on embedded defaults', () => {
   it('serves GET /api, and SIGTERM stops it and everything it started', { timeout: START_TIMEOUT_MS + STOP_TIMEOUT_MS }, async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-embedded-'));
-    // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
+    // As an earlier version left it: open to every local user, its secret too.
     chmodSync(dataDir, 0o755);
+    writeFileSync(path.join(dataDir, 'jwt-secret'), randomBytes(32).toString('hex'), { mode: 0o644 });
     const port = await freePort();
     const app = await npmStart(dataDir, port);
 
@@ -51,6 +83,7 @@ describe('npm start on embedded defaults', () => {
     expect(api.status).toBe(200);
     expect(await api.json()).toMatchObject({ name: 'browserflow' });
     expect(processesMentioning(dataDir).length, 'PostgreSQL and Temporal run under DATA_DIR').toBeGreaterThanOrEqual(2);
+    expectPrivate(dataDir);
 
     const pid = app.child.pid as number;
     process.kill(-pid, 'SIGTERM');
@@ -71,7 +104,6 @@ describe('npm start on embedded defaults', () => {
     timeout: 2 * START_TIMEOUT_MS + STOP_TIMEOUT_MS,
   }, async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-crashed-'));
-    chmodSync(dataDir, 0o755);
     const port = await freePort();
     const env = await embeddedDefaultsEnv(dataDir, port);
     const ready = async (app: ReturnType<typeof spawnService>) => {

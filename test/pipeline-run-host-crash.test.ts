@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';
 import { startTestSite } from './support/pages.ts';
@@ -77,7 +78,7 @@ beforeAll(async () => {
 afterAll(async () => {
   host?.thaw();
   await host?.kill();
-  for (const pid of findProcessesMentioning(path.join(dataDir, 'browsers'))) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sharedDataDirOf } from '../server/config.ts';
 import { PASSWORD } from './support/accounts.ts';
 import { type Credentials, HttpClient } from './support/http.ts';
 import { longWaitSource } from './support/pipelines.ts';
@@ -36,8 +37,6 @@ async function until(condition: () => boolean, timeoutMs: number, intervalMs = 5
 /** `npm start` under a fresh DATA_DIR, in its own process group (the test's terminal), once it is ready. */
 async function npmStart(extraEnv: NodeJS.ProcessEnv = {}) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-bounds-'));
-  // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
-  chmodSync(dataDir, 0o755);
   const env: NodeJS.ProcessEnv = { ...(await embeddedDefaultsEnv(dataDir)), RATE_LIMITS: 'off', ...extraEnv };
   const app = spawnService('npm', ['start', '--silent'], env);
   const pid = app.child.pid as number;
@@ -52,6 +51,7 @@ async function npmStart(extraEnv: NodeJS.ProcessEnv = {}) {
     }
     if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
   });
   expect(await until(() => app.output().includes('API ready at') || app.child.exitCode !== null, START_TIMEOUT_MS, 250), app.output()).toBe(
     true,
@@ -77,7 +77,9 @@ async function ownerWithProject(service: Service, smtp: Awaited<ReturnType<typeo
 /** The process group of the embedded PostgreSQL (its postmaster leads it) or of the Temporal dev server. */
 function groupOf(service: Service, which: 'PostgreSQL' | 'Temporal') {
   const file =
-    which === 'PostgreSQL' ? path.join(service.dataDir, 'postgres', 'postmaster.pid') : path.join(service.dataDir, 'temporal.sqlite.pid');
+    which === 'PostgreSQL'
+      ? path.join(sharedDataDirOf(service.dataDir), 'postgres', 'postmaster.pid')
+      : path.join(service.dataDir, 'temporal.sqlite.pid');
   return Number.parseInt(readFileSync(file, 'utf8').split('\n')[0] as string, 10);
 }
 
@@ -152,7 +154,7 @@ describe('a second Ctrl-C', () => {
     expect(session.status, session.text).toBe(200);
     const started = await http.post(`/${slug}/api/sessions/${session.body.id}/start`, undefined, owner);
     expect(started.status, started.text).toBe(200);
-    const browsers = () => processesMentioning(path.join(service.dataDir, 'browsers'));
+    const browsers = () => processesMentioning(path.join(sharedDataDirOf(service.dataDir), 'browsers'));
     expect(browsers().length, 'a Chromium runs').toBeGreaterThan(0);
 
     hang(service, 'PostgreSQL');

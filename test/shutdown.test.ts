@@ -1,7 +1,8 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { embeddedDefaultsEnv, processesMentioning, spawnService } from './support/processes.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -79,6 +80,7 @@ async function startAllInOne(dataDir: string) {
     }
     for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
   });
   return app;
 }
@@ -95,7 +97,7 @@ describe('a signal during start-up', () => {
     {
       step: 'embedded PostgreSQL',
       log: 'starting embedded PostgreSQL',
-      running: (dataDir: string) => processesMentioning(path.join(dataDir, 'postgres')).length > 0,
+      running: (dataDir: string) => processesMentioning(path.join(sharedDataDirOf(dataDir), 'postgres')).length > 0,
     },
     {
       step: 'the Temporal dev server',
@@ -104,8 +106,6 @@ describe('a signal during start-up', () => {
     },
   ])('while $step starts stops everything started so far', { timeout: 180_000 }, async ({ log, running }) => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-shutdown-'));
-    // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
-    chmodSync(dataDir, 0o755);
     const app = await startAllInOne(dataDir);
 
     expect(await until(() => app.output().includes(log) || app.child.exitCode !== null, 150_000), app.output()).toBe(true);
@@ -131,7 +131,6 @@ describe('a signal during start-up', () => {
 describe('a signal once started', () => {
   it('runs the whole graceful shutdown, to exit code 0, and leaves nothing running', { timeout: 300_000 }, async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-shutdown-'));
-    chmodSync(dataDir, 0o755);
     const app = await startAllInOne(dataDir);
     expect(await until(() => app.output().includes('API ready at') || app.child.exitCode !== null, 240_000, 250), app.output()).toBe(true);
     expect(app.output()).toContain('API ready at');

@@ -42,7 +42,7 @@ export function resolveJwtSecret(config: Config) {
   if (config.jwtSecret) return config.jwtSecret;
   const file = path.join(config.dataDir, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomToken(48);
   writeFileSync(file, secret, { mode: 0o600 });
   return secret;

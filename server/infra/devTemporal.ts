@@ -74,7 +74,7 @@ function listening(options: DevTemporalOptions) {
 
 async function startDownloaded(options: DevTemporalOptions): Promise<DevTemporal> {
   options.log.info('the temporal CLI is not installed: downloading the dev server through the Temporal SDK');
-  if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  if (options.dbFile) mkdirSync(path.dirname(options.dbFile), { recursive: true, mode: 0o700 });
   // The SDK's test environment instantiates the Temporal runtime; ours (logging through pino) must
   // be installed first, or the worker started after this could not install it.
   installTemporalRuntime(options.log);
@@ -108,7 +108,7 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
     args.push('--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`);
   const pidFile = options.dbFile ? `${options.dbFile}.pid` : undefined;
   if (options.dbFile && pidFile) {
-    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    mkdirSync(path.dirname(options.dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', options.dbFile);
     // One an earlier start left running (a crash skips the stop) holds the port and the file.
     await stopStaleProcess({
@@ -135,12 +135,20 @@ async function startCli(cli: string, options: DevTemporalOptions): Promise<DevTe
         `port ${options.port} is already in use, so the Temporal dev server cannot listen there: stop what holds it, or set TEMPORAL_DEV_PORT (or TEMPORAL_ADDRESS to a running server)`,
       );
     }
-    const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a') : undefined;
+    const logFd = options.dbFile ? openSync(`${options.dbFile}.log`, 'a', 0o600) : undefined;
     const [command, commandArgs] = dyingWithThisProcess(cli, args, 'KILL');
-    const child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
+    // What it creates (the SQLite history, its -wal and -shm) is for this user alone: a fresh
+    // history file cannot be made beforehand with the right mode (an empty file is no history).
+    const umask = process.umask(0o077);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(command, commandArgs, { stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'], detached: true });
+    } finally {
+      process.umask(umask);
+    }
     if (logFd !== undefined) closeSync(logFd);
     // The group's leader: what a later start stops if this process dies without stopping it.
-    if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`);
+    if (pidFile && child.pid) writeFileSync(pidFile, `${child.pid}\n`, { mode: 0o600 });
     // What it said last, for the error when it exits before it is ready (with a history file: in its log).
     let said = '';
     const hear = (chunk: Buffer) => {

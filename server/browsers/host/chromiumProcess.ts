@@ -119,6 +119,8 @@ export type LaunchedBrowser = {
 const OUTPUT_KEPT = 4096;
 /** How long a launch whose pipe closed waits for Chromium's exit, to report that instead. */
 const EXIT_AFTER_PIPE_MS = 2_000;
+/** How long the host's Playwright may take to attach to a launched browser, each of two tries. */
+const CONNECT_TIMEOUT_MS = 20_000;
 
 /**
  * Launches Chromium for `settings`: in the sandbox (as its user, in its own namespaces, its one
@@ -224,7 +226,7 @@ export async function launchChromium(
       throw error;
     });
     await Promise.race([ready, exited]);
-    const remote = await Promise.race([chromium.connectOverCDP(mux.endpoint, { timeout: 30_000 }), exited]);
+    const remote = await Promise.race([connectHost(mux), exited]);
     launched.remote = remote;
     const context = remote.contexts()[0] ?? (await remote.newContext());
     // Every tab gets the session's screen as its viewport, whoever opened it (this connection
@@ -238,6 +240,32 @@ export async function launchChromium(
     throw error;
   }
   return launched;
+}
+
+/**
+ * The host's Playwright on a browser that answers CDP. Playwright's connect waits until every tab
+ * has committed its first navigation: a tab whose first load hangs holds it up for good, and on a
+ * loaded machine one that commits while Playwright attaches may be missed (an `--app` window, say).
+ * A second connection sees each tab as it is by then; when that one cannot attach either, the
+ * launch fails, naming the tabs, rather than with Playwright's bare timeout.
+ */
+async function connectHost(mux: CdpMux) {
+  try {
+    return await chromium.connectOverCDP(mux.endpoint, { timeout: CONNECT_TIMEOUT_MS });
+  } catch {
+    // Playwright closed its connection; a fresh one below.
+  }
+  try {
+    return await chromium.connectOverCDP(mux.endpoint, { timeout: CONNECT_TIMEOUT_MS });
+  } catch (error) {
+    const answer = await mux.command('Target.getTargets', {}, 5_000).catch(() => null);
+    const targets = (answer?.result as { targetInfos?: { type: string; url: string }[] } | undefined)?.targetInfos ?? [];
+    const tabs = targets.filter((target) => target.type === 'page').map((target) => target.url || '(no URL yet)');
+    throw new Error(
+      `the host could not attach to the browser within 2 × ${CONNECT_TIMEOUT_MS / 1000} s: a tab has not finished loading its first page (tabs: ${tabs.join(', ') || 'none'})`,
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -9,7 +9,12 @@
  * of them taken from playwright-core and puppeteer-core), and what DevTools-style automation asks
  * for. Left out within listed domains: what reads the host (`Browser.getBrowserCommandLine`,
  * `DOM.getFileInfo`, `Memory`'s sampling profiles with the host's library paths), crashes a
- * process (a crash may leave a dump on the host), or runs browser UI commands. Left out as
+ * process (a crash may leave a dump on the host), runs browser UI commands, or hands a process
+ * code or a serialised format to load that is not web content (`refusedCdpMethods`). Host file
+ * paths in parameters are refused by ./cdpGuard.ts's `parameterRules` (file inputs, drags,
+ * downloads, perfetto configs). Bytes that a web server could send as well (`Fetch.fulfillRequest`'s
+ * body, a WebAuthn key, Bluetooth advertisement data) stay: they reach the sandboxed renderer as
+ * any page's would. Left out as
  * domains: `refusedCdpDomains` below, and those too new to have been read (Ads, CrashReportContext,
  * DigitalCredentials, SmartCardEmulation). Some methods still have their parameters checked:
  * ./cdpGuard.ts.
@@ -68,7 +73,6 @@ export const allowedCdpMethods: Readonly<Record<string, readonly string[]>> = {
     'grantPermissions',
     'resetPermissions',
     'setContentsSize',
-    'setDockTile',
     'setDownloadBehavior',
     'setGlobalPrivacyControl',
     'setPermission',
@@ -338,7 +342,6 @@ export const allowedCdpMethods: Readonly<Record<string, readonly string[]>> = {
     'compositingReasons',
     'disable',
     'enable',
-    'loadSnapshot',
     'makeSnapshot',
     'profileSnapshot',
     'releaseSnapshot',
@@ -419,7 +422,6 @@ export const allowedCdpMethods: Readonly<Record<string, readonly string[]>> = {
     'setShowWindowControlsOverlay',
   ],
   Page: [
-    'addCompilationCache',
     'addScriptToEvaluateOnLoad',
     'addScriptToEvaluateOnNewDocument',
     'bringToFront',
@@ -454,7 +456,6 @@ export const allowedCdpMethods: Readonly<Record<string, readonly string[]>> = {
     'navigate',
     'navigateToHistoryEntry',
     'printToPDF',
-    'produceCompilationCache',
     'reload',
     'removeScriptToEvaluateOnLoad',
     'removeScriptToEvaluateOnNewDocument',
@@ -631,4 +632,12 @@ export const refusedCdpMethods: ReadonlyMap<string, string> = new Map([
   ['Browser.crashGpuProcess', 'a crash may leave a dump on the host'],
   ['Page.crash', 'a crash may leave a dump on the host'],
   ['DOM.getFileInfo', 'it answers host paths'],
+  // V8 trusts its code cache (a checksum, no verification): the bytes become the renderer's code.
+  ['Page.addCompilationCache', 'it hands the renderer compiled code'],
+  // Only of use to feed addCompilationCache.
+  ['Page.produceCompilationCache', 'compilation caches are not handed in, so not out either'],
+  // Skia's serialised pictures are not meant for untrusted input.
+  ['LayerTree.loadSnapshot', 'it hands the renderer serialised Skia pictures to load'],
+  // Decoded by the browser process, which no sandbox holds.
+  ['Browser.setDockTile', 'it hands the browser process an image to decode'],
 ]);
