@@ -40,11 +40,11 @@ export async function claimDeliveryPlaces(em: EntityManager, limit: number, proj
       const perEndpoint = new Map(inFlight.map((row) => [row.endpoint_id, Number(row.n)]));
       let total = [...perEndpoint.values()].reduce((sum, n) => sum + n, 0);
       if (total >= limit) return [];
-      // Enough of the oldest to fill the free places even when the first few endpoints are full.
+      // Enough of the oldest to fill the free places even when the first endpoints in line are full.
       const queued = await connection.execute<{ id: string; endpoint_id: string }[]>(
         `select id, endpoint_id from webhook_deliveries
          where project_id = ? and status = 'pending' and dispatched_at is null order by created, id limit ?`,
-        [projectId, (limit - total) * 20],
+        [projectId, Math.min((limit - total) * 20, 5000)],
         'all',
         context,
       );
