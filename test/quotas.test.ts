@@ -77,6 +77,15 @@ describe('projects per account', () => {
     const mine = await stack.http.get('/api/projects?my=true', { token });
     expect(mine.body.map((project: { slug: string }) => project.slug).sort()).toEqual([kept.slug, `again-${suffix}`].sort());
   });
+
+  it('two creates at once cannot both take an account’s last place', async () => {
+    const { token } = await registerUser(stack);
+    await createProject(stack, token);
+    const suffix = Date.now().toString(36);
+    const answers = await Promise.all([newProject(token, `race-a-${suffix}`), newProject(token, `race-b-${suffix}`)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect((await stack.http.get('/api/projects?my=true', { token })).body).toHaveLength(PROJECTS);
+  });
 });
 
 describe('browsers per account', () => {
