@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { PAGE_HOST } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
@@ -242,4 +244,39 @@ describe('webhooks per project', () => {
     expect(lastOf(byAge[0])).toBeLessThan(firstOf(byAge[1]));
     expect(lastOf(byAge[1])).toBeLessThan(firstOf(byAge[2]));
   }, 180_000);
+
+  it('a queued delivery that no dispatch reached is given its place by housekeeping, and never deleted while it waits', async () => {
+    const { token } = await registerUser(stack);
+    const { id: projectId, slug } = await createProject(stack, token);
+    const added = await stack.http.post(`/${slug}/api/webhooks`, { url: receiver.url('/backstop'), events: ['run.finished'] }, { token });
+    expect(added.status, added.text).toBe(200);
+    // Written, then its dispatch lost (the process died in between), and older than the log's 30 days.
+    const deliveryId = randomUUID();
+    const payload = { type: 'run.finished', timestamp: new Date().toISOString(), data: { project: projectId } };
+    await stack.orm.em.getConnection().execute(
+      `insert into webhook_deliveries (id, project_id, endpoint_id, message_id, event_key, event, payload, status, attempts, created, updated)
+       values (?, ?, ?, ?, ?, 'run.finished', ?, 'pending', '[]', now() - interval '40 days', now() - interval '40 days')`,
+      [
+        deliveryId,
+        projectId,
+        added.body.id,
+        `msg_${deliveryId.replaceAll('-', '')}`,
+        `run.finished:${deliveryId}`,
+        JSON.stringify(payload),
+      ],
+    );
+    const read = () => stack.http.get(`/${slug}/api/webhooks/${added.body.id}/deliveries/${deliveryId}`, { token });
+    expect((await read()).body).toMatchObject({ status: 'pending', queued: true });
+
+    // A pass runs as the workflow starts: start it anew, as a control worker would.
+    const workflowId = workflowIds.housekeeping(stack.config.temporal.taskQueue);
+    await stack.temporal.workflow.getHandle(workflowId).terminate('test: run a pass now');
+    await stack.temporal.workflow.start('housekeepingWorkflow', {
+      taskQueue: stack.config.temporal.taskQueue,
+      workflowId,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    await expect.poll(async () => (await read()).body.status, { timeout: 30_000, interval: 300 }).toBe('succeeded');
+    expect(receiver.at('/backstop').map((request) => request.headers['webhook-id'])).toEqual([`msg_${deliveryId.replaceAll('-', '')}`]);
+  }, 60_000);
 });
