@@ -329,6 +329,8 @@ export const webhooksRouter = router({
       });
       await ctx.em.flush();
       await startDeliveries(ctx.em, emitter(ctx), [copy.id]);
+      // Given a place at once, or queued behind the project's deliveries in flight: the answer says which.
+      await ctx.em.refresh(copy);
       return presentDelivery(copy);
     }),
 });
