@@ -56,7 +56,7 @@ export function createBrowserSessionActivities({ orm, config, log: logger }: Omi
           reportId: `${resourceId}:${unit}:${now}`,
         });
         if (answer.action === 'shutdown') action = 'shutdown';
-        await enforceFunds(() => Context.current().client, config, answer);
+        await enforceFunds(em, () => Context.current().client, config, answer);
       }
       resource.usage = { cpuSeconds, memoryBytes: usage.memoryBytes, networkBytes };
       await em.flush();

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
+import { dispatchDeliveries, startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
+import { projectsWithQueuedDeliveries } from '../server/webhooks/inFlight.ts';
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
 import type { ActivityDeps } from './deps.ts';
 
@@ -16,11 +17,11 @@ const expiredTables = [
   { table: 'external_registrations', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'external_link_requests', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
-  // The webhook delivery log keeps a month (docs/webhooks.md).
-  { table: 'webhook_deliveries', column: 'created', keep: "interval '30 days'" },
+  // The webhook delivery log keeps a month (docs/webhooks.md); one still queued is kept until sent.
+  { table: 'webhook_deliveries', column: 'created', keep: "interval '30 days'", unless: "status = 'pending'" },
 ] as const;
 
-/** A webhook delivery written this long ago and never tried lost its start (docs/webhooks.md). */
+/** A webhook delivery given its place this long ago and never tried lost its start (docs/webhooks.md). */
 const UNSTARTED_DELIVERY_GRACE_SECONDS = 5 * 60;
 
 export function createHousekeepingActivities({ orm, config, log }: ActivityDeps) {
@@ -31,8 +32,10 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
       const deleted: Record<string, number> = {};
       // Run screenshots keep RUN_SCREENSHOT_RETENTION_DAYS (an integer, checked at start-up).
       const screenshots = { table: 'run_screenshots', column: 'created', keep: `interval '${config.screenshots.retentionDays} days'` };
-      for (const { table, column, keep } of [...expiredTables, screenshots]) {
-        const result = await connection.execute(`delete from ${table} where ${column} < now() - ${keep}`, [], 'run');
+      for (const entry of [...expiredTables, screenshots]) {
+        const { table, column, keep } = entry;
+        const unless = 'unless' in entry ? ` and not (${entry.unless})` : '';
+        const result = await connection.execute(`delete from ${table} where ${column} < now() - ${keep}${unless}`, [], 'run');
         deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
       }
       if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
@@ -42,6 +45,9 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
         await startWebhookDeliveries(Context.current().client, config, unstarted);
         log.warn({ deliveries: unstarted.length }, 'started webhook deliveries whose workflow had not started');
       }
+      // And queued ones whose project has a free place that no dispatch gave (one lost to a crash).
+      const emitter = { config, log, temporal: Context.current().client };
+      await dispatchDeliveries(orm.em.fork(), emitter, await projectsWithQueuedDeliveries(orm.em.fork()));
       return deleted;
     },
   } satisfies HousekeepingActivities;

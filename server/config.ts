@@ -123,6 +123,40 @@ const rateLimitOverrides = z.partialRecord(
   }),
 );
 
+// ---- Quotas per account (docs/quotas.md) ----------------------------------------
+// What one tenant may hold and run, so that no account takes the whole machine. Things kept until
+// deleted (projects, webhook endpoints) are refused with 409 at the bound; things that end by
+// themselves (browsers) with 429; webhook deliveries past theirs wait their turn, never dropped.
+
+const quotaVariables = {
+  /** Projects one account may own; creating one more answers 409 `project_limit_reached`. */
+  PROJECTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(50),
+  /**
+   * Browsers (`starting` or `running`) one account's projects may run together; one more answers
+   * 429 `account_browser_limit_reached`. Unset: twice BROWSERS_PER_PROJECT, at least 8.
+   */
+  BROWSERS_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Webhook endpoints one project may have; adding one more answers 409 `webhook_endpoint_limit_reached`. */
+  WEBHOOK_ENDPOINTS_PER_PROJECT: z.coerce.number().int().min(1).max(10_000).default(25),
+  /**
+   * Webhook deliveries of one project being tried or waiting to be retried at once; later ones are
+   * queued in order and start as earlier ones end (docs/webhooks.md, Deliveries in flight).
+   */
+  WEBHOOK_DELIVERIES_IN_FLIGHT_PER_PROJECT: z.coerce.number().int().min(1).max(100_000).default(100),
+};
+
+const quotaSchema = z.object(quotaVariables);
+
+function parseQuotas(e: z.infer<typeof quotaSchema> & { BROWSERS_PER_PROJECT: number }) {
+  return {
+    projectsPerAccount: e.PROJECTS_PER_ACCOUNT,
+    browsersPerAccount: e.BROWSERS_PER_ACCOUNT ?? Math.max(8, 2 * e.BROWSERS_PER_PROJECT),
+    webhookEndpointsPerProject: e.WEBHOOK_ENDPOINTS_PER_PROJECT,
+    webhookDeliveriesInFlightPerProject: e.WEBHOOK_DELIVERIES_IN_FLIGHT_PER_PROJECT,
+  };
+}
+// ---- end of quotas -----------------------------------------------------------------------------
+
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .default('false')
@@ -309,6 +343,7 @@ const environment = z.object({
   BILLING_PLANS: optionalString,
   /** JSON `{cpu?, network?, tokens?}`: minor units per unit as decimal strings. */
   USAGE_PRICING: optionalString,
+  ...quotaVariables,
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -456,6 +491,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
     externalToken: e.EXTERNAL_TOKEN,
     /** `allowedHosts` null: the MCP endpoint does not check Host (Origin is always checked). */
     mcp: { allowedHosts: parseHostList(e.MCP_ALLOWED_HOSTS), sessionIdleSeconds: e.MCP_SESSION_IDLE_SECONDS },
+    /** Quotas per account (docs/quotas.md). */
+    quotas: parseQuotas(e),
     adminEmails: (e.ADMIN_EMAILS ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())

@@ -103,16 +103,18 @@ export const errorCodes = {
     'identity_linked_elsewhere',
     'name_taken',
     'pipeline_running',
+    'project_limit_reached',
     'provider_already_linked',
     'session_running',
     'slug_taken',
     'too_many_cookies',
+    'webhook_endpoint_limit_reached',
   ],
   413: ['body_too_large', 'payload_too_large'],
   414: ['uri_too_long'],
   415: ['unsupported_media_type'],
   431: ['headers_too_large'],
-  429: ['browser_hosts_full', 'browser_limit_reached', 'rate_limited', 'too_many_requests'],
+  429: ['account_browser_limit_reached', 'browser_hosts_full', 'browser_limit_reached', 'rate_limited', 'too_many_requests'],
   500: ['internal_error', 'internal_server_error', 'payment_provider_error'],
   503: ['browser_start_failed', 'function_timeout', 'host_lost', 'service_unavailable'],
 } as const;
@@ -235,7 +237,11 @@ export class ServiceUnavailable extends DomainError {
   }
 }
 
-/** 429: a concurrency limit (browsers per project or per host) is reached; retry after stopping one. */
+/**
+ * 429: a concurrency limit (browsers per project, per account or per host) is reached; retry after
+ * stopping one. A quota on what is kept until deleted (projects, webhook endpoints) is a 409
+ * `Conflict` instead: waiting does not lift it (docs/quotas.md).
+ */
 export class LimitReached extends DomainError {
   override name = 'LimitReached';
   readonly status = 429;

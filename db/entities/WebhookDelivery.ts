@@ -29,6 +29,11 @@ export const WebhookDelivery = defineEntity({
     status: p.enum(['pending', 'succeeded', 'failed'] as const).default('pending'),
     attempts: p.json<WebhookAttempt[]>().onCreate(() => []),
     nextAttemptAt: p.datetime().nullable(),
+    /**
+     * When it was given a place among its project's deliveries in flight and its workflow started
+     * (server/webhooks/inFlight.ts); null while it is queued for one.
+     */
+    dispatchedAt: p.datetime().nullable(),
     /** Why it stopped without success: the tries ran out, or the endpoint refused for good. */
     failure: p.string().length(500).nullable(),
     resentFrom: p.uuid().nullable(),

@@ -71,7 +71,7 @@ async function recordUsage(
       quantityMicro: BigInt(input + output) * 1_000_000n,
       reportId: `${job.id}:tokens:${step}`,
     });
-    await enforceFunds(deps.temporal, deps.config, answer);
+    await enforceFunds(em, deps.temporal, deps.config, answer);
   }
 }
 

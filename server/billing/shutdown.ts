@@ -26,9 +26,9 @@ import type { MeterAnswer } from './metering.ts';
  * Acts on metering's answer, wherever usage is reported (a browser's workflow, a model turn, a
  * coordinator's POST): starts (or joins) the shutdown it calls for; nothing when it says continue.
  */
-export async function enforceFunds(client: Client | (() => Client), config: Config, answer: MeterAnswer) {
+export async function enforceFunds(em: EntityManager, client: Client | (() => Client), config: Config, answer: MeterAnswer) {
   // The funds events the report recorded (docs/webhooks.md); a start that fails is housekeeping's.
-  await startDeliveries({ config, temporal: client }, answer.deliveries);
+  await startDeliveries(em, { config, temporal: client }, answer.deliveries);
   if (answer.action !== 'shutdown' || !answer.exhaustedAt) return;
   // A getter is called only here: an activity's client is read only for a shutdown.
   const temporal = typeof client === 'function' ? client() : client;

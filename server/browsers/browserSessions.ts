@@ -107,6 +107,7 @@ export async function reserveBrowserStart(
   if (active >= limit) {
     throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
   }
+  await requireAccountBrowserRoom(deps, tx, project);
   const roomy = await hostsWithRoom(tx);
   const claimed = signature ? await claimWarmBrowser(tx, roomy, signature) : null;
   if (claimed) {
@@ -130,6 +131,29 @@ export async function reserveBrowserStart(
   }
   const resource = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
   return { resource, session, warm: null };
+}
+
+/**
+ * 429 `account_browser_limit_reached` when the projects of `project`'s owner together run
+ * BROWSERS_PER_ACCOUNT browsers. Counted as the project's limit counts (`starting`, `running`),
+ * under the caller's advisory lock, which every start of every project takes: two starts in two
+ * projects of one account cannot both take its last place.
+ */
+async function requireAccountBrowserRoom(deps: BrowserStartDeps, tx: EntityManager, project: Project) {
+  const limit = deps.config.quotas.browsersPerAccount;
+  const [row] = await tx.getConnection().execute<{ n: string }[]>(
+    `select count(*) as n from session_resources r join projects p on p.id = r.project_id
+     where p.owner_id = ? and r.status = any(?)`,
+    [project.owner.id, textArray(inUseResourceStatuses)],
+    'all',
+    tx.getTransactionContext(),
+  );
+  if (Number(row?.n ?? 0) >= limit) {
+    throw new LimitReached(
+      'account_browser_limit_reached',
+      `The account that owns this project already runs its maximum of ${limit} browsers across its projects; stop one first`,
+    );
+  }
 }
 
 /**

@@ -133,7 +133,7 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
       reportId: report.reportId,
     });
     try {
-      await enforceFunds(deps.temporal, config, metered);
+      await enforceFunds(em, deps.temporal, config, metered);
     } catch (error) {
       // The answer still says shutdown; the next report starts the shutdown again.
       req.log.error({ err: error }, 'the funds shutdown could not be started');

@@ -6,10 +6,12 @@ import { WebhookEndpoint } from '../../db/entities/index.ts';
 import { type WebhookDeliveryWorkflow, webhookDeliveryWorkflowType } from '../../workflows/contracts/webhooks.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Config } from '../config.ts';
+import { claimDeliveryPlaces, projectsOfDeliveries } from './inFlight.ts';
 
 /**
  * Webhook events (docs/webhooks.md). An event becomes one delivery row per enabled endpoint of the
- * project that wants it, then one workflow per row sends it with retries. The rows are written
+ * project that wants it, then one workflow per row sends it with retries, once the row has a place
+ * among its project's deliveries in flight (./inFlight.ts). The rows are written
  * first (in the caller's transaction, where it has one), so an event is never lost to a failed
  * start: a delivery whose workflow never started is started by housekeeping. Each event has a key
  * (`run.finished:<runId>`): recorded twice (an activity retried), it is delivered once.
@@ -106,32 +108,50 @@ export async function startWebhookDeliveries(temporal: Client, config: Config, d
 export type WebhookEmitter = { config: Config; log?: Logger; temporal: Client | (() => Client) };
 
 /**
- * Records an event and starts its deliveries. A failure to record is thrown: the caller (an
- * activity) is retried, and the event's key makes the retry add nothing twice. A failure to start
- * is only logged: the rows are there, and housekeeping starts them.
+ * Records an event and starts its deliveries, as many as their projects have places in flight
+ * for (./inFlight.ts); the others wait their turn, queued. A failure to record is thrown: the
+ * caller (an activity) is retried, and the event's key makes the retry add nothing twice. A
+ * failure to start is only logged: the rows are there, and housekeeping starts them.
  */
 export async function emitWebhookEvent(em: EntityManager, emitter: WebhookEmitter, record: EventRecord) {
   const ids = await recordWebhookEvent(em, record);
-  await startDeliveries(emitter, ids);
+  if (ids.length) await dispatchDeliveries(em, emitter, record.projectIds);
 }
 
-/** Starts deliveries recorded in a transaction that has committed since. Never fails its caller. */
-export async function startDeliveries(emitter: WebhookEmitter, ids: string[]) {
+/** Starts deliveries recorded in a transaction that has committed since, places allowing. Never fails its caller. */
+export async function startDeliveries(em: EntityManager, emitter: WebhookEmitter, ids: string[]) {
   if (!ids.length) return;
   try {
-    const temporal = typeof emitter.temporal === 'function' ? emitter.temporal() : emitter.temporal;
-    await startWebhookDeliveries(temporal, emitter.config, ids);
+    await dispatchDeliveries(em, emitter, await projectsOfDeliveries(em, ids));
   } catch (error) {
     emitter.log?.warn({ err: error, deliveries: ids.length }, 'webhook deliveries not started; housekeeping starts them later');
   }
 }
 
-/** Deliveries written but never tried, older than `graceSeconds`: their workflow did not start. */
+/**
+ * Gives these projects' queued deliveries the places in flight that are free, and starts their
+ * workflows; called when deliveries are recorded and whenever one leaves flight. Never fails its
+ * caller: a delivery left queued, or claimed without its workflow, is housekeeping's.
+ */
+export async function dispatchDeliveries(em: EntityManager, emitter: WebhookEmitter, projectIds: readonly string[]) {
+  if (!projectIds.length) return;
+  let claimed: string[] = [];
+  try {
+    claimed = await claimDeliveryPlaces(em, emitter.config.quotas.webhookDeliveriesInFlightPerProject, projectIds);
+    if (!claimed.length) return;
+    const temporal = typeof emitter.temporal === 'function' ? emitter.temporal() : emitter.temporal;
+    await startWebhookDeliveries(temporal, emitter.config, claimed);
+  } catch (error) {
+    emitter.log?.warn({ err: error, deliveries: claimed.length }, 'webhook deliveries not started; housekeeping starts them later');
+  }
+}
+
+/** Deliveries given a place but never tried, longer than `graceSeconds` ago: their workflow did not start. */
 export async function unstartedDeliveries(em: EntityManager, graceSeconds: number, limit = 500) {
   const rows = (await em
     .getConnection()
     .execute(
-      `select id from webhook_deliveries where status = 'pending' and next_attempt_at is null and jsonb_array_length(attempts) = 0 and created < ? order by created limit ?`,
+      `select id from webhook_deliveries where status = 'pending' and dispatched_at < ? and next_attempt_at is null and jsonb_array_length(attempts) = 0 order by dispatched_at limit ?`,
       [new Date(Date.now() - graceSeconds * 1000), limit],
     )) as { id: string }[];
   return rows.map((row) => row.id);

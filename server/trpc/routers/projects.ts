@@ -1,4 +1,5 @@
 import type { FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Project } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
@@ -52,9 +53,23 @@ export function presentProject(subject: Subject, project: Project | ProjectSnaps
   };
 }
 
-async function slugFree(deps: { em: import('@mikro-orm/postgresql').EntityManager }, slug: string, exceptId?: string) {
+async function slugFree(deps: { em: EntityManager }, slug: string, exceptId?: string) {
   const existing = await deps.em.findOne(Project, { slug }, { fields: ['id'] });
   if (existing && existing.id !== exceptId) throw new Conflict('slug_taken', `The slug ${slug} is taken`);
+}
+
+/**
+ * 409 `project_limit_reached` when `ownerId` owns PROJECTS_PER_ACCOUNT projects. Counted under a lock
+ * of that owner's, held to the end of the caller's transaction (the one that writes the project),
+ * so two creates at once cannot both take the last place.
+ */
+async function requireProjectRoom(limit: number, tx: EntityManager, ownerId: string) {
+  await tx
+    .getConnection()
+    .execute('select pg_advisory_xact_lock(hashtext(?))', [`projects_of:${ownerId}`], 'run', tx.getTransactionContext());
+  if ((await tx.count(Project, { owner: ownerId })) >= limit) {
+    throw new Conflict('project_limit_reached', `Your account already owns its maximum of ${limit} projects; delete one first`);
+  }
 }
 
 /** Later capabilities add to the project (a "Default session"); a failure there loses no project. */
@@ -105,7 +120,10 @@ export const projectsRouter = router({
     }),
 
   create: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' }, errorCodes: ['slug_taken'] })
+    .meta({
+      openapi: { method: 'PUT', path: '/api/projects', tags, summary: 'Create a project' },
+      errorCodes: ['slug_taken', 'project_limit_reached'],
+    })
     .input(
       z.strictObject({
         name,
@@ -119,14 +137,16 @@ export const projectsRouter = router({
       if (!canCreateProjects(ctx.subject)) throw new PermissionDenied('Only a signed-in user or a full-access API key can create projects');
       if (!ctx.user.emailVerified) throw new EmailNotVerified();
       await slugFree(ctx, input.slug);
-      const project = ctx.em.create(Project, {
-        name: input.name,
-        description: input.description,
-        slug: input.slug,
-        visibility: input.public ? 'public' : 'private',
-        owner: ctx.user,
+      const project = await ctx.em.transactional(async (tx) => {
+        await requireProjectRoom(ctx.deps.config.quotas.projectsPerAccount, tx, ctx.user.id);
+        return tx.create(Project, {
+          name: input.name,
+          description: input.description,
+          slug: input.slug,
+          visibility: input.public ? 'public' : 'private',
+          owner: ctx.user.id,
+        });
       });
-      await ctx.em.flush();
       await runProjectCreatedHooks(ctx.deps, project.id, ctx.log);
       return { id: project.id };
     }),

@@ -1,10 +1,11 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.ts';
-import { BadRequest } from '../../errors.ts';
+import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { webhookActions } from '../../permissions/permissions.ts';
 import { checkDestination, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
-import { startDeliveries, webhookEvents } from '../../webhooks/events.ts';
+import { dispatchDeliveries, startDeliveries, webhookEvents } from '../../webhooks/events.ts';
 import { newWebhookSecret, sealWebhookSecret } from '../../webhooks/secrets.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable, loadChild } from '../projectRows.ts';
@@ -63,6 +64,8 @@ const deliveryView = z.object({
   /** The `webhook-id` header: the same on a resend, so a receiver applies a message once. */
   messageId: z.string(),
   status: z.enum(['pending', 'succeeded', 'failed']),
+  /** Pending, waiting for a place among the project's deliveries in flight; its first try comes after. */
+  queued: z.boolean(),
   attempts: z.array(attemptView),
   /** When the next try is due; null once it succeeded or failed for good. */
   nextAttemptAt: z.string().nullable(),
@@ -93,6 +96,7 @@ function presentDelivery(delivery: WebhookDelivery) {
     event: delivery.event as (typeof webhookEvents)[number],
     messageId: delivery.messageId,
     status: delivery.status,
+    queued: delivery.status === 'pending' && !delivery.dispatchedAt,
     attempts: delivery.attempts,
     nextAttemptAt: delivery.nextAttemptAt ? iso(delivery.nextAttemptAt) : null,
     failure: delivery.failure ?? null,
@@ -110,6 +114,24 @@ async function requireAllowedDestination(ctx: ProjectContext, url: string) {
     throw new BadRequest('bad_url', `The webhook URL is refused: ${checked.reason}`, {
       issues: [{ path: ['url'], message: checked.reason }],
     });
+  }
+}
+
+/**
+ * 409 `webhook_endpoint_limit_reached` when the project has WEBHOOK_ENDPOINTS_PER_PROJECT endpoints,
+ * counted under a lock of the project's held to the end of `tx` (the one that adds the endpoint).
+ */
+async function requireEndpointRoom(ctx: ProjectContext, tx: EntityManager) {
+  const limit = ctx.deps.config.quotas.webhookEndpointsPerProject;
+  const projectId = ctx.project.id;
+  await tx
+    .getConnection()
+    .execute('select pg_advisory_xact_lock(hashtext(?))', [`webhook_endpoints_of:${projectId}`], 'run', tx.getTransactionContext());
+  if ((await tx.count(WebhookEndpoint, { project: projectId })) >= limit) {
+    throw new Conflict(
+      'webhook_endpoint_limit_reached',
+      `This project already has its maximum of ${limit} webhook endpoints; delete one first`,
+    );
   }
 }
 
@@ -139,6 +161,7 @@ export const webhooksRouter = router({
         tags,
         summary: 'Add an endpoint; the answer holds its signing secret, shown this once',
       },
+      errorCodes: ['webhook_endpoint_limit_reached'],
     })
     .input(
       z.strictObject({
@@ -154,15 +177,17 @@ export const webhooksRouter = router({
       ctx.authorize(webhookActions.write);
       await requireAllowedDestination(ctx, input.url);
       const secret = newWebhookSecret();
-      const endpoint = ctx.em.create(WebhookEndpoint, {
-        project: ctx.project,
-        url: input.url,
-        description: input.description ?? null,
-        events: input.events,
-        secret: sealWebhookSecret(ctx.deps.serviceSecret, secret),
-        enabled: input.enabled ?? true,
+      const endpoint = await ctx.em.transactional(async (tx) => {
+        await requireEndpointRoom(ctx, tx);
+        return tx.create(WebhookEndpoint, {
+          project: ctx.project.id,
+          url: input.url,
+          description: input.description ?? null,
+          events: input.events,
+          secret: sealWebhookSecret(ctx.deps.serviceSecret, secret),
+          enabled: input.enabled ?? true,
+        });
       });
-      await ctx.em.flush();
       return { ...presentWebhook(endpoint), secret };
     }),
 
@@ -222,6 +247,8 @@ export const webhooksRouter = router({
       const endpoint = await findWebhook(ctx, input.webhookId, webhookActions.write);
       // Its deliveries go with it (ON DELETE CASCADE); a try still scheduled finds nothing to send.
       await ctx.em.nativeDelete(WebhookEndpoint, { id: endpoint.id });
+      // The places its deliveries held in flight go to the project's queued ones.
+      await dispatchDeliveries(ctx.em, emitter(ctx), [ctx.project.id]);
       return { status: 'ok' as const };
     }),
 
@@ -301,7 +328,9 @@ export const webhooksRouter = router({
         resentFrom: original.id,
       });
       await ctx.em.flush();
-      await startDeliveries(emitter(ctx), [copy.id]);
+      await startDeliveries(ctx.em, emitter(ctx), [copy.id]);
+      // Given a place at once, or queued behind the project's deliveries in flight: the answer says which.
+      await ctx.em.refresh(copy);
       return presentDelivery(copy);
     }),
 });
