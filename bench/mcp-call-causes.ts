@@ -22,9 +22,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
 import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
-import { EgressPolicy } from '../server/net/egressPolicy.ts';
 import { defaultBrowserImage } from '../server/browsers/images.ts';
 import type { LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { EgressPolicy } from '../server/net/egressPolicy.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 12);

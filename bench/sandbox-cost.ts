@@ -31,11 +31,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BrowserCgroups } from '../server/browsers/host/browserCgroups.ts';
 import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
-import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';
 import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/processes.ts';
 import { defaultScreen, type LaunchSettings } from '../server/browsers/launchSettings.ts';
 import { parseConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
+import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';
 import { measureTrees, type TreeUsage } from './support/processMemory.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile } from './support/stack.ts';
 

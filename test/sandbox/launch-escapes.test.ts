@@ -8,9 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openPathTo, prepareSandbox } from '../../server/browsers/host/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../../server/browsers/host/chromiumProcess.ts';
-import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 import { defaultScreen } from '../../server/browsers/launchSettings.ts';
 import { createLogger } from '../../server/logger.ts';
+import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 import { PAGE_HOST } from '../support/pages.ts';
 import { chromiumProcesses } from '../support/sandbox.ts';
 

@@ -14,13 +14,13 @@ import type { Config } from '../../config.ts';
 import { prepareSharedDataDir } from '../../infra/dataDir.ts';
 import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
+import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
 import { prepareCgroups } from './browserCgroups.ts';
 import { BrowserPool } from './browserPool.ts';
 import { startBrowserRelay } from './browserRelay.ts';
 import { prepareSandbox } from './browserSandbox.ts';
-import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { findProcessesMentioning, killProcessGroupsOf } from './processes.ts';
 
 const HEARTBEAT_MS = 5_000;
