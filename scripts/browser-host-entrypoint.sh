@@ -5,9 +5,11 @@
 # capability left (none effective, none inheritable, an empty bounding set).
 set -eu
 cg=/sys/fs/cgroup
+# Docker mounts cgroupfs read-only. In the container's own cgroup namespace the mount shows the
+# container's cgroup only, so writing it reaches nothing of the machine's: refuse to go on in the
+# machine's namespace.
+sh "$(dirname "$0")/own-cgroup-namespace.sh"
 writable() {
-  # Docker mounts cgroupfs read-only. In the container's own cgroup namespace (`cgroup: private`)
-  # the mount shows the container's cgroup only, so writing it reaches nothing of the machine's.
   mount -o remount,rw "$1"
 }
 if [ -f "$cg/cgroup.controllers" ]; then

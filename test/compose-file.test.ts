@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -91,14 +93,15 @@ describe('temporal-compose.yml', () => {
   });
 
   it('bounds every browser: the host gets its container’s own cgroup, and runs as node with no capability', () => {
-    const host = services['browser-host'] as Service & { cgroup?: string; user?: string; cap_add?: string[]; entrypoint?: string[] };
-    // Its own cgroup namespace: the cgroup it may write is the container's, never the machine's.
-    expect(host.cgroup).toBe('private');
+    const host = services['browser-host'] as Service & { user?: string; cap_add?: string[]; entrypoint?: string[] };
     // CAP_SYS_ADMIN only for the entrypoint's remount of that cgroup; no other capability.
     expect(host.cap_add).toEqual(['SYS_ADMIN']);
     expect(host.user).toBe('root');
     expect(host.entrypoint).toEqual(['sh', 'scripts/browser-host-entrypoint.sh']);
     const entrypoint = readFileSync(path.join(root, 'scripts/browser-host-entrypoint.sh'), 'utf8');
+    // Its own cgroup namespace first: the cgroup it makes writable is the container's, never the machine's.
+    expect(entrypoint.indexOf('own-cgroup-namespace.sh')).toBeGreaterThan(-1);
+    expect(entrypoint.indexOf('own-cgroup-namespace.sh')).toBeLessThan(entrypoint.indexOf('mount -o remount'));
     // The host it starts is `node`, with no capability left to regain.
     expect(entrypoint.trim().split('\n').at(-1)).toBe(
       'exec setpriv --reuid=node --regid=node --init-groups --inh-caps=-all --bounding-set=-all -- "$@"',
@@ -108,6 +111,20 @@ describe('temporal-compose.yml', () => {
     expect(entrypoint).toContain('echo \'+memory +pids +cpu\' >"$cg/cgroup.subtree_control"');
     const limits = parseConfig(processEnv('browser-host')).browsers.limits;
     expect(limits).toEqual({ memoryBytes: 2048 * 2 ** 20, diskBytes: 1024 * 2 ** 20, pids: 1024, cpuWeight: 100 });
+  });
+
+  it('the browser host’s entrypoint refuses the machine’s cgroup namespace and takes its own', () => {
+    const check = (lines: string) => {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'cgroup-')), 'cgroup');
+      writeFileSync(file, lines);
+      return spawnSync('sh', [path.join(root, 'scripts/own-cgroup-namespace.sh'), file], { encoding: 'utf8' });
+    };
+    expect(check('0::/\n').status).toBe(0);
+    expect(check('12:memory:/\n11:pids:/\n4:cpu,cpuacct:/\n1:name=systemd:/\n0::/\n').status).toBe(0);
+    const shared = check('0::/system.slice/docker-4f2a.scope\n');
+    expect(shared.status).toBe(1);
+    expect(shared.stderr).toContain('cgroup: private');
+    expect(check('12:memory:/docker/4f2a\n11:pids:/\n0::/\n').status).toBe(1);
   });
 
   it('puts the Temporal UI behind an OpenID Connect sign-in, published on the machine’s loopback only', () => {
