@@ -6,7 +6,9 @@ import { textArray } from '../../db/textArray.ts';
  * it is given its workflow (`dispatched_at`) until it succeeds or fails for good, trying or
  * waiting for its next try. A project has at most WEBHOOK_DELIVERIES_IN_FLIGHT_PER_PROJECT; the
  * others are *queued*: their rows are written like any (so nothing is lost to a crash or a full
- * queue), without a workflow, and take a place as one frees, oldest first.
+ * queue), without a workflow, and take a place as one frees, oldest first within what each endpoint has
+ * room for. One whose workflow is gone without settling it is failed by housekeeping
+ * (`settleAbandonedDeliveries` in ./events.ts), which frees its place.
  *
  * One endpoint holds at most half of a project's places (rounded up): an endpoint that is down
  * keeps each of its deliveries in flight for the whole retry period (25 hours), and must not hold
@@ -19,9 +21,10 @@ export function placesPerEndpoint(limit: number) {
 }
 
 /**
- * Gives queued deliveries of these projects the places free in their project, oldest first, and
- * answers the ids given one: their workflows are the caller's to start. Each project is decided
- * under a lock of its own, held until its claims commit, so two dispatches never give one place twice.
+ * Gives queued deliveries of these projects the places free in their project (each endpoint's
+ * oldest up to its room, then the oldest of those), and answers the ids given one: their
+ * workflows are the caller's to start. Each project is decided under a lock of its own, held
+ * until its claims commit, so two dispatches never give one place twice.
  */
 export async function claimDeliveryPlaces(em: EntityManager, limit: number, projectIds: readonly string[]): Promise<string[]> {
   const claimed: string[] = [];
