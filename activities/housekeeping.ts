@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { dispatchDeliveries, startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
+import { dispatchDeliveries, settleAbandonedDeliveries, startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
 import { projectsWithQueuedDeliveries } from '../server/webhooks/inFlight.ts';
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -10,6 +10,7 @@ import type { ActivityDeps } from './deps.ts';
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
  * empty once ended; webhook deliveries a month old; and run screenshots past their retention.
+ * Before that, it fails the webhook deliveries in flight that no workflow works on any more.
  */
 const expiredTables = [
   { table: 'auth_sessions', column: 'expires_at', keep: "interval '1 day'" },
@@ -18,7 +19,8 @@ const expiredTables = [
   { table: 'external_link_requests', column: 'expires_at', keep: "interval '1 day'" },
   { table: 'rate_limit_buckets', column: 'reset_at', keep: "interval '1 hour'" },
   // The webhook delivery log keeps a month (docs/webhooks.md); one still queued is kept until sent.
-  { table: 'webhook_deliveries', column: 'created', keep: "interval '30 days'", unless: "status = 'pending'" },
+  // One in flight that old is settled first (settleAbandonedDeliveries), so its place is freed.
+  { table: 'webhook_deliveries', column: 'created', keep: "interval '30 days'", unless: "status = 'pending' and dispatched_at is null" },
 ] as const;
 
 /** A webhook delivery given its place this long ago and never tried lost its start (docs/webhooks.md). */
@@ -29,6 +31,9 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
     /** Deletes what expired longer ago than its table keeps it; answers how many rows of each table went. */
     async deleteExpiredRows() {
       const connection = orm.em.getConnection();
+      const emitter = { config, log, temporal: Context.current().client };
+      // Deliveries in flight that no workflow works on any more hold places until failed here.
+      const freed = await settleAbandonedDeliveries(orm.em.fork(), emitter);
       const deleted: Record<string, number> = {};
       // Run screenshots keep RUN_SCREENSHOT_RETENTION_DAYS (an integer, checked at start-up).
       const screenshots = { table: 'run_screenshots', column: 'created', keep: `interval '${config.screenshots.retentionDays} days'` };
@@ -46,8 +51,8 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
         log.warn({ deliveries: unstarted.length }, 'started webhook deliveries whose workflow had not started');
       }
       // And queued ones whose project has a free place that no dispatch gave (one lost to a crash).
-      const emitter = { config, log, temporal: Context.current().client };
-      await dispatchDeliveries(orm.em.fork(), emitter, await projectsWithQueuedDeliveries(orm.em.fork()));
+      const queued = await projectsWithQueuedDeliveries(orm.em.fork());
+      await dispatchDeliveries(orm.em.fork(), emitter, [...new Set([...freed, ...queued])]);
       return deleted;
     },
   } satisfies HousekeepingActivities;

@@ -52,6 +52,47 @@ function newProject(token: string, slug: string) {
   return stack.http.put('/api/projects', { name: slug, description: '', slug, public: false }, { token });
 }
 
+/**
+ * Writes a delivery row as the service would, `created` that long ago (an interval); `inFlight`
+ * marks it given its place at `created` (no workflow is started for it: one that is gone).
+ * Answers its id and message id.
+ */
+async function writeDelivery(
+  projectId: string,
+  endpointId: string,
+  ago: string,
+  inFlight?: { attempts: number; nextAttemptIn: string | null },
+) {
+  const id = randomUUID();
+  const messageId = `msg_${id.replaceAll('-', '')}`;
+  const payload = { type: 'run.finished', timestamp: new Date().toISOString(), data: { project: projectId } };
+  const attempts = Array.from({ length: inFlight?.attempts ?? 0 }, () => ({
+    at: new Date().toISOString(),
+    statusCode: 500,
+    error: null,
+    durationMs: 1,
+  }));
+  await stack.orm.em.getConnection().execute(
+    `insert into webhook_deliveries (id, project_id, endpoint_id, message_id, event_key, event, payload, status, attempts,
+       dispatched_at, next_attempt_at, created, updated)
+     values (?, ?, ?, ?, ?, 'run.finished', ?, 'pending', ?, ${inFlight ? `now() - interval '${ago}'` : 'null'},
+       ${inFlight?.nextAttemptIn ? `now() + interval '${inFlight.nextAttemptIn}'` : 'null'}, now() - interval '${ago}', now() - interval '${ago}')`,
+    [id, projectId, endpointId, messageId, `run.finished:${id}`, JSON.stringify(payload), JSON.stringify(attempts)],
+  );
+  return { id, messageId };
+}
+
+/** A housekeeping pass runs as its workflow starts: start it anew, as a control worker would. */
+async function housekeepingPass() {
+  const workflowId = workflowIds.housekeeping(stack.config.temporal.taskQueue);
+  await stack.temporal.workflow.getHandle(workflowId).terminate('test: run a pass now');
+  await stack.temporal.workflow.start('housekeepingWorkflow', {
+    taskQueue: stack.config.temporal.taskQueue,
+    workflowId,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
 describe('projects per account', () => {
   it('an account at its project quota cannot create another, and can again after deleting one', async () => {
     const { token } = await registerUser(stack);
@@ -251,32 +292,82 @@ describe('webhooks per project', () => {
     const added = await stack.http.post(`/${slug}/api/webhooks`, { url: receiver.url('/backstop'), events: ['run.finished'] }, { token });
     expect(added.status, added.text).toBe(200);
     // Written, then its dispatch lost (the process died in between), and older than the log's 30 days.
-    const deliveryId = randomUUID();
-    const payload = { type: 'run.finished', timestamp: new Date().toISOString(), data: { project: projectId } };
-    await stack.orm.em.getConnection().execute(
-      `insert into webhook_deliveries (id, project_id, endpoint_id, message_id, event_key, event, payload, status, attempts, created, updated)
-       values (?, ?, ?, ?, ?, 'run.finished', ?, 'pending', '[]', now() - interval '40 days', now() - interval '40 days')`,
-      [
-        deliveryId,
-        projectId,
-        added.body.id,
-        `msg_${deliveryId.replaceAll('-', '')}`,
-        `run.finished:${deliveryId}`,
-        JSON.stringify(payload),
-      ],
-    );
+    const { id: deliveryId, messageId } = await writeDelivery(projectId, added.body.id, '40 days');
     const read = () => stack.http.get(`/${slug}/api/webhooks/${added.body.id}/deliveries/${deliveryId}`, { token });
     expect((await read()).body).toMatchObject({ status: 'pending', queued: true });
 
-    // A pass runs as the workflow starts: start it anew, as a control worker would.
-    const workflowId = workflowIds.housekeeping(stack.config.temporal.taskQueue);
-    await stack.temporal.workflow.getHandle(workflowId).terminate('test: run a pass now');
-    await stack.temporal.workflow.start('housekeepingWorkflow', {
-      taskQueue: stack.config.temporal.taskQueue,
-      workflowId,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    await housekeepingPass();
     await expect.poll(async () => (await read()).body.status, { timeout: 30_000, interval: 300 }).toBe('succeeded');
-    expect(receiver.at('/backstop').map((request) => request.headers['webhook-id'])).toEqual([`msg_${deliveryId.replaceAll('-', '')}`]);
+    expect(receiver.at('/backstop').map((request) => request.headers['webhook-id'])).toEqual([messageId]);
+  }, 60_000);
+
+  it('a long backlog of an endpoint that is down does not keep a healthy endpoint of the project waiting', async () => {
+    const { token } = await registerUser(stack);
+    const { id: projectId, slug } = await createProject(stack, token);
+    const session = await stack.http.put(`/${slug}/api/sessions`, { name: 'backlog' }, { token });
+    const add = async (path: string) => {
+      const added = await stack.http.post(`/${slug}/api/webhooks`, { url: receiver.url(path), events: ['run.finished'] }, { token });
+      expect(added.status, added.text).toBe(200);
+      return added.body.id as string;
+    };
+    receiver.answer(
+      '/backlog-down',
+      Array.from({ length: 1000 }, () => 500),
+    );
+    const down = await add('/backlog-down');
+    const up = await add('/backlog-up');
+    // Queued for the endpoint that is down, all older than anything the healthy one gets: far more
+    // than a dispatch would look at if it read only the project's oldest rows.
+    for (let index = 0; index < 30 * IN_FLIGHT; index++) await writeDelivery(projectId, down, '1 minute');
+
+    const pipelineId = await createPipeline(
+      stack,
+      slug,
+      { token },
+      { nodes: { hello: { type: 'text.template', inputs: { template: 'hello' } } } },
+    );
+    const { runUrl } = await startRun(stack, slug, { token }, pipelineId, session.body.id);
+    expect((await settledRun(stack, runUrl, { token })).status.pipeline).toBe('succeeded');
+
+    const deliveries = async (webhookId: string) =>
+      (await stack.http.get(`/${slug}/api/webhooks/${webhookId}/deliveries`, { token })).body as { status: string }[];
+    await expect.poll(async () => (await deliveries(up)).map((d) => d.status), { timeout: 20_000, interval: 300 }).toEqual(['succeeded']);
+    // The one that is down holds its half of the places, no more.
+    const [held] = await stack.orm.em
+      .getConnection()
+      .execute(
+        `select count(*)::int as n from webhook_deliveries where endpoint_id = ? and status = 'pending' and dispatched_at is not null`,
+        [down],
+      );
+    expect(held?.n).toBe(1);
+    // Its backlog goes with it: nothing keeps trying it after the test.
+    expect((await stack.http.delete(`/${slug}/api/webhooks/${down}`, { token })).status).toBe(200);
+  }, 60_000);
+
+  it('deliveries in flight that no workflow works on any more are failed by housekeeping, and the queued ones take their places', async () => {
+    const { token } = await registerUser(stack);
+    const { id: projectId, slug } = await createProject(stack, token);
+    const added = await stack.http.post(`/${slug}/api/webhooks`, { url: receiver.url('/abandoned'), events: ['run.finished'] }, { token });
+    expect(added.status, added.text).toBe(200);
+    const endpointId = added.body.id as string;
+    // Tried once, its next try 20 minutes overdue, and no workflow (terminated, or Temporal's history lost).
+    const orphaned = await writeDelivery(projectId, endpointId, '30 minutes', { attempts: 1, nextAttemptIn: '-20 minutes' });
+    // Pending from before the bound, 40 days old and never tried since: past any retry period.
+    const ancient = await writeDelivery(projectId, endpointId, '40 days', { attempts: 0, nextAttemptIn: null });
+    // Queued behind them: the endpoint's one place (half of two) is theirs until they are settled.
+    const queued = await writeDelivery(projectId, endpointId, '10 minutes');
+    const read = (id: string) => stack.http.get(`/${slug}/api/webhooks/${endpointId}/deliveries/${id}`, { token });
+    expect((await read(queued.id)).body).toMatchObject({ status: 'pending', queued: true });
+
+    await housekeepingPass();
+    await expect.poll(async () => (await read(queued.id)).body.status, { timeout: 30_000, interval: 300 }).toBe('succeeded');
+    expect((await read(orphaned.id)).body).toMatchObject({
+      status: 'failed',
+      queued: false,
+      failure: expect.stringContaining('workflow ended without settling it'),
+    });
+    // Settled, then past the log's 30 days: deleted like any old delivery.
+    expect((await read(ancient.id)).status).toBe(404);
+    expect(receiver.at('/abandoned').map((request) => request.headers['webhook-id'])).toEqual([queued.messageId]);
   }, 60_000);
 });

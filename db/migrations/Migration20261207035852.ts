@@ -2,7 +2,9 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Deliveries in flight per project (server/webhooks/inFlight.ts): a delivery's place is marked by
- * `dispatched_at`. Those already pending have their workflow: they are in flight since they were made.
+ * `dispatched_at`. Those already pending had their workflow: they are in flight since they were made.
+ * One whose workflow has ended without settling it is failed by housekeeping, which frees its place
+ * (settleAbandonedDeliveries, server/webhooks/events.ts); one never tried gets its workflow again.
  */
 export class Migration20261207035852 extends Migration {
   override name = 'Migration20261207035852';

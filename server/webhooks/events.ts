@@ -6,6 +6,7 @@ import { WebhookEndpoint } from '../../db/entities/index.ts';
 import { type WebhookDeliveryWorkflow, webhookDeliveryWorkflowType } from '../../workflows/contracts/webhooks.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Config } from '../config.ts';
+import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { claimDeliveryPlaces, projectsOfDeliveries } from './inFlight.ts';
 
 /**
@@ -155,4 +156,63 @@ export async function unstartedDeliveries(em: EntityManager, graceSeconds: numbe
       [new Date(Date.now() - graceSeconds * 1000), limit],
     )) as { id: string }[];
   return rows.map((row) => row.id);
+}
+
+/** How long past its due time a try may be late before housekeeping asks whether anyone still makes it. */
+const OVERDUE_SECONDS = 10 * 60;
+/** Past the retry period by this much, no workflow is still trying a delivery, whatever Temporal says. */
+const PAST_RETRIES_MARGIN_HOURS = 1;
+const GONE_FAILURE = 'its delivery workflow ended without settling it (terminated, or lost by Temporal); a resend starts over';
+const TOO_OLD_FAILURE = 'still pending after the whole retry period; no workflow is trying it any more; a resend starts over';
+
+/**
+ * Fails the deliveries in flight that nothing works on any more, and answers their projects (whose
+ * places are free now). Tried at least once, with their next try overdue: failed when Temporal
+ * has no running workflow for them (terminated, or its history lost); any answer other than that
+ * leaves them be. In flight longer than the retry period and a margin, tried or not: failed
+ * without asking, as no workflow keeps trying that long. Those never tried, younger, are
+ * `unstartedDeliveries`'s: they get their workflow again.
+ */
+export async function settleAbandonedDeliveries(em: EntityManager, emitter: WebhookEmitter, limit = 500) {
+  const connection = em.getConnection();
+  const pastRetries = emitter.config.webhooks.retryHours + PAST_RETRIES_MARGIN_HOURS;
+  const rows = await connection.execute<{ id: string; too_old: boolean }[]>(
+    `select id, dispatched_at < now() - make_interval(secs => ?) as too_old from webhook_deliveries
+     where status = 'pending' and dispatched_at is not null
+       and (dispatched_at < now() - make_interval(secs => ?)
+         or (jsonb_array_length(attempts) > 0 and coalesce(next_attempt_at, dispatched_at) < now() - make_interval(secs => ?)))
+     order by dispatched_at limit ?`,
+    [pastRetries * 3600, pastRetries * 3600, OVERDUE_SECONDS, limit],
+    'all',
+  );
+  if (!rows.length) return [];
+  const temporal = typeof emitter.temporal === 'function' ? emitter.temporal() : emitter.temporal;
+  const failures = new Map<string, string>();
+  for (const row of rows) {
+    if (row.too_old) failures.set(row.id, TOO_OLD_FAILURE);
+    else if (!(await workflowRuns(temporal, workflowIds.webhook(row.id)))) failures.set(row.id, GONE_FAILURE);
+  }
+  const projects = new Set<string>();
+  for (const [id, failure] of failures) {
+    // Only while still pending: its workflow may have settled it since it was read.
+    const settled = await connection.execute<{ project_id: string }[]>(
+      `update webhook_deliveries set status = 'failed', failure = ?, next_attempt_at = null, updated = now()
+       where id = ? and status = 'pending' returning project_id`,
+      [failure, id],
+      'all',
+    );
+    if (settled[0]) projects.add(settled[0].project_id);
+  }
+  if (failures.size) emitter.log?.warn({ deliveries: failures.size }, 'failed webhook deliveries that no workflow was working on');
+  return [...projects];
+}
+
+/** Whether the workflow of this id runs; an engine that cannot say counts as yes (nothing is settled on a guess). */
+async function workflowRuns(temporal: Client, workflowId: string) {
+  try {
+    const description = await temporal.workflow.getHandle(workflowId).describe();
+    return description.status.name === 'RUNNING';
+  } catch (error) {
+    return !workflowIsGone(error);
+  }
 }

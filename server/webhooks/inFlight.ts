@@ -6,7 +6,9 @@ import { textArray } from '../../db/textArray.ts';
  * it is given its workflow (`dispatched_at`) until it succeeds or fails for good, trying or
  * waiting for its next try. A project has at most WEBHOOK_DELIVERIES_IN_FLIGHT_PER_PROJECT; the
  * others are *queued*: their rows are written like any (so nothing is lost to a crash or a full
- * queue), without a workflow, and take a place as one frees, oldest first.
+ * queue), without a workflow, and take a place as one frees, oldest first within what each endpoint has
+ * room for. One whose workflow is gone without settling it is failed by housekeeping
+ * (`settleAbandonedDeliveries` in ./events.ts), which frees its place.
  *
  * One endpoint holds at most half of a project's places (rounded up): an endpoint that is down
  * keeps each of its deliveries in flight for the whole retry period (25 hours), and must not hold
@@ -19,9 +21,10 @@ export function placesPerEndpoint(limit: number) {
 }
 
 /**
- * Gives queued deliveries of these projects the places free in their project, oldest first, and
- * answers the ids given one: their workflows are the caller's to start. Each project is decided
- * under a lock of its own, held until its claims commit, so two dispatches never give one place twice.
+ * Gives queued deliveries of these projects the places free in their project (each endpoint's
+ * oldest up to its room, then the oldest of those), and answers the ids given one: their
+ * workflows are the caller's to start. Each project is decided under a lock of its own, held
+ * until its claims commit, so two dispatches never give one place twice.
  */
 export async function claimDeliveryPlaces(em: EntityManager, limit: number, projectIds: readonly string[]): Promise<string[]> {
   const claimed: string[] = [];
@@ -37,27 +40,25 @@ export async function claimDeliveryPlaces(em: EntityManager, limit: number, proj
         'all',
         context,
       );
-      const perEndpoint = new Map(inFlight.map((row) => [row.endpoint_id, Number(row.n)]));
-      let total = [...perEndpoint.values()].reduce((sum, n) => sum + n, 0);
+      const total = inFlight.reduce((sum, row) => sum + Number(row.n), 0);
       if (total >= limit) return [];
-      // Enough of the oldest to fill the free places even when the first endpoints in line are full.
-      const queued = await connection.execute<{ id: string; endpoint_id: string }[]>(
-        `select id, endpoint_id from webhook_deliveries
-         where project_id = ? and status = 'pending' and dispatched_at is null order by created, id limit ?`,
-        [projectId, Math.min((limit - total) * 20, 5000)],
+      // Each endpoint's oldest, as many as it has room for, then the oldest of those across the
+      // project: however long one endpoint's queue, it cannot hide another's behind it.
+      const queued = await connection.execute<{ id: string }[]>(
+        `with held as (
+           select endpoint_id, count(*) as n from webhook_deliveries
+           where project_id = ? and status = 'pending' and dispatched_at is not null group by endpoint_id
+         ), ranked as (
+           select d.id, d.created, coalesce(held.n, 0) + row_number() over (partition by d.endpoint_id order by d.created, d.id) as place
+           from webhook_deliveries d left join held on held.endpoint_id = d.endpoint_id
+           where d.project_id = ? and d.status = 'pending' and d.dispatched_at is null
+         )
+         select id from ranked where place <= ? order by created, id limit ?`,
+        [projectId, projectId, placesPerEndpoint(limit), limit - total],
         'all',
         context,
       );
-      const cap = placesPerEndpoint(limit);
-      const picked: string[] = [];
-      for (const row of queued) {
-        if (total >= limit) break;
-        const held = perEndpoint.get(row.endpoint_id) ?? 0;
-        if (held >= cap) continue;
-        perEndpoint.set(row.endpoint_id, held + 1);
-        total++;
-        picked.push(row.id);
-      }
+      const picked = queued.map((row) => row.id);
       if (picked.length) {
         await connection.execute(
           'update webhook_deliveries set dispatched_at = now() where id::text = any(?)',
