@@ -9,8 +9,18 @@ import type { Page } from 'playwright-core';
  */
 export const PAGE_HOST = '127.0.0.5';
 
-/** A small site served by the test itself, for browsers to visit. */
-export async function startTestSite(routes: Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void> = {}) {
+/**
+ * Another site for the browsers (an IP address is a site of its own, whatever the port): a frame
+ * from it in a page of PAGE_HOST runs in a renderer process of its own. A test that serves it adds
+ * it to BROWSER_ALLOWED_PRIVATE_DESTINATIONS.
+ */
+export const OTHER_SITE_HOST = '127.0.0.6';
+
+/** A small site served by the test itself, for browsers to visit (on PAGE_HOST unless `host` says). */
+export async function startTestSite(
+  routes: Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void> = {},
+  host = PAGE_HOST,
+) {
   const hits: string[] = [];
   const server = http.createServer((req, res) => {
     hits.push(req.url ?? '');
@@ -24,10 +34,10 @@ export async function startTestSite(routes: Record<string, (req: http.IncomingMe
       `<!doctype html><title>Test page</title><h1 id="greeting">Hello from the test site</h1><script>console.log('page script ran at ' + location.pathname)</script>`,
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, PAGE_HOST, resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${PAGE_HOST}:${port}`,
+    url: `http://${host}:${port}`,
     port,
     hits,
     close: () =>

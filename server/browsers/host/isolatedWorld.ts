@@ -7,29 +7,43 @@
  * what the world hands out (docs/browsers.md, Threat model).
  */
 import { randomBytes } from 'node:crypto';
-import type { CDPSession, Locator, Page } from 'playwright-core';
+import type { CDPSession, Locator, Page, Frame as PageFrame } from 'playwright-core';
 
 const WORLD_NAME = 'browserflow-host';
 
 type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json | undefined };
 
-/** A page's CDP session of the host's, and the isolated world of each frame's current document. */
+/** A CDP session of the host's on one renderer's part of a page, and the isolated world of each of its frames' current document. */
 type World = { session: CDPSession; documents: Map<string, { loaderId: string; contextId: number }> };
 
 type Frame = { id: string; loaderId: string };
 type FrameTree = { frame: Frame; childFrames?: FrameTree[] };
 
-const worlds = new WeakMap<Page, Promise<World>>();
+/**
+ * A page's session reaches its top document and the frames in the same process. A frame of another
+ * site runs in a process of its own (site isolation) and is a CDP target of its own: Playwright
+ * opens a session on it (`newCDPSession(frame)`), and refuses one for a frame in its parent's process.
+ */
+const worlds = new WeakMap<Page | PageFrame, Promise<World>>();
 
-function worldOf(page: Page) {
-  let world = worlds.get(page);
+const pageOf = (target: Page | PageFrame) => ('parentFrame' in target ? target.page() : target);
+
+function worldOf(target: Page | PageFrame) {
+  let world = worlds.get(target);
   if (!world) {
-    world = page
+    const opened = pageOf(target)
       .context()
-      .newCDPSession(page)
-      .then((session) => ({ session, documents: new Map() }));
-    worlds.set(page, world);
-    world.catch(() => worlds.delete(page));
+      .newCDPSession(target)
+      .then((session) => {
+        // An out-of-process frame that navigates gets a new target; its old session closes.
+        session.on('close', () => {
+          if (worlds.get(target) === opened) worlds.delete(target);
+        });
+        return { session, documents: new Map() };
+      });
+    world = opened;
+    worlds.set(target, world);
+    world.catch(() => worlds.delete(target));
   }
   return world;
 }
@@ -58,9 +72,12 @@ async function contextOf(world: World, frame: Frame, fresh: boolean) {
 /** The kept context is gone (its document navigated away) before the call ran: safe to run again. */
 const contextGone = (error: unknown) => error instanceof Error && /Cannot find context with specified id/i.test(error.message);
 
-/** Calls `declaration` with `args` in the world of `frame` (the top frame's current document when not given). */
-async function call(page: Page, declaration: string, args: readonly Json[], frame?: Frame) {
-  const world = await worldOf(page);
+/**
+ * Calls `declaration` with `args` in the world of `frame`, one of `target`'s frames (the top frame's
+ * current document of `target`'s session when not given).
+ */
+async function call(target: Page | PageFrame, declaration: string, args: readonly Json[], frame?: Frame) {
+  const world = await worldOf(target);
   const run = async (fresh: boolean) => {
     const executionContextId = await contextOf(world, frame ?? (await frameTree(world)).frame, fresh);
     const { result, exceptionDetails } = await world.session.send('Runtime.callFunctionOn', {
@@ -84,7 +101,7 @@ async function call(page: Page, declaration: string, args: readonly Json[], fram
       return run(true);
     }
   };
-  return whileOpen(page, attempt());
+  return whileOpen(pageOf(target), attempt());
 }
 
 /**
@@ -123,7 +140,9 @@ export async function evaluateIsolated<R, A extends Json | undefined = undefined
  * page's main world for this: it marks the matches with an attribute of a fresh random name, and
  * the isolated world reads the marked elements and removes the marks. The page sees the selector
  * and the mark's name, nothing of a run. Matches in a frame (a selector that enters one) are
- * looked for in the page's other frames when the top document has none of them.
+ * looked for in the page's other frames when the top document has none of them: first those of
+ * the page's process, then those of other sites, through a session on each. Marked elements that
+ * no world finds (a page that removes the marks at once) fail the read rather than read as none.
  */
 export async function evaluateMatches<R, A extends Json | undefined = undefined>(
   locator: Locator,
@@ -140,23 +159,49 @@ export async function evaluateMatches<R, A extends Json | undefined = undefined>
     return { found: elements.length, value: await (${String(fn)})(elements, arg) };
   }`;
   const page = locator.page();
-  const read = async (frame?: Frame) => (await call(page, declaration, [mark, arg ?? null], frame)) as { found: number; value: R };
-  const top = await read();
+  const read = async (target: Page | PageFrame, frame?: Frame) =>
+    (await call(target, declaration, [mark, arg ?? null], frame)) as { found: number; value: R };
+  const top = await read(page);
   if (top.found > 0 || matched === 0) return top.value;
-  const frames: Frame[] = [];
-  const walk = (tree: FrameTree) => {
-    for (const child of tree.childFrames ?? []) {
-      frames.push(child.frame);
-      walk(child);
+  let failure: unknown;
+  /** The value read in the first of `target`'s frames holding the marks (its root frame skipped when already read). */
+  const readFrames = async (target: Page | PageFrame, tree: FrameTree, withRoot: boolean) => {
+    const frames: Frame[] = withRoot ? [tree.frame] : [];
+    const walk = (node: FrameTree) => {
+      for (const child of node.childFrames ?? []) {
+        frames.push(child.frame);
+        walk(child);
+      }
+    };
+    walk(tree);
+    for (const frame of frames) {
+      // A frame that went away since the marks were set fails alone; the others are still read.
+      const inFrame = await read(target, frame).catch((error: unknown) => {
+        failure = error;
+        return null;
+      });
+      if (inFrame && inFrame.found > 0) return inFrame;
     }
+    return null;
   };
-  walk(await frameTree(await worldOf(page)));
-  for (const frame of frames) {
-    // A frame of another process (another site) is a target of its own, out of this session's reach.
-    const inFrame = await read(frame).catch(() => null);
-    if (inFrame && inFrame.found > 0) return inFrame.value;
+  const inProcess = await readFrames(page, await frameTree(await worldOf(page)), false);
+  if (inProcess) return inProcess.value;
+  for (const frame of page.frames()) {
+    if (frame === page.mainFrame()) continue;
+    // Playwright refuses a session for a frame of the page's process: those were read above.
+    const world = await worldOf(frame).catch(() => null);
+    if (!world) continue;
+    const outOfProcess = await frameTree(world)
+      .then((tree) => readFrames(frame, tree, true))
+      .catch((error: unknown) => {
+        failure = error;
+        return null;
+      });
+    if (outOfProcess) return outOfProcess.value;
   }
-  return top.value;
+  throw new Error(`${matched} element${matched === 1 ? '' : 's'} matched but could not be read: no frame of the page still holds them`, {
+    cause: failure,
+  });
 }
 
 /** The elements marked `mark` (in the document and its open shadow roots), in the mark's order, unmarked. */
