@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
+  BrowserCgroup,
   BrowserCgroups,
   cgroupLayout,
   joinCommand,
@@ -144,7 +145,7 @@ describe('a browser’s cgroups on this machine', () => {
     const said = await new Promise<string>((resolve) => child.stdout.once('data', (chunk) => resolve(String(chunk))));
     // Every controller's line names the browser's group: memory, pids and cpu.
     for (const controller of ['memory', 'pids', 'cpu']) {
-      expect(said).toMatch(new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:.*/browserflow-[0-9a-f]{12}/left-behind$`, 'm'));
+      expect(said).toMatch(new RegExp(`^\\d+:[^:]*\\b${controller}\\b[^:]*:.*/browserflow-[0-9a-f]{12}/left-behind/run$`, 'm'));
     }
     expect(cgroup.procsFiles.every((file) => readFileSync(file, 'utf8').includes(String(child.pid)))).toBe(true);
 
@@ -168,6 +169,67 @@ describe('a browser’s cgroups on this machine', () => {
     expect(cgroup.outOfMemory()).toBe(true);
     await cgroup.remove();
     cgroups.close();
+  });
+});
+
+describe('a browser that tries to raise its own limits', () => {
+  it('mounting the memory hierarchy from a cgroup namespace of its own and raising every limit it sees, it is still held to its limit', async () => {
+    const cgroups = BrowserCgroups.prepare(
+      { ...limits, memoryBytes: 64 * 2 ** 20 },
+      mkdtempSync(path.join(os.tmpdir(), 'bf-cgroups-browsers-')),
+    );
+    const cgroup = cgroups.create('raiser');
+    // As a browser's sandbox does (bubblewrap --unshare-all), it makes user, mount and cgroup
+    // namespaces of its own: the hierarchy it mounts shows its group as the root. It writes the
+    // largest limit into every group's memory plus swap, then memory, limit it can reach, then takes 256 MB.
+    const raise = `mkdir -p /tmp/bf-raise-$$ && mount -t cgroup -o memory none /tmp/bf-raise-$$ || exit 3
+      for d in $(find /tmp/bf-raise-$$ -name memory.limit_in_bytes -exec dirname {} \\;); do
+        echo -1 > "$d/memory.memsw.limit_in_bytes"; echo -1 > "$d/memory.limit_in_bytes" && echo "raised $d"; done
+      umount /tmp/bf-raise-$$; exec python3 -c 'a = bytearray(256 * 1024 * 1024); print("held 256 MB")'`;
+    const command = joinCommand(cgroup, {
+      command: 'unshare',
+      args: ['--user', '--map-root-user', '--mount', '--cgroup', 'sh', '-c', raise],
+    });
+    const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let said = '';
+    child.stdout.on('data', (chunk) => {
+      said += String(chunk);
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once('exit', (...end) => resolve(end)));
+    expect(said).not.toContain('held 256 MB');
+    expect({ code, signal }).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(cgroup.outOfMemory()).toBe(true);
+    await cgroup.remove();
+    cgroups.close();
+  });
+});
+
+describe('ending a browser’s processes', () => {
+  /** A process outside any browser's group, whose pid a group's `cgroup.procs` names (as a reused pid would be). */
+  const bystander = () => {
+    const child = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const group = mkdtempSync(path.join(os.tmpdir(), 'browserflow-0123456789ab-'));
+    writeFileSync(path.join(group, 'cgroup.procs'), `${child.pid}\n`);
+    const alive = () => child.exitCode === null && child.signalCode === null;
+    return { child, group, alive };
+  };
+
+  it('cgroup v1: a pid that is no longer in the group is not killed', async () => {
+    const { child, group, alive } = bystander();
+    new BrowserCgroup([group], []).kill();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(alive()).toBe(true);
+    child.kill('SIGKILL');
+  });
+
+  it('cgroup v2: the kernel kills the group (cgroup.kill), with no pid in between', async () => {
+    const { child, group, alive } = bystander();
+    writeFileSync(path.join(group, 'cgroup.kill'), '');
+    new BrowserCgroup([group], []).kill();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(readFileSync(path.join(group, 'cgroup.kill'), 'utf8')).toBe('1');
+    expect(alive()).toBe(true);
+    child.kill('SIGKILL');
   });
 });
 

@@ -32,7 +32,11 @@ const CHECK_INTERVAL_MS = 5_000;
  * settles `failed` within a check interval and this of the host's death, well inside a minute.
  */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
-const LAUNCH_TIMEOUT = '60 seconds';
+/**
+ * A launch's bound (server/browsers/host/chromiumProcess.ts, LAUNCH_BOUND_MS and its cleanup) stays
+ * well inside this, so the launch's own failure is what the workflow sees.
+ */
+export const LAUNCH_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT = '20 seconds';
 
 /**
@@ -55,7 +59,7 @@ function hostActivities(hostId: string) {
     launch: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
-      startToCloseTimeout: LAUNCH_TIMEOUT,
+      startToCloseTimeout: LAUNCH_TIMEOUT_MS,
       retry: { maximumAttempts: 2, nonRetryableErrorTypes: Object.values(launchFailures) },
     }),
     check: proxyActivities<BrowserSessionHostActivities>({

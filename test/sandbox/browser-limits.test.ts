@@ -138,19 +138,23 @@ describe('a browser’s memory', () => {
     expect(run.error.message).toMatch(/out of memory/);
   }, 180_000);
 
-  it('a browser cannot raise its own limits: its processes are in its groups, and no cgroup file system is in its sandbox', async () => {
+  it('a browser cannot raise its own limits: its processes are in a leaf below the group that holds its limits, and no cgroup file system is in its sandbox', async () => {
     const started = await startBrowser('own-limits');
     const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: started.url.split('/').at(-1) as string });
     const processes = chromiumProcesses(row.pid as number);
     expect(processes.length).toBeGreaterThan(1);
     // This machine (and CI) is cgroup v1: test/browser-cgroups.test.ts covers v2's choices.
-    const groupOfBrowser = readFileSync(`/proc/${row.pid}/cgroup`, 'utf8').match(/^\d+:memory:(.*)$/m)?.[1];
-    expect(groupOfBrowser).toMatch(/\/browserflow-[0-9a-f]{12}\/[0-9a-f]{16}$/);
+    const leafOfBrowser = readFileSync(`/proc/${row.pid}/cgroup`, 'utf8').match(/^\d+:memory:(.*)$/m)?.[1];
+    expect(leafOfBrowser).toMatch(/\/browserflow-[0-9a-f]{12}\/[0-9a-f]{16}\/run$/);
     for (const facts of processes) {
-      expect(readFileSync(`/proc/${facts.pid}/cgroup`, 'utf8')).toContain(`:memory:${groupOfBrowser}\n`);
+      // Its cgroup namespace (bubblewrap's) is rooted at the leaf: the group's limit files are
+      // outside anything it could mount (test/browser-cgroups.test.ts tries).
+      expect(readFileSync(`/proc/${facts.pid}/cgroup`, 'utf8')).toContain(`:memory:${leafOfBrowser}\n`);
       expect(existsSync(`/proc/${facts.pid}/root/sys/fs/cgroup/memory`), `${facts.command} sees the cgroups`).toBe(false);
     }
-    expect(readFileSync(`/sys/fs/cgroup/memory${groupOfBrowser}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(768 * MB));
+    const group = `/sys/fs/cgroup/memory${leafOfBrowser?.replace(/\/run$/, '')}`;
+    expect(readFileSync(`${group}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(768 * MB));
+    expect(readFileSync(`${group}/memory.use_hierarchy`, 'utf8').trim()).toBe('1');
     await stack.http.post(`${started.url}/stop`, undefined, as);
   });
 });

@@ -7,7 +7,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openPathTo, prepareSandbox } from '../../server/browsers/host/browserSandbox.ts';
-import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../../server/browsers/host/chromiumProcess.ts';
+import {
+  type ChromiumOptions,
+  CLEANUP_BOUND_MS,
+  destroyBrowser,
+  LAUNCH_BOUND_MS,
+  type LaunchedBrowser,
+  launchChromium,
+} from '../../server/browsers/host/chromiumProcess.ts';
 import { defaultScreen } from '../../server/browsers/launchSettings.ts';
 import { createLogger } from '../../server/logger.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
@@ -107,7 +114,7 @@ describe('a launch', () => {
           `^the host could not attach to the browser within .*: a tab has not finished loading its first page \\(tabs: ${hanging}\\)`,
         ),
       );
-      expect(Date.now() - started).toBeLessThan(50_000);
+      expect(Date.now() - started).toBeLessThan(LAUNCH_BOUND_MS + CLEANUP_BOUND_MS);
     } finally {
       site.closeAllConnections();
       site.close();

@@ -14,6 +14,12 @@ import { ConfigError } from '../../config.ts';
  * launch command is a shell that writes its own pid into each group's `cgroup.procs`, then execs
  * the sandbox (`joinCommand`).
  *
+ * The limits are on the browser's group and its processes in a leaf below it (`<id>/run`): the
+ * sandbox's cgroup namespace is rooted at the leaf, so the limit files are outside anything the
+ * browser can mount, even where it runs as the host's own user (compose) and so owns them. What
+ * it may change in its leaf cannot loosen the group's limits above it (v1: `memory.use_hierarchy`
+ * is checked to be 1).
+ *
  * cgroup v1 (memory, pids and cpu hierarchies) and v2 (one unified hierarchy) are both handled.
  * In v2 a cgroup that holds processes cannot hand controllers to its children ("no internal
  * processes"), so the service's cgroup must have the host in a leaf of its own: when the host's
@@ -116,33 +122,39 @@ export function oomKillsIn(text: string) {
   return match ? Number(match[1]) : 0;
 }
 
-/** One browser's groups. */
+/** The leaf below a browser's group that its processes are in. */
+const LEAF = 'run';
+
+/** One browser's groups: `dirs` hold its limits, their leaves (`run`) its processes. */
 export class BrowserCgroup {
   readonly #dirs: string[];
-  readonly #oomFile: string;
+  readonly #oomFiles: string[];
 
-  constructor(dirs: string[], oomFile: string) {
+  /** `oomFiles`: where the kernel counts its kills for memory (v1: the leaf the victim was in; v2: the group, which counts its leaf's). */
+  constructor(dirs: string[], oomFiles: string[]) {
     this.#dirs = dirs;
-    this.#oomFile = oomFile;
+    this.#oomFiles = oomFiles;
   }
 
   /** The files the browser's first process writes its pid to (`joinCommand`). */
   get procsFiles() {
-    return this.#dirs.map((dir) => path.join(dir, 'cgroup.procs'));
+    return this.#dirs.map((dir) => path.join(dir, LEAF, 'cgroup.procs'));
   }
 
   /** Whether the kernel killed one of its processes for memory: the browser went past its limit. */
   outOfMemory() {
-    try {
-      return oomKillsIn(readFileSync(this.#oomFile, 'utf8')) > 0;
-    } catch {
-      return false;
-    }
+    return this.#oomFiles.some((file) => {
+      try {
+        return oomKillsIn(readFileSync(file, 'utf8')) > 0;
+      } catch {
+        return false;
+      }
+    });
   }
 
   /** SIGKILLs every process of the browser, at once (its group knows them all, wherever they forked). */
   kill() {
-    killProcessesIn(this.#dirs);
+    for (const dir of this.#dirs) killProcessesIn(dir);
   }
 
   /** Kills what is left and removes the groups (a group goes only once its processes have). */
@@ -151,15 +163,62 @@ export class BrowserCgroup {
   }
 }
 
-function killProcessesIn(dirs: readonly string[]) {
-  for (const dir of dirs) {
-    for (const pid of pidsIn(dir)) {
+/**
+ * SIGKILLs every process of the group at `dir` and of its leaves. v2 (kernel 5.14+) has the
+ * kernel do it (`cgroup.kill`), with no pid in between that could have been reused. v1 names
+ * pids, and a pid read from `cgroup.procs` may have exited and been reused by the time it is
+ * killed: each is checked to be in the group right before its kill.
+ */
+function killProcessesIn(dir: string) {
+  const killFile = path.join(dir, 'cgroup.kill');
+  if (existsSync(killFile)) {
+    try {
+      writeFileSync(killFile, '1');
+      return;
+    } catch {
+      // not writable here: by pid below
+    }
+  }
+  for (const group of [...subgroupsOf(dir), dir]) {
+    const mark = groupMark(group);
+    for (const pid of pidsIn(group)) {
+      if (!mark || !inGroup(pid, mark)) continue;
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
         // gone
       }
     }
+  }
+}
+
+function subgroupsOf(dir: string) {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => path.join(dir, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A group's path from its host's folder (`/browserflow-<tag>/<id>/run`), the part that reads the
+ * same in the file system and in `/proc/<pid>/cgroup` whatever cgroup namespace the host is in.
+ */
+function groupMark(dir: string) {
+  const at = dir.lastIndexOf('/browserflow-');
+  return at < 0 ? null : dir.slice(at);
+}
+
+/** Whether `/proc/<pid>/cgroup` puts the process in the group `mark` names (for some controller). */
+function inGroup(pid: number, mark: string) {
+  try {
+    return readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .some((line) => line.endsWith(mark));
+  } catch {
+    return false;
   }
 }
 
@@ -178,8 +237,10 @@ async function removeGroups(dirs: readonly string[]) {
   const until = Date.now() + REMOVE_WAIT_MS;
   for (const dir of dirs) {
     for (;;) {
-      killProcessesIn([dir]);
+      killProcessesIn(dir);
       try {
+        // The leaf first: a group goes only once it has no child.
+        for (const leaf of subgroupsOf(dir)) rmdirSync(leaf);
         rmdirSync(dir);
         break;
       } catch (error) {
@@ -251,7 +312,14 @@ export class BrowserCgroups {
     this.#applyLimits(id);
     // The memory controller's group comes first (CONTROLLERS); in v2 it is the only one.
     const dirs = this.#browserDirs(id);
-    return new BrowserCgroup(dirs, path.join(dirs[0] as string, this.#layout.version === 1 ? 'memory.oom_control' : 'memory.events'));
+    const memory = dirs[0] as string;
+    return new BrowserCgroup(
+      dirs,
+      this.#layout.version === 1
+        ? // v1 counts a kill in the victim's own group alone (the leaf), and not in the group above.
+          [path.join(memory, LEAF, 'memory.oom_control'), path.join(memory, 'memory.oom_control')]
+        : [path.join(memory, 'memory.events')],
+    );
   }
 
   /** Kills the processes of groups a previous run of this host left, and removes the groups. */
@@ -283,18 +351,38 @@ export class BrowserCgroups {
   #applyLimits(id: string) {
     const dirs = this.#browserDirs(id);
     for (const dir of dirs) mkdirSync(dir, { recursive: true });
+    const memory = dirs[0] as string;
+    if (this.#layout.version === 1) requireHierarchy(memory);
     const dirOf = (controller: Controller | 'unified') =>
-      this.#layout.version === 1 ? path.join(this.#layout.dirs[controller as Controller], this.#tag, id) : (dirs[0] as string);
-    for (const write of limitFiles(this.#layout.version, this.#limits, (file) => existsSync(path.join(dirs[0] as string, file)))) {
+      this.#layout.version === 1 ? path.join(this.#layout.dirs[controller as Controller], this.#tag, id) : memory;
+    for (const write of limitFiles(this.#layout.version, this.#limits, (file) => existsSync(path.join(memory, file)))) {
       writeFileSync(path.join(dirOf(write.controller), write.file), write.value);
     }
+    // In v2 the group hands no controller down: its leaf's processes count in the group's own
+    // memory, pids and cpu, and the group holds no process itself (no internal processes).
+    for (const dir of dirs) mkdirSync(path.join(dir, LEAF));
   }
 }
 
 const V2_BUSY = `cgroup v2 lets no cgroup that holds processes hand its controllers to children, and the host's holds it: start the host alone in a leaf named ${V2_HOST_LEAF} below the cgroup given to the service (temporal-compose.yml's browser host does), and its browsers' groups go beside it`;
 
 function removeGroupsNow(dirs: readonly string[]) {
-  for (const dir of dirs) rmdirSync(dir);
+  for (const dir of dirs) {
+    rmdirSync(path.join(dir, LEAF));
+    rmdirSync(dir);
+  }
+}
+
+/**
+ * v1 holds a child to its parent's memory limit only with `memory.use_hierarchy` 1 (always, since
+ * Linux 5.11; before, inherited, 0 at the root): set before the leaf exists, and checked.
+ */
+function requireHierarchy(memoryDir: string) {
+  const file = path.join(memoryDir, 'memory.use_hierarchy');
+  if (!existsSync(file)) return;
+  if (readFileSync(file, 'utf8').trim() !== '1') writeFileSync(file, '1');
+  if (readFileSync(file, 'utf8').trim() !== '1')
+    throw new Error('memory.use_hierarchy is 0 and cannot be set: a group’s memory limit would not hold its children');
 }
 
 /**

@@ -119,8 +119,20 @@ export type LaunchedBrowser = {
 const OUTPUT_KEPT = 4096;
 /** How long a launch whose pipe closed waits for Chromium's exit, to report that instead. */
 const EXIT_AFTER_PIPE_MS = 2_000;
-/** How long the host's Playwright may take to attach to a launched browser, each of two tries. */
-const CONNECT_TIMEOUT_MS = 20_000;
+/**
+ * How long a launch may take, from Chromium's start until the host's Playwright is attached, its
+ * failed launch's cleanup (`CLEANUP_BOUND_MS`) not included. Both together stay well inside the
+ * launch activity's 60 s (`LAUNCH_TIMEOUT_MS`, workflows/browserSession.ts), so that what the
+ * workflow sees is the launch's own failure with its reason, not Temporal's timeout (which a
+ * retry would answer by joining the same launch).
+ */
+export const LAUNCH_BOUND_MS = 40_000;
+/** The most of that the first CDP answer (Browser.getVersion) may take. */
+const FIRST_ANSWER_MS = 20_000;
+/** Kept for asking which tabs hold the attach up, when it fails. */
+const TARGETS_MS = 3_000;
+/** What a failed launch's cleanup takes at most: its groups' removal (5 s) and a little more. */
+export const CLEANUP_BOUND_MS = 7_000;
 
 /**
  * Launches Chromium for `settings`: in the sandbox (as its user, in its own namespaces, its one
@@ -218,15 +230,16 @@ export async function launchChromium(
     sockets,
     cgroup,
   };
+  const deadline = Date.now() + LAUNCH_BOUND_MS;
   try {
     // A Chromium that exits at once closes its pipe too, and the pipe may tell first: its exit,
     // a moment later, says more (the command line and what it printed), so it is the failure.
-    const ready = mux.command('Browser.getVersion', {}, 30_000).catch(async (error: unknown) => {
+    const ready = mux.command('Browser.getVersion', {}, FIRST_ANSWER_MS - EXIT_AFTER_PIPE_MS).catch(async (error: unknown) => {
       await Promise.race([exited, sleep(EXIT_AFTER_PIPE_MS)]);
       throw error;
     });
     await Promise.race([ready, exited]);
-    const remote = await Promise.race([connectHost(mux), exited]);
+    const remote = await Promise.race([connectHost(mux, deadline), exited]);
     launched.remote = remote;
     const context = remote.contexts()[0] ?? (await remote.newContext());
     // Every tab gets the session's screen as its viewport, whoever opened it (this connection
@@ -236,7 +249,8 @@ export async function launchChromium(
     await Promise.all(context.pages().map(size));
     launched.context = context;
   } catch (error) {
-    await destroyBrowser(launched);
+    // No profile worth Chromium's own close: a launch that failed is ended at once.
+    await destroyBrowser(launched, { closeFirst: false });
     throw error;
   }
   return launched;
@@ -249,20 +263,23 @@ export async function launchChromium(
  * A second connection sees each tab as it is by then; when that one cannot attach either, the
  * launch fails, naming the tabs, rather than with Playwright's bare timeout.
  */
-async function connectHost(mux: CdpMux) {
+async function connectHost(mux: CdpMux, deadline: number) {
+  // What is left of the launch's bound, less the question about the tabs, split between the tries.
+  const attachUntil = deadline - TARGETS_MS;
+  const started = Date.now();
   try {
-    return await chromium.connectOverCDP(mux.endpoint, { timeout: CONNECT_TIMEOUT_MS });
+    return await chromium.connectOverCDP(mux.endpoint, { timeout: Math.max(1000, (attachUntil - started) / 2) });
   } catch {
     // Playwright closed its connection; a fresh one below.
   }
   try {
-    return await chromium.connectOverCDP(mux.endpoint, { timeout: CONNECT_TIMEOUT_MS });
+    return await chromium.connectOverCDP(mux.endpoint, { timeout: Math.max(1000, attachUntil - Date.now()) });
   } catch (error) {
-    const answer = await mux.command('Target.getTargets', {}, 5_000).catch(() => null);
+    const answer = await mux.command('Target.getTargets', {}, TARGETS_MS).catch(() => null);
     const targets = (answer?.result as { targetInfos?: { type: string; url: string }[] } | undefined)?.targetInfos ?? [];
     const tabs = targets.filter((target) => target.type === 'page').map((target) => target.url || '(no URL yet)');
     throw new Error(
-      `the host could not attach to the browser within 2 × ${CONNECT_TIMEOUT_MS / 1000} s: a tab has not finished loading its first page (tabs: ${tabs.join(', ') || 'none'})`,
+      `the host could not attach to the browser within ${Math.round((Date.now() - started) / 1000)} s: a tab has not finished loading its first page (tabs: ${tabs.join(', ') || 'none'})`,
       { cause: error },
     );
   }
@@ -287,15 +304,17 @@ export async function connectExternal(url: string, settings: LaunchSettings): Pr
 }
 
 /** Ends a browser: closes it, kills what is left of its processes, removes its folder and its egress proxy. */
-export async function destroyBrowser(browser: LaunchedBrowser) {
+export async function destroyBrowser(browser: LaunchedBrowser, { closeFirst = true } = {}) {
   if (browser.external) {
     // Not ours: disconnect, and leave the browser (and its default context) to its owner.
     await Promise.race([browser.remote?.close().catch(() => {}), sleep(5000)]);
     return;
   }
-  // Chromium's own close first (it flushes its profile), at most 5 s; then whatever is left is killed.
-  await browser.mux?.command('Browser.close', {}, 5000).catch(() => {});
-  await Promise.race([browser.remote?.close().catch(() => {}), sleep(1000)]);
+  if (closeFirst) {
+    // Chromium's own close first (it flushes its profile), at most 5 s; then whatever is left is killed.
+    await browser.mux?.command('Browser.close', {}, 5000).catch(() => {});
+    await Promise.race([browser.remote?.close().catch(() => {}), sleep(1000)]);
+  }
   if (browser.pid && isAlive(browser.pid)) {
     try {
       // The sandbox's outer process: its namespace, and every process in it, ends with it.
