@@ -376,4 +376,5 @@ writeFiguresBlock(docsFile, 'chaos.ts', 'Benchmark: faults survived (`npm run be
 for (const [name, value] of rows) console.log(`bench: ${name}: ${value}`);
 if (falseFailures.length) console.log(`bench: false failures: ${falseFailures.map((run) => `${run.id} ${run.code}`).join('; ')}`);
 rmSync(dataDir, { recursive: true, force: true });
+rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
 process.exit(0);

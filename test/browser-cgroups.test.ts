@@ -2,8 +2,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   BrowserCgroup,
@@ -15,6 +13,7 @@ import {
   prepareCgroups,
 } from '../server/browsers/host/browserCgroups.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
+import { capturingLog } from './support/capturingLog.ts';
 
 /**
  * Where a host puts its browsers' cgroups and what it writes there (server/browsers/host/browserCgroups.ts),
@@ -102,16 +101,6 @@ describe('what a browser’s cgroup is given', () => {
 });
 
 describe('a browser host that cannot bound its browsers', () => {
-  const capturingLog = () => {
-    const lines: { level: number; msg: string }[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(JSON.parse(String(chunk)));
-        done();
-      },
-    });
-    return { log: pino(sink), lines };
-  };
   const noCgroups = () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bf-cgroups-'));
     writeFileSync(path.join(dir, 'cgroup'), '1:name=systemd:/\n');

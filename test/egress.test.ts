@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerUser } from './support/accounts.ts';
+import { ownAddressSpellings } from './support/ownAddress.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -118,28 +118,8 @@ describe('the egress policy', () => {
   }, 90_000);
 
   it('keeps a browser off the machine’s own addresses however they are spelled', async () => {
-    // The address of this machine on its network (192.0.2.2 here); loopback where there is none.
-    const own =
-      Object.values(os.networkInterfaces())
-        .flat()
-        .find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address ?? '127.0.0.1';
-    const [a, b, c, d] = own.split('.').map(Number) as [number, number, number, number];
-    const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
     // Each of these lands on \`internal\` (listening on every address) if the policy lets it through.
-    const spellings = [
-      `[::ffff:${hex}]`,
-      `[::ffff:${own}]`,
-      `[0:0:0:0:0:FFFF:${hex.toUpperCase()}]`,
-      String(((a << 24) >>> 0) + (b << 16) + (c << 8) + d),
-      `0x${a.toString(16)}.${b}.${c}.${d}`,
-      own,
-      '[::ffff:7f00:1]',
-      '[::ffff:127.0.0.1]',
-      '2130706433',
-      '0x7f.0.0.1',
-      '127.1',
-      '[::1]',
-    ];
+    const spellings = [...ownAddressSpellings, '[::ffff:7f00:1]', '[::ffff:127.0.0.1]', '2130706433', '0x7f.0.0.1', '127.1', '[::1]'];
     const started = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, { token: owner.token });
     expect(started.status, started.text).toBe(200);
     const browser = await chromium.connectOverCDP(started.body.remoteUrl);

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createScratchDatabase } from '../scripts/scratch-database.ts';
+import { sharedDataDirOf } from '../server/config.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { PASSWORD } from './support/accounts.ts';
 import { type Credentials, HttpClient } from './support/http.ts';
@@ -127,7 +128,10 @@ afterAll(async () => {
   await site?.close();
   await smtp?.close();
   await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
+  }
 }, STOP_TIMEOUT_MS + 60_000);
 
 describe('npm start', () => {

@@ -1,7 +1,7 @@
-import os from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
+import { ownAddress, ownAddressHex, ownAddressSpellings } from './support/ownAddress.ts';
 import { PAGE_HOST, startTestSite } from './support/pages.ts';
 import { createPipeline, settledRun, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -318,13 +318,6 @@ describe('where a webhook may go', () => {
 });
 
 describe('the machine’s own addresses and translated ones', () => {
-  /** The address of this machine on its network (192.0.2.2 here); loopback where there is none. */
-  const own =
-    Object.values(os.networkInterfaces())
-      .flat()
-      .find((entry) => entry && !entry.internal && entry.family === 'IPv4')?.address ?? '127.0.0.1';
-  const [a, b, c, d] = own.split('.').map(Number) as [number, number, number, number];
-  const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   /** A project where nothing ever happens: an endpoint made there by mistake is never called. */
   let quiet: string;
   beforeAll(async () => {
@@ -340,12 +333,7 @@ describe('the machine’s own addresses and translated ones', () => {
   }
 
   it.each([
-    `http://[::ffff:${hex}]:3000/hook`,
-    `http://[::ffff:${own}]:3000/hook`,
-    `http://[0:0:0:0:0:FFFF:${hex.toUpperCase()}]:3000/hook`,
-    `http://${((a << 24) >>> 0) + (b << 16) + (c << 8) + d}:3000/hook`,
-    `http://0x${a.toString(16)}.${b}.${c}.${d}:3000/hook`,
-    `http://${own}:3000/hook`,
+    ...ownAddressSpellings.map((host) => `http://${host}:3000/hook`),
     'http://[::ffff:7f00:1]:3000/hook',
     'http://0x7f.0.0.1:3000/hook',
     'http://127.1:3000/hook',
@@ -357,9 +345,9 @@ describe('the machine’s own addresses and translated ones', () => {
   // Refused before any lookup or connection: these are never dialled, even by a broken check.
   it.each([
     ['NAT64 of the metadata service', 'http://[64:ff9b::a9fe:a9fe]/hook', /NAT64 \(RFC 6052\) of 169\.254\.169\.254/],
-    ['NAT64 of this machine', `http://[64:ff9b::${own}]/hook`, /NAT64/],
+    ['NAT64 of this machine', `http://[64:ff9b::${ownAddress}]/hook`, /NAT64/],
     ['local-use NAT64', 'http://[64:ff9b:1::a9fe:a9fe]/hook', /NAT64/],
-    ['6to4 of this machine', `http://[2002:${hex}::1]/hook`, /6to4 \(RFC 3056\)/],
+    ['6to4 of this machine', `http://[2002:${ownAddressHex}::1]/hook`, /6to4 \(RFC 3056\)/],
     ['Teredo', 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', /Teredo \(RFC 4380\)/],
     ['IPv4-compatible', 'http://[::127.0.0.1]/hook', /IPv4-compatible/],
     ['SIIT', 'http://[::ffff:0:127.0.0.1]/hook', /SIIT/],
@@ -373,17 +361,19 @@ describe('the machine’s own addresses and translated ones', () => {
 
   it('refuses a name whose AAAA answer turned to this machine, IPv4-mapped, at delivery', async () => {
     // Where a delivery let through would land: this machine's own address, on the receiver's port.
-    const ownReceiver = await startWebhookReceiver(own, receiver.port);
+    const ownReceiver = await startWebhookReceiver(ownAddress, receiver.port);
     dns.records.set('own.example.test', RECEIVER_HOST);
     try {
       const endpoint = await addEndpoint(`http://own.example.test:${receiver.port}/own`);
-      dns.records.set('own.example.test', `::ffff:${hex}`);
+      dns.records.set('own.example.test', `::ffff:${ownAddressHex}`);
       await finishedRun();
       const [delivery] = await settledDeliveries(endpoint.id);
       expect(delivery?.status).toBe('failed');
       expect(delivery?.attempts[0]?.statusCode).toBeNull();
       expect(delivery?.attempts[0]?.error).toMatch(
-        new RegExp(`::ffff:${hex} is ${own.replaceAll('.', '\\.')} \\(IPv4-mapped IPv6\\), and .* is an address of this machine`),
+        new RegExp(
+          `::ffff:${ownAddressHex} is ${ownAddress.replaceAll('.', '\\.')} \\(IPv4-mapped IPv6\\), and .* is an address of this machine`,
+        ),
       );
       expect(ownReceiver.received).toEqual([]);
       expect(receiver.at('/own')).toEqual([]);

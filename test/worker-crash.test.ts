@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -73,6 +74,7 @@ afterAll(async () => {
   await site?.close();
   await stack?.close();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
 });
 
 describe('a control worker that dies', () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config.ts';
+import { JWT_SECRET_FILE } from '../infra/dataDir.ts';
 import { randomToken } from './secrets.ts';
 
 export type SessionClaims = { sub: string; sid: string; kind: 'full' | '2fa_pending' };
@@ -40,7 +41,7 @@ export class JwtSigner {
 /** JWT_SECRET, or one generated on first start and kept under the data directory. */
 export function resolveJwtSecret(config: Config) {
   if (config.jwtSecret) return config.jwtSecret;
-  const file = path.join(config.dataDir, 'jwt-secret');
+  const file = path.join(config.dataDir, JWT_SECRET_FILE);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomToken(48);

@@ -130,12 +130,14 @@ export function registerLogRoutes(
   app.addHook('onClose', () => notifications.close());
 
   app.get<{ Params: ResourceParams }>(`${resourcePath}/logs`, async (req, reply) => {
-    const { em, resource } = await resourceForCaller(deps, req, req.params, [sessionActions.read]);
+    const { em, resource, can } = await resourceForCaller(deps, req, req.params, [sessionActions.read]);
     return serveLogs(req, reply, {
       em,
       notifications,
       closing: closing.signal,
       stream: logStreams.resource(resource.id),
+      // The addresses it opened can be made of its cookies (by a page, or a run that read them).
+      withheld: can(sessionActions.readCookies, resource.session.id) ? undefined : 'browser',
       isFinished: async () => {
         const current = await deps.orm.em.fork().findOne(SessionResource, { id: resource.id }, { fields: ['status'] });
         return !current || current.status === 'stopped' || current.status === 'failed';
@@ -182,7 +184,9 @@ export function registerLogRoutes(
         closing: closing.signal,
         stream: logStreams.run(run.id),
         // Its lines quote what it opened and clicked, which can be made of the cookies it read.
-        withheld: !canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies }),
+        withheld: canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })
+          ? undefined
+          : 'run',
         isFinished: async () => {
           const current = await deps.orm.em.fork().findOne(PipelineRun, { id: run.id }, { fields: ['status'] });
           return !current || !['queued', 'running'].includes(current.status);

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { prepareSharedDataDir } from './dataDir.ts';
+import { prepareSharedDataDir, sharedDataDirCaveat } from './dataDir.ts';
 import { dyingWithThisProcess, KILL_AFTER_MS, signalGroup } from './parentDeath.ts';
 import { stopStaleProcess } from './staleProcesses.ts';
 import { supervise } from './supervisor.ts';
@@ -18,6 +18,8 @@ import { supervise } from './supervisor.ts';
 export async function startEmbeddedPostgres(config: Pick<Config, 'dataDir' | 'sharedDataDir' | 'embeddedPostgresPort'>, log: Logger) {
   const port = config.embeddedPostgresPort;
   const databaseDir = path.join(prepareSharedDataDir(config.sharedDataDir), 'postgres');
+  const caveat = sharedDataDirCaveat(config.dataDir, config.sharedDataDir);
+  if (caveat) log.warn(caveat);
   await adoptFormerCluster(path.join(config.dataDir, 'postgres'), databaseDir, log);
   const password = 'browserflow';
   const asRoot = process.getuid?.() === 0;
@@ -223,10 +225,39 @@ async function adoptFormerCluster(formerDir: string, databaseDir: string, log: L
   try {
     renameSync(formerDir, databaseDir);
   } catch (error) {
-    throw new Error(
-      `Embedded PostgreSQL's data moves from ${formerDir} to ${databaseDir} (DATA_DIR is private now) and could not be moved there (${(error as NodeJS.ErrnoException).code}): move it yourself, keeping its owner and modes, or set DATABASE_URL.`,
-      { cause: error },
-    );
+    // DATA_DIR a filesystem of its own (a volume): its sibling is on another one, and a rename cannot cross.
+    if ((error as NodeJS.ErrnoException).code === 'EXDEV') copyThenRemove(formerDir, databaseDir);
+    else throw cannotMove(formerDir, databaseDir, error);
   }
   log.warn(`moved embedded PostgreSQL's data from ${formerDir} to ${databaseDir}: DATA_DIR is private now`);
+}
+
+function cannotMove(formerDir: string, databaseDir: string, error: unknown) {
+  return new Error(
+    `Embedded PostgreSQL's data moves from ${formerDir} to ${databaseDir} (DATA_DIR is private now) and could not be moved there (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): move it yourself, keeping its owner and modes, or set DATABASE_URL.`,
+    { cause: error },
+  );
+}
+
+/**
+ * A move across filesystems: a copy with the modes, times and (as root, where the cluster is the
+ * postgres user's) owners of every file, then the original removed. A copy that fails is removed,
+ * so the next start tries again from the untouched original.
+ */
+function copyThenRemove(formerDir: string, databaseDir: string) {
+  try {
+    cpSync(formerDir, databaseDir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+    // cpSync leaves folders with the default modes, and PostgreSQL refuses a cluster open to others.
+    const asRoot = process.getuid?.() === 0;
+    for (const name of ['', ...readdirSync(formerDir, { recursive: true, encoding: 'utf8' })]) {
+      const source = lstatSync(path.join(formerDir, name));
+      const copy = path.join(databaseDir, name);
+      if (asRoot) lchownSync(copy, source.uid, source.gid);
+      if (!source.isSymbolicLink()) chmodSync(copy, source.mode & 0o7777);
+    }
+  } catch (error) {
+    rmSync(databaseDir, { recursive: true, force: true });
+    throw cannotMove(formerDir, databaseDir, error);
+  }
+  rmSync(formerDir, { recursive: true, force: true });
 }

@@ -5,7 +5,7 @@ import { LogEntry } from '../../db/entities/index.ts';
 import { BadRequest } from '../errors.ts';
 import { openEventStream, wantsEventStream } from '../http/eventStream.ts';
 import { pagination } from '../http/shapes.ts';
-import { RUN_LOG_WITHHELD_MESSAGE } from '../permissions/permissions.ts';
+import { BROWSER_LOG_WITHHELD_MESSAGE, RUN_LOG_WITHHELD_MESSAGE } from '../permissions/permissions.ts';
 import type { LogNotifications } from './logNotifications.ts';
 
 export const logEntryView = z.object({
@@ -44,6 +44,24 @@ function presentWithheld(entry: LogEntry) {
   return { ...view, context: 'withheld', message: RUN_LOG_WITHHELD_MESSAGE, object: null };
 }
 
+/**
+ * A browser's line for a reader who may not read its session's cookies: a page (or a run driving
+ * it) can put a cookie value into an address, and the browser's log quotes addresses: a
+ * navigation's, a failed request's, and the page's own as every page line's context. Navigation
+ * and network lines say nothing but when, how severe and of what area; console output and page
+ * errors keep their text and lose the page's address. The host's own lifecycle lines stay whole.
+ */
+function presentBrowserWithheld(entry: LogEntry) {
+  const view = present(entry);
+  if (entry.area === 'lifecycle') return view;
+  if (entry.area === 'navigation' || entry.area === 'network') {
+    return { ...view, context: 'withheld', message: BROWSER_LOG_WITHHELD_MESSAGE, object: null };
+  }
+  return { ...view, context: 'withheld' };
+}
+
+const views = { run: presentWithheld, browser: presentBrowserWithheld };
+
 const query = z.strictObject({ ...pagination, lastEventId: z.coerce.number().int().min(0).optional() });
 
 /**
@@ -64,11 +82,15 @@ export async function serveLogs(
     isFinished: () => Promise<boolean>;
     /** The server shutting down: the stream ends without `end` (it did not finish), for a reconnect elsewhere. */
     closing: AbortSignal;
-    /** A run's log whose reader may not see the run's outputs: each line as `presentWithheld` shows it. */
-    withheld?: boolean;
+    /**
+     * What is withheld from this reader: `run`, a run's log whose reader may not see the run's
+     * outputs (`presentWithheld`); `browser`, a browser's log whose reader may not read its
+     * session's cookies (`presentBrowserWithheld`).
+     */
+    withheld?: keyof typeof views;
   },
 ) {
-  const show = options.withheld ? presentWithheld : present;
+  const show = options.withheld ? views[options.withheld] : present;
   const parsed = query.safeParse(req.query ?? {});
   if (!parsed.success) {
     throw new BadRequest(

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { initORM, migrate } from '../../db/orm.ts';
 import { JwtSigner, resolveJwtSecret } from '../auth/jwt.ts';
 import { ResourceTokens } from '../browsers/resourceTokens.ts';
 import type { Config } from '../config.ts';
-import { securePrivateDataDir } from '../infra/dataDir.ts';
+import { securePrivateDataDir, TEMPORAL_DB_FILE } from '../infra/dataDir.ts';
 import { startDevTemporal } from '../infra/devTemporal.ts';
 import { startEmbeddedPostgres } from '../infra/embeddedPostgres.ts';
 import { connectTemporalClient } from '../infra/temporal.ts';
@@ -241,7 +242,7 @@ export async function startRuntime(
       cliPath: config.temporal.cliPath,
       port: config.temporal.devPort,
       uiPort: config.temporal.uiPort,
-      dbFile: `${config.dataDir}/temporal.sqlite`,
+      dbFile: path.join(config.dataDir, TEMPORAL_DB_FILE),
       log,
     });
     shutdown.addKill(dev.stopNow);

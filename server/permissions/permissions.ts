@@ -205,6 +205,10 @@ export const RUN_WITHHELD_MESSAGE = 'withheld: the run read cookies, and the mes
 /** A run's log line (its message and context) in place of one withheld from such a caller. */
 export const RUN_LOG_WITHHELD_MESSAGE = 'withheld: the run read cookies, and this line may hold them (needs cookies.read on the session)';
 
+/** A browser's log line naming an address it opened or requested, in place of one withheld from a caller without cookies.read. */
+export const BROWSER_LOG_WITHHELD_MESSAGE =
+  'withheld: an address the browser opened or requested, which may hold its cookies (needs cookies.read on the session)';
+
 /**
  * May a caller who sees a run also see its node outputs and result? A run whose plan reads
  * cookies holds cookie values there: only for callers who may read that session's cookies (a

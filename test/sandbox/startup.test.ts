@@ -1,21 +1,9 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { prepareSandbox } from '../../server/browsers/host/browserSandbox.ts';
 import { ConfigError } from '../../server/config.ts';
+import { capturingLog } from '../support/capturingLog.ts';
 
 /** A host checks its sandbox before it serves: it never falls back to unsandboxed browsers by itself. */
-
-function capturingLog() {
-  const lines: { level: number; msg: string }[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { log: pino(sink), lines };
-}
 
 describe('a browser host starting', () => {
   it('refuses to start when the sandbox cannot be built, saying what is missing', () => {
