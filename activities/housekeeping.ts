@@ -31,7 +31,8 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
     /** Deletes what expired longer ago than its table keeps it; answers how many rows of each table went. */
     async deleteExpiredRows() {
       const connection = orm.em.getConnection();
-      const emitter = { config, log, temporal: Context.current().client };
+      // Temporal is asked only when a delivery needs it (a run outside an activity, as in tests, may need none).
+      const emitter = { config, log, temporal: () => Context.current().client };
       // Deliveries in flight that no workflow works on any more hold places until failed here.
       const freed = await settleAbandonedDeliveries(orm.em.fork(), emitter);
       const deleted: Record<string, number> = {};
