@@ -56,30 +56,36 @@ function fromForeignPage(config: AppDeps['config'], req: FastifyRequest) {
 /**
  * Cross-site request forgery. The `token` cookie is SameSite=Lax, which keeps it off another
  * site's POST, but a sibling subdomain counts as the same site, and Lax is the browser's promise,
- * not ours. So a change signed by the cookie alone must show it comes from this service's own
- * pages (the console, the account pages), else 403 `cross_site_request`. A request that sends an
- * API key or an Authorization header is a script's: another site's page cannot send one without
- * a CORS preflight, which this service never grants. A change sent with no credential at all
- * (sign-in, registration, the verification and reset links' submits) is refused only when the
- * browser says it comes from another site: that is login CSRF (signing the victim into the
- * attacker's account), while scripts send no Origin and must still sign in.
+ * not ours. So an unsafe request that a browser says comes from another site's page (a foreign or
+ * `null` Origin, `Sec-Fetch-Site` cross-site or same-site) is refused with 403
+ * `cross_site_request`, whether it carries the cookie (forgery) or no credential at all (login
+ * CSRF: signing the victim into the attacker's account). A request that sends an API key or an
+ * Authorization header is a script's: another site's page cannot send one without a CORS
+ * preflight, which this service never grants. Answers whether the cookie may sign the request:
+ * only when the browser says it comes from this service's own pages. A request with neither
+ * header is not a browser's (every browser sends Origin with a cross-origin change): its cookie
+ * (a script's cookie jar) is not taken as a credential, so a change that needs a signed-in caller
+ * answers 401, while one that needs none (sign-in, the verification submit) goes on.
  */
-function refuseForgedRequest(config: AppDeps['config'], req: FastifyRequest, signedByCookie: boolean) {
-  if (!unsafeMethods.has(req.method)) return;
-  if (signedByCookie ? fromOwnPage(config, req) : !fromForeignPage(config, req)) return;
-  throw new PermissionDenied(
-    signedByCookie
-      ? 'A change signed by the session cookie must come from this service’s own pages (Origin or Sec-Fetch-Site); scripts send an API key or a bearer token'
-      : 'Sign-in and account changes are not taken from another site’s pages',
-    'cross_site_request',
-  );
+function cookieMaySign(config: AppDeps['config'], req: FastifyRequest, signedByCookie: boolean) {
+  if (!unsafeMethods.has(req.method)) return true;
+  if (fromForeignPage(config, req)) {
+    throw new PermissionDenied(
+      signedByCookie
+        ? 'A change signed by the session cookie must come from this service’s own pages (Origin or Sec-Fetch-Site); scripts send an API key or a bearer token'
+        : 'Sign-in and account changes are not taken from another site’s pages',
+      'cross_site_request',
+    );
+  }
+  return fromOwnPage(config, req);
 }
 
 /**
  * Who is calling: a session (cookie or bearer token), an API key, or nobody. `from` narrows where
  * credentials are read: `headers` for endpoints only scripts call (MCP: a browser's cookie must not
  * drive them), `cookie` for the browser redirects of external sign-in. Every unsafe request that a
- * browser could have been made to send (no credential header) is checked for forgery first.
+ * browser could have been made to send (no credential header) is checked for forgery first
+ * (`cookieMaySign`).
  */
 export async function resolveCaller(
   deps: Pick<AppDeps, 'jwt' | 'access' | 'config'>,
@@ -92,8 +98,14 @@ export async function resolveCaller(
     authorization: from === 'cookie' ? undefined : header(req, 'authorization'),
     apiKeyHeader: from === 'cookie' ? undefined : header(req, 'x-api-key'),
   };
-  if (from !== 'headers' && !source.authorization && !source.apiKeyHeader)
-    refuseForgedRequest(deps.config, req, Boolean(source.cookieToken));
+  if (
+    from !== 'headers' &&
+    !source.authorization &&
+    !source.apiKeyHeader &&
+    !cookieMaySign(deps.config, req, Boolean(source.cookieToken))
+  ) {
+    source.cookieToken = undefined;
+  }
   return resolveSubject(em, deps, source);
 }
 

@@ -6,7 +6,8 @@ import { startTestStack, type TestStack } from './support/stack.ts';
 /**
  * Cross-site request forgery (docs/account-security.md): a change signed by the `token` cookie
  * alone must show it comes from the service's own pages (Origin, or Sec-Fetch-Site:
- * same-origin); scripts, which send an API key or a bearer token, are not asked. The headers
+ * same-origin); one with neither header is not a browser's, and its cookie signs nothing; scripts,
+ * which send an API key or a bearer token, are not asked. The headers
  * here are the ones a browser would send: a page can set neither.
  */
 
@@ -77,11 +78,24 @@ describe('a change signed by the session cookie', () => {
     }
   });
 
-  it('with no Origin and no Sec-Fetch-Site (a script holding a cookie) is refused, with a message saying what to send', async () => {
+  it('with no Origin and no Sec-Fetch-Site (a script’s cookie jar), the cookie signs nothing: it is answered as a call without credentials, and nothing changes', async () => {
+    const before = (await stack.http.get(`/${project.slug}/api`, { token: user.token })).body.name;
     const refused = await patchByCookie({});
-    expect(refused.status, refused.text).toBe(403);
-    expect(refused.body.code).toBe('cross_site_request');
-    expect(refused.body.message).toMatch(/API key or a bearer token/);
+    // A private project is not found by an anonymous caller; the message says what to send.
+    expect(refused.status, refused.text).toBe(404);
+    expect(refused.body.message).toMatch(/no credentials were sent/);
+    expect((await stack.http.get(`/${project.slug}/api`, { token: user.token })).body.name).toBe(before);
+    // A script that keeps the cookie of its registration can still submit its verification token.
+    const email = `jar-${randomBytes(4).toString('hex')}@example.test`;
+    const registered = await stack.http.request('POST', '/api/auth/register', {
+      body: { email, password: 'correct horse battery', firstName: 'Jar', lastName: 'Script' },
+    });
+    expect(registered.status, registered.text).toBe(200);
+    const submitted = await stack.http.request('POST', '/api/auth/verify/submit', {
+      body: { token: 'not-a-token' },
+      headers: { cookie: `token=${registered.body.token}` },
+    });
+    expect(submitted.body.code, submitted.text).not.toBe('cross_site_request');
   });
 
   it('from the service’s own page works: its Origin, or Sec-Fetch-Site: same-origin', async () => {
