@@ -77,7 +77,7 @@ describe('warm launches', () => {
   it('a taken launch no longer counts: a refill launches a browser for the pool beside it', async () => {
     const { pool, pending } = poolWith(1);
     pool.refill();
-    pool.takeLaunch(defaultLaunchSignature);
+    void pool.takeLaunch(defaultLaunchSignature);
     pool.refill();
     expect(pending).toHaveLength(2);
   });
