@@ -163,7 +163,9 @@ describe('a webhook endpoint', () => {
     receiver.answer('/down', []);
     const resent = await stack.http.post(`${hooks()}/${endpoint.id}/deliveries/${failed?.id}/resend`, {}, { token });
     expect(resent.status, resent.text).toBe(200);
-    expect(resent.body).toMatchObject({ resentFrom: failed?.id, messageId: failed?.messageId, status: 'pending' });
+    expect(resent.body).toMatchObject({ resentFrom: failed?.id, messageId: failed?.messageId, queued: false });
+    // The answer is the new delivery as it stands once given its place: a quick receiver may have had it already.
+    expect(['pending', 'succeeded']).toContain(resent.body.status);
     await expect
       .poll(async () => (await stack.http.get(`${hooks()}/${endpoint.id}/deliveries/${resent.body.id}`, { token })).body.status, {
         timeout: 30_000,
