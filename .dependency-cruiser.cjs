@@ -29,6 +29,20 @@ module.exports = {
       to: { pathNot: ['^workflows/', '^server/pipelines/engine/', '(^|/)node_modules/@temporalio/(workflow|common)/'] },
     },
     {
+      name: 'only-the-api-layer-imports-trpc',
+      comment:
+        'server/trpc/ is the API layer: procedures call domain code, never the other way round. Only the api ' +
+        'layer (server/trpc/, server/http/), the app factory (server/app.ts) and the process entries (server/main/) ' +
+        "import it; what domain code shares with routers (loading a project's rows) lives in the domain " +
+        '(server/projects/projectRows.ts).',
+      severity: 'error',
+      from: {
+        path: '^(server/|activities/|workflows/)',
+        pathNot: '^server/(trpc/|http/|main/|app[.]ts$)',
+      },
+      to: { path: '^server/trpc/' },
+    },
+    {
       name: 'host-loads-no-model-code-or-billing',
       comment:
         'A browser host runs browsers and pipeline nodes: it never loads the model side of agent jobs ' +

@@ -5,8 +5,8 @@ import type { Subject } from '../auth/subject.ts';
 import type { Config } from '../config.ts';
 import { BadRequest } from '../errors.ts';
 import { proxyActions } from '../permissions/permissions.ts';
+import { findChild } from '../projects/projectRows.ts';
 import type { ProjectScope } from '../requestEdge.ts';
-import { findChild } from '../trpc/projectRows.ts';
 import { sealProxyPassword } from './proxyPasswords.ts';
 import { proxyProviderFor } from './proxyProviders.ts';
 

@@ -23,7 +23,7 @@ import type { Plan } from '../pipelines/engine/plan.ts';
 import { planReadsCookies } from '../pipelines/engine/registry.ts';
 import { runToEnd, startRun } from '../pipelines/runs.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
-import { findChild } from '../trpc/projectRows.ts';
+import { findChild } from '../projects/projectRows.ts';
 import { optionalParameters } from './functionVersions.ts';
 import { checkFunctionArgs } from './schemas.ts';
 

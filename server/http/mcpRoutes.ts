@@ -18,8 +18,8 @@ import type { Config } from '../config.ts';
 import { BadRequest, errorBody, httpAnswer, NotFound, PermissionDenied, Unauthenticated } from '../errors.ts';
 import { buildMcpServer, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
 import { McpAuth, withMcpAuth } from '../mcp/mcpAuth.ts';
+import { loadChild } from '../projects/projectRows.ts';
 import { enterProject, resolveCaller } from '../requestEdge.ts';
-import { loadChild } from '../trpc/projectRows.ts';
 import type { RawRoutePaths } from './openapi.ts';
 
 /**

@@ -116,7 +116,7 @@ export const verifiedProcedure = authedProcedure.use(({ ctx, next }) => {
  * Scoped to the project named by the `project` path segment (slug or id). The project is loaded
  * from the path, never from the body, and the caller must be able to read it (else 404).
  * Routes check their own action with `ctx.authorize(action, resourceId?)` (or ask `ctx.can`), and
- * load rows through server/trpc/projectRows.ts.
+ * load rows through server/projects/projectRows.ts.
  */
 export const projectProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
   // publicProcedure's middleware and the project's in one: tRPC copies the call's options and

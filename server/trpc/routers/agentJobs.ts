@@ -9,8 +9,8 @@ import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, canSeeRunOutputs, pipelineActions, RUN_WITHHELD_MESSAGE, sessionActions } from '../../permissions/permissions.ts';
 import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
+import { findInProject } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject } from '../projectRows.ts';
 
 const tags = ['analysis and generation'];
 const id = z.string().max(100);

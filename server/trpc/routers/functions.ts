@@ -20,8 +20,8 @@ import { waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, listReadable, loadChild } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable, loadChild } from '../projectRows.ts';
 
 /**
  * Functions (spec 4.6): a pipeline source published behind a slug with a typed interface

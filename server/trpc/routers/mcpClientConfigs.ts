@@ -6,8 +6,8 @@ import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
 import { canUseApiKeyOf, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { findChild, findInProject, listReadable } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findChild, findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * MCP client configs (spec 4.8, 5.11): each links one API key to one MCP server of the project;

@@ -6,9 +6,9 @@ import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
 import { functionActions, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, listReadable } from '../../projects/projectRows.ts';
 import { slugSchema } from '../../projects/slugs.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * MCP servers (spec 4.8): a named set of the project's functions, offered as tools at

@@ -13,8 +13,8 @@ import {
 } from '../../permissions/permissions.ts';
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { screenshotsOf, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
+import { findInProject, loadChild } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, loadChild } from '../projectRows.ts';
 
 const tags = ['pipelines'];
 

@@ -6,9 +6,9 @@ import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/
 import { authorize, can, pipelineActions, projectActions, projectRef } from '../../permissions/permissions.ts';
 import { createPipeline, createVersion, makeCurrent } from '../../pipelines/versions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
+import { findChild, findInProject, listReadable, readableIds } from '../../projects/projectRows.ts';
 import { enterProject } from '../../requestEdge.ts';
 import { type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
-import { findChild, findInProject, listReadable, readableIds } from '../projectRows.ts';
 
 /**
  * Pipelines CRUD and versions (spec 4.5, without runs, the node catalog and the model jobs).

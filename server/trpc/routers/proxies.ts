@@ -16,8 +16,8 @@ import { BadRequest, NotFound } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { findInProject, listReadable } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Proxies (spec 4.7): records of the project (`source: db`) and, in the list, the dynamic ones

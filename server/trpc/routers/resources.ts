@@ -3,8 +3,8 @@ import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
 import { startBrowser, stopBrowser } from '../../browsers/browserSessions.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
+import { findInProject, loadChild } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, loadChild } from '../projectRows.ts';
 
 const tags = ['sessions'];
 const ids = { project: z.string().max(100), sessionId: z.string().max(100) };

@@ -12,8 +12,8 @@ import { chooseSessionProxy } from '../../browsers/sessionProxyChoice.ts';
 import { Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
+import { findInProject, listReadable } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable } from '../projectRows.ts';
 
 /**
  * Sessions CRUD (spec 4.4). A session is a browser definition; starting it (the browser half,

@@ -4,11 +4,11 @@ import { WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.ts'
 import { BadRequest, Conflict } from '../../errors.ts';
 import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { webhookActions } from '../../permissions/permissions.ts';
+import { findInProject, listReadable, loadChild } from '../../projects/projectRows.ts';
 import { checkDestination, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
 import { dispatchDeliveries, startDeliveries, webhookEvents } from '../../webhooks/events.ts';
 import { newWebhookSecret, sealWebhookSecret } from '../../webhooks/secrets.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
-import { findInProject, listReadable, loadChild } from '../projectRows.ts';
 
 /**
  * Webhooks (docs/webhooks.md): a project's endpoints, each with a URL, the events it wants and a

@@ -1,11 +1,11 @@
 import type { EntityName, FilterQuery, QueryOrderMap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Project } from '../../db/entities/index.ts';
 import { NotFound } from '../errors.ts';
-import { isUuid } from '../projects/projectRepository.ts';
-import type { ProjectContext } from './base.ts';
+import { isUuid } from './projectRepository.ts';
 
 /**
- * How routers load rows of the project in scope: one row by id (`findInProject`), or the rows a
+ * How routers (and the domain code they call) load rows of the project in scope: one row by id (`findInProject`), or the rows a
  * caller may read (`readableIds`, `listReadable`). The permission module decides per row, so a
  * key granted single ids sees exactly those; paging happens after that decision, never before.
  * A row that belongs to a row already loaded (a pipeline's run, a session's resource) comes
@@ -15,12 +15,23 @@ import type { ProjectContext } from './base.ts';
 type ProjectRow = { id: string };
 
 /**
+ * The project in scope as a request holds it (a tRPC procedure's context, a raw route's
+ * `projectRequest`): its EntityManager and the permission module's answers bound to the caller.
+ */
+export type ProjectRowScope = {
+  em: EntityManager;
+  project: Pick<Project, 'id'>;
+  authorize: (action: string, resourceId?: string) => void;
+  can: (action: string, resourceId?: string) => boolean;
+};
+
+/**
  * A row of this project by id, after checking `action` on that id: a malformed, missing or
  * foreign id answers 404, a forbidden one 403 (the check comes first, so both look the same
  * whether or not the row exists). Every per-id route loads its row through this.
  */
 export async function findInProject<T extends ProjectRow>(
-  ctx: ProjectContext,
+  ctx: ProjectRowScope,
   entity: EntityName<T>,
   id: string,
   action: string,
@@ -37,7 +48,7 @@ export async function findInProject<T extends ProjectRow>(
 
 /** Every row of the project may be read (`'all'`), or only these ids, in `orderBy` order. */
 export async function readableIds<T extends ProjectRow>(
-  ctx: ProjectContext,
+  ctx: ProjectRowScope,
   entity: EntityName<T>,
   action: string,
   orderBy: QueryOrderMap<T> = { created: 'asc', id: 'asc' } as never,
@@ -53,7 +64,7 @@ export async function readableIds<T extends ProjectRow>(
  * the page from SQL; one with grants per id gets it cut from the readable ids.
  */
 export async function listReadable<T extends ProjectRow>(
-  ctx: ProjectContext,
+  ctx: ProjectRowScope,
   entity: EntityName<T>,
   action: string,
   options: { page?: { limit: number; offset: number }; orderBy?: QueryOrderMap<T>; populate?: readonly string[] } = {},
