@@ -15,9 +15,15 @@ import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import type { AgentJobHostActivities, ToolCallRequest } from '../workflows/contracts/agentJobs.ts';
 import { type BrowserSessionHostActivities, launchFailures } from '../workflows/contracts/browserSession.ts';
-import { type BrowserStretchCall, nodeFailures, nodeTime, type PipelineRunHostActivities } from '../workflows/contracts/pipelineRun.ts';
+import {
+  type BrowserNodeCall,
+  type BrowserStretchCall,
+  nodeFailures,
+  nodeTime,
+  type PipelineRunHostActivities,
+} from '../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from './deps.ts';
-import { createRunNodeContext, type NodeCall } from './runNode.ts';
+import { createRunNodeContext } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
 
 /**
@@ -192,7 +198,7 @@ export function createBrowserHostActivities({ pool, orm, config, log, serviceSec
      * stretches existed run their nodes (workflows/pipelineRun.ts). It heartbeats, so a host that
      * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
-    async runBrowserNode(call: NodeCall & { resourceId: string; timeoutMs?: number }) {
+    async runBrowserNode(call: BrowserNodeCall) {
       const context = await contextOf(call.resourceId);
       if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage);
       const pages = runs.nodePages(call.runId, call.path, context);

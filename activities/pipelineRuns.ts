@@ -9,10 +9,16 @@ import { runFinished } from '../server/webhooks/eventData.ts';
 import { emitWebhookEvent, type WebhookEmitter } from '../server/webhooks/events.ts';
 import { type BrowserSessionWorkflow, stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import type { RunSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
-import type { PipelineRunActivities, RunEnd, RunStatus, StretchActivityCall } from '../workflows/contracts/pipelineRun.ts';
+import type {
+  NodeActivityCall,
+  PipelineRunActivities,
+  RunEnd,
+  RunStatus,
+  StretchActivityCall,
+} from '../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import type { ActivityDeps } from './deps.ts';
-import { createRunNodeContext, type NodeCall, runStatusLine, withheldMessage } from './runNode.ts';
+import { createRunNodeContext, runStatusLine, withheldMessage } from './runNode.ts';
 import { StretchRunner } from './runStretch.ts';
 import { sweepStuck } from './sweeps.ts';
 
@@ -97,7 +103,7 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
     },
 
     /** One data node: how runs started before stretches existed run them (workflows/pipelineRun.ts). */
-    async runPureNode(call: NodeCall) {
+    async runPureNode(call: NodeActivityCall) {
       return withRunNode(call, async (inputs) => executeDataNode(call.type, inputs));
     },
 

@@ -7,6 +7,7 @@ import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWrit
 import type { Redactor } from '../server/logs/redact.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
+import type { NodeActivityCall } from '../workflows/contracts/pipelineRun.ts';
 
 /**
  * How long a node's activity waits for a database that is out of reach, retrying with backoff,
@@ -91,9 +92,6 @@ export async function openRun(orm: MikroORM, serviceSecret: string, runId: strin
   return { em, run, secrets: openRunSecrets(serviceSecret, run.sealedSecrets, storedCookieValues(run.session?.cookies)) };
 }
 
-/** One node of a run, as the workflow hands it to the activity that runs it. */
-export type NodeCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
-
 /**
  * A run that read cookies shows its error message only to callers who may read the session's
  * cookies (server/trpc/routers/pipelineRuns.ts); its log, open to pipelines.read, leaves it out.
@@ -110,7 +108,7 @@ export const withheldMessage = (run: { readsCookies: boolean }, message: string)
  */
 export function createRunNodeContext({ orm, serviceSecret }: { orm: MikroORM; serviceSecret: string }) {
   return async function withRunNode(
-    call: NodeCall,
+    call: NodeActivityCall,
     execute: (
       inputs: Record<string, unknown>,
       log: (entry: NewLogEntry) => void,

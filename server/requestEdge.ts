@@ -12,7 +12,8 @@ import { type FoundProject, lookUpProject, type ProjectSnapshot } from './projec
  * project here, so the credential rules and the project read check are written once.
  */
 
-function header(req: FastifyRequest, name: string) {
+/** A request header's value (the first, when it was sent more than once). */
+export function header(req: FastifyRequest, name: string) {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }

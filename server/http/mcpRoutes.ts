@@ -19,7 +19,7 @@ import { BadRequest, errorBody, httpAnswer, NotFound, PermissionDenied, Unauthen
 import { buildMcpServer, mcpToolChanges, toolsSignatures } from '../mcp/buildMcpServer.ts';
 import { McpAuth, withMcpAuth } from '../mcp/mcpAuth.ts';
 import { loadChild } from '../projects/projectRows.ts';
-import { enterProject, resolveCaller } from '../requestEdge.ts';
+import { enterProject, header, resolveCaller } from '../requestEdge.ts';
 import type { RawRoutePaths } from './openapi.ts';
 
 /**
@@ -100,11 +100,6 @@ type Session = {
   /** When the last request arrived or the last open response ended (ms). */
   lastActive: number;
 };
-
-function header(req: FastifyRequest, name: string) {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 const loopbackHosts = ['localhost', '127.0.0.1', '[::1]', '::1'];
 

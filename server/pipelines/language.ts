@@ -109,6 +109,7 @@ export type SourceNode = {
   then?: SourceBlock;
   else?: SourceBlock;
 };
+/** A source that parses (`sourceSchema`); a stored one may not (`StoredSource`, versions.ts). */
 export type PipelineSource = {
   $schema?: string;
   description?: string;

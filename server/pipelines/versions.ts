@@ -9,17 +9,21 @@ import { compilePipeline } from './compiler.ts';
  * errors and plan and the pipeline's chain of predecessors stays linear.
  */
 
-export type PipelineSource = Record<string, unknown>;
+/**
+ * A source as written and stored: any JSON object, which may not compile (a version keeps its
+ * errors). The grammar a source that compiles follows is `PipelineSource` (language.ts).
+ */
+export type StoredSource = Record<string, unknown>;
 export type VersionMetadata = Record<string, unknown>;
 
 /** What a pipeline holds before anyone writes a graph: no nodes, so no errors. */
-export function emptySource(): PipelineSource {
+export function emptySource(): StoredSource {
   return { nodes: {} };
 }
 
 export type VersionInput = {
   /** Left out: the current version's source (or an empty graph when there is none). */
-  source?: PipelineSource;
+  source?: StoredSource;
   /** Left out: the current version's metadata (or `{}`). */
   metadata?: VersionMetadata;
   /** Left out: the pipeline's current version. `null`: the version starts a new chain. */
@@ -67,7 +71,7 @@ export async function createVersion(em: EntityManager, pipeline: Pipeline, input
 export type NewPipeline = {
   name: string;
   description: string;
-  source?: PipelineSource;
+  source?: StoredSource;
   metadata?: VersionMetadata;
 };
 

@@ -98,6 +98,9 @@ export type StretchFailureDetails = {
 /** One node run by its own activity: how runs started before stretches existed run their nodes. */
 export type NodeActivityCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 
+/** A browser node run by its own activity, on the host that holds the run's browser. */
+export type BrowserNodeCall = NodeActivityCall & { resourceId: string; timeoutMs?: number };
+
 export type RunStatus = {
   status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
   evaluation: 'pending' | 'running' | 'completed' | 'failed' | 'stopped';
@@ -135,6 +138,6 @@ export type PipelineRunActivities = {
 /** The workflow's activities on the host that holds the run's browser (activities/browserHost.ts). */
 export type PipelineRunHostActivities = {
   runBrowserStretch(call: BrowserStretchCall): Promise<Record<string, unknown>[]>;
-  runBrowserNode(call: NodeActivityCall & { resourceId: string; timeoutMs?: number }): Promise<Record<string, unknown>>;
+  runBrowserNode(call: BrowserNodeCall): Promise<Record<string, unknown>>;
   releaseRunPages(runId: string): Promise<void>;
 };

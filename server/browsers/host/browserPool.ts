@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
+import type { BrowserUsage } from '../../../workflows/contracts/browserSession.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
 import { setSessionCookies } from '../sessionCookies.ts';
@@ -29,8 +30,6 @@ export type LaunchSpec = LaunchSettings & {
   cookies: SessionCookie[];
   proxy: BrowserProxy | null;
 };
-
-export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
 
 /** A browser of this host as the pool holds it: running for a resource, or warm (resource to come). */
 export type HostBrowser = LaunchedBrowser & {

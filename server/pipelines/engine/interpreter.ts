@@ -38,6 +38,10 @@ const flowOutputNames = new Set(
  */
 export const MAX_RUN_STEPS = 2_000;
 
+/**
+ * One node as the interpreter asks its executor (`RunNode`) to run it. The workflow turns it into
+ * the activity's call (`NodeActivityCall`, `BrowserNodeCall` in workflows/contracts/pipelineRun.ts).
+ */
 export type NodeCall = {
   node: string;
   type: string;
