@@ -20,6 +20,7 @@ import { browserHostQueue } from './contracts/browserSession.ts';
 import { type PipelineRunWorkflow, pipelineRunWorkflowType } from './contracts/pipelineRun.ts';
 import { searchAttributeKeys, searchAttributesOf } from './contracts/searchAttributes.ts';
 import { workflowIds } from './contracts/workflowIds.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 /** A model call may take this long (the activity's own timeout is shorter: server/agents/conversation.ts). */
 const MODEL_TURN_TIMEOUT = '150 seconds';
@@ -27,11 +28,11 @@ const HOST_PICKUP_TIMEOUT = '15 seconds';
 
 const control = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 5 },
+  retry: retryPolicies.agentJobControl,
 });
 const models = proxyActivities<AgentJobActivities>({
   startToCloseTimeout: MODEL_TURN_TIMEOUT,
-  retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 3 },
+  retry: retryPolicies.modelTurn,
 });
 
 const hostActivities = (hostId: string) =>
@@ -40,7 +41,7 @@ const hostActivities = (hostId: string) =>
     scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
     startToCloseTimeout: '90 seconds',
     heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: 2 },
+    retry: retryPolicies.hostTwice,
   });
 
 type Ending = { code: string; message: string } | null;

@@ -1,9 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { BillingActivities, FundsShutdownWorkflow, StripeEventWorkflow } from './contracts/billing.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 const control = proxyActivities<BillingActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+  retry: retryPolicies.service,
 });
 
 /**

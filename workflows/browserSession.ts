@@ -20,10 +20,10 @@ import {
   type BrowserUsage,
   browserHostQueue,
   browserStateQuery,
-  launchFailures,
   stopBrowserSignal,
   stopBrowserUpdate,
 } from './contracts/browserSession.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 /** How often the workflow asks the host whether the browser lives, and meters usage. */
 const CHECK_INTERVAL_MS = 5_000;
@@ -39,19 +39,8 @@ const HOST_PICKUP_TIMEOUT = '15 seconds';
 export const LAUNCH_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT = '20 seconds';
 
-/**
- * Settling the row must outlast a database outage of any length: a workflow that gave up would
- * leave the row counting against the limits and, mid-stop, the browser running.
- */
-const settle = proxyActivities<BrowserSessionActivities>({
-  startToCloseTimeout: '20 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
-/** Usage is cumulative, so a report that fails is made good by the next one: fail fast, carry on. */
-const metering = proxyActivities<BrowserSessionActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '2 seconds', maximumAttempts: 3 },
-});
+const settle = proxyActivities<BrowserSessionActivities>({ startToCloseTimeout: '20 seconds', retry: retryPolicies.settleBrowser });
+const metering = proxyActivities<BrowserSessionActivities>({ startToCloseTimeout: '10 seconds', retry: retryPolicies.metering });
 
 function hostActivities(hostId: string) {
   const taskQueue = browserHostQueue(hostId);
@@ -60,19 +49,19 @@ function hostActivities(hostId: string) {
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: LAUNCH_TIMEOUT_MS,
-      retry: { maximumAttempts: 2, nonRetryableErrorTypes: Object.values(launchFailures) },
+      retry: retryPolicies.browserLaunch,
     }),
     check: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: '10 seconds',
-      retry: { maximumAttempts: 2 },
+      retry: retryPolicies.hostTwice,
     }),
     stop: proxyActivities<BrowserSessionHostActivities>({
       taskQueue,
       scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
       startToCloseTimeout: STOP_TIMEOUT,
-      retry: { maximumAttempts: 3 },
+      retry: retryPolicies.browserStop,
     }),
   };
 }

@@ -1,17 +1,17 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { HousekeepingActivities, HousekeepingWorkflow } from './contracts/periodic.ts';
 import { repeatPasses } from './periodic.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 const INTERVAL_SECONDS = 60 * 60;
 /** A pass that fails (the database is down) is retried until it goes through. */
 const PASS_TIMEOUT = '5 minutes';
-const PASS_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' };
 /** Passes per run before continue-as-new keeps the history short. */
 const PASSES_PER_RUN = 100;
 
 const { deleteExpiredRows } = proxyActivities<HousekeepingActivities>({
   startToCloseTimeout: PASS_TIMEOUT,
-  retry: PASS_RETRY,
+  retry: retryPolicies.housekeepingPass,
 });
 
 /**

@@ -1,14 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DeliverMailWorkflow, MailActivities } from './contracts/mail.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
-// An SMTP server that is down for a while must not lose a verification mail: retry for hours.
 const MAIL_SEND_TIMEOUT = '30 seconds';
-const MAIL_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 30 };
 const MARK_FAILED_TIMEOUT = '10 seconds';
 
 const { deliverMail } = proxyActivities<MailActivities>({
   startToCloseTimeout: MAIL_SEND_TIMEOUT,
-  retry: MAIL_RETRY,
+  retry: retryPolicies.mail,
 });
 
 const { markMailFailed } = proxyActivities<MailActivities>({

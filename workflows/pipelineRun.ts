@@ -22,7 +22,6 @@ import {
 } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
 import {
-  nodeFailures,
   nodeTime,
   type PipelineRunActivities,
   type PipelineRunHostActivities,
@@ -33,6 +32,7 @@ import {
   type StretchProgress,
 } from './contracts/pipelineRun.ts';
 import { workflowIds } from './contracts/workflowIds.ts';
+import { nodeRetryPolicy, retryPolicies } from './retryPolicies.ts';
 
 /**
  * Runs started before stretches existed replay their history as they ran it: one activity per
@@ -67,7 +67,7 @@ const PICKUP_RETRIES = 2;
 
 const BOOKKEEPING = {
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
+  retry: retryPolicies.runBookkeeping,
 } as const;
 const control = proxyActivities<PipelineRunActivities>(BOOKKEEPING);
 /** The same bookkeeping run by the workflow's own worker: no round trip through the task queue. */
@@ -235,7 +235,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
         taskQueue: hostQueue,
         scheduleToStartTimeout: HOST_PICKUP_TIMEOUT,
         startToCloseTimeout: '10 seconds',
-        retry: { maximumAttempts: 2 },
+        retry: retryPolicies.hostTwice,
       });
       await host.releaseRunPages(runId).catch(() => undefined);
       if (input.ownsResource) {
@@ -253,7 +253,7 @@ type NodeActivityOptions = ReturnType<typeof nodeActivityOptions>;
 function nodeActivityOptions(startToCloseTimeout: number, maximumAttempts: number) {
   return {
     startToCloseTimeout,
-    retry: { maximumAttempts, initialInterval: '500 milliseconds', nonRetryableErrorTypes: Object.values(nodeFailures) },
+    retry: nodeRetryPolicy(maximumAttempts),
   };
 }
 

@@ -1,16 +1,16 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { RunSweeperActivities, SweeperWorkflow } from './contracts/periodic.ts';
 import { repeatPasses } from './periodic.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 /** A sweep that fails (the database is down) is retried until it goes through. */
 const SWEEP_TIMEOUT = '2 minutes';
-const SWEEP_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
 /** Sweeps per run before continue-as-new keeps the history short. */
 const SWEEPS_PER_RUN = 200;
 
 const { sweepStuckRuns } = proxyActivities<RunSweeperActivities>({
   startToCloseTimeout: SWEEP_TIMEOUT,
-  retry: SWEEP_RETRY,
+  retry: retryPolicies.sweep,
 });
 
 /**

@@ -1,12 +1,15 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { WebhookActivities, WebhookAttemptOutcome, WebhookDeliveryWorkflow } from './contracts/webhooks.ts';
+import { retryPolicies } from './retryPolicies.ts';
 
 // A try takes at most the send timeout (WEBHOOK_TIMEOUT_SECONDS, at most 60 s) and two writes;
 // the activity is retried only when the service itself fails (the database is down), never for
 // the endpoint's answer, which the workflow's own schedule handles.
-const SERVICE_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 };
-const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '2 minutes', retry: SERVICE_RETRY });
-const { markWebhookDeliveryFailed } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '30 seconds', retry: SERVICE_RETRY });
+const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '2 minutes', retry: retryPolicies.service });
+const { markWebhookDeliveryFailed } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: retryPolicies.service,
+});
 
 /**
  * Delivers one webhook (docs/webhooks.md): a try at once, then after each failure a wait that
