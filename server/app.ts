@@ -222,8 +222,6 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
   return app;
 }
 
-export type App = Awaited<ReturnType<typeof buildApp>>;
-
 /**
  * Node's HTTP parser refused the request (headers too large, malformed HTTP), before Fastify
  * has a request: the answer is written to the socket, in the API's error body.

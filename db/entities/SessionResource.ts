@@ -4,7 +4,6 @@ import { created, id, updated } from './common.ts';
 import { Project } from './Project.ts';
 
 export const resourceStatuses = ['starting', 'running', 'stopping', 'stopped', 'failed'] as const;
-export type ResourceStatus = (typeof resourceStatuses)[number];
 
 /** A started browser (spec "Session resource"). Its `browserSession` workflow owns its life. */
 export const SessionResource = defineEntity({

@@ -36,8 +36,6 @@ export const literalWrapperSchema = z
   .strictObject({ $literal: jsonValueSchema })
   .meta({ id: 'Literal', description: 'A literal taken as is, even an object with `$ref` or `$param` keys.' });
 
-export type InputValue = unknown;
-
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 

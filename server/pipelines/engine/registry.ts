@@ -69,5 +69,3 @@ export function nodeCatalog() {
     })),
   };
 }
-
-export type NodeCatalog = ReturnType<typeof nodeCatalog>;
