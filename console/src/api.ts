@@ -13,11 +13,8 @@ import {
 export const bf = createBrowserflowClient({ url: window.location.origin });
 
 export type { RouterInputs, RouterOutputs };
-export type Project = RouterOutputs['projects']['list'][number];
 export type Session = RouterOutputs['sessions']['list'][number];
 export type Resource = RouterOutputs['resources']['get'];
-export type ApiKey = RouterOutputs['apiKeys']['list'][number];
-export type AuthStatus = RouterOutputs['auth']['status'];
 
 /** What a failed call says to a person: the service's own message, with its code. */
 /** The inputs a failed call names, as the API's `issues` give them. */
