@@ -31,7 +31,7 @@ module.exports = {
       comment:
         'A browser host process (server/main/browserHost.ts) runs browsers and pipeline nodes: nothing it loads, ' +
         'however indirectly, is the model side of agent jobs (server/agents/conversation.ts and the models), the AI ' +
-        'SDK, node-llama-cpp, billing (its money arithmetic aside) or the control worker with its activity registry. ' +
+        'SDK, node-llama-cpp, billing or the control worker with its activity registry. ' +
         'Checked from the entry file, so a path through shared code (the runtime, the Temporal client) fails too. ' +
         'Message recording for its tool calls is server/agents/messages.ts.',
       severity: 'error',
@@ -39,8 +39,8 @@ module.exports = {
       to: {
         path: [
           '^server/agents/(conversation|models|localModel|builtin)[.]ts$',
-          // money.ts is decimal and currency arithmetic, which the config parses prices with.
-          '^server/billing/(?!money[.]ts$)',
+          // The config parses prices and currencies with server/decimals.ts, not billing's money.ts.
+          '^server/billing/',
           '^server/main/controlWorker[.]ts$',
           '(^|/)node_modules/(ai|@ai-sdk/[^/]+|node-llama-cpp)/',
         ],
