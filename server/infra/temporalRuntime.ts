@@ -29,10 +29,11 @@ export function installTemporalRuntime(log: Logger) {
 }
 
 /**
- * Runs `worker`; the answer stops it, then closes its connection. In this order only: a
- * connection closed while its worker still holds it refuses with `IllegalStateError: Cannot close
- * connection while Workers hold a reference to it`, and stays open. A stop that runs out of time
- * leaves both to end with the process.
+ * Runs `worker`; the answer stops it, then closes its connection, as one shutdown step. In this
+ * order only: a connection closed while its worker still holds it (a Ctrl-C while the worker was
+ * being created, or a worker stop out of time) refuses with `IllegalStateError: Cannot close
+ * connection while Workers hold a reference to it`. A stop that runs out of time leaves both to
+ * end with the process.
  */
 export function runWorker(worker: Worker, connection: NativeConnection) {
   const running = worker.run();
