@@ -3,8 +3,6 @@
  * `npm run lint`. Type-only imports count like any other: a type import of a workflow module
  * ties its types to the importer all the same.
  */
-const hostCode = '^(server/browsers/host/|activities/browserHost[.]ts$)';
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -43,22 +41,35 @@ module.exports = {
       to: { path: '^server/trpc/' },
     },
     {
-      name: 'host-loads-no-model-code-or-billing',
+      name: 'host-process-loads-no-model-code-or-billing',
       comment:
-        'A browser host runs browsers and pipeline nodes: it never loads the model side of agent jobs ' +
-        '(server/agents/conversation.ts and the models), the AI SDK, node-llama-cpp or billing (its money arithmetic aside), not even through ' +
-        'another module. Message recording for its tool calls is server/agents/messages.ts.',
+        'A browser host process (server/main/browserHost.ts) runs browsers and pipeline nodes: nothing it loads, ' +
+        'however indirectly, is the model side of agent jobs (server/agents/conversation.ts and the models), the AI ' +
+        'SDK, node-llama-cpp, billing or the control worker with its activity registry. ' +
+        'Checked from the entry file, so a path through shared code (the runtime, the Temporal client) fails too. ' +
+        'Message recording for its tool calls is server/agents/messages.ts.',
       severity: 'error',
-      from: { path: hostCode },
+      from: { path: '^server/main/browserHost[.]ts$' },
       to: {
         path: [
           '^server/agents/(conversation|models|localModel|builtin)[.]ts$',
-          // money.ts is decimal and currency arithmetic, which the config parses prices with.
-          '^server/billing/(?!money[.]ts$)',
+          // The config parses prices and currencies with server/decimals.ts, not billing's money.ts.
+          '^server/billing/',
+          '^server/main/controlWorker[.]ts$',
           '(^|/)node_modules/(ai|@ai-sdk/[^/]+|node-llama-cpp)/',
         ],
         reachable: true,
       },
+    },
+    {
+      name: 'api-process-loads-no-host-code-or-activities',
+      comment:
+        'An api process (server/main/api.ts) starts and signals workflows through the Temporal client ' +
+        '(server/infra/temporalClient.ts): nothing it loads, however indirectly, is browser host code, an activity or ' +
+        'the control worker. Code both sides read lives outside server/browsers/host/ (server/browsers/chromiumFlags.ts).',
+      severity: 'error',
+      from: { path: '^server/main/api[.]ts$' },
+      to: { path: ['^server/browsers/host/', '^activities/', '^server/main/controlWorker[.]ts$'], reachable: true },
     },
   ],
   options: {

@@ -31,7 +31,7 @@ import { errorBody, restErrorBody } from '../server/errors.ts';
 import { registerRestRoutes } from '../server/http/restRoutes.ts';
 import { startDevTemporal } from '../server/infra/devTemporal.ts';
 import { freePort } from '../server/infra/ports.ts';
-import { connectTemporalClient } from '../server/infra/temporal.ts';
+import { connectTemporalClient } from '../server/infra/temporalClient.ts';
 import { createLogger } from '../server/logger.ts';
 import { projectView } from '../server/trpc/routers/projects.ts';
 

@@ -3,8 +3,8 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
 import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hostCapacity.ts';
+import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './decimals.ts';
 import { parseAllowedDestinations } from './net/egressPolicy.ts';
 
 /**

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  currencyOf,
-  parseDecimal,
-  parseQuantity,
-  parseTopUpAmount,
-  quantityString,
-  scaledString,
-  usageCostMicros,
-} from '../server/billing/money.ts';
+import { parseQuantity, parseTopUpAmount, quantityString, scaledString, usageCostMicros } from '../server/billing/money.ts';
 import { parseConfig } from '../server/config.ts';
+import { currencyOf, parseDecimal } from '../server/decimals.ts';
 
 const usd = currencyOf('usd') as NonNullable<ReturnType<typeof currencyOf>>;
 const jpy = currencyOf('jpy') as NonNullable<ReturnType<typeof currencyOf>>;

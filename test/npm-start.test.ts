@@ -251,6 +251,8 @@ describe('npm start', () => {
     expect(output).toContain('SIGINT: shutting down');
     expect(output).not.toContain('draining');
     expect(output).not.toContain('shutdown still under way');
+    // Each worker stops before its connection closes (server/infra/temporalRuntime.ts, runWorker).
+    expect(output).not.toContain('IllegalStateError');
 
     const db = new pg.Client({ connectionString: database.url });
     await db.connect();

@@ -12,8 +12,9 @@ import { ResourceTokens } from '../../server/browsers/resourceTokens.ts';
 import { parseConfig } from '../../server/config.ts';
 import { startDevTemporal } from '../../server/infra/devTemporal.ts';
 import { freePort } from '../../server/infra/ports.ts';
-import { bundleWorkflows, connectTemporalClient, createControlWorker } from '../../server/infra/temporal.ts';
+import { connectTemporalClient } from '../../server/infra/temporalClient.ts';
 import { createLogger } from '../../server/logger.ts';
+import { bundleWorkflows, createControlWorker } from '../../server/main/controlWorker.ts';
 
 /** Where benchmarks serve the pages the service's browsers visit: allowed through the egress policy, nothing else on loopback is. */
 export const BENCH_PAGE_HOST = '127.0.0.5';

@@ -5,11 +5,10 @@
  * repeated lists, headings), each with a stable selector: a test id, an id, a name, a role with its
  * name, then text. Input values are never read: only whether an input holds one.
  *
- * `readPageModel` runs `collect` inside the page (Playwright serialises the function, so it uses
- * nothing from this module's scope).
+ * `readPageModel` (./readPageModel.ts) runs `collectPageModel` inside the page (Playwright
+ * serialises the function, so it uses nothing from this module's scope). Apart from this module,
+ * so that model code, which reads these types, reaches no browser host code.
  */
-import type { Page } from 'playwright-core';
-import { evaluateIsolated } from '../browsers/host/isolatedWorld.ts';
 
 export type ElementRef = { selector: string; text: string };
 export type FormInput = {
@@ -85,14 +84,6 @@ export type PageModel = {
   details: PageDetail[];
 };
 
-const MAX_LINKS = 60;
-const MAX_TEXT = 80;
-
-/** Reads the page model of `page` (at most a few hundred elements of each kind), in the host's isolated world. */
-export async function readPageModel(page: Page): Promise<PageModel> {
-  return evaluateIsolated(page, collect, { maxLinks: MAX_LINKS, maxText: MAX_TEXT });
-}
-
 /** Every selector a page model names: what a proposal may use. */
 export function pageModelSelectors(model: PageModel): Set<string> {
   const selectors = new Set<string>();
@@ -124,7 +115,7 @@ export function pageModelSelectors(model: PageModel): Set<string> {
 }
 
 /** Runs in the page: keep it self-contained. */
-function collect({ maxLinks, maxText }: { maxLinks: number; maxText: number }): PageModel {
+export function collectPageModel({ maxLinks, maxText }: { maxLinks: number; maxText: number }): PageModel {
   const clean = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, maxText);
   const cssId = (value: string) => (/^[A-Za-z][A-Za-z0-9_-]*$/.test(value) ? `#${value}` : `[id="${value.replace(/"/g, '\\"')}"]`);
   const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

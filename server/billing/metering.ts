@@ -11,10 +11,11 @@ import {
 } from '../../db/entities/index.ts';
 import type { MeterAction } from '../../workflows/contracts/billing.ts';
 import type { Config } from '../config.ts';
+import { currencyOf } from '../decimals.ts';
 import { fundsEvent } from '../webhooks/eventData.ts';
 import { recordWebhookEvent } from '../webhooks/events.ts';
 import { debitUsage, lockAccount, ownerOf } from './ledger.ts';
-import { currencyOf, quantityString, usageCostMicros } from './money.ts';
+import { quantityString, usageCostMicros } from './money.ts';
 
 /**
  * Metering: every report of usage (a browser's CPU and network from its workflow, a model call's

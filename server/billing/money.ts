@@ -1,5 +1,5 @@
 import { type Dinero, dinero, halfEven, multiply, toSnapshot, transformScale } from 'dinero.js/bigint';
-import * as currencies from 'dinero.js/bigint/currencies';
+import { type Currency, parseDecimal, type Scaled } from '../decimals.ts';
 
 /**
  * Money without floating point. Balances and ledger amounts are bigint minor units (cents);
@@ -10,30 +10,6 @@ import * as currencies from 'dinero.js/bigint/currencies';
 
 export const MICROS_PER_MINOR = 1_000_000n;
 const QUANTITY_DIGITS = 6;
-/** A price per unit may have this many decimals of a minor unit. */
-export const PRICE_DIGITS = 12;
-
-export type Currency = { code: string; base: bigint; exponent: bigint };
-
-/** The currency of a lowercase ISO code (`usd`), or undefined for one that does not exist. */
-export function currencyOf(code: string): Currency | undefined {
-  const found = (currencies as Record<string, Currency | undefined>)[code.toUpperCase()];
-  return found && typeof found === 'object' && 'exponent' in found ? found : undefined;
-}
-
-/** An exact decimal: `amount` × 10^-`scale`. */
-export type Scaled = { amount: bigint; scale: number };
-
-const decimalPattern = /^(\d{1,18})(?:\.(\d{1,18}))?$/;
-
-/** "0.0014" → {14n, 4}; undefined for anything that is not a plain non-negative decimal. */
-export function parseDecimal(text: string, maxDigits: number): Scaled | undefined {
-  const match = decimalPattern.exec(text);
-  if (!match) return undefined;
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > maxDigits) return undefined;
-  return { amount: BigInt(`${match[1]}${fraction}`), scale: fraction.length };
-}
 
 export type TopUpProblem = 'not_a_decimal' | 'too_many_decimals' | 'not_positive' | 'too_large';
 

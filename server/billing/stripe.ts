@@ -2,9 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import Stripe from 'stripe';
 import { BillingAccount, type User } from '../../db/entities/index.ts';
 import type { Config } from '../config.ts';
+import { currencyOf } from '../decimals.ts';
 import { BadRequest, DomainError } from '../errors.ts';
 import { accountOf, activeSubscription } from './ledger.ts';
-import { currencyOf, parseTopUpAmount } from './money.ts';
+import { parseTopUpAmount } from './money.ts';
 
 /**
  * What the service asks of Stripe: a customer per user, Checkout sessions (a plan, a top-up) and

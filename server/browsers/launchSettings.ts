@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BrowserSession, Screen } from '../../db/entities/BrowserSession.ts';
 import { BadRequest } from '../errors.ts';
-import { PLAYWRIGHT_FEATURES } from './host/chromiumFlags.ts';
+import { PLAYWRIGHT_FEATURES } from './chromiumFlags.ts';
 import { isKnownImage } from './images.ts';
 
 /**

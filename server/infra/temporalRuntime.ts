@@ -1,8 +1,8 @@
-import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
+import { DefaultLogger, type LogLevel, type NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 
-// Apart from ./temporal.ts, which builds the control worker over every control activity: a
-// browser host installs the runtime without loading those (and the model code they reach).
+// Apart from server/main/controlWorker.ts, which builds the control worker over every control
+// activity: a browser host runs its worker without loading those (and the model code they reach).
 
 let runtimeInstalled = false;
 
@@ -26,4 +26,23 @@ export function installTemporalRuntime(log: Logger) {
       log[level]({ component: 'temporal-sdk', ...entry.meta }, entry.message);
     }),
   });
+}
+
+/**
+ * Runs `worker`; the answer stops it, then closes its connection, as one shutdown step. In this
+ * order only: a connection closed while its worker still holds it (a Ctrl-C while the worker was
+ * being created, or a worker stop out of time) refuses with `IllegalStateError: Cannot close
+ * connection while Workers hold a reference to it`. A stop that runs out of time leaves both to
+ * end with the process.
+ */
+export function runWorker(worker: Worker, connection: NativeConnection) {
+  const running = worker.run();
+  return async () => {
+    try {
+      worker.shutdown();
+      await running;
+    } finally {
+      await connection.close();
+    }
+  };
 }

@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import { securePrivateDataDir, TEMPORAL_DB_FILE } from '../infra/dataDir.ts';
 import { startDevTemporal } from '../infra/devTemporal.ts';
 import { startEmbeddedPostgres } from '../infra/embeddedPostgres.ts';
-import { connectTemporalClient } from '../infra/temporal.ts';
+import { connectTemporalClient } from '../infra/temporalClient.ts';
 
 type Stoppable = () => Promise<unknown> | unknown;
 

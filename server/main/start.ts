@@ -4,8 +4,9 @@
  */
 import { buildApp } from '../app.ts';
 import { startBrowserHost } from '../browsers/host/browserHost.ts';
-import { bundleWorkflows, createControlWorker } from '../infra/temporal.ts';
+import { runWorker } from '../infra/temporalRuntime.ts';
 import { createLogger } from '../logger.ts';
+import { bundleWorkflows, createControlWorker } from './controlWorker.ts';
 import { loadConfigOrExit } from './loadConfig.ts';
 import { type ProcessShutdown, runProcess, startRuntime } from './runtime.ts';
 
@@ -31,16 +32,7 @@ async function startAll(shutdown: ProcessShutdown) {
     { config, orm: runtime.orm, log },
     { address: runtime.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, workflowBundle },
   );
-  shutdown.add('worker connection', () => connection.close(), { withinMs: 1_000 });
-  const running = worker.run();
-  shutdown.add(
-    'worker',
-    async () => {
-      worker.shutdown();
-      await running;
-    },
-    { withinMs: 2_000 },
-  );
+  shutdown.add('worker', runWorker(worker, connection), { withinMs: 3_000 });
   log.info('starting the browser host');
   const host = await startBrowserHost({
     config,

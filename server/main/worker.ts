@@ -1,6 +1,7 @@
 /** Production control worker: workflows and browser-less activities on the control queue. */
-import { createControlWorker } from '../infra/temporal.ts';
+import { runWorker } from '../infra/temporalRuntime.ts';
 import { createLogger } from '../logger.ts';
+import { createControlWorker } from './controlWorker.ts';
 import { loadConfigOrExit } from './loadConfig.ts';
 import { runProcess, startRuntime } from './runtime.ts';
 
@@ -12,16 +13,7 @@ runProcess(log, async (shutdown) => {
     { config, orm: runtime.orm, log },
     { address: runtime.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
   );
-  shutdown.add('worker connection', () => connection.close());
-  const running = worker.run();
   // Its activities are cancelled and waited for: 30 s, a container orchestrator's usual grace.
-  shutdown.add(
-    'worker',
-    async () => {
-      worker.shutdown();
-      await running;
-    },
-    { withinMs: 30_000 },
-  );
+  shutdown.add('worker', runWorker(worker, connection), { withinMs: 30_000 });
   log.info(`worker polling task queue ${config.temporal.taskQueue}`);
 });

@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDevTemporal } from '../../server/infra/devTemporal.ts';
 import { freePort } from '../../server/infra/ports.ts';
-import { bundleWorkflows } from '../../server/infra/temporal.ts';
 import { createLogger } from '../../server/logger.ts';
+import { bundleWorkflows } from '../../server/main/controlWorker.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

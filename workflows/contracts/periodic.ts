@@ -1,7 +1,7 @@
 /**
  * The contract of the control queue's periodic jobs: the sweepers (workflows/resourceSweeper.ts,
  * workflows/runSweeper.ts) and housekeeping (workflows/housekeeping.ts). Each runs once per
- * control task queue, started by every control worker (server/infra/temporal.ts); each pass is one
+ * control task queue, started by every control worker (server/main/controlWorker.ts); each pass is one
  * activity.
  */
 
@@ -13,7 +13,7 @@ export type SweepPass = { settled: number; after: SweepCursor | null; nextSweepS
 
 export type SweeperWorkflow = (after?: SweepCursor | null) => Promise<never>;
 export type HousekeepingWorkflow = () => Promise<never>;
-/** Their workflow types, by which server/infra/temporal.ts starts them. */
+/** Their workflow types, by which server/main/controlWorker.ts starts them. */
 export const resourceSweeperWorkflowType = 'resourceSweeperWorkflow';
 export const runSweeperWorkflowType = 'runSweeperWorkflow';
 export const housekeepingWorkflowType = 'housekeepingWorkflow';

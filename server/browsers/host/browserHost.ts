@@ -12,7 +12,7 @@ import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
 import { prepareSharedDataDir } from '../../infra/dataDir.ts';
-import { installTemporalRuntime } from '../../infra/temporalRuntime.ts';
+import { installTemporalRuntime, runWorker } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { RelayTokens } from '../relayTokens.ts';
@@ -180,7 +180,7 @@ export async function startBrowserHost(options: {
     // a lost attempt is put on the node that ran.
     maxHeartbeatThrottleInterval: '500 milliseconds',
   });
-  const running = worker.run();
+  const stopWorker = runWorker(worker, connection);
   log.info(
     `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
   );
@@ -259,9 +259,7 @@ export async function startBrowserHost(options: {
         .fork()
         .nativeDelete(WarmBrowser, { hostId })
         .catch(() => {});
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await stopWorker();
       await pool.close();
       await relay.close();
       // Mark the host gone at once rather than waiting for its heartbeat to go stale.

@@ -7,12 +7,12 @@ import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { EgressPolicy } from '../../net/egressPolicy.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from '../chromiumFlags.ts';
 import type { LaunchSettings } from '../launchSettings.ts';
 import { launchSignature } from '../launchSignature.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
 import { CdpMux } from './cdpMux.ts';
-import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
 import { EgressProxy } from './egressProxy.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 

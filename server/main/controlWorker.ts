@@ -1,8 +1,14 @@
 import path from 'node:path';
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { createAgentJobActivities } from '../../activities/agentJobs.ts';
+import { createBillingActivities } from '../../activities/billing.ts';
+import { createBrowserSessionActivities } from '../../activities/browserSessions.ts';
 import type { ActivityDeps } from '../../activities/deps.ts';
-import { createActivities } from '../../activities/index.ts';
+import { createHousekeepingActivities } from '../../activities/housekeeping.ts';
+import { createMailActivities } from '../../activities/mail.ts';
+import { createPipelineRunActivities } from '../../activities/pipelineRuns.ts';
+import { createWebhookActivities } from '../../activities/webhooks.ts';
 import {
   type HousekeepingWorkflow,
   housekeepingWorkflowType,
@@ -12,16 +18,10 @@ import {
 } from '../../workflows/contracts/periodic.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../auth/jwt.ts';
-import { ensureSearchAttributes } from './searchAttributes.ts';
-import { installTemporalRuntime } from './temporalRuntime.ts';
+import { ensureSearchAttributes } from '../infra/searchAttributes.ts';
+import { installTemporalRuntime } from '../infra/temporalRuntime.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
-
-/** `interceptors` replace the client's own gRPC retries (a test that injects faults passes them with its own). */
-export async function connectTemporalClient(address: string, namespace: string, interceptors?: ConnectionOptions['interceptors']) {
-  const connection = await Connection.connect({ address, interceptors });
-  return { client: new Client({ connection, namespace }), close: () => connection.close() };
-}
 
 /** Bundles the workflow code once; workers created from the bundle start in milliseconds. */
 export async function bundleWorkflows() {
@@ -30,6 +30,23 @@ export async function bundleWorkflows() {
 
 const noop = () => {};
 const quietBundlerLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+/**
+ * Every activity of the control queue, built over its dependencies. Only the control worker's
+ * processes (worker.ts, start.ts) load them; a browser host registers its own
+ * (server/browsers/host/browserHost.ts), and the api none.
+ */
+function createControlActivities(deps: ActivityDeps) {
+  return {
+    ...createMailActivities(deps),
+    ...createBrowserSessionActivities(deps),
+    ...createPipelineRunActivities(deps),
+    ...createHousekeepingActivities(deps),
+    ...createAgentJobActivities(deps),
+    ...createBillingActivities(deps),
+    ...createWebhookActivities(deps),
+  };
+}
 
 /** The control-queue worker: workflows, and activities that need no browser. */
 export async function createControlWorker(
@@ -46,7 +63,7 @@ export async function createControlWorker(
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     // The service secret is derived once here, for every activity of the worker.
-    activities: createActivities({ ...deps, serviceSecret: resolveJwtSecret(deps.config) }),
+    activities: createControlActivities({ ...deps, serviceSecret: resolveJwtSecret(deps.config) }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   // The sweeper of stuck browser resources runs once per control queue, as long as the queue is
