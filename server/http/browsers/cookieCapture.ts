@@ -4,8 +4,8 @@ import type { AppDeps } from '../../appDeps.ts';
 import { browserDialUrl } from '../../browsers/browserDial.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
 import { Conflict, ServiceUnavailable } from '../../errors.ts';
+import { openEventStream, wantsEventStream } from '../../eventStream.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
-import { openEventStream, wantsEventStream } from '../eventStream.ts';
 import { routesOf } from '../rawRoute.ts';
 import { type BrowserScope, resourceForCaller, resourcePath } from './resources.ts';
 

@@ -13,9 +13,9 @@ import {
   socks5CredentialsMessage,
 } from '../../browsers/sessionProxies.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 import { findInProject, listReadable } from '../projectRows.ts';
 
