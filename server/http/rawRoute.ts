@@ -27,6 +27,8 @@ export type RawPathItem = NonNullable<OpenAPIObject['paths']>[string];
 type Operation = NonNullable<RawPathItem['get']>;
 export type RawParameter = Exclude<NonNullable<Operation['parameters']>[number], { $ref: string }>;
 
+type PathParameter = { description?: string; schema?: RawParameter['schema'] };
+
 /** The `{name}`s of an OpenAPI path. */
 export type PathParamNames<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}`
   ? Name | PathParamNames<Rest>
@@ -50,8 +52,8 @@ type RawOperation<Path extends string> = {
   summary: string;
   description?: string;
   tags: string[];
-  /** A path parameter that says more than "a string" (each is one, required, by default). */
-  pathParameters?: Partial<Record<PathParamNames<Path>, { description?: string }>>;
+  /** What a path parameter says beyond its name: each is a required string unless its schema says otherwise. */
+  pathParameters?: Partial<Record<PathParamNames<Path>, PathParameter>>;
   /** Query and header parameters; they follow the path's. */
   parameters?: RawParameter[];
   requestBody?: Operation['requestBody'];
@@ -82,7 +84,7 @@ type RouteDeclaration<Path extends string, Scope> = {
 
 /** A declared route, its path's parameter names no longer tracked (a list holds many paths). */
 export type RawRoute<Scope> = Omit<RouteDeclaration<string, Scope>, 'doc' | 'serve'> & {
-  doc?: RawOperation<string> & { pathParameters?: Record<string, { description?: string }> };
+  doc?: RawOperation<string> & { pathParameters?: Record<string, PathParameter> };
   serve?: (scope: Scope) => Served<string>;
 };
 
@@ -111,7 +113,7 @@ export function rawRouteGroup<Scope>(
   routes: RawRoute<Scope>[],
 ): RawRouteGroup {
   return {
-    routes: routes as readonly RawRoute<never>[],
+    routes,
     async register(app, deps) {
       const scope = await setup(app, deps);
       for (const route of routes) await registerRoute(app, route, scope);
