@@ -70,6 +70,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/main/api[.]ts$' },
       to: { path: ['^server/browsers/host/', '^activities/', '^server/main/controlWorker[.]ts$'], reachable: true },
+      name: 'only-the-edge-imports-http',
+      comment:
+        'server/http/ is the HTTP edge (raw routes, the OpenAPI document, the REST adapter): only the app ' +
+        '(server/app.ts), the process mains (server/main/), the tRPC routers (which answer waiting calls with ' +
+        'server/http/waitingAnswers.ts) and http itself import it. Domain code takes what it shares with the edge ' +
+        'from neutral modules (server/wireShapes.ts, server/eventStream.ts).',
+      severity: 'error',
+      from: { pathNot: '^(server/http/|server/main/|server/trpc/|server/app[.]ts$)' },
+      to: { path: '^server/http/' },
     },
   ],
   options: {

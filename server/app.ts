@@ -21,21 +21,12 @@ import {
   restErrorBody,
   ServiceUnavailable,
 } from './errors.ts';
-import { registerAuthPages } from './http/authPages.ts';
-import { registerBillingPage } from './http/billingPage.ts';
-import { registerBillingRoutes } from './http/billingRoutes.ts';
 import { keepBodyTypesStrict } from './http/bodyCoercion.ts';
-import { registerBrowserRoutes } from './http/browsers/index.ts';
 import { capConnectionsPerClient, requestTimeoutOptions } from './http/connectionLimits.ts';
-import { registerConsoleRoutes } from './http/consoleRoutes.ts';
-import { registerExternalSessionRoutes } from './http/externalSessionRoutes.ts';
 import { refuseDeepJson } from './http/jsonDepth.ts';
-import { registerLogRoutes } from './http/logRoutes.ts';
-import { registerMcpRoutes } from './http/mcpRoutes.ts';
-import { registerOidcSignInRoutes } from './http/oidcSignInRoutes.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 import { recordRoutes, registerRestRoutes } from './http/restRoutes.ts';
-import { registerScreenshotRoutes } from './http/screenshotRoutes.ts';
+import { rawRoutes } from './http/routes.ts';
 import { requestLogger } from './logger.ts';
 import { createCallContext, createContext } from './trpc/context.ts';
 import { appRouter } from './trpc/router.ts';
@@ -184,16 +175,8 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     trpcOptions: { router: appRouter, createContext: context, onError: logFault, responseMeta: retryAfterMeta },
   });
 
-  registerOidcSignInRoutes(app, deps);
-  registerAuthPages(app);
-  await registerConsoleRoutes(app);
-  await registerBrowserRoutes(app, deps);
-  registerLogRoutes(app, deps);
-  registerScreenshotRoutes(app, deps);
-  registerBillingRoutes(app, deps);
-  registerBillingPage(app);
-  registerExternalSessionRoutes(app, deps);
-  await registerMcpRoutes(app, deps);
+  // The raw routes, each declared once (server/http/routes.ts); the two docs routes are served here.
+  for (const group of rawRoutes) await group.register(app, deps);
   const document = buildOpenApiDocument(deps.config.publicUrl);
   app.get('/api/openapi.json', async () => document);
   // The reference, rendered by Swagger UI from node_modules (no CDN): try-it-out with an API key.

@@ -1,7 +1,7 @@
+import type { AppDeps } from '../appDeps.ts';
 import { escapeHtml } from './html.ts';
-import type { RawRoutePaths } from './openapi.ts';
 import { htmlAnswer } from './rawAnswers.ts';
-import type { RawApp } from './rawRoutes.ts';
+import { appDeps, type RawParameter, rawRouteGroup, routesOf } from './rawRoute.ts';
 
 /**
  * The pages the service's own links lead to: the mailed verification and reset links, and the
@@ -157,39 +157,48 @@ export const pageHeaders = {
   'x-frame-options': 'DENY',
 };
 
-type Parameter = NonNullable<NonNullable<RawRoutePaths[string]['get']>['parameters']>[number];
+const route = routesOf<AppDeps>();
 
-const htmlPage = (summary: string, parameters: Parameter[] = []) => ({
-  get: { summary, tags: ['auth pages'], parameters, responses: htmlAnswer() },
-});
-const tokenQuery: Parameter = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
-
-export const authPagePaths: RawRoutePaths = {
-  '/auth/verify': htmlPage('Page behind the verification mail: confirms the address with a button', [tokenQuery]),
-  '/auth/reset': htmlPage('Page behind the password-reset mail: sets a new password', [tokenQuery]),
-  '/auth/external-register/{token}': htmlPage('Page an unknown OpenID Connect identity lands on: creates the account', [
-    { name: 'token', in: 'path', required: true, schema: { type: 'string' } },
-  ]),
-  '/auth/external-link/{token}': htmlPage(
-    'Page a link flow (started signed in) lands on: shows the provider’s identity and the account, and links it only when the user presses Link',
-    [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
-  ),
-  '/auth/2fa': htmlPage('Page a sign-in with two-factor on lands on: takes the code, then follows returnUrl (same origin)', [
-    { name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } },
-  ]),
+/** A page of `pages`, rendered once, under the pages' headers. */
+const page = (path: string, operationId: string, summary: string, shown: Page, parameters: RawParameter[] = []) => {
+  const html = render(shown);
+  return route({
+    method: 'GET',
+    path,
+    doc: { operationId, summary, tags: ['auth pages'], parameters, responses: htmlAnswer() },
+    serve: () => async (_req, reply) => reply.headers(pageHeaders).send(html),
+  });
 };
+const tokenQuery: RawParameter = { name: 'token', in: 'query', required: true, schema: { type: 'string' } };
 
-export function registerAuthPages(app: RawApp) {
-  const serve = (path: string, page: Page) => {
-    const html = render(page);
-    app.get(path, async (_req, reply) => reply.headers(pageHeaders).send(html));
-  };
-  serve('/auth/verify', pages.verify);
-  serve('/auth/reset', pages.reset);
-  serve('/auth/external-register/:token', pages.externalRegister);
-  serve('/auth/external-link/:token', pages.externalLink);
-  serve('/auth/2fa', pages.twoFactor);
-  app.get('/auth/pages.js', async (_req, reply) =>
-    reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }).send(script),
-  );
-}
+export const authPageRoutes = rawRouteGroup(appDeps, [
+  page('/auth/verify', 'pages-verify-email', 'Page behind the verification mail: confirms the address with a button', pages.verify, [
+    tokenQuery,
+  ]),
+  page('/auth/reset', 'pages-reset-password', 'Page behind the password-reset mail: sets a new password', pages.reset, [tokenQuery]),
+  page(
+    '/auth/external-register/{token}',
+    'pages-external-register',
+    'Page an unknown OpenID Connect identity lands on: creates the account',
+    pages.externalRegister,
+  ),
+  page(
+    '/auth/external-link/{token}',
+    'pages-external-link',
+    'Page a link flow (started signed in) lands on: shows the provider’s identity and the account, and links it only when the user presses Link',
+    pages.externalLink,
+  ),
+  page(
+    '/auth/2fa',
+    'pages-two-factor',
+    'Page a sign-in with two-factor on lands on: takes the code, then follows returnUrl (same origin)',
+    pages.twoFactor,
+    [{ name: 'returnUrl', in: 'query', required: false, schema: { type: 'string' } }],
+  ),
+  route({
+    method: 'GET',
+    path: '/auth/pages.js',
+    serve: () => async (_req, reply) =>
+      reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }).send(script),
+  }),
+]);

@@ -10,9 +10,8 @@ import { enforceFunds } from '../billing/shutdown.ts';
 import { applyStripeEventOnce } from '../billing/stripeEvents.ts';
 import { BadRequest, invalidInput, NotFound, ServiceUnavailable } from '../errors.ts';
 import { refuseDeepJson } from './jsonDepth.ts';
-import type { RawRoutePaths } from './openapi.ts';
 import { jsonAnswer } from './rawAnswers.ts';
-import { type RawApp, sameSecret } from './rawRoutes.ts';
+import { appDeps, rawRouteGroup, routesOf, sameSecret } from './rawRoute.ts';
 
 /**
  * Billing's raw routes: the Stripe webhook (its body must reach the signature check byte for
@@ -47,14 +46,42 @@ function signedAt(header: string) {
   return Number.isSafeInteger(stamp) ? stamp : undefined;
 }
 
-export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
-  const { config } = deps;
+const usageReport = z.strictObject({
+  resourceId: z.uuid(),
+  amount: z.union([z.number().nonnegative(), z.string().max(40)]),
+  unit: z.enum(usageUnits),
+  reportId: z.string().min(1).max(200).optional(),
+});
 
-  // An encapsulated scope: only here is a body kept as the bytes that arrived.
-  app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.post('/api/stripe/webhook', async (req, reply) => {
+const route = routesOf<AppDeps>();
+
+export const billingRoutes = rawRouteGroup(appDeps, [
+  route({
+    method: 'POST',
+    path: '/api/stripe/webhook',
+    body: 'bytes',
+    doc: {
+      operationId: 'billing-stripe-webhook',
+      summary: 'Stripe webhook: the raw body and the stripe-signature header, untouched; each event is applied once',
+      tags: ['billing'],
+      parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        ...jsonAnswer('{received: true}', {
+          type: 'object',
+          properties: { received: { const: true } },
+          required: ['received'],
+        }),
+        '400': {
+          description:
+            'The signature does not match the body, or is dated more than five minutes before or after now (`invalid_signature`); the signed body is not JSON (`invalid_json`) or not an event with `id`, `type`, `created` and `data.object` (`invalid_input`)',
+        },
+        '404': { description: 'Billing is off on this service (`billing_disabled`)' },
+        '503': { description: 'The event could not be applied now; Stripe delivers it again' },
+      },
+    },
+    serve: (deps) => async (req, reply) => {
+      const { config } = deps;
       const stripe = config.billing.stripe;
       if (!stripe) throw new NotFound('Billing', 'billing_disabled');
       const signature = req.headers['stripe-signature'];
@@ -97,78 +124,18 @@ export function registerBillingRoutes(app: RawApp, deps: AppDeps) {
         }
       }
       return reply.send({ received: true });
-    });
-  });
-
-  const usageReport = z.strictObject({
-    resourceId: z.uuid(),
-    amount: z.union([z.number().nonnegative(), z.string().max(40)]),
-    unit: z.enum(usageUnits),
-    reportId: z.string().min(1).max(200).optional(),
-  });
-
-  // Every coordinator path answers 404 to a wrong token, the same as to no route at all.
-  app.all('/api/coordinator/:token/*', async (req, reply) => {
-    const { token } = req.params as { token: string };
-    const path = (req.params as { '*': string })['*'];
-    if (!config.coordinatorToken || !sameSecret(token, config.coordinatorToken) || path !== 'usage' || req.method !== 'POST') {
-      return reply.callNotFound();
-    }
-    const parsed = usageReport.safeParse(req.body ?? {});
-    if (!parsed.success) throw invalidInput(parsed.error);
-    const report = parsed.data;
-    const quantityMicro = parseQuantity(report.amount);
-    if (quantityMicro === undefined) {
-      throw new BadRequest('invalid_input', 'Invalid input: amount: a non-negative decimal with at most 6 decimals', {
-        issues: [{ path: ['amount'], message: 'a non-negative decimal with at most 6 decimals' }],
-      });
-    }
-    const em = deps.orm.em.fork();
-    const project = await projectOfResource(em, report.resourceId);
-    if (!project) throw new NotFound(`Resource ${report.resourceId}`);
-    const metered = await meter(em, config.billing, project, {
-      resourceId: report.resourceId,
-      unit: report.unit,
-      quantityMicro,
-      reportId: report.reportId,
-    });
-    try {
-      await enforceFunds(em, deps.temporal, config, metered);
-    } catch (error) {
-      // The answer still says shutdown; the next report starts the shutdown again.
-      req.log.error({ err: error }, 'the funds shutdown could not be started');
-    }
-    return reply.send({ action: metered.action });
-  });
-}
-
-export const billingRoutePaths: RawRoutePaths = {
-  '/api/stripe/webhook': {
-    post: {
-      summary: 'Stripe webhook: the raw body and the stripe-signature header, untouched; each event is applied once',
-      tags: ['billing'],
-      parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
-      responses: {
-        ...jsonAnswer('{received: true}', {
-          type: 'object',
-          properties: { received: { const: true } },
-          required: ['received'],
-        }),
-        '400': {
-          description:
-            'The signature does not match the body, or is dated more than five minutes before or after now (`invalid_signature`); the signed body is not JSON (`invalid_json`) or not an event with `id`, `type`, `created` and `data.object` (`invalid_input`)',
-        },
-        '404': { description: 'Billing is off on this service (`billing_disabled`)' },
-        '503': { description: 'The event could not be applied now; Stripe delivers it again' },
-      },
     },
-  },
-  '/api/coordinator/{token}/usage': {
-    post: {
+  }),
+  route({
+    method: 'POST',
+    path: '/api/coordinator/{token}/usage',
+    // Every coordinator path answers 404 to a wrong token, the same as to no route at all.
+    servedAt: { path: '/api/coordinator/{token}/*', anyMethod: true },
+    doc: {
+      operationId: 'billing-coordinator-usage',
       summary: 'Report usage of a resource (a browser, an analysis or generation job); answers whether its work may go on',
       tags: ['system'],
-      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'COORDINATOR_TOKEN' }],
+      pathParameters: { token: { description: 'COORDINATOR_TOKEN' } },
       requestBody: {
         required: true,
         content: {
@@ -197,5 +164,38 @@ export const billingRoutePaths: RawRoutePaths = {
         '404': { description: 'A wrong token (indistinguishable from no route), or an unknown resource' },
       },
     },
-  },
-};
+    serve: (deps) => async (req, reply) => {
+      const { config } = deps;
+      const { token } = req.params;
+      const path = (req.params as { '*'?: string })['*'];
+      if (!config.coordinatorToken || !sameSecret(token, config.coordinatorToken) || path !== 'usage' || req.method !== 'POST') {
+        return reply.callNotFound();
+      }
+      const parsed = usageReport.safeParse(req.body ?? {});
+      if (!parsed.success) throw invalidInput(parsed.error);
+      const report = parsed.data;
+      const quantityMicro = parseQuantity(report.amount);
+      if (quantityMicro === undefined) {
+        throw new BadRequest('invalid_input', 'Invalid input: amount: a non-negative decimal with at most 6 decimals', {
+          issues: [{ path: ['amount'], message: 'a non-negative decimal with at most 6 decimals' }],
+        });
+      }
+      const em = deps.orm.em.fork();
+      const project = await projectOfResource(em, report.resourceId);
+      if (!project) throw new NotFound(`Resource ${report.resourceId}`);
+      const metered = await meter(em, config.billing, project, {
+        resourceId: report.resourceId,
+        unit: report.unit,
+        quantityMicro,
+        reportId: report.reportId,
+      });
+      try {
+        await enforceFunds(em, deps.temporal, config, metered);
+      } catch (error) {
+        // The answer still says shutdown; the next report starts the shutdown again.
+        req.log.error({ err: error }, 'the funds shutdown could not be started');
+      }
+      return reply.send({ action: metered.action });
+    },
+  }),
+]);

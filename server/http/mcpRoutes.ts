@@ -3,15 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
-import type { Logger } from 'pino';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { McpClientConfig, McpServer } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
 import type { Config } from '../config.ts';
@@ -20,7 +12,7 @@ import { buildMcpServer, mcpToolChanges, toolsSignatures } from '../mcp/buildMcp
 import { McpAuth, withMcpAuth } from '../mcp/mcpAuth.ts';
 import { loadChild } from '../projects/projectRows.ts';
 import { enterProject, header, resolveCaller } from '../requestEdge.ts';
-import type { RawRoutePaths } from './openapi.ts';
+import { type RawApp, rawRouteGroup, routesOf } from './rawRoute.ts';
 
 /**
  * The MCP endpoint of a stored MCP server (spec 4.8, 5.10), on both transports:
@@ -43,50 +35,13 @@ import type { RawRoutePaths } from './openapi.ts';
 
 type McpParams = { project: string; serverId: string };
 
-const path = '/:project/api/mcp-servers/:serverId/mcp';
-const docPath = '/{project}/api/mcp-servers/{serverId}/mcp';
+const path = '/{project}/api/mcp-servers/{serverId}/mcp';
 /** How often open sessions re-check their key's link and their server's tool list. */
 const SYNC_INTERVAL_MS = 2_000;
 /** Open sessions one API key may hold in this process; a new one evicts the least recently used. */
 export const MAX_SESSIONS_PER_KEY = 16;
 
-const pathParams = ['project', 'serverId'].map((name) => ({
-  name,
-  in: 'path' as const,
-  required: true,
-  schema: { type: 'string' as const },
-}));
 const authNote = 'API key in `x-api-key` or `Authorization: Bearer`; the key must be linked to the server by an MCP client config.';
-export const mcpRoutePaths: RawRoutePaths = {
-  [docPath]: {
-    get: {
-      summary: `MCP endpoint. Without \`mcp-session-id\` (Accept: text/event-stream): the SSE transport's stream, whose \`endpoint\` event names the POST URL for messages. With \`mcp-session-id\`: the Streamable HTTP session's stream. ${authNote}`,
-      tags: ['mcp-servers'],
-      parameters: [...pathParams, { name: 'mcp-session-id', in: 'header', schema: { type: 'string' } }],
-      responses: { '200': { description: 'text/event-stream of MCP JSON-RPC messages' } },
-    },
-    post: {
-      summary: `MCP messages: with \`?sessionId=\` for an SSE session (answers 202, replies on the stream); otherwise Streamable HTTP (initialize without \`mcp-session-id\`, then with it). ${authNote}`,
-      tags: ['mcp-servers'],
-      parameters: [
-        ...pathParams,
-        { name: 'sessionId', in: 'query', schema: { type: 'string' } },
-        { name: 'mcp-session-id', in: 'header', schema: { type: 'string' } },
-      ],
-      requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
-      responses: {
-        '200': { description: 'JSON-RPC response (application/json or text/event-stream)' },
-        '202': { description: 'accepted' },
-      },
-    },
-    delete: {
-      summary: `Ends a Streamable HTTP MCP session (\`mcp-session-id\`). ${authNote}`,
-      tags: ['mcp-servers'],
-      parameters: [...pathParams, { name: 'mcp-session-id', in: 'header', required: true, schema: { type: 'string' } }],
-      responses: { '200': { description: 'session ended' } },
-    },
-  },
-};
 
 type Transport = SSEServerTransport | StreamableHTTPServerTransport;
 type Session = {
@@ -125,10 +80,8 @@ export function mcpRequestAllowed(config: Config, request: { hostname: string; o
   }
 }
 
-export async function registerMcpRoutes(
-  app: FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>,
-  deps: AppDeps,
-) {
+/** This process's MCP sessions, and what the routes do with them; closed with the app. */
+function mcpSessions(app: RawApp, deps: AppDeps) {
   const sessions = new Map<string, Session>();
 
   async function closeSession(id: string) {
@@ -207,75 +160,6 @@ export async function registerMcpRoutes(
     }
   }
 
-  app.get<{ Params: McpParams }>(path, async (req, reply) => {
-    const { auth, server } = await authenticate(req);
-    const sessionId = header(req, 'mcp-session-id');
-    if (sessionId) {
-      const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
-      track(session, reply.raw);
-      return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
-    }
-    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
-      throw new BadRequest('event_stream_required', 'Open the MCP SSE stream with Accept: text/event-stream, or POST for Streamable HTTP');
-    }
-    return hijacked(reply, async () => {
-      // The endpoint event names this same path; the client resolves it against the stream's URL.
-      const transport = new SSEServerTransport(req.url.split('?')[0] as string, reply.raw);
-      const mcp = buildMcpServer(deps, server);
-      const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() };
-      admit(transport.sessionId, session);
-      track(session, reply.raw);
-      transport.onclose = () => {
-        sessions.delete(transport.sessionId);
-      };
-      // The session is the stream: a closed connection ends it.
-      reply.raw.on('close', () => void closeSession(transport.sessionId));
-      await mcp.connect(transport);
-      session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
-    });
-  });
-
-  app.post<{ Params: McpParams; Querystring: { sessionId?: string } }>(path, async (req, reply) => {
-    const { auth, server } = await authenticate(req);
-    const sseSessionId = req.query.sessionId;
-    if (sseSessionId) {
-      const { session, transport } = sessionFor(sseSessionId, auth, SSEServerTransport);
-      track(session, reply.raw);
-      return hijacked(reply, () => transport.handlePostMessage(withMcpAuth(req.raw, auth), reply.raw, req.body));
-    }
-    const sessionId = header(req, 'mcp-session-id');
-    if (sessionId) {
-      const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
-      track(session, reply.raw);
-      return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body));
-    }
-    if (!isInitializeRequest(req.body)) {
-      throw new BadRequest('mcp_session_required', 'Start with an initialize request (no mcp-session-id), or send mcp-session-id');
-    }
-    return hijacked(reply, async () => {
-      const mcp = buildMcpServer(deps, server);
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          admit(id, { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() });
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      await mcp.connect(transport);
-      await transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body);
-      const session = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
-      if (session) session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
-    });
-  });
-
-  app.delete<{ Params: McpParams }>(path, async (req, reply) => {
-    const { auth } = await authenticate(req);
-    const { transport } = sessionFor(header(req, 'mcp-session-id'), auth, StreamableHTTPServerTransport);
-    return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
-  });
-
   /**
    * Keeps open sessions true to the database: a session whose key lost its link (config deleted
    * or moved) is closed, and a session whose server's tools changed is told `tools/list_changed`.
@@ -326,4 +210,126 @@ export async function registerMcpRoutes(
     mcpToolChanges.off('changed', onChanged);
     await Promise.all([...sessions.keys()].map(closeSession));
   });
+
+  return { deps, sessions, closeSession, track, admit, authenticate, sessionFor, hijacked };
 }
+
+const route = routesOf<ReturnType<typeof mcpSessions>>();
+
+export const mcpRoutes = rawRouteGroup(mcpSessions, [
+  route({
+    method: 'GET',
+    path,
+    doc: {
+      operationId: 'mcp-servers-stream',
+      summary: `MCP endpoint. Without \`mcp-session-id\` (Accept: text/event-stream): the SSE transport's stream, whose \`endpoint\` event names the POST URL for messages. With \`mcp-session-id\`: the Streamable HTTP session's stream. ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [{ name: 'mcp-session-id', in: 'header', schema: { type: 'string' } }],
+      responses: { '200': { description: 'text/event-stream of MCP JSON-RPC messages' } },
+    },
+    serve:
+      ({ deps, sessions, closeSession, track, admit, authenticate, sessionFor, hijacked }) =>
+      async (req, reply) => {
+        const { auth, server } = await authenticate(req);
+        const sessionId = header(req, 'mcp-session-id');
+        if (sessionId) {
+          const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
+          track(session, reply.raw);
+          return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
+        }
+        if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+          throw new BadRequest(
+            'event_stream_required',
+            'Open the MCP SSE stream with Accept: text/event-stream, or POST for Streamable HTTP',
+          );
+        }
+        return hijacked(reply, async () => {
+          // The endpoint event names this same path; the client resolves it against the stream's URL.
+          const transport = new SSEServerTransport(req.url.split('?')[0] as string, reply.raw);
+          const mcp = buildMcpServer(deps, server);
+          const session: Session = { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() };
+          admit(transport.sessionId, session);
+          track(session, reply.raw);
+          transport.onclose = () => {
+            sessions.delete(transport.sessionId);
+          };
+          // The session is the stream: a closed connection ends it.
+          reply.raw.on('close', () => void closeSession(transport.sessionId));
+          await mcp.connect(transport);
+          session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
+        });
+      },
+  }),
+  route({
+    method: 'POST',
+    path,
+    doc: {
+      operationId: 'mcp-servers-message',
+      summary: `MCP messages: with \`?sessionId=\` for an SSE session (answers 202, replies on the stream); otherwise Streamable HTTP (initialize without \`mcp-session-id\`, then with it). ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [
+        { name: 'sessionId', in: 'query', schema: { type: 'string' } },
+        { name: 'mcp-session-id', in: 'header', schema: { type: 'string' } },
+      ],
+      requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        '200': { description: 'JSON-RPC response (application/json or text/event-stream)' },
+        '202': { description: 'accepted' },
+      },
+    },
+    serve:
+      ({ deps, sessions, track, admit, authenticate, sessionFor, hijacked }) =>
+      async (req, reply) => {
+        const { auth, server } = await authenticate(req);
+        const sseSessionId = req.query.sessionId;
+        if (sseSessionId) {
+          const { session, transport } = sessionFor(sseSessionId, auth, SSEServerTransport);
+          track(session, reply.raw);
+          return hijacked(reply, () => transport.handlePostMessage(withMcpAuth(req.raw, auth), reply.raw, req.body));
+        }
+        const sessionId = header(req, 'mcp-session-id');
+        if (sessionId) {
+          const { session, transport } = sessionFor(sessionId, auth, StreamableHTTPServerTransport);
+          track(session, reply.raw);
+          return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body));
+        }
+        if (!isInitializeRequest(req.body)) {
+          throw new BadRequest('mcp_session_required', 'Start with an initialize request (no mcp-session-id), or send mcp-session-id');
+        }
+        return hijacked(reply, async () => {
+          const mcp = buildMcpServer(deps, server);
+          const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: (id) => {
+              admit(id, { transport, mcp, serverId: auth.serverId, apiKeyId: auth.apiKeyId, open: 0, lastActive: Date.now() });
+            },
+          });
+          transport.onclose = () => {
+            if (transport.sessionId) sessions.delete(transport.sessionId);
+          };
+          await mcp.connect(transport);
+          await transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw, req.body);
+          const session = transport.sessionId ? sessions.get(transport.sessionId) : undefined;
+          if (session) session.signature = (await toolsSignatures(deps.orm.em.fork(), [auth.serverId])).get(auth.serverId);
+        });
+      },
+  }),
+  route({
+    method: 'DELETE',
+    path,
+    doc: {
+      operationId: 'mcp-servers-end-session',
+      summary: `Ends a Streamable HTTP MCP session (\`mcp-session-id\`). ${authNote}`,
+      tags: ['mcp-servers'],
+      parameters: [{ name: 'mcp-session-id', in: 'header', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: 'session ended' } },
+    },
+    serve:
+      ({ authenticate, sessionFor, hijacked }) =>
+      async (req, reply) => {
+        const { auth } = await authenticate(req);
+        const { transport } = sessionFor(header(req, 'mcp-session-id'), auth, StreamableHTTPServerTransport);
+        return hijacked(reply, () => transport.handleRequest(withMcpAuth(req.raw, auth), reply.raw));
+      },
+  }),
+]);

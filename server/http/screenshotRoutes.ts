@@ -7,31 +7,9 @@ import { readFunctionRun } from '../functions/execute.ts';
 import { canSeeRunOutputs, functionActions, pipelineActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { projectRequest } from '../requestEdge.ts';
-import type { RawRoutePaths } from './openapi.ts';
-import type { RawApp } from './rawRoutes.ts';
+import { appDeps, rawRouteGroup, routesOf } from './rawRoute.ts';
 
-export const screenshotRoutePaths: RawRoutePaths = {
-  '/{project}/api/screenshots/{screenshotId}': {
-    get: {
-      summary:
-        'A screenshot (JPEG), as a run’s or an analysis’s `screenshots` list it: for whoever may read the run and its outputs, or the analysis',
-      tags: ['pipelines'],
-      parameters: ['project', 'screenshotId'].map((name) => ({
-        name,
-        in: 'path' as const,
-        required: true,
-        schema: { type: 'string' as const },
-      })),
-      responses: {
-        '200': {
-          description: 'The picture, secrets in text fields drawn as dots (docs/pipelines.md, Screenshots)',
-          content: { 'image/jpeg': { schema: { type: 'string' as const, contentMediaType: 'image/jpeg' } } },
-        },
-        '404': { description: 'No such screenshot, or the caller may not read its run or the run’s outputs' },
-      },
-    },
-  },
-};
+const route = routesOf<AppDeps>();
 
 /**
  * Serves run and proposal screenshots. A proposal's are for the analysis's readers. Who may read
@@ -40,27 +18,44 @@ export const screenshotRoutePaths: RawRoutePaths = {
  * run decides; and, for a run that read cookies, only those who may read the session's cookies.
  * Anyone else gets the 404 of a screenshot that does not exist.
  */
-export function registerScreenshotRoutes(app: RawApp, deps: AppDeps) {
-  app.get<{ Params: { project: string; screenshotId: string } }>('/:project/api/screenshots/:screenshotId', async (req, reply) => {
-    const ctx = await projectRequest(deps, req, req.params.project);
-    const { screenshotId } = req.params;
-    if (!isUuid(screenshotId)) throw new NotFound('Screenshot');
-    const shot = await ctx.em.findOne(RunScreenshot, { id: screenshotId.toLowerCase(), project: ctx.ref.id }, { populate: ['image'] });
-    if (!shot) throw new NotFound('Screenshot');
-    try {
-      await authorizeReading(ctx, shot);
-    } catch (error) {
-      // Refused or not found: the same 404 as a screenshot that does not exist.
-      if (error instanceof DomainError) throw new NotFound('Screenshot');
-      throw error;
-    }
-    return sendImage(reply, shot.image);
-  });
-}
+export const screenshotRoutes = rawRouteGroup(appDeps, [
+  route({
+    method: 'GET',
+    path: '/{project}/api/screenshots/{screenshotId}',
+    doc: {
+      operationId: 'pipelines-screenshot',
+      summary:
+        'A screenshot (JPEG), as a run’s or an analysis’s `screenshots` list it: for whoever may read the run and its outputs, or the analysis',
+      tags: ['pipelines'],
+      responses: {
+        '200': {
+          description: 'The picture, secrets in text fields drawn as dots (docs/pipelines.md, Screenshots)',
+          content: { 'image/jpeg': { schema: { type: 'string' as const, contentMediaType: 'image/jpeg' } } },
+        },
+        '404': { description: 'No such screenshot, or the caller may not read its run or the run’s outputs' },
+      },
+    },
+    serve: (deps) => async (req, reply) => {
+      const ctx = await projectRequest(deps, req, req.params.project);
+      const { screenshotId } = req.params;
+      if (!isUuid(screenshotId)) throw new NotFound('Screenshot');
+      const shot = await ctx.em.findOne(RunScreenshot, { id: screenshotId.toLowerCase(), project: ctx.ref.id }, { populate: ['image'] });
+      if (!shot) throw new NotFound('Screenshot');
+      try {
+        await authorizeReading(ctx, shot);
+      } catch (error) {
+        // Refused or not found: the same 404 as a screenshot that does not exist.
+        if (error instanceof DomainError) throw new NotFound('Screenshot');
+        throw error;
+      }
+      return sendImage(reply, shot.image);
+    },
+  }),
+]);
 
 type ProjectRequest = Awaited<ReturnType<typeof projectRequest>>;
 
-/** Throws a domain error unless the caller may read what the picture is of (see registerScreenshotRoutes). */
+/** Throws a domain error unless the caller may read what the picture is of (see screenshotRoutes). */
 async function authorizeReading(ctx: ProjectRequest, shot: RunScreenshot) {
   if (shot.analysis) {
     await readableAnalysis(ctx, shot.analysis.id);

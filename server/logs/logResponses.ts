@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { LogEntry } from '../../db/entities/index.ts';
 import { BadRequest } from '../errors.ts';
-import { openEventStream, wantsEventStream } from '../http/eventStream.ts';
-import { pagination } from '../http/shapes.ts';
+import { openEventStream, wantsEventStream } from '../eventStream.ts';
 import { BROWSER_LOG_WITHHELD_MESSAGE, RUN_LOG_WITHHELD_MESSAGE } from '../permissions/permissions.ts';
+import { pagination } from '../wireShapes.ts';
 import type { LogNotifications } from './logNotifications.ts';
 
 export const logEntryView = z.object({

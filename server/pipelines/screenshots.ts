@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { type Project, RunScreenshot, screenshotKinds, screenshotModes } from '../../db/entities/index.ts';
 import type { Config } from '../config.ts';
-import { iso } from '../http/shapes.ts';
+import { iso } from '../wireShapes.ts';
 
 /** The run option, as start inputs take it. */
 export const screenshotsOption = z

@@ -1,5 +1,5 @@
 import type { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../../db/entities/index.ts';
-import { iso } from '../http/shapes.ts';
+import { iso } from '../wireShapes.ts';
 import type { EventRecord, WebhookEvent } from './events.ts';
 
 /**

@@ -1,37 +1,24 @@
 import WebSocket from 'ws';
 import type { AppDeps } from '../../appDeps.ts';
 import { BadRequest } from '../../errors.ts';
-import type { RawRoutePaths } from '../openapi.ts';
+import { routesOf } from '../rawRoute.ts';
 import { guardCdpMessage } from './cdpGuard.ts';
-import type { BrowserApp } from './index.ts';
-import {
-  type ActivityTouch,
-  browserByToken,
-  type ResourceParams,
-  resourceDocPath,
-  resourcePath,
-  resourcePathParams,
-  tokenParam,
-} from './resources.ts';
-
-export const cdpProxyPaths: RawRoutePaths = {
-  [`${resourceDocPath}/cdp`]: {
-    get: {
-      summary: 'Chrome DevTools Protocol WebSocket (remoteUrl), for Playwright connectOverCDP and Puppeteer connect',
-      tags: ['sessions'],
-      parameters: [...resourcePathParams, tokenParam],
-      responses: { '101': { description: 'WebSocket upgrade' } },
-    },
-  },
-};
+import { type BrowserScope, browserByToken, resourcePath, tokenParam } from './resources.ts';
 
 /** What a request's token opened, from its upgrade check to its socket. */
 const verified = new WeakMap<object, Awaited<ReturnType<typeof browserByToken>>>();
 
-export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
-  app.route<{ Params: ResourceParams }>({
-    method: 'GET',
-    url: `${resourcePath}/cdp`,
+export const cdpProxyRoute = routesOf<BrowserScope>()({
+  method: 'GET',
+  path: `${resourcePath}/cdp`,
+  doc: {
+    operationId: 'sessions-cdp',
+    summary: 'Chrome DevTools Protocol WebSocket (remoteUrl), for Playwright connectOverCDP and Puppeteer connect',
+    tags: ['sessions'],
+    parameters: [tokenParam],
+    responses: { '101': { description: 'WebSocket upgrade' } },
+  },
+  serve: ({ deps, touch }) => ({
     handler: async () => {
       throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket (the Chrome DevTools Protocol)');
     },
@@ -46,8 +33,8 @@ export function registerCdpProxy(app: BrowserApp, deps: AppDeps, touch: Activity
       if (!target) return client.close(4001, 'not authorised');
       proxyCdp(client, target.browserUrl, (force) => touch(target.resource.id, force), deps);
     },
-  });
-}
+  }),
+});
 
 /**
  * Pipes a client WebSocket to the browser, through its host's relay (`browserUrl`). Client

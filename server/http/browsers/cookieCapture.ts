@@ -4,64 +4,62 @@ import type { AppDeps } from '../../appDeps.ts';
 import { browserDialUrl } from '../../browsers/browserDial.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
 import { Conflict, ServiceUnavailable } from '../../errors.ts';
+import { openEventStream, wantsEventStream } from '../../eventStream.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
-import { openEventStream, wantsEventStream } from '../eventStream.ts';
-import type { RawRoutePaths } from '../openapi.ts';
-import type { BrowserApp } from './index.ts';
-import { type ResourceParams, resourceDocPath, resourceForCaller, resourcePath, resourcePathParams } from './resources.ts';
-
-export const cookieCapturePaths: RawRoutePaths = {
-  [`${resourceDocPath}/capture`]: {
-    get: {
-      summary: "The running browser's cookies: a JSON snapshot, or SSE (event `cookies` on every change); needs cookies.read",
-      tags: ['sessions'],
-      parameters: resourcePathParams,
-      responses: {
-        '200': { description: '{cookies: [...]} or text/event-stream' },
-        '409': { description: 'The browser is not running (starting, stopping or stopped), or stopped meanwhile' },
-        '503': { description: 'The browser did not answer' },
-      },
-    },
-  },
-};
+import { routesOf } from '../rawRoute.ts';
+import { type BrowserScope, resourceForCaller, resourcePath } from './resources.ts';
 
 /** Capture's own CDP connection: a browser that does not answer in this long is reported, not waited on. */
 const CAPTURE_CONNECT_MS = 5_000;
 
-/** A running browser's cookies, for callers with cookies.read: a snapshot, or a stream of changes until `closing`. */
-export function registerCookieCapture(app: BrowserApp, deps: AppDeps, closing: AbortSignal) {
-  /** Why a running browser's CDP endpoint failed us: it stopped meanwhile (409), or it is unwell (503). */
-  async function browserFailure(resourceId: string, error: unknown) {
-    const current = await deps.orm.em
-      .fork()
-      .findOne(SessionResource, { id: resourceId }, { fields: ['status'] })
-      .catch(() => null);
-    if (current && current.status !== 'running') return new Conflict('browser_not_running', 'The browser is not running');
-    return new ServiceUnavailable('The browser did not answer', error);
-  }
-
-  app.get<{ Params: ResourceParams }>(`${resourcePath}/capture`, async (req, reply) => {
-    const { resource, em } = await resourceForCaller(deps, req, req.params, [sessionActions.read, sessionActions.readCookies]);
-    if (resource.status !== 'running' || !resource.cdpEndpoint) throw new Conflict('browser_not_running', 'The browser is not running');
-    const browserUrl = await browserDialUrl(deps, em, resource);
-    // The browser may die between the status read and these calls: a stopped one is a 409, never a 500.
-    const cdp = await CdpClient.connect(browserUrl, CAPTURE_CONNECT_MS).catch(async (error) => {
-      throw await browserFailure(resource.id, error);
-    });
-    const readCookies = async () => (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
-    if (!wantsEventStream(req)) {
-      try {
-        const cookies = await readCookies().catch(async (error) => {
-          throw await browserFailure(resource.id, error);
-        });
-        return reply.send({ cookies });
-      } finally {
-        cdp.close();
-      }
-    }
-    return streamCookies(req, reply, cdp, readCookies, closing);
-  });
+/** Why a running browser's CDP endpoint failed us: it stopped meanwhile (409), or it is unwell (503). */
+async function browserFailure(deps: AppDeps, resourceId: string, error: unknown) {
+  const current = await deps.orm.em
+    .fork()
+    .findOne(SessionResource, { id: resourceId }, { fields: ['status'] })
+    .catch(() => null);
+  if (current && current.status !== 'running') return new Conflict('browser_not_running', 'The browser is not running');
+  return new ServiceUnavailable('The browser did not answer', error);
 }
+
+/** A running browser's cookies, for callers with cookies.read: a snapshot, or a stream of changes until the app closes. */
+export const cookieCaptureRoute = routesOf<BrowserScope>()({
+  method: 'GET',
+  path: `${resourcePath}/capture`,
+  doc: {
+    operationId: 'sessions-capture',
+    summary: "The running browser's cookies: a JSON snapshot, or SSE (event `cookies` on every change); needs cookies.read",
+    tags: ['sessions'],
+    responses: {
+      '200': { description: '{cookies: [...]} or text/event-stream' },
+      '409': { description: 'The browser is not running (starting, stopping or stopped), or stopped meanwhile' },
+      '503': { description: 'The browser did not answer' },
+    },
+  },
+  serve:
+    ({ deps, closing }) =>
+    async (req, reply) => {
+      const { resource, em } = await resourceForCaller(deps, req, req.params, [sessionActions.read, sessionActions.readCookies]);
+      if (resource.status !== 'running' || !resource.cdpEndpoint) throw new Conflict('browser_not_running', 'The browser is not running');
+      const browserUrl = await browserDialUrl(deps, em, resource);
+      // The browser may die between the status read and these calls: a stopped one is a 409, never a 500.
+      const cdp = await CdpClient.connect(browserUrl, CAPTURE_CONNECT_MS).catch(async (error) => {
+        throw await browserFailure(deps, resource.id, error);
+      });
+      const readCookies = async () => (await cdp.send<{ cookies: unknown[] }>('Storage.getCookies')).cookies;
+      if (!wantsEventStream(req)) {
+        try {
+          const cookies = await readCookies().catch(async (error) => {
+            throw await browserFailure(deps, resource.id, error);
+          });
+          return reply.send({ cookies });
+        } finally {
+          cdp.close();
+        }
+      }
+      return streamCookies(req, reply, cdp, readCookies, closing);
+    },
+});
 
 /**
  * SSE of the browser's cookies: the whole jar now, then again whenever it changes. `closing`

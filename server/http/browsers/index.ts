@@ -1,14 +1,9 @@
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { Logger } from 'pino';
-import type { AppDeps } from '../../appDeps.ts';
-import type { RawRoutePaths } from '../openapi.ts';
-import { cdpProxyPaths, registerCdpProxy } from './cdpProxy.ts';
-import { cookieCapturePaths, registerCookieCapture } from './cookieCapture.ts';
-import { liveViewPaths, registerLiveView } from './liveView.ts';
-import { activityRecorder } from './resources.ts';
-
-export type BrowserApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+import { rawRouteGroup } from '../rawRoute.ts';
+import { cdpProxyRoute } from './cdpProxy.ts';
+import { cookieCaptureRoute } from './cookieCapture.ts';
+import { liveViewRoutes } from './liveView.ts';
+import { activityRecorder, type BrowserScope } from './resources.ts';
 
 /**
  * The largest frame a client may send: a CDP command carries at most a script, a page's content or
@@ -16,21 +11,19 @@ export type BrowserApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpr
  */
 const CDP_MAX_FRAME_BYTES = 32 * 1024 * 1024;
 
-export const browserRoutePaths: RawRoutePaths = { ...cookieCapturePaths, ...cdpProxyPaths, ...liveViewPaths };
-
 /** Raw routes of running browsers: cookie capture, the CDP proxy and the live view. */
-export async function registerBrowserRoutes(app: BrowserApp, deps: AppDeps) {
-  await app.register(websocket, { options: { maxPayload: CDP_MAX_FRAME_BYTES, perMessageDeflate: false } });
-  // An open capture stream ends in preClose: the server's close waits for every open connection,
-  // and a stream of a running browser would hold it until the browser stopped. WebSockets are
-  // closed by @fastify/websocket's own preClose.
-  const closing = new AbortController();
-  app.addHook('preClose', (done) => {
-    closing.abort();
-    done();
-  });
-  const touch = activityRecorder(deps);
-  registerCookieCapture(app, deps, closing.signal);
-  registerCdpProxy(app, deps, touch);
-  registerLiveView(app, deps, touch);
-}
+export const browserRoutes = rawRouteGroup(
+  async (app, deps): Promise<BrowserScope> => {
+    await app.register(websocket, { options: { maxPayload: CDP_MAX_FRAME_BYTES, perMessageDeflate: false } });
+    // An open capture stream ends in preClose: the server's close waits for every open connection,
+    // and a stream of a running browser would hold it until the browser stopped. WebSockets are
+    // closed by @fastify/websocket's own preClose.
+    const closing = new AbortController();
+    app.addHook('preClose', (done) => {
+      closing.abort();
+      done();
+    });
+    return { deps, closing: closing.signal, touch: activityRecorder(deps) };
+  },
+  [cookieCaptureRoute, cdpProxyRoute, ...liveViewRoutes],
+);

@@ -3,40 +3,11 @@ import { z } from 'zod';
 import type { AppDeps } from '../../appDeps.ts';
 import { CdpClient } from '../../browsers/cdpClient.ts';
 import { BadRequest } from '../../errors.ts';
-import type { RawRoutePaths } from '../openapi.ts';
 import { htmlAnswer } from '../rawAnswers.ts';
+import { routesOf } from '../rawRoute.ts';
 import { isNavigableUrl } from './cdpGuard.ts';
-import type { BrowserApp } from './index.ts';
 import { liveViewHtml } from './liveViewPage.ts';
-import {
-  type ActivityTouch,
-  browserByToken,
-  type ResourceParams,
-  resourceByToken,
-  resourceDocPath,
-  resourcePath,
-  resourcePathParams,
-  tokenParam,
-} from './resources.ts';
-
-export const liveViewPaths: RawRoutePaths = {
-  [`${resourceDocPath}/live`]: {
-    get: {
-      summary: 'Live view page (vncUrl)',
-      tags: ['sessions'],
-      parameters: [...resourcePathParams, tokenParam],
-      responses: htmlAnswer(),
-    },
-  },
-  [`${resourceDocPath}/live/ws`]: {
-    get: {
-      summary: 'Live view WebSocket: screencast frames out, mouse/keyboard/wheel input in',
-      tags: ['sessions'],
-      parameters: [...resourcePathParams, tokenParam],
-      responses: { '101': { description: 'WebSocket upgrade' } },
-    },
-  },
-};
+import { type BrowserScope, browserByToken, resourceByToken, resourcePath, tokenParam } from './resources.ts';
 
 /** Live-view input events are a few hundred bytes; nothing bigger is read into memory. */
 const LIVE_MAX_PAYLOAD = 64 * 1024;
@@ -44,41 +15,64 @@ const LIVE_MAX_PAYLOAD = 64 * 1024;
 /** What a request's token opened, from its upgrade check to its socket. */
 const verified = new WeakMap<object, Awaited<ReturnType<typeof browserByToken>>>();
 
-/** The live view of a running browser (vncUrl): its page, and the WebSocket of frames and input, behind its token. */
-export function registerLiveView(app: BrowserApp, deps: AppDeps, touch: ActivityTouch) {
-  app.get<{ Params: ResourceParams; Querystring: { token?: string } }>(`${resourcePath}/live`, async (req, reply) => {
-    await resourceByToken(deps, req.params, req.query, 'live');
-    return reply
-      .type('text/html; charset=utf-8')
-      .header(
-        'content-security-policy',
-        // Framed by the console of this origin only (it can navigate the browser).
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'self'",
-      )
-      .header('referrer-policy', 'no-referrer')
-      .send(liveViewHtml());
-  });
+const route = routesOf<BrowserScope>();
 
-  app.route<{ Params: ResourceParams }>({
+/** The live view of a running browser (vncUrl): its page, and the WebSocket of frames and input, behind its token. */
+export const liveViewRoutes = [
+  route({
     method: 'GET',
-    url: `${resourcePath}/live/ws`,
-    handler: async () => {
-      throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket');
+    path: `${resourcePath}/live`,
+    doc: {
+      operationId: 'sessions-live-view',
+      summary: 'Live view page (vncUrl)',
+      tags: ['sessions'],
+      parameters: [tokenParam],
+      responses: htmlAnswer(),
     },
-    // The token is checked before the upgrade, as the CDP proxy's is.
-    preValidation: async (req) => {
-      verified.set(req, await browserByToken(deps, req.params, req.query, 'live'));
+    serve:
+      ({ deps }) =>
+      async (req, reply) => {
+        await resourceByToken(deps, req.params, req.query, 'live');
+        return reply
+          .type('text/html; charset=utf-8')
+          .header(
+            'content-security-policy',
+            // Framed by the console of this origin only (it can navigate the browser).
+            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'self'",
+          )
+          .header('referrer-policy', 'no-referrer')
+          .send(liveViewHtml());
+      },
+  }),
+  route({
+    method: 'GET',
+    path: `${resourcePath}/live/ws`,
+    doc: {
+      operationId: 'sessions-live-socket',
+      summary: 'Live view WebSocket: screencast frames out, mouse/keyboard/wheel input in',
+      tags: ['sessions'],
+      parameters: [tokenParam],
+      responses: { '101': { description: 'WebSocket upgrade' } },
     },
-    wsHandler: (client, req) => {
-      limitPayload(client, LIVE_MAX_PAYLOAD);
-      const target = verified.get(req);
-      verified.delete(req);
-      if (!target) return client.close(4001, 'not authorised');
-      const { resource, browserUrl, grant } = target;
-      void serveLiveView(client, browserUrl, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
-    },
-  });
-}
+    serve: ({ deps, touch }) => ({
+      handler: async () => {
+        throw new BadRequest('websocket_required', 'This endpoint speaks WebSocket');
+      },
+      // The token is checked before the upgrade, as the CDP proxy's is.
+      preValidation: async (req) => {
+        verified.set(req, await browserByToken(deps, req.params, req.query, 'live'));
+      },
+      wsHandler: (client, req) => {
+        limitPayload(client, LIVE_MAX_PAYLOAD);
+        const target = verified.get(req);
+        verified.delete(req);
+        if (!target) return client.close(4001, 'not authorised');
+        const { resource, browserUrl, grant } = target;
+        void serveLiveView(client, browserUrl, { control: grant.control, touch: (force) => touch(resource.id, force) }, deps);
+      },
+    }),
+  }),
+];
 
 /**
  * `ws` has no per-route maxPayload; the server's is sized for CDP (scripts, request bodies). The

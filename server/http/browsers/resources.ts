@@ -8,18 +8,15 @@ import { NotFound, Unauthenticated } from '../../errors.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { projectRequest } from '../../requestEdge.ts';
 
-/** What the raw routes of a running browser share: their path, its OpenAPI parameters, and how a request finds its resource. */
+/** What the raw routes of a running browser share: their path, the token parameter, and how a request finds its resource. */
 
 export type ResourceParams = { project: string; sessionId: string; resourceId: string };
 
-export const resourcePath = '/:project/api/sessions/:sessionId/:resourceId';
-export const resourceDocPath = '/{project}/api/sessions/{sessionId}/{resourceId}';
-export const resourcePathParams = ['project', 'sessionId', 'resourceId'].map((name) => ({
-  name,
-  in: 'path' as const,
-  required: true,
-  schema: { type: 'string' as const },
-}));
+export const resourcePath = '/{project}/api/sessions/{sessionId}/{resourceId}';
+
+/** What the browser routes' handlers share (server/http/browsers/index.ts makes it). */
+export type BrowserScope = { deps: AppDeps; closing: AbortSignal; touch: ActivityTouch };
+
 export const tokenParam = {
   name: 'token',
   in: 'query' as const,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listHosts } from '../../browsers/hostOverview.ts';
-import { iso } from '../../http/shapes.ts';
 import { authorizeServiceOperation } from '../../permissions/permissions.ts';
+import { iso } from '../../wireShapes.ts';
 import { publicProcedure, router } from '../base.ts';
 
 const tags = ['admin'];

@@ -4,12 +4,12 @@ import { AnalysisJob, BrowserSession, GenerationJob, Pipeline, PipelineRun } fro
 import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
 import { allowedModels } from '../../agents/models.ts';
 import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
-import { iso, pagination } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, canSeeRunOutputs, pipelineActions, RUN_WITHHELD_MESSAGE, sessionActions } from '../../permissions/permissions.ts';
 import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { findInProject } from '../../projects/projectRows.ts';
+import { iso, pagination } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 const tags = ['analysis and generation'];

@@ -5,9 +5,9 @@ import type { AppDeps } from '../../appDeps.ts';
 import { generateApiKey } from '../../auth/apiKeys.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { BadRequest, NotFound, PermissionDenied } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { canScopeApiKeyTo, permissionPattern, projectRef } from '../../permissions/permissions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { authedProcedure, router } from '../base.ts';
 
 const permissionString = z

@@ -7,8 +7,8 @@ import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../..
 import { clearSessionCookie, endSession, revokeSessions } from '../../auth/sessions.ts';
 import { signIn as startSignIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, Unauthenticated } from '../../errors.ts';
-import { statusOk } from '../../http/shapes.ts';
 import { sendMail } from '../../mail/sendMail.ts';
+import { statusOk } from '../../wireShapes.ts';
 import { authedProcedure, publicProcedure, router } from '../base.ts';
 import type { Context } from '../context.ts';
 

@@ -4,8 +4,8 @@ import { accountOf, activeSubscription, poolColumns } from '../../billing/ledger
 import { microsString, minorString, parseQuantity, quantityString, scaledString } from '../../billing/money.ts';
 import { checkoutPlan, checkoutTopUp, portalSession } from '../../billing/stripe.ts';
 import type { Config } from '../../config.ts';
-import { iso } from '../../http/shapes.ts';
 import { authorizeAccountBilling } from '../../permissions/permissions.ts';
+import { iso } from '../../wireShapes.ts';
 import { publicProcedure, router, verifiedProcedure } from '../base.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
 import { enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { signIn } from '../../auth/signIn.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
-import { iso, statusOk } from '../../http/shapes.ts';
+import { iso, statusOk } from '../../wireShapes.ts';
 import { authedProcedure, publicProcedure, router, sessionProcedure } from '../base.ts';
 import type { Context } from '../context.ts';
 import { sendVerificationMail } from './auth.ts';

@@ -14,13 +14,13 @@ import {
   slugTaken,
 } from '../../functions/functionVersions.ts';
 import { functionOutputsSchema, functionParametersSchema } from '../../functions/schemas.ts';
-import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
 import { clientGone, markRunning } from '../../http/waitingAnswers.ts';
 import { waitField } from '../../infra/waiting.ts';
 import { functionActions, pipelineActions } from '../../permissions/permissions.ts';
 import { screenshotsOf, screenshotView } from '../../pipelines/screenshots.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, listReadable, loadChild } from '../../projects/projectRows.ts';
+import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

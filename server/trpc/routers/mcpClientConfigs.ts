@@ -2,11 +2,11 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ApiKey, McpClientConfig, McpServer } from '../../../db/entities/index.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
 import { canUseApiKeyOf, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findChild, findInProject, listReadable } from '../../projects/projectRows.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

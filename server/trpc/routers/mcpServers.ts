@@ -2,12 +2,12 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { McpServer, PipelineFunction } from '../../../db/entities/index.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { announceMcpToolsChanged } from '../../mcp/buildMcpServer.ts';
 import { functionActions, mcpActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, listReadable } from '../../projects/projectRows.ts';
 import { slugSchema } from '../../projects/slugs.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

@@ -4,7 +4,7 @@ import { hashPassword, verifyPassword } from '../../auth/passwords.ts';
 import { clearAccountRateLimit, enforceRateLimit, rateLimitAddress } from '../../auth/rateLimits.ts';
 import { revokeSessions } from '../../auth/sessions.ts';
 import { BadRequest } from '../../errors.ts';
-import { statusOk } from '../../http/shapes.ts';
+import { statusOk } from '../../wireShapes.ts';
 import { router, sessionProcedure } from '../base.ts';
 
 const tags = ['auth'];

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion, screenshotModes } from '../../../db/entities/index.ts';
 import { presentResource, resourceView } from '../../browsers/resourceView.ts';
-import { iso } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import {
@@ -14,6 +13,7 @@ import {
 import { startRun, stopRun } from '../../pipelines/runs.ts';
 import { screenshotsOf, screenshotsOption, screenshotView } from '../../pipelines/screenshots.ts';
 import { findInProject, loadChild } from '../../projects/projectRows.ts';
+import { iso } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 const tags = ['pipelines'];

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { Pipeline, PipelineRun, PipelineVersion } from '../../../db/entities/index.ts';
 import { evaluationStatuses, runStatuses } from '../../../db/entities/PipelineRun.ts';
 import { BadRequest, Conflict, NotFound } from '../../errors.ts';
-import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../http/shapes.ts';
 import { authorize, can, pipelineActions, projectActions, projectRef } from '../../permissions/permissions.ts';
 import { createPipeline, createVersion, makeCurrent } from '../../pipelines/versions.ts';
 import { findProject } from '../../projects/projectRepository.ts';
 import { findChild, findInProject, listReadable, readableIds } from '../../projects/projectRows.ts';
 import { enterProject } from '../../requestEdge.ts';
+import { iso, metadataJson, pagination, sourceJson, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, publicProcedure, router } from '../base.ts';
 
 /**

@@ -5,7 +5,6 @@ import { Project } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
 import type { Subject } from '../../auth/subject.ts';
 import { Conflict, EmailNotVerified, PermissionDenied, Unauthenticated } from '../../errors.ts';
-import { iso, pagination, queryFlag, statusOk } from '../../http/shapes.ts';
 import {
   can,
   canCreateProjects,
@@ -17,6 +16,7 @@ import {
 import { provisionDefaultSession } from '../../projects/defaultSession.ts';
 import type { ProjectSnapshot } from '../../projects/projectRepository.ts';
 import { slugSchema } from '../../projects/slugs.ts';
+import { iso, pagination, queryFlag, statusOk } from '../../wireShapes.ts';
 import { authedProcedure, projectProcedure, publicProcedure, router } from '../base.ts';
 
 export const projectView = z.object({

@@ -13,10 +13,10 @@ import {
   socks5CredentialsMessage,
 } from '../../browsers/sessionProxies.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
 import { findInProject, listReadable } from '../../projects/projectRows.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

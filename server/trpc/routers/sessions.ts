@@ -10,9 +10,9 @@ import { cookiesSchema, cookieView } from '../../browsers/sessionCookies.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/sessionProxies.ts';
 import { chooseSessionProxy } from '../../browsers/sessionProxyChoice.ts';
 import { Conflict } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
 import { findInProject, listReadable } from '../../projects/projectRows.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
   sealTotpSecret,
 } from '../../auth/twoFactor.ts';
 import { BadRequest, EmailNotVerified, Unauthenticated } from '../../errors.ts';
-import { statusOk } from '../../http/shapes.ts';
+import { statusOk } from '../../wireShapes.ts';
 import { authedProcedure, publicProcedure, router, sessionProcedure } from '../base.ts';
 import type { Context } from '../context.ts';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { User } from '../../../db/entities/index.ts';
 import { BadRequest } from '../../errors.ts';
-import { iso, pagination } from '../../http/shapes.ts';
 import { canSeeUserEmails } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
+import { iso, pagination } from '../../wireShapes.ts';
 import { publicProcedure, router } from '../base.ts';
 import type { Context } from '../context.ts';
 

@@ -2,12 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.ts';
 import { BadRequest, Conflict } from '../../errors.ts';
-import { iso, pagination, statusOk } from '../../http/shapes.ts';
 import { webhookActions } from '../../permissions/permissions.ts';
 import { findInProject, listReadable, loadChild } from '../../projects/projectRows.ts';
 import { checkDestination, MAX_WEBHOOK_URL_LENGTH, webhookUrlProblem } from '../../webhooks/destination.ts';
 import { dispatchDeliveries, startDeliveries, webhookEvents } from '../../webhooks/events.ts';
 import { newWebhookSecret, sealWebhookSecret } from '../../webhooks/secrets.ts';
+import { iso, pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**

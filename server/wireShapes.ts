@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Shared pieces of input and output schemas. */
+/** Pieces of the API's input and output schemas, and of the views domain code answers with (ISO dates, paging). */
 
 export const pagination = {
   limit: z.coerce.number().int().min(1).max(200).default(50),
