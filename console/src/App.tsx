@@ -14,10 +14,11 @@ import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
 import { ErrorLine } from './parts.tsx';
 import { hrefOf, useRoute } from './route.ts';
+import { trpc } from './trpc.ts';
 
 /** Who is signed in decides what shows: the sign-in steps, or the console. */
 export function App() {
-  const auth = useQuery({ queryKey: ['auth'], queryFn: () => bf.auth.status.query() });
+  const auth = useQuery(trpc.auth.status.queryOptions());
   if (auth.isPending) return <p className="muted page">Loading…</p>;
   if (auth.isError) return <ErrorLine error={auth.error} />;
   const { status, user } = auth.data;
@@ -90,7 +91,7 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
 
 /** A project's pages: what the user may do there, for the buttons that would change it, and a note when it is read-only. */
 function ProjectScope({ slug, children }: { slug: string; children: ReactNode }) {
-  const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
+  const project = useQuery(trpc.projects.get.queryOptions({ project: slug }));
   const access = useProjectAccessOf(project.data);
   return (
     <ProjectAccessProvider access={access}>

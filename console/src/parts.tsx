@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { type QueryKey, type UseQueryOptions, useQuery } from '@tanstack/react-query';
 import { type ButtonHTMLAttributes, type ComponentType, useEffect, useRef, useState } from 'react';
 import { issuesOf, messageOf } from './api.ts';
 
@@ -39,16 +39,15 @@ export const PAGE_SIZE = 20;
 /**
  * A list read a page at a time with the API's `limit` and `offset`: one row more than shown is
  * asked for, to know whether a next page exists. `pager` is the Previous / Next bar (none when
- * everything fits on one page). The query key gets the offset, so invalidating `key` refreshes it.
+ * everything fits on one page). `optionsOf` gives the list procedure's options for a page
+ * (`trpc.x.list.queryOptions({ ...input, ...page })`), so its key without the page refreshes them all.
  */
 export function usePagedList<T>(
-  key: readonly unknown[],
-  fetchPage: (page: { limit: number; offset: number }) => Promise<T[]>,
+  optionsOf: (page: { limit: number; offset: number }) => UseQueryOptions<T[], Error, T[], QueryKey>,
   label: string,
-  options: { refetchInterval?: number } = {},
 ) {
   const [offset, setOffset] = useState(0);
-  const query = useQuery({ queryKey: [...key, offset], queryFn: () => fetchPage({ limit: PAGE_SIZE + 1, offset }), ...options });
+  const query = useQuery(optionsOf({ limit: PAGE_SIZE + 1, offset }));
   const more = (query.data?.length ?? 0) > PAGE_SIZE;
   const data = query.data?.slice(0, PAGE_SIZE);
   const pager =

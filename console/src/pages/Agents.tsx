@@ -6,6 +6,7 @@ import { Block, ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
 import { useSessionChoice } from '../SessionPicker.tsx';
+import { trpc } from '../trpc.ts';
 import { LiveLogs } from './Run.tsx';
 
 const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
@@ -24,7 +25,7 @@ const stopped = (agent: string | undefined) => agent === 'stopped';
 /** On a pipeline's page: a prompt, a session and a model start an analysis of that session's browser. */
 export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: string }) {
   const { session, picker } = useSessionChoice(slug);
-  const models = useQuery({ queryKey: ['analysis-models', slug], queryFn: () => bf.agentJobs.analysisModels.query({ project: slug }) });
+  const models = useQuery(trpc.agentJobs.analysisModels.queryOptions({ project: slug }));
   const [prompt, setPrompt] = useState('');
   const [model, setModel] = useState('builtin');
   const start = useMutation({
@@ -77,12 +78,13 @@ export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: s
 
 /** An analysis: followed until its agent stops, then its proposal as steps, and accept (a generation) or reject. */
 export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; pipelineId: string; analysisId: string }) {
-  const analysis = useQuery({
-    queryKey: ['analysis', slug, analysisId],
-    queryFn: () => bf.agentJobs.getAnalysis.query({ project: slug, analysisId }),
-    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
-  });
-  const models = useQuery({ queryKey: ['generation-models', slug], queryFn: () => bf.agentJobs.generationModels.query({ project: slug }) });
+  const analysis = useQuery(
+    trpc.agentJobs.getAnalysis.queryOptions(
+      { project: slug, analysisId },
+      { refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000) },
+    ),
+  );
+  const models = useQuery(trpc.agentJobs.generationModels.queryOptions({ project: slug }));
   const [model, setModel] = useState('builtin');
   const accept = useMutation({
     mutationFn: () => bf.agentJobs.acceptAnalysis.mutate({ project: slug, analysisId, model }),
@@ -209,11 +211,12 @@ function ProposalView({ proposal }: { proposal: Proposal }) {
 
 /** A generation: followed until it stops, then the generated graph, its compile errors and dry run, and accept or reject. */
 export function GenerationPage({ slug, pipelineId, generationId }: { slug: string; pipelineId: string; generationId: string }) {
-  const generation = useQuery({
-    queryKey: ['generation', slug, generationId],
-    queryFn: () => bf.agentJobs.getGeneration.query({ project: slug, generationId }),
-    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
-  });
+  const generation = useQuery(
+    trpc.agentJobs.getGeneration.queryOptions(
+      { project: slug, generationId },
+      { refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000) },
+    ),
+  );
   const [force, setForce] = useState(false);
   const accept = useMutation({
     mutationFn: () => bf.agentJobs.acceptGeneration.mutate({ project: slug, generationId, ...(force ? { force } : {}) }),

@@ -2,6 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type RouterOutputs } from '../api.ts';
 import { ErrorLine, when } from '../parts.tsx';
+import { trpc } from '../trpc.ts';
 
 type Usage = RouterOutputs['billing']['usage'];
 type Unit = 'cpu' | 'network' | 'tokens';
@@ -35,9 +36,9 @@ const amountOf = (unit: Unit, quantity: string) => {
  * sends the user back here.
  */
 export function BillingPage({ back }: { back?: string }) {
-  const overview = useQuery({ queryKey: ['billing'], queryFn: () => bf.billing.overview.query() });
-  const plans = useQuery({ queryKey: ['plans'], queryFn: () => bf.billing.plans.query() });
-  const usage = useQuery({ queryKey: ['usage'], queryFn: () => bf.billing.usage.query({ days: 30 }) });
+  const overview = useQuery(trpc.billing.overview.queryOptions());
+  const plans = useQuery(trpc.billing.plans.queryOptions());
+  const usage = useQuery(trpc.billing.usage.queryOptions({ days: 30 }));
   const go = useMutation({
     mutationFn: async (step: () => Promise<{ url: string }>) => window.location.assign((await step()).url),
   });

@@ -5,6 +5,7 @@ import { bf } from '../api.ts';
 import { ErrorLine, FieldIssue, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { useSessionChoice } from '../SessionPicker.tsx';
+import { trpc } from '../trpc.ts';
 import { AnalysisForm } from './Agents.tsx';
 import { RunStatus } from './Run.tsx';
 
@@ -16,10 +17,7 @@ type CompileError = { node: string | null; input?: string; code: string; message
 
 /** A pipeline: its source and the compiler's errors, its versions, a run form and its runs. */
 export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: string }) {
-  const pipeline = useQuery({
-    queryKey: ['pipeline', slug, pipelineId],
-    queryFn: () => bf.pipelines.get.query({ project: slug, pipelineId }),
-  });
+  const pipeline = useQuery(trpc.pipelines.get.queryOptions({ project: slug, pipelineId }));
   if (pipeline.isError) return <ErrorLine error={pipeline.error} />;
   if (!pipeline.data) return <p className="muted">Loading…</p>;
   const { data } = pipeline;
@@ -214,8 +212,8 @@ function SourceEditor({
     mutationFn: (parsed: Record<string, unknown>) => bf.pipelines.updateSource.mutate({ project: slug, pipelineId, source: parsed }),
     onSuccess: () =>
       Promise.all([
-        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
-        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.get.queryKey({ project: slug, pipelineId }) }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.versions.list.queryKey({ project: slug, pipeline: pipelineId }) }),
       ]),
   });
   const submit = (event: FormEvent) => {
@@ -283,10 +281,7 @@ function SourceEditor({
 /** The pipeline's versions, newest first; any of them can be made current again. */
 function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: string; current: string }) {
   const queries = useQueryClient();
-  const versions = useQuery({
-    queryKey: ['versions', slug, pipelineId],
-    queryFn: () => bf.pipelines.versions.list.query({ project: slug, pipeline: pipelineId, limit: 50 }),
-  });
+  const versions = useQuery(trpc.pipelines.versions.list.queryOptions({ project: slug, pipeline: pipelineId, limit: 50 }));
   const fork = useMutation({
     mutationFn: (versionId: string) => bf.pipelines.versions.fork.mutate({ sourceProject: slug, versionId }),
     onSuccess: ({ id }) => {
@@ -297,8 +292,8 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
     mutationFn: (versionId: string) => bf.pipelines.versions.switch.mutate({ project: slug, versionId, pipeline: pipelineId }),
     onSuccess: () =>
       Promise.all([
-        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
-        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.get.queryKey({ project: slug, pipelineId }) }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.versions.list.queryKey({ project: slug, pipeline: pipelineId }) }),
       ]),
   });
   return (

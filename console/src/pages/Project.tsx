@@ -4,6 +4,7 @@ import { WriteButton } from '../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../api.ts';
 import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
+import { trpc } from '../trpc.ts';
 import { FunctionsTab } from './Functions.tsx';
 import { PipelinesTab } from './Pipelines.tsx';
 import { ProjectSettings } from './ProjectSettings.tsx';
@@ -11,7 +12,7 @@ import { LiveLogs } from './Run.tsx';
 
 /** A project: what it is, and its sessions, pipelines and functions, a tab each. */
 export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
-  const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
+  const project = useQuery(trpc.projects.get.queryOptions({ project: slug }));
   if (project.isError) return <ErrorLine error={project.error} />;
   if (!project.data) return <p className="muted">Loading…</p>;
   return (
@@ -38,9 +39,10 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
 
 function Sessions({ slug }: { slug: string }) {
   const queries = useQueryClient();
-  const sessions = usePagedList(['sessions', slug], (page) => bf.sessions.list.query({ project: slug, ...page }), 'sessions', {
-    refetchInterval: 5_000,
-  });
+  const sessions = usePagedList(
+    (page) => trpc.sessions.list.queryOptions({ project: slug, ...page }, { refetchInterval: 5_000 }),
+    'sessions',
+  );
   const [name, setName] = useState('');
   const [settings, setSettings] = useState<SessionSettings>(noSettings);
   const [settingsError, setSettingsError] = useState<string | null>(null);
@@ -49,7 +51,7 @@ function Sessions({ slug }: { slug: string }) {
     onSuccess: () => {
       setName('');
       setSettings(noSettings);
-      return queries.invalidateQueries({ queryKey: ['sessions', slug] });
+      return queries.invalidateQueries({ queryKey: trpc.sessions.list.queryKey({ project: slug }) });
     },
   });
   const submit = (event: FormEvent) => {
@@ -90,16 +92,16 @@ function Sessions({ slug }: { slug: string }) {
 function SessionCard({ slug, session }: { slug: string; session: Session }) {
   const queries = useQueryClient();
   const running = session.manager.runningResources > 0;
-  const detail = useQuery({
-    queryKey: ['session', slug, session.id],
-    queryFn: () => bf.sessions.get.query({ project: slug, sessionId: session.id }),
-    enabled: running,
-    refetchInterval: running ? 3_000 : false,
-  });
+  const detail = useQuery(
+    trpc.sessions.get.queryOptions(
+      { project: slug, sessionId: session.id },
+      { enabled: running, refetchInterval: running ? 3_000 : false },
+    ),
+  );
   const refresh = () =>
     Promise.all([
-      queries.invalidateQueries({ queryKey: ['sessions', slug] }),
-      queries.invalidateQueries({ queryKey: ['session', slug, session.id] }),
+      queries.invalidateQueries({ queryKey: trpc.sessions.list.queryKey({ project: slug }) }),
+      queries.invalidateQueries({ queryKey: trpc.sessions.get.queryKey({ project: slug, sessionId: session.id }) }),
     ]);
   const start = useMutation({ mutationFn: () => bf.resources.start.mutate({ project: slug, sessionId: session.id }), onSuccess: refresh });
   const browsers = (detail.data?.resources ?? []).filter((resource) => resource.status === 'running' || resource.status === 'starting');

@@ -3,18 +3,19 @@ import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
 import { ErrorLine, FieldIssue, usePagedList, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
+import { trpc } from '../trpc.ts';
 
 /** Your projects, and a form that creates one (its slug is the first part of its API paths). */
 export function ProjectsPage() {
   const queries = useQueryClient();
-  const projects = usePagedList(['projects'], (page) => bf.projects.list.query({ my: true, ...page }), 'projects');
+  const projects = usePagedList((page) => trpc.projects.list.queryOptions({ my: true, ...page }), 'projects');
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
   const [isPublic, setPublic] = useState(false);
   const create = useMutation({
     mutationFn: () => bf.projects.create.mutate({ name, slug, public: isPublic }),
     onSuccess: async () => {
-      await queries.invalidateQueries({ queryKey: ['projects'] });
+      await queries.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
       window.location.hash = hrefOf({ page: 'project', slug, tab: 'sessions' });
     },
   });

@@ -4,6 +4,7 @@ import { bf } from '../api.ts';
 import { Block, ErrorLine, when } from '../parts.tsx';
 import { hrefOf } from '../route.ts';
 import { Screenshots, stepsOf } from '../Screenshots.tsx';
+import { trpc } from '../trpc.ts';
 
 const ended = (status: string) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
@@ -14,14 +15,15 @@ export function RunStatus({ status }: { status: string }) {
 /** A run: its status (followed until it ends), outputs node by node, result, error and live logs. */
 export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId: string; runId: string }) {
   const queries = useQueryClient();
-  const run = useQuery({
-    queryKey: ['run', slug, pipelineId, runId],
-    queryFn: () => bf.pipelineRuns.get.query({ project: slug, pipelineId, runId }),
-    refetchInterval: (query) => (query.state.data && ended(query.state.data.status.pipeline) ? false : 1_000),
-  });
+  const run = useQuery(
+    trpc.pipelineRuns.get.queryOptions(
+      { project: slug, pipelineId, runId },
+      { refetchInterval: (query) => (query.state.data && ended(query.state.data.status.pipeline) ? false : 1_000) },
+    ),
+  );
   const stop = useMutation({
     mutationFn: () => bf.pipelineRuns.stop.mutate({ project: slug, pipelineId, runId }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['run', slug, pipelineId, runId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: trpc.pipelineRuns.get.queryKey({ project: slug, pipelineId, runId }) }),
   });
   if (run.isError) return <ErrorLine error={run.error} />;
   if (!run.data) return <p className="muted">Loading…</p>;
