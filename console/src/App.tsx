@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ProjectAccessProvider, useProjectAccessOf } from './access.tsx';
 import { bf } from './api.ts';
+import { ErrorLine } from './components/parts.tsx';
 import { AccountPage } from './pages/Account.tsx';
 import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
@@ -12,7 +13,6 @@ import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
 import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
-import { ErrorLine } from './parts.tsx';
 import { hrefOf, useRoute } from './route.ts';
 import { trpc } from './trpc.ts';
 

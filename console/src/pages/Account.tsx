@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
+import { ErrorLine } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 /** Two-factor sign-in and its recovery codes, and the external accounts linked to this one. */

@@ -1,15 +1,14 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
-import { Block, ErrorLine, when } from '../parts.tsx';
+import { LiveLogs } from '../components/LiveLogs.tsx';
+import { Block, ErrorLine, when } from '../components/parts.tsx';
+import { ProposalPictures, Screenshots } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
-import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
-import { useSessionChoice } from '../SessionPicker.tsx';
 import { trpc } from '../trpc.ts';
-import { LiveLogs } from './Run.tsx';
 
-const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
+const PipelineGraph = lazy(() => import('../components/PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
 type Step = { action: string; selector?: string; url?: string; value?: string; output?: string; evidence?: string };
 type Proposal = {
@@ -21,60 +20,6 @@ type Proposal = {
 };
 
 const stopped = (agent: string | undefined) => agent === 'stopped';
-
-/** On a pipeline's page: a prompt, a session and a model start an analysis of that session's browser. */
-export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: string }) {
-  const { session, picker } = useSessionChoice(slug);
-  const models = useQuery(trpc.agentJobs.analysisModels.queryOptions({ project: slug }));
-  const [prompt, setPrompt] = useState('');
-  const [model, setModel] = useState('builtin');
-  const start = useMutation({
-    mutationFn: () => bf.agentJobs.startAnalysis.mutate({ project: slug, pipelineId, session, model, prompt }),
-    onSuccess: (answer) => {
-      window.location.hash = hrefOf({ page: 'analysis', slug, pipelineId, analysisId: answer.id });
-    },
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    start.mutate();
-  };
-  return (
-    <form onSubmit={submit} className="card stack" aria-label="propose a version">
-      <strong>Propose the next version</strong>
-      <p className="muted">
-        A model studies the session's browser in a tab of its own and proposes steps; quoted values become parameters, and values named like
-        a secret reach no model.
-      </p>
-      <label>
-        What should the pipeline do?
-        <textarea
-          rows={3}
-          required
-          value={prompt}
-          placeholder='Open https://shop.example/login, log in with email "me@example.com" and password "…", and extract the orders'
-          onChange={(event) => setPrompt(event.target.value)}
-        />
-      </label>
-      <div className="row">
-        {picker}
-        <label>
-          Model
-          <select value={model} onChange={(event) => setModel(event.target.value)}>
-            {models.data?.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.id}: {item.description}
-              </option>
-            ))}
-          </select>
-        </label>
-        <WriteButton type="submit" disabled={start.isPending || !session}>
-          Analyse
-        </WriteButton>
-      </div>
-      <ErrorLine error={start.error ?? models.error} />
-    </form>
-  );
-}
 
 /** An analysis: followed until its agent stops, then its proposal as steps, and accept (a generation) or reject. */
 export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; pipelineId: string; analysisId: string }) {

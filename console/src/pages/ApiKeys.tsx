@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type AccessType = 'full' | 'projects' | 'custom';

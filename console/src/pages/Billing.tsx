@@ -1,7 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type RouterOutputs } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type Usage = RouterOutputs['billing']['usage'];

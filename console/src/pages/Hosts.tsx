@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 /** For global admins: the browser hosts, their load against capacity, warm browsers and heartbeat. */

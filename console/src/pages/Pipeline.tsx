@@ -2,17 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, when } from '../parts.tsx';
+import { ArgumentInput, argsOf, type Parameter } from '../components/ArgumentInput.tsx';
+import { ErrorLine, FieldIssue, RunStatus, when } from '../components/parts.tsx';
+import { useSessionChoice } from '../components/SessionPicker.tsx';
 import { hrefOf } from '../route.ts';
-import { useSessionChoice } from '../SessionPicker.tsx';
 import { trpc } from '../trpc.ts';
-import { AnalysisForm } from './Agents.tsx';
-import { RunStatus } from './Run.tsx';
+import { AnalysisForm } from './pipeline/AnalysisForm.tsx';
 
 // The graph's libraries (React Flow, dagre) are half the console's code: loaded with the first graph.
-const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
+const PipelineGraph = lazy(() => import('../components/PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
-type Parameter = { refType?: string; secret?: boolean; description?: string; default?: unknown };
 type CompileError = { node: string | null; input?: string; code: string; message: string };
 
 /** A pipeline: its source and the compiler's errors, its versions, a run form and its runs. */
@@ -133,61 +132,6 @@ function RunForm({
       <ErrorLine error={start.error} />
     </form>
   );
-}
-
-/**
- * The field of one argument: a choice for a boolean (left empty, it is not sent), a password field
- * for a secret, else text (read by `argsOf`).
- */
-export function ArgumentInput({ parameter, value, onChange }: { parameter: Parameter; value: string; onChange: (value: string) => void }) {
-  const hint = parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description;
-  if (parameter.refType === 'boolean') {
-    return (
-      <select value={value} onChange={(event) => onChange(event.target.value)}>
-        <option value="">{parameter.default !== undefined ? `default (${hint})` : '(not given)'}</option>
-        <option value="true">true</option>
-        <option value="false">false</option>
-      </select>
-    );
-  }
-  return (
-    <input
-      type={parameter.secret ? 'password' : 'text'}
-      autoComplete={parameter.secret ? 'off' : undefined}
-      placeholder={hint}
-      value={value}
-      onChange={(event) => onChange(event.target.value)}
-    />
-  );
-}
-
-/** Typed arguments from the form's text: numbers, booleans and JSON parsed; an empty optional one left out. */
-export function argsOf(parameters: Record<string, { refType?: string }>, values: Record<string, string>) {
-  const args: Record<string, unknown> = {};
-  for (const [name, parameter] of Object.entries(parameters)) {
-    const text = values[name];
-    if (text === undefined || text === '') continue;
-    switch (parameter.refType) {
-      case 'number':
-        args[name] = Number(text);
-        break;
-      case 'boolean':
-        args[name] = text === 'true';
-        break;
-      case 'json':
-      case 'list':
-      case 'record':
-        try {
-          args[name] = JSON.parse(text);
-        } catch {
-          args[name] = text;
-        }
-        break;
-      default:
-        args[name] = text;
-    }
-  }
-  return args;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, usePagedList, when } from '../parts.tsx';
+import { ErrorLine, FieldIssue, usePagedList, when } from '../components/parts.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
 

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
+import { ErrorLine } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type Mode = 'sign-in' | 'register' | 'reset';

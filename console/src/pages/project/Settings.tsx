@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf, type RouterOutputs } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
-import { hrefOf } from '../route.ts';
-import { trpc } from '../trpc.ts';
+import { WriteButton } from '../../access.tsx';
+import { bf, type RouterOutputs } from '../../api.ts';
+import { ErrorLine } from '../../components/parts.tsx';
+import { hrefOf } from '../../route.ts';
+import { trpc } from '../../trpc.ts';
 
 type Project = RouterOutputs['projects']['get'];
 

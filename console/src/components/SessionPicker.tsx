@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { trpc } from './trpc.ts';
+import { trpc } from '../trpc.ts';
 
 /** The project's session a run or an analysis uses: the first one until another is chosen. */
 export function useSessionChoice(slug: string) {

@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf } from '../api.ts';
-import { ErrorLine, usePagedList, when } from '../parts.tsx';
-import { hrefOf } from '../route.ts';
-import { trpc } from '../trpc.ts';
+import { WriteButton } from '../../access.tsx';
+import { bf } from '../../api.ts';
+import { ErrorLine, usePagedList, when } from '../../components/parts.tsx';
+import { hrefOf } from '../../route.ts';
+import { trpc } from '../../trpc.ts';
 
 /** A first pipeline to start from: a page, a navigation and a heading read (docs/pipeline-language.md). */
 export const starterSource = {

@@ -1,6 +1,6 @@
 import { type QueryKey, type UseQueryOptions, useQuery } from '@tanstack/react-query';
 import { type ButtonHTMLAttributes, type ComponentType, useEffect, useRef, useState } from 'react';
-import { issuesOf, messageOf } from './api.ts';
+import { issuesOf, messageOf } from '../api.ts';
 
 /** A failed call, as the service put it, with each of its issues by the input it names. */
 export function ErrorLine({ error }: { error: unknown }) {
@@ -152,4 +152,9 @@ export function ConfirmButton({
       </button>
     </fieldset>
   );
+}
+
+/** A run's state as its badge (`status.pipeline`: queued, running, succeeded, failed, cancelled). */
+export function RunStatus({ status }: { status: string }) {
+  return <span className={`status ${status}`}>{status}</span>;
 }

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf, type RouterOutputs } from '../api.ts';
-import { Block, Copyable, ErrorLine, usePagedList } from '../parts.tsx';
-import { trpc } from '../trpc.ts';
-import { ArgumentInput, argsOf } from './Pipeline.tsx';
+import { WriteButton } from '../../access.tsx';
+import { bf, type RouterOutputs } from '../../api.ts';
+import { ArgumentInput, argsOf } from '../../components/ArgumentInput.tsx';
+import { Block, Copyable, ErrorLine, usePagedList } from '../../components/parts.tsx';
+import { trpc } from '../../trpc.ts';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
 type McpServer = RouterOutputs['mcpServers']['list'][number];
