@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ProjectAccessProvider, useProjectAccessOf } from './access.tsx';
 import { bf } from './api.ts';
-import { ErrorLine } from './components/parts.tsx';
+import { Loaded } from './components/parts.tsx';
 import { AccountPage } from './pages/Account.tsx';
 import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
@@ -19,13 +19,16 @@ import { trpc } from './trpc.ts';
 /** Who is signed in decides what shows: the sign-in steps, or the console. */
 export function App() {
   const auth = useQuery(trpc.auth.status.queryOptions());
-  if (auth.isPending) return <p className="muted page">Loading…</p>;
-  if (auth.isError) return <ErrorLine error={auth.error} />;
-  const { status, user } = auth.data;
-  if (status === 'anonymous' || !user) return <SignIn />;
-  if (status === '2fa_required') return <SecondFactor />;
-  if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
-  return <Console email={user.email} isAdmin={user.isAdmin} />;
+  return (
+    <Loaded query={auth} page>
+      {({ status, user }) => {
+        if (status === 'anonymous' || !user) return <SignIn />;
+        if (status === '2fa_required') return <SecondFactor />;
+        if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
+        return <Console email={user.email} isAdmin={user.isAdmin} />;
+      }}
+    </Loaded>
+  );
 }
 
 function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {

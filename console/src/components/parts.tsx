@@ -1,5 +1,5 @@
 import { type QueryKey, type UseQueryOptions, useQuery } from '@tanstack/react-query';
-import { type ButtonHTMLAttributes, type ComponentType, useEffect, useRef, useState } from 'react';
+import { type ButtonHTMLAttributes, type ComponentType, type ReactNode, useEffect, useRef, useState } from 'react';
 import { issuesOf, messageOf } from '../api.ts';
 
 /** A failed call, as the service put it, with each of its issues by the input it names. */
@@ -20,6 +20,25 @@ export function ErrorLine({ error }: { error: unknown }) {
       )}
     </div>
   );
+}
+
+/**
+ * What a page shows of the query it is made from: "Loading…" until the answer comes, what went
+ * wrong if the query failed (a failed refetch too), else `children` of the answer. `page` gives
+ * the loading line the page's margins, for what is drawn outside the console's `<main>`.
+ */
+export function Loaded<T>({
+  query,
+  page = false,
+  children,
+}: {
+  query: { data: T | undefined; isError: boolean; error: unknown };
+  page?: boolean;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isError) return <ErrorLine error={query.error} />;
+  if (query.data === undefined) return <p className={page ? 'muted page' : 'muted'}>Loading…</p>;
+  return children(query.data);
 }
 
 /** Beside a field: what the failed call said of the input at `path` (e.g. `['args', 'url']`), if anything. */
@@ -64,7 +83,7 @@ export function usePagedList<T>(
         </button>
       </nav>
     );
-  return { error: query.error, isError: query.isError, refetch: query.refetch, data, pager };
+  return { error: query.error, data, pager };
 }
 
 /** A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. */

@@ -3,7 +3,7 @@ import { lazy, Suspense, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { LiveLogs } from '../components/LiveLogs.tsx';
-import { Block, ErrorLine, when } from '../components/parts.tsx';
+import { Block, ErrorLine, Loaded, when } from '../components/parts.tsx';
 import { ProposalPictures, Screenshots } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -41,65 +41,69 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
     mutationFn: () => bf.agentJobs.rejectAnalysis.mutate({ project: slug, analysisId }),
     onSuccess: () => analysis.refetch(),
   });
-  if (analysis.isError) return <ErrorLine error={analysis.error} />;
-  if (!analysis.data) return <p className="muted">Loading…</p>;
-  const { data } = analysis;
-  const proposal = (data.output ?? null) as Proposal | null;
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-      </p>
-      <h1>
-        Analysis{' '}
-        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-          {data.agent === 'running' ? 'running' : data.status}
-        </span>
-      </h1>
-      <p className="muted">
-        {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens} tokens
-      </p>
-      <blockquote>{data.prompt}</blockquote>
-      <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
-      {data.error && (
-        <p className="error" role="alert">
-          {data.error.message} ({data.error.code})
-        </p>
-      )}
-      {proposal && <ProposalView proposal={proposal} />}
-      <ProposalPictures shots={data.screenshots} />
-      {data.generations.length > 0 && (
-        <p>
-          Generations:{' '}
-          {data.generations.map((generation) => (
-            <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
-              {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
-            </a>
-          ))}
-        </p>
-      )}
-      {stopped(data.agent) && proposal && data.status === 'pending' && (
-        <div className="row">
-          <label>
-            Generate with
-            <select value={model} onChange={(event) => setModel(event.target.value)}>
-              {models.data?.map((item) => (
-                <option key={item.id} value={item.id}>
-                  {item.id}: {item.description}
-                </option>
-              ))}
-            </select>
-          </label>
-          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
-            Accept and generate
-          </WriteButton>
-          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
-            Reject
-          </WriteButton>
-        </div>
-      )}
-      <ErrorLine error={accept.error ?? reject.error} />
-    </>
+    <Loaded query={analysis}>
+      {(data) => {
+        const proposal = (data.output ?? null) as Proposal | null;
+        return (
+          <>
+            <p>
+              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
+            </p>
+            <h1>
+              Analysis{' '}
+              <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
+                {data.agent === 'running' ? 'running' : data.status}
+              </span>
+            </h1>
+            <p className="muted">
+              {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens}{' '}
+              tokens
+            </p>
+            <blockquote>{data.prompt}</blockquote>
+            <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
+            {data.error && (
+              <p className="error" role="alert">
+                {data.error.message} ({data.error.code})
+              </p>
+            )}
+            {proposal && <ProposalView proposal={proposal} />}
+            <ProposalPictures shots={data.screenshots} />
+            {data.generations.length > 0 && (
+              <p>
+                Generations:{' '}
+                {data.generations.map((generation) => (
+                  <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
+                    {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
+                  </a>
+                ))}
+              </p>
+            )}
+            {stopped(data.agent) && proposal && data.status === 'pending' && (
+              <div className="row">
+                <label>
+                  Generate with
+                  <select value={model} onChange={(event) => setModel(event.target.value)}>
+                    {models.data?.map((item) => (
+                      <option key={item.id} value={item.id}>
+                        {item.id}: {item.description}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
+                  Accept and generate
+                </WriteButton>
+                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                  Reject
+                </WriteButton>
+              </div>
+            )}
+            <ErrorLine error={accept.error ?? reject.error} />
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 
@@ -173,84 +177,87 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
     mutationFn: () => bf.agentJobs.rejectGeneration.mutate({ project: slug, generationId }),
     onSuccess: () => generation.refetch(),
   });
-  if (generation.isError) return <ErrorLine error={generation.error} />;
-  if (!generation.data) return <p className="muted">Loading…</p>;
-  const { data } = generation;
-  const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-      </p>
-      <h1>
-        Generation{' '}
-        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-          {data.agent === 'running' ? 'running' : data.status}
-        </span>
-      </h1>
-      <p className="muted">
-        {data.model} · {data.attempts} attempts · {when(data.created)}
-      </p>
-      <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
-      {data.error && (
-        <p className="error" role="alert">
-          {data.error.message} ({data.error.code})
-        </p>
-      )}
-      {data.output && (
-        <>
-          <h2>The generated graph</h2>
-          <Suspense fallback={<p className="muted">Drawing…</p>}>
-            <PipelineGraph source={data.output} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-          </Suspense>
-        </>
-      )}
-      {data.errors.length > 0 && (
-        <ul aria-label="generation errors">
-          {data.errors.map((error) => (
-            <li key={`${error.node}:${error.output}:${error.code}:${error.message}`} className="error">
-              {error.node && <code>{error.node}</code>} {error.message} ({error.code})
-            </li>
-          ))}
-        </ul>
-      )}
-      {data.dryRun && (
-        <section aria-label="dry run">
-          <h2>
-            Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
-          </h2>
-          {data.dryRun.error && (
-            <p className="error">
-              {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
+    <Loaded query={generation}>
+      {(data) => {
+        const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
+        return (
+          <>
+            <p>
+              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
             </p>
-          )}
-          {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
-          {data.dryRun.screenshots.length > 0 && (
-            <>
-              <h3>Its pages, step by step</h3>
-              <Screenshots shots={data.dryRun.screenshots} />
-            </>
-          )}
-        </section>
-      )}
-      {stopped(data.agent) && data.status === 'pending' && data.output && (
-        <div className="row">
-          {!verified && (
-            <label className="inline">
-              <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry run did
-              not verify it
-            </label>
-          )}
-          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
-            Accept as the new version
-          </WriteButton>
-          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
-            Reject
-          </WriteButton>
-        </div>
-      )}
-      <ErrorLine error={accept.error ?? reject.error} />
-    </>
+            <h1>
+              Generation{' '}
+              <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
+                {data.agent === 'running' ? 'running' : data.status}
+              </span>
+            </h1>
+            <p className="muted">
+              {data.model} · {data.attempts} attempts · {when(data.created)}
+            </p>
+            <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
+            {data.error && (
+              <p className="error" role="alert">
+                {data.error.message} ({data.error.code})
+              </p>
+            )}
+            {data.output && (
+              <>
+                <h2>The generated graph</h2>
+                <Suspense fallback={<p className="muted">Drawing…</p>}>
+                  <PipelineGraph source={data.output} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
+                </Suspense>
+              </>
+            )}
+            {data.errors.length > 0 && (
+              <ul aria-label="generation errors">
+                {data.errors.map((error) => (
+                  <li key={`${error.node}:${error.output}:${error.code}:${error.message}`} className="error">
+                    {error.node && <code>{error.node}</code>} {error.message} ({error.code})
+                  </li>
+                ))}
+              </ul>
+            )}
+            {data.dryRun && (
+              <section aria-label="dry run">
+                <h2>
+                  Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
+                </h2>
+                {data.dryRun.error && (
+                  <p className="error">
+                    {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
+                  </p>
+                )}
+                {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
+                {data.dryRun.screenshots.length > 0 && (
+                  <>
+                    <h3>Its pages, step by step</h3>
+                    <Screenshots shots={data.dryRun.screenshots} />
+                  </>
+                )}
+              </section>
+            )}
+            {stopped(data.agent) && data.status === 'pending' && data.output && (
+              <div className="row">
+                {!verified && (
+                  <label className="inline">
+                    <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry
+                    run did not verify it
+                  </label>
+                )}
+                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
+                  Accept as the new version
+                </WriteButton>
+                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                  Reject
+                </WriteButton>
+              </div>
+            )}
+            <ErrorLine error={accept.error ?? reject.error} />
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 

@@ -3,7 +3,7 @@ import { type FormEvent, lazy, Suspense, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { ArgumentInput, argsOf, type Parameter } from '../components/ArgumentInput.tsx';
-import { ErrorLine, FieldIssue, RunStatus, when } from '../components/parts.tsx';
+import { ErrorLine, FieldIssue, Loaded, RunStatus, when } from '../components/parts.tsx';
 import { useSessionChoice } from '../components/SessionPicker.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -17,63 +17,64 @@ type CompileError = { node: string | null; input?: string; code: string; message
 /** A pipeline: its source and the compiler's errors, its versions, a run form and its runs. */
 export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: string }) {
   const pipeline = useQuery(trpc.pipelines.get.queryOptions({ project: slug, pipelineId }));
-  if (pipeline.isError) return <ErrorLine error={pipeline.error} />;
-  if (!pipeline.data) return <p className="muted">Loading…</p>;
-  const { data } = pipeline;
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
-      </p>
-      <h1>{data.name}</h1>
-      {data.description && <p className="muted">{data.description}</p>}
-      <h2>Graph</h2>
-      <Suspense fallback={<p className="muted">Drawing…</p>}>
-        <PipelineGraph source={data.source} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-      </Suspense>
-      <RunForm
-        slug={slug}
-        pipelineId={pipelineId}
-        parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
-        errors={data.errors.length}
-      />
-      <AnalysisForm slug={slug} pipelineId={pipelineId} />
-      <h2>Runs</h2>
-      {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
-      {!!data.runs.length && (
-        <table>
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Status</th>
-              <th>Version</th>
-              <th>Started</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.runs.map((run) => (
-              <tr key={run.id}>
-                <td>
-                  <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
-                    <code>{run.id.slice(0, 8)}</code>
-                  </a>
-                </td>
-                <td>
-                  <RunStatus status={run.status.pipeline} />
-                </td>
-                <td>
-                  <code>{run.version.slice(0, 8)}</code>
-                </td>
-                <td>{when(run.created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <Loaded query={pipeline}>
+      {(data) => (
+        <>
+          <p>
+            <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
+          </p>
+          <h1>{data.name}</h1>
+          {data.description && <p className="muted">{data.description}</p>}
+          <h2>Graph</h2>
+          <Suspense fallback={<p className="muted">Drawing…</p>}>
+            <PipelineGraph source={data.source} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
+          </Suspense>
+          <RunForm
+            slug={slug}
+            pipelineId={pipelineId}
+            parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
+            errors={data.errors.length}
+          />
+          <AnalysisForm slug={slug} pipelineId={pipelineId} />
+          <h2>Runs</h2>
+          {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
+          {!!data.runs.length && (
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Status</th>
+                  <th>Version</th>
+                  <th>Started</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.runs.map((run) => (
+                  <tr key={run.id}>
+                    <td>
+                      <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
+                        <code>{run.id.slice(0, 8)}</code>
+                      </a>
+                    </td>
+                    <td>
+                      <RunStatus status={run.status.pipeline} />
+                    </td>
+                    <td>
+                      <code>{run.version.slice(0, 8)}</code>
+                    </td>
+                    <td>{when(run.created)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
+          <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
+          <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
+        </>
       )}
-      {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
-      <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
-      <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
-    </>
+    </Loaded>
   );
 }
 

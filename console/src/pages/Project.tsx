@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { ErrorLine } from '../components/parts.tsx';
+import { Loaded } from '../components/parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { trpc } from '../trpc.ts';
 import { FunctionsTab } from './project/Functions.tsx';
@@ -10,26 +10,28 @@ import { ProjectSettings } from './project/Settings.tsx';
 /** A project: what it is, and its sessions, pipelines and functions, a tab each. */
 export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
   const project = useQuery(trpc.projects.get.queryOptions({ project: slug }));
-  if (project.isError) return <ErrorLine error={project.error} />;
-  if (!project.data) return <p className="muted">Loading…</p>;
   return (
-    <>
-      <h1>{project.data.name}</h1>
-      <p className="muted">
-        <code>{project.data.slug}</code> · {project.data.visibility}
-        {project.data.description ? ` · ${project.data.description}` : ''}
-      </p>
-      <nav className="tabs">
-        {(['sessions', 'pipelines', 'functions', 'settings'] as const).map((name) => (
-          <a key={name} href={hrefOf({ page: 'project', slug, tab: name })} aria-current={tab === name ? 'page' : undefined}>
-            {name[0]?.toUpperCase() + name.slice(1)}
-          </a>
-        ))}
-      </nav>
-      {tab === 'sessions' && <SessionsTab slug={slug} />}
-      {tab === 'pipelines' && <PipelinesTab slug={slug} />}
-      {tab === 'functions' && <FunctionsTab slug={slug} />}
-      {tab === 'settings' && <ProjectSettings key={project.data.slug} project={project.data} />}
-    </>
+    <Loaded query={project}>
+      {(data) => (
+        <>
+          <h1>{data.name}</h1>
+          <p className="muted">
+            <code>{data.slug}</code> · {data.visibility}
+            {data.description ? ` · ${data.description}` : ''}
+          </p>
+          <nav className="tabs">
+            {(['sessions', 'pipelines', 'functions', 'settings'] as const).map((name) => (
+              <a key={name} href={hrefOf({ page: 'project', slug, tab: name })} aria-current={tab === name ? 'page' : undefined}>
+                {name[0]?.toUpperCase() + name.slice(1)}
+              </a>
+            ))}
+          </nav>
+          {tab === 'sessions' && <SessionsTab slug={slug} />}
+          {tab === 'pipelines' && <PipelinesTab slug={slug} />}
+          {tab === 'functions' && <FunctionsTab slug={slug} />}
+          {tab === 'settings' && <ProjectSettings key={data.slug} project={data} />}
+        </>
+      )}
+    </Loaded>
   );
 }

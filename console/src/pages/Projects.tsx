@@ -26,7 +26,7 @@ export function ProjectsPage() {
   return (
     <>
       <h1>Projects</h1>
-      {projects.isError && <ErrorLine error={projects.error} />}
+      <ErrorLine error={projects.error} />
       {projects.data?.length === 0 && <p className="muted">No projects yet: create the first below.</p>}
       {!!projects.data?.length && (
         <table>

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from '../api.ts';
 import { LiveLogs } from '../components/LiveLogs.tsx';
-import { Block, ErrorLine, RunStatus, when } from '../components/parts.tsx';
+import { Block, ErrorLine, Loaded, RunStatus, when } from '../components/parts.tsx';
 import { Screenshots, stepsOf } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -21,90 +21,93 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
     mutationFn: () => bf.pipelineRuns.stop.mutate({ project: slug, pipelineId, runId }),
     onSuccess: () => queries.invalidateQueries({ queryKey: trpc.pipelineRuns.get.queryKey({ project: slug, pipelineId, runId }) }),
   });
-  if (run.isError) return <ErrorLine error={run.error} />;
-  if (!run.data) return <p className="muted">Loading…</p>;
-  const { data } = run;
-  const steps = stepsOf(data.nodeOutputs, data.screenshots);
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← {data.pipeline.name}</a>
-      </p>
-      <h1>
-        Run <code>{runId.slice(0, 8)}</code> <RunStatus status={data.status.pipeline} />
-      </h1>
-      <p className="muted">
-        version <code>{data.version.slice(0, 8)}</code> · created {when(data.created)} · started {when(data.started)} · finished{' '}
-        {when(data.finished)}
-      </p>
-      {!ended(data.status.pipeline) && (
-        <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
-          Stop the run
-        </button>
-      )}
-      <ErrorLine error={stop.error} />
-      {data.error && (
-        <p className="error" role="alert" aria-label="run error">
-          {data.error.node ? (
-            <>
-              Node <code>{data.error.node}</code>:{' '}
-            </>
-          ) : null}
-          {data.error.message} <span className="muted">({data.error.code})</span>
-        </p>
-      )}
-      {data.outputsWithheld && (
-        <p className="muted">The run read cookies: its outputs are shown only to those who may read the session's.</p>
-      )}
-      {data.result && (
-        <>
-          <h2>Result</h2>
-          <Block label="result">{JSON.stringify(data.result, null, 2)}</Block>
-        </>
-      )}
-      <h2>Steps</h2>
-      <p className="muted">
-        Screenshots:{' '}
-        {data.screenshotMode === 'steps' ? 'after every step' : data.screenshotMode === 'failures' ? 'where a step failed' : 'none'}
-      </p>
-      {steps.length === 0 ? (
-        <p className="muted">None yet.</p>
-      ) : (
-        <table aria-label="steps">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>Outputs</th>
-              <th>Screenshots</th>
-            </tr>
-          </thead>
-          <tbody>
-            {steps.map((step) => (
-              <tr key={step.node}>
-                <td>
-                  <code>{step.node}</code>
-                </td>
-                <td>{step.has ? <OutputsCell outputs={step.outputs} /> : <span className="muted">none</span>}</td>
-                <td>
-                  <Screenshots shots={step.shots} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {Object.keys(data.args).length > 0 && (
-        <>
-          <h2>Arguments</h2>
-          <Block label="arguments">{JSON.stringify(data.args, null, 2)}</Block>
-        </>
-      )}
-      <h2>Logs</h2>
-      <LiveLogs
-        url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
-        screenshotHref={(id) => `/${encodeURIComponent(slug)}/api/screenshots/${encodeURIComponent(id)}`}
-      />
-    </>
+    <Loaded query={run}>
+      {(data) => {
+        const steps = stepsOf(data.nodeOutputs, data.screenshots);
+        return (
+          <>
+            <p>
+              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← {data.pipeline.name}</a>
+            </p>
+            <h1>
+              Run <code>{runId.slice(0, 8)}</code> <RunStatus status={data.status.pipeline} />
+            </h1>
+            <p className="muted">
+              version <code>{data.version.slice(0, 8)}</code> · created {when(data.created)} · started {when(data.started)} · finished{' '}
+              {when(data.finished)}
+            </p>
+            {!ended(data.status.pipeline) && (
+              <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+                Stop the run
+              </button>
+            )}
+            <ErrorLine error={stop.error} />
+            {data.error && (
+              <p className="error" role="alert" aria-label="run error">
+                {data.error.node ? (
+                  <>
+                    Node <code>{data.error.node}</code>:{' '}
+                  </>
+                ) : null}
+                {data.error.message} <span className="muted">({data.error.code})</span>
+              </p>
+            )}
+            {data.outputsWithheld && (
+              <p className="muted">The run read cookies: its outputs are shown only to those who may read the session's.</p>
+            )}
+            {data.result && (
+              <>
+                <h2>Result</h2>
+                <Block label="result">{JSON.stringify(data.result, null, 2)}</Block>
+              </>
+            )}
+            <h2>Steps</h2>
+            <p className="muted">
+              Screenshots:{' '}
+              {data.screenshotMode === 'steps' ? 'after every step' : data.screenshotMode === 'failures' ? 'where a step failed' : 'none'}
+            </p>
+            {steps.length === 0 ? (
+              <p className="muted">None yet.</p>
+            ) : (
+              <table aria-label="steps">
+                <thead>
+                  <tr>
+                    <th>Node</th>
+                    <th>Outputs</th>
+                    <th>Screenshots</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {steps.map((step) => (
+                    <tr key={step.node}>
+                      <td>
+                        <code>{step.node}</code>
+                      </td>
+                      <td>{step.has ? <OutputsCell outputs={step.outputs} /> : <span className="muted">none</span>}</td>
+                      <td>
+                        <Screenshots shots={step.shots} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {Object.keys(data.args).length > 0 && (
+              <>
+                <h2>Arguments</h2>
+                <Block label="arguments">{JSON.stringify(data.args, null, 2)}</Block>
+              </>
+            )}
+            <h2>Logs</h2>
+            <LiveLogs
+              url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
+              screenshotHref={(id) => `/${encodeURIComponent(slug)}/api/screenshots/${encodeURIComponent(id)}`}
+            />
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 
