@@ -1,14 +1,14 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { lazy, Suspense, useState } from 'react';
+import { useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
+import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
 import { LiveLogs } from '../components/LiveLogs.tsx';
+import { ModelOptions } from '../components/ModelOptions.tsx';
 import { Block, ErrorLine, Loaded, when } from '../components/parts.tsx';
 import { ProposalPictures, Screenshots } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
-
-const PipelineGraph = lazy(() => import('../components/PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
 type Step = { action: string; selector?: string; url?: string; value?: string; output?: string; evidence?: string };
 type Proposal = {
@@ -47,15 +47,7 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
         const proposal = (data.output ?? null) as Proposal | null;
         return (
           <>
-            <p>
-              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-            </p>
-            <h1>
-              Analysis{' '}
-              <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-                {data.agent === 'running' ? 'running' : data.status}
-              </span>
-            </h1>
+            <JobHeading kind="Analysis" slug={slug} pipelineId={pipelineId} job={data} />
             <p className="muted">
               {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens}{' '}
               tokens
@@ -84,11 +76,7 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
                 <label>
                   Generate with
                   <select value={model} onChange={(event) => setModel(event.target.value)}>
-                    {models.data?.map((item) => (
-                      <option key={item.id} value={item.id}>
-                        {item.id}: {item.description}
-                      </option>
-                    ))}
+                    <ModelOptions models={models.data} />
                   </select>
                 </label>
                 <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
@@ -183,15 +171,7 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
         const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
         return (
           <>
-            <p>
-              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-            </p>
-            <h1>
-              Generation{' '}
-              <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-                {data.agent === 'running' ? 'running' : data.status}
-              </span>
-            </h1>
+            <JobHeading kind="Generation" slug={slug} pipelineId={pipelineId} job={data} />
             <p className="muted">
               {data.model} · {data.attempts} attempts · {when(data.created)}
             </p>
@@ -204,9 +184,7 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
             {data.output && (
               <>
                 <h2>The generated graph</h2>
-                <Suspense fallback={<p className="muted">Drawing…</p>}>
-                  <PipelineGraph source={data.output} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-                </Suspense>
+                <LazyPipelineGraph source={data.output} errors={data.errors} />
               </>
             )}
             {data.errors.length > 0 && (
@@ -258,6 +236,31 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
         );
       }}
     </Loaded>
+  );
+}
+
+/** Back to the pipeline, and the job's title with its state: `running` while its agent works, else its decision. */
+function JobHeading({
+  kind,
+  slug,
+  pipelineId,
+  job,
+}: {
+  kind: 'Analysis' | 'Generation';
+  slug: string;
+  pipelineId: string;
+  job: { agent: string; status: string };
+}) {
+  const state = job.agent === 'running' ? 'running' : job.status;
+  return (
+    <>
+      <p>
+        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
+      </p>
+      <h1>
+        {kind} <span className={`status ${state}`}>{state}</span>
+      </h1>
+    </>
   );
 }
 

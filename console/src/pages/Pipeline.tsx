@@ -1,16 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { ArgumentInput, argsOf, type Parameter } from '../components/ArgumentInput.tsx';
+import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
 import { ErrorLine, FieldIssue, Loaded, RunStatus, when } from '../components/parts.tsx';
 import { useSessionChoice } from '../components/SessionPicker.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
 import { AnalysisForm } from './pipeline/AnalysisForm.tsx';
-
-// The graph's libraries (React Flow, dagre) are half the console's code: loaded with the first graph.
-const PipelineGraph = lazy(() => import('../components/PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
 
 type CompileError = { node: string | null; input?: string; code: string; message: string };
 
@@ -27,9 +25,7 @@ export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: s
           <h1>{data.name}</h1>
           {data.description && <p className="muted">{data.description}</p>}
           <h2>Graph</h2>
-          <Suspense fallback={<p className="muted">Drawing…</p>}>
-            <PipelineGraph source={data.source} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-          </Suspense>
+          <LazyPipelineGraph source={data.source} errors={data.errors} />
           <RunForm
             slug={slug}
             pipelineId={pipelineId}

@@ -2,6 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf } from '../../api.ts';
+import { ModelOptions } from '../../components/ModelOptions.tsx';
 import { ErrorLine } from '../../components/parts.tsx';
 import { useSessionChoice } from '../../components/SessionPicker.tsx';
 import { hrefOf } from '../../route.ts';
@@ -45,11 +46,7 @@ export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: s
         <label>
           Model
           <select value={model} onChange={(event) => setModel(event.target.value)}>
-            {models.data?.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.id}: {item.description}
-              </option>
-            ))}
+            <ModelOptions models={models.data} />
           </select>
         </label>
         <WriteButton type="submit" disabled={start.isPending || !session}>
