@@ -70,6 +70,8 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/main/api[.]ts$' },
       to: { path: ['^server/browsers/host/', '^activities/', '^server/main/controlWorker[.]ts$'], reachable: true },
+    },
+    {
       name: 'only-the-edge-imports-http',
       comment:
         'server/http/ is the HTTP edge (raw routes, the OpenAPI document, the REST adapter): only the app ' +
@@ -79,6 +81,23 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^(server/http/|server/main/|server/trpc/|server/app[.]ts$)' },
       to: { path: '^server/http/' },
+    },
+    {
+      name: 'console-pages-are-imported-by-the-router-only',
+      comment:
+        'A console page (a file directly in console/src/pages/) is imported by App.tsx, which routes to it, and by ' +
+        'nothing else: what pages share lives in console/src/components/, and the parts of one page in a folder of its ' +
+        "own (pages/project/ holds the project page's tabs).",
+      severity: 'error',
+      from: { path: '^console/src/', pathNot: '^console/src/App[.]tsx$' },
+      to: { path: '^console/src/pages/[^/]+[.]tsx$' },
+    },
+    {
+      name: 'console-components-import-no-page-code',
+      comment: 'The shared parts in console/src/components/ serve every page, so none of them imports from console/src/pages/.',
+      severity: 'error',
+      from: { path: '^console/src/components/' },
+      to: { path: '^console/src/pages/' },
     },
   ],
   options: {

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ProjectAccessProvider, useProjectAccessOf } from './access.tsx';
 import { bf } from './api.ts';
+import { Loaded } from './components/parts.tsx';
 import { AccountPage } from './pages/Account.tsx';
 import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
@@ -12,19 +13,22 @@ import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
 import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
-import { ErrorLine } from './parts.tsx';
 import { hrefOf, useRoute } from './route.ts';
+import { trpc } from './trpc.ts';
 
 /** Who is signed in decides what shows: the sign-in steps, or the console. */
 export function App() {
-  const auth = useQuery({ queryKey: ['auth'], queryFn: () => bf.auth.status.query() });
-  if (auth.isPending) return <p className="muted page">Loading…</p>;
-  if (auth.isError) return <ErrorLine error={auth.error} />;
-  const { status, user } = auth.data;
-  if (status === 'anonymous' || !user) return <SignIn />;
-  if (status === '2fa_required') return <SecondFactor />;
-  if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
-  return <Console email={user.email} isAdmin={user.isAdmin} />;
+  const auth = useQuery(trpc.auth.status.queryOptions());
+  return (
+    <Loaded query={auth} page>
+      {({ status, user }) => {
+        if (status === 'anonymous' || !user) return <SignIn />;
+        if (status === '2fa_required') return <SecondFactor />;
+        if (status === 'email_not_verified') return <VerifyEmail email={user.email} />;
+        return <Console email={user.email} isAdmin={user.isAdmin} />;
+      }}
+    </Loaded>
+  );
 }
 
 function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
@@ -90,7 +94,7 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
 
 /** A project's pages: what the user may do there, for the buttons that would change it, and a note when it is read-only. */
 function ProjectScope({ slug, children }: { slug: string; children: ReactNode }) {
-  const project = useQuery({ queryKey: ['project', slug], queryFn: () => bf.projects.get.query({ project: slug }) });
+  const project = useQuery(trpc.projects.get.queryOptions({ project: slug }));
   const access = useProjectAccessOf(project.data);
   return (
     <ProjectAccessProvider access={access}>

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type ButtonHTMLAttributes, createContext, type ReactNode, useContext } from 'react';
-import { bf } from './api.ts';
+import { trpc } from './trpc.ts';
 
 /**
  * What the signed-in user may do in the project on screen. The API has no members: a project's
@@ -13,7 +13,7 @@ const writable: ProjectAccess = { readOnly: false, why: '' };
 const Access = createContext<ProjectAccess>(writable);
 
 export function useProjectAccessOf(project: { owner?: string } | undefined): ProjectAccess {
-  const auth = useQuery({ queryKey: ['auth'], queryFn: () => bf.auth.status.query() });
+  const auth = useQuery(trpc.auth.status.queryOptions());
   const me = auth.data?.user?.id;
   if (!project || !me || project.owner === me) return writable;
   return { readOnly: true, why: 'Read-only: you are not this project’s owner, so what would change it is turned off.' };

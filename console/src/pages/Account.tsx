@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
+import { ErrorLine } from '../components/parts.tsx';
+import { trpc } from '../trpc.ts';
 
 /** Two-factor sign-in and its recovery codes, and the external accounts linked to this one. */
 export function AccountPage() {
@@ -40,10 +41,10 @@ function RecoveryCodes({ codes }: { codes: string[] }) {
 
 function TwoFactor() {
   const queries = useQueryClient();
-  const status = useQuery({ queryKey: ['2fa'], queryFn: () => bf.twoFactor.status.query() });
+  const status = useQuery(trpc.twoFactor.status.queryOptions());
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<string[] | null>(null);
-  const refresh = () => queries.invalidateQueries({ queryKey: ['2fa'] });
+  const refresh = () => queries.invalidateQueries({ queryKey: trpc.twoFactor.status.queryKey() });
   const setup = useMutation({ mutationFn: () => bf.twoFactor.enableRequest.mutate() });
   const enable = useMutation({
     mutationFn: () => bf.twoFactor.enableSubmit.mutate({ token: code }),
@@ -122,7 +123,7 @@ function TwoFactor() {
 
 /** Each configured OpenID Connect provider: linked or not, with the link (through the provider) or unlink. */
 function ExternalAccounts() {
-  const providers = useQuery({ queryKey: ['providers'], queryFn: () => bf.externalAuth.providers.query() });
+  const providers = useQuery(trpc.externalAuth.providers.queryOptions());
   const names = providers.data ?? [];
   return (
     <section aria-label="linked accounts">
@@ -138,13 +139,10 @@ function ExternalAccounts() {
 
 function Provider({ name }: { name: string }) {
   const queries = useQueryClient();
-  const linked = useQuery({
-    queryKey: ['external', name],
-    queryFn: () => bf.externalAuth.get.query({ provider: name }),
-  });
+  const linked = useQuery(trpc.externalAuth.get.queryOptions({ provider: name }));
   const unlink = useMutation({
     mutationFn: () => bf.externalAuth.unlink.mutate({ provider: name }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['external', name] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: trpc.externalAuth.get.queryKey({ provider: name }) }),
   });
   const link = `/api/auth/external/${encodeURIComponent(name)}/init?returnUrl=${encodeURIComponent('/#/account')}`;
   return (

@@ -1,14 +1,14 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
-import { Block, ErrorLine, when } from '../parts.tsx';
+import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
+import { LiveLogs } from '../components/LiveLogs.tsx';
+import { ModelOptions } from '../components/ModelOptions.tsx';
+import { Block, ErrorLine, Loaded, when } from '../components/parts.tsx';
+import { ProposalPictures, Screenshots } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
-import { ProposalPictures, Screenshots } from '../Screenshots.tsx';
-import { useSessionChoice } from '../SessionPicker.tsx';
-import { LiveLogs } from './Run.tsx';
-
-const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
+import { trpc } from '../trpc.ts';
 
 type Step = { action: string; selector?: string; url?: string; value?: string; output?: string; evidence?: string };
 type Proposal = {
@@ -21,68 +21,15 @@ type Proposal = {
 
 const stopped = (agent: string | undefined) => agent === 'stopped';
 
-/** On a pipeline's page: a prompt, a session and a model start an analysis of that session's browser. */
-export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: string }) {
-  const { session, picker } = useSessionChoice(slug);
-  const models = useQuery({ queryKey: ['analysis-models', slug], queryFn: () => bf.agentJobs.analysisModels.query({ project: slug }) });
-  const [prompt, setPrompt] = useState('');
-  const [model, setModel] = useState('builtin');
-  const start = useMutation({
-    mutationFn: () => bf.agentJobs.startAnalysis.mutate({ project: slug, pipelineId, session, model, prompt }),
-    onSuccess: (answer) => {
-      window.location.hash = hrefOf({ page: 'analysis', slug, pipelineId, analysisId: answer.id });
-    },
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    start.mutate();
-  };
-  return (
-    <form onSubmit={submit} className="card stack" aria-label="propose a version">
-      <strong>Propose the next version</strong>
-      <p className="muted">
-        A model studies the session's browser in a tab of its own and proposes steps; quoted values become parameters, and values named like
-        a secret reach no model.
-      </p>
-      <label>
-        What should the pipeline do?
-        <textarea
-          rows={3}
-          required
-          value={prompt}
-          placeholder='Open https://shop.example/login, log in with email "me@example.com" and password "…", and extract the orders'
-          onChange={(event) => setPrompt(event.target.value)}
-        />
-      </label>
-      <div className="row">
-        {picker}
-        <label>
-          Model
-          <select value={model} onChange={(event) => setModel(event.target.value)}>
-            {models.data?.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.id}: {item.description}
-              </option>
-            ))}
-          </select>
-        </label>
-        <WriteButton type="submit" disabled={start.isPending || !session}>
-          Analyse
-        </WriteButton>
-      </div>
-      <ErrorLine error={start.error ?? models.error} />
-    </form>
-  );
-}
-
 /** An analysis: followed until its agent stops, then its proposal as steps, and accept (a generation) or reject. */
 export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; pipelineId: string; analysisId: string }) {
-  const analysis = useQuery({
-    queryKey: ['analysis', slug, analysisId],
-    queryFn: () => bf.agentJobs.getAnalysis.query({ project: slug, analysisId }),
-    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
-  });
-  const models = useQuery({ queryKey: ['generation-models', slug], queryFn: () => bf.agentJobs.generationModels.query({ project: slug }) });
+  const analysis = useQuery(
+    trpc.agentJobs.getAnalysis.queryOptions(
+      { project: slug, analysisId },
+      { refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000) },
+    ),
+  );
+  const models = useQuery(trpc.agentJobs.generationModels.queryOptions({ project: slug }));
   const [model, setModel] = useState('builtin');
   const accept = useMutation({
     mutationFn: () => bf.agentJobs.acceptAnalysis.mutate({ project: slug, analysisId, model }),
@@ -94,65 +41,57 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
     mutationFn: () => bf.agentJobs.rejectAnalysis.mutate({ project: slug, analysisId }),
     onSuccess: () => analysis.refetch(),
   });
-  if (analysis.isError) return <ErrorLine error={analysis.error} />;
-  if (!analysis.data) return <p className="muted">Loading…</p>;
-  const { data } = analysis;
-  const proposal = (data.output ?? null) as Proposal | null;
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-      </p>
-      <h1>
-        Analysis{' '}
-        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-          {data.agent === 'running' ? 'running' : data.status}
-        </span>
-      </h1>
-      <p className="muted">
-        {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens} tokens
-      </p>
-      <blockquote>{data.prompt}</blockquote>
-      <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
-      {data.error && (
-        <p className="error" role="alert">
-          {data.error.message} ({data.error.code})
-        </p>
-      )}
-      {proposal && <ProposalView proposal={proposal} />}
-      <ProposalPictures shots={data.screenshots} />
-      {data.generations.length > 0 && (
-        <p>
-          Generations:{' '}
-          {data.generations.map((generation) => (
-            <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
-              {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
-            </a>
-          ))}
-        </p>
-      )}
-      {stopped(data.agent) && proposal && data.status === 'pending' && (
-        <div className="row">
-          <label>
-            Generate with
-            <select value={model} onChange={(event) => setModel(event.target.value)}>
-              {models.data?.map((item) => (
-                <option key={item.id} value={item.id}>
-                  {item.id}: {item.description}
-                </option>
-              ))}
-            </select>
-          </label>
-          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
-            Accept and generate
-          </WriteButton>
-          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
-            Reject
-          </WriteButton>
-        </div>
-      )}
-      <ErrorLine error={accept.error ?? reject.error} />
-    </>
+    <Loaded query={analysis}>
+      {(data) => {
+        const proposal = (data.output ?? null) as Proposal | null;
+        return (
+          <>
+            <JobHeading kind="Analysis" slug={slug} pipelineId={pipelineId} job={data} />
+            <p className="muted">
+              {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens}{' '}
+              tokens
+            </p>
+            <blockquote>{data.prompt}</blockquote>
+            <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
+            {data.error && (
+              <p className="error" role="alert">
+                {data.error.message} ({data.error.code})
+              </p>
+            )}
+            {proposal && <ProposalView proposal={proposal} />}
+            <ProposalPictures shots={data.screenshots} />
+            {data.generations.length > 0 && (
+              <p>
+                Generations:{' '}
+                {data.generations.map((generation) => (
+                  <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
+                    {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
+                  </a>
+                ))}
+              </p>
+            )}
+            {stopped(data.agent) && proposal && data.status === 'pending' && (
+              <div className="row">
+                <label>
+                  Generate with
+                  <select value={model} onChange={(event) => setModel(event.target.value)}>
+                    <ModelOptions models={models.data} />
+                  </select>
+                </label>
+                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
+                  Accept and generate
+                </WriteButton>
+                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                  Reject
+                </WriteButton>
+              </div>
+            )}
+            <ErrorLine error={accept.error ?? reject.error} />
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 
@@ -209,11 +148,12 @@ function ProposalView({ proposal }: { proposal: Proposal }) {
 
 /** A generation: followed until it stops, then the generated graph, its compile errors and dry run, and accept or reject. */
 export function GenerationPage({ slug, pipelineId, generationId }: { slug: string; pipelineId: string; generationId: string }) {
-  const generation = useQuery({
-    queryKey: ['generation', slug, generationId],
-    queryFn: () => bf.agentJobs.getGeneration.query({ project: slug, generationId }),
-    refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000),
-  });
+  const generation = useQuery(
+    trpc.agentJobs.getGeneration.queryOptions(
+      { project: slug, generationId },
+      { refetchInterval: (query) => (stopped(query.state.data?.agent) ? false : 1_000) },
+    ),
+  );
   const [force, setForce] = useState(false);
   const accept = useMutation({
     mutationFn: () => bf.agentJobs.acceptGeneration.mutate({ project: slug, generationId, ...(force ? { force } : {}) }),
@@ -225,83 +165,101 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
     mutationFn: () => bf.agentJobs.rejectGeneration.mutate({ project: slug, generationId }),
     onSuccess: () => generation.refetch(),
   });
-  if (generation.isError) return <ErrorLine error={generation.error} />;
-  if (!generation.data) return <p className="muted">Loading…</p>;
-  const { data } = generation;
-  const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
+  return (
+    <Loaded query={generation}>
+      {(data) => {
+        const verified = data.dryRun?.status === 'succeeded' && !data.dryRun.mismatches?.length && data.errors.length === 0;
+        return (
+          <>
+            <JobHeading kind="Generation" slug={slug} pipelineId={pipelineId} job={data} />
+            <p className="muted">
+              {data.model} · {data.attempts} attempts · {when(data.created)}
+            </p>
+            <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
+            {data.error && (
+              <p className="error" role="alert">
+                {data.error.message} ({data.error.code})
+              </p>
+            )}
+            {data.output && (
+              <>
+                <h2>The generated graph</h2>
+                <LazyPipelineGraph source={data.output} errors={data.errors} />
+              </>
+            )}
+            {data.errors.length > 0 && (
+              <ul aria-label="generation errors">
+                {data.errors.map((error) => (
+                  <li key={`${error.node}:${error.output}:${error.code}:${error.message}`} className="error">
+                    {error.node && <code>{error.node}</code>} {error.message} ({error.code})
+                  </li>
+                ))}
+              </ul>
+            )}
+            {data.dryRun && (
+              <section aria-label="dry run">
+                <h2>
+                  Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
+                </h2>
+                {data.dryRun.error && (
+                  <p className="error">
+                    {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
+                  </p>
+                )}
+                {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
+                {data.dryRun.screenshots.length > 0 && (
+                  <>
+                    <h3>Its pages, step by step</h3>
+                    <Screenshots shots={data.dryRun.screenshots} />
+                  </>
+                )}
+              </section>
+            )}
+            {stopped(data.agent) && data.status === 'pending' && data.output && (
+              <div className="row">
+                {!verified && (
+                  <label className="inline">
+                    <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry
+                    run did not verify it
+                  </label>
+                )}
+                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
+                  Accept as the new version
+                </WriteButton>
+                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                  Reject
+                </WriteButton>
+              </div>
+            )}
+            <ErrorLine error={accept.error ?? reject.error} />
+          </>
+        );
+      }}
+    </Loaded>
+  );
+}
+
+/** Back to the pipeline, and the job's title with its state: `running` while its agent works, else its decision. */
+function JobHeading({
+  kind,
+  slug,
+  pipelineId,
+  job,
+}: {
+  kind: 'Analysis' | 'Generation';
+  slug: string;
+  pipelineId: string;
+  job: { agent: string; status: string };
+}) {
+  const state = job.agent === 'running' ? 'running' : job.status;
   return (
     <>
       <p>
         <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
       </p>
       <h1>
-        Generation{' '}
-        <span className={`status ${data.agent === 'running' ? 'running' : data.status}`}>
-          {data.agent === 'running' ? 'running' : data.status}
-        </span>
+        {kind} <span className={`status ${state}`}>{state}</span>
       </h1>
-      <p className="muted">
-        {data.model} · {data.attempts} attempts · {when(data.created)}
-      </p>
-      <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
-      {data.error && (
-        <p className="error" role="alert">
-          {data.error.message} ({data.error.code})
-        </p>
-      )}
-      {data.output && (
-        <>
-          <h2>The generated graph</h2>
-          <Suspense fallback={<p className="muted">Drawing…</p>}>
-            <PipelineGraph source={data.output} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-          </Suspense>
-        </>
-      )}
-      {data.errors.length > 0 && (
-        <ul aria-label="generation errors">
-          {data.errors.map((error) => (
-            <li key={`${error.node}:${error.output}:${error.code}:${error.message}`} className="error">
-              {error.node && <code>{error.node}</code>} {error.message} ({error.code})
-            </li>
-          ))}
-        </ul>
-      )}
-      {data.dryRun && (
-        <section aria-label="dry run">
-          <h2>
-            Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
-          </h2>
-          {data.dryRun.error && (
-            <p className="error">
-              {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
-            </p>
-          )}
-          {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
-          {data.dryRun.screenshots.length > 0 && (
-            <>
-              <h3>Its pages, step by step</h3>
-              <Screenshots shots={data.dryRun.screenshots} />
-            </>
-          )}
-        </section>
-      )}
-      {stopped(data.agent) && data.status === 'pending' && data.output && (
-        <div className="row">
-          {!verified && (
-            <label className="inline">
-              <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry run did
-              not verify it
-            </label>
-          )}
-          <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
-            Accept as the new version
-          </WriteButton>
-          <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
-            Reject
-          </WriteButton>
-        </div>
-      )}
-      <ErrorLine error={accept.error ?? reject.error} />
     </>
   );
 }

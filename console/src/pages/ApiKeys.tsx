@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../components/parts.tsx';
+import { trpc } from '../trpc.ts';
 
 type AccessType = 'full' | 'projects' | 'custom';
 
@@ -11,8 +12,8 @@ type AccessType = 'full' | 'projects' | 'custom';
  */
 export function ApiKeysPage() {
   const queries = useQueryClient();
-  const keys = usePagedList(['keys'], (page) => bf.apiKeys.list.query(page), 'API keys');
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => bf.projects.list.query({ my: true, limit: 100 }) });
+  const keys = usePagedList((page) => trpc.apiKeys.list.queryOptions(page), 'API keys');
+  const projects = useQuery(trpc.projects.list.queryOptions({ my: true, limit: 100 }));
   const [name, setName] = useState('');
   const [accessType, setAccessType] = useState<AccessType>('full');
   const [projectIds, setProjectIds] = useState<string[]>([]);
@@ -27,12 +28,12 @@ export function ApiKeysPage() {
       }),
     onSuccess: () => {
       setName('');
-      return queries.invalidateQueries({ queryKey: ['keys'] });
+      return queries.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() });
     },
   });
   const revoke = useMutation({
     mutationFn: (id: string) => bf.apiKeys.delete.mutate({ id }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['keys'] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() }),
   });
   const projectName = (id: string) => projects.data?.find((project) => project.id === id)?.slug ?? id;
   const submit = (event: FormEvent) => {

@@ -1,7 +1,8 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type RouterOutputs } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+import { ErrorLine, Loaded, when } from '../components/parts.tsx';
+import { trpc } from '../trpc.ts';
 
 type Usage = RouterOutputs['billing']['usage'];
 type Unit = 'cpu' | 'network' | 'tokens';
@@ -35,98 +36,109 @@ const amountOf = (unit: Unit, quantity: string) => {
  * sends the user back here.
  */
 export function BillingPage({ back }: { back?: string }) {
-  const overview = useQuery({ queryKey: ['billing'], queryFn: () => bf.billing.overview.query() });
-  const plans = useQuery({ queryKey: ['plans'], queryFn: () => bf.billing.plans.query() });
-  const usage = useQuery({ queryKey: ['usage'], queryFn: () => bf.billing.usage.query({ days: 30 }) });
+  const overview = useQuery(trpc.billing.overview.queryOptions());
+  const plans = useQuery(trpc.billing.plans.queryOptions());
+  const usage = useQuery(trpc.billing.usage.queryOptions({ days: 30 }));
   const go = useMutation({
     mutationFn: async (step: () => Promise<{ url: string }>) => window.location.assign((await step()).url),
   });
   const [amount, setAmount] = useState('');
-  if (overview.isError) return <ErrorLine error={overview.error} />;
-  if (!overview.data) return <p className="muted">Loading…</p>;
-  const { balances, activeSubscription } = overview.data;
-  const currency = balances[0]?.currency ?? 'usd';
-  const topUp = (event: FormEvent) => {
-    event.preventDefault();
-    go.mutate(() => bf.billing.topUp.mutate({ amount, currency }));
-  };
   return (
-    <>
-      <h1>Billing</h1>
-      {back && (
-        <p role="status" className="notice">
-          {back.endsWith('done') ? 'Thank you: the payment is on its way and shows here once Stripe confirms it.' : 'Nothing was paid.'}
-        </p>
-      )}
-      {!overview.data.billingEnabled && <p className="muted">Billing is off on this service: nothing is charged.</p>}
-      <ErrorLine error={go.error} />
-      <div className="row">
-        {balances.map((balance) => (
-          <section key={balance.currency} className="card" aria-label={`balance in ${balance.currency}`}>
-            <span className="muted">Balance</span>
-            <h2>{money(balance.available, balance.currency)}</h2>
-            {balance.pending !== '0' && <span className="error">{money(balance.pending, balance.currency)} not covered</span>}
-          </section>
-        ))}
-        <section className="card" aria-label="plan">
-          <span className="muted">Plan</span>
-          <h2>{activeSubscription?.plan?.name ?? 'None'}</h2>
-          {activeSubscription && (
-            <span className="muted">
-              {activeSubscription.status}, renews {when(activeSubscription.currentPeriodEnd)}; left this period:{' '}
-              {(['cpu', 'network', 'tokens'] as const)
-                .map((unit) => `${amountOf(unit, activeSubscription.remaining[unit])} ${unit}`)
-                .join(', ')}
-            </span>
-          )}
-        </section>
-      </div>
-      <section className="row">
-        <form onSubmit={topUp} className="row" aria-label="top up">
-          <label>
-            Add funds ({currency.toUpperCase()})
-            <input inputMode="decimal" placeholder="10.00" required value={amount} onChange={(event) => setAmount(event.target.value)} />
-          </label>
-          <button type="submit" disabled={go.isPending}>
-            Top up
-          </button>
-        </form>
-        <button type="button" disabled={go.isPending} onClick={() => go.mutate(() => bf.billing.portal.mutate())}>
-          Invoices and payment methods
-        </button>
-      </section>
-      <h2>Plans</h2>
-      <div className="row">
-        {plans.data?.map((plan) => (
-          <article key={plan.priceId} className="card" aria-label={`plan ${plan.name}`}>
-            <h3>{plan.name}</h3>
-            <p>
-              {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
-            </p>
-            <ul>
-              {plan.features.map((feature) => (
-                <li key={feature}>{feature}</li>
-              ))}
-            </ul>
-            {activeSubscription?.plan?.priceId === plan.priceId ? (
-              <strong>Your plan</strong>
-            ) : (
-              <button
-                type="button"
-                disabled={go.isPending}
-                onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
-              >
-                Subscribe to {plan.name}
-              </button>
+    <Loaded query={overview}>
+      {({ balances, activeSubscription, billingEnabled }) => {
+        const currency = balances[0]?.currency ?? 'usd';
+        const topUp = (event: FormEvent) => {
+          event.preventDefault();
+          go.mutate(() => bf.billing.topUp.mutate({ amount, currency }));
+        };
+        return (
+          <>
+            <h1>Billing</h1>
+            {back && (
+              <p role="status" className="notice">
+                {back.endsWith('done')
+                  ? 'Thank you: the payment is on its way and shows here once Stripe confirms it.'
+                  : 'Nothing was paid.'}
+              </p>
             )}
-          </article>
-        ))}
-      </div>
-      <h2>Usage, last 30 days</h2>
-      <ErrorLine error={usage.error} />
-      {usage.data && <UsageCharts usage={usage.data} />}
-      {usage.data && <UsageBySession usage={usage.data} />}
-    </>
+            {!billingEnabled && <p className="muted">Billing is off on this service: nothing is charged.</p>}
+            <ErrorLine error={go.error} />
+            <div className="row">
+              {balances.map((balance) => (
+                <section key={balance.currency} className="card" aria-label={`balance in ${balance.currency}`}>
+                  <span className="muted">Balance</span>
+                  <h2>{money(balance.available, balance.currency)}</h2>
+                  {balance.pending !== '0' && <span className="error">{money(balance.pending, balance.currency)} not covered</span>}
+                </section>
+              ))}
+              <section className="card" aria-label="plan">
+                <span className="muted">Plan</span>
+                <h2>{activeSubscription?.plan?.name ?? 'None'}</h2>
+                {activeSubscription && (
+                  <span className="muted">
+                    {activeSubscription.status}, renews {when(activeSubscription.currentPeriodEnd)}; left this period:{' '}
+                    {(['cpu', 'network', 'tokens'] as const)
+                      .map((unit) => `${amountOf(unit, activeSubscription.remaining[unit])} ${unit}`)
+                      .join(', ')}
+                  </span>
+                )}
+              </section>
+            </div>
+            <section className="row">
+              <form onSubmit={topUp} className="row" aria-label="top up">
+                <label>
+                  Add funds ({currency.toUpperCase()})
+                  <input
+                    inputMode="decimal"
+                    placeholder="10.00"
+                    required
+                    value={amount}
+                    onChange={(event) => setAmount(event.target.value)}
+                  />
+                </label>
+                <button type="submit" disabled={go.isPending}>
+                  Top up
+                </button>
+              </form>
+              <button type="button" disabled={go.isPending} onClick={() => go.mutate(() => bf.billing.portal.mutate())}>
+                Invoices and payment methods
+              </button>
+            </section>
+            <h2>Plans</h2>
+            <div className="row">
+              {plans.data?.map((plan) => (
+                <article key={plan.priceId} className="card" aria-label={`plan ${plan.name}`}>
+                  <h3>{plan.name}</h3>
+                  <p>
+                    {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
+                  </p>
+                  <ul>
+                    {plan.features.map((feature) => (
+                      <li key={feature}>{feature}</li>
+                    ))}
+                  </ul>
+                  {activeSubscription?.plan?.priceId === plan.priceId ? (
+                    <strong>Your plan</strong>
+                  ) : (
+                    <button
+                      type="button"
+                      disabled={go.isPending}
+                      onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
+                    >
+                      Subscribe to {plan.name}
+                    </button>
+                  )}
+                </article>
+              ))}
+            </div>
+            <h2>Usage, last 30 days</h2>
+            <ErrorLine error={usage.error} />
+            {usage.data && <UsageCharts usage={usage.data} />}
+            {usage.data && <UsageBySession usage={usage.data} />}
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 

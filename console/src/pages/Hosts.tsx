@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
-import { bf } from '../api.ts';
-import { ErrorLine, when } from '../parts.tsx';
+
+import { ErrorLine, when } from '../components/parts.tsx';
+import { trpc } from '../trpc.ts';
 
 /** For global admins: the browser hosts, their load against capacity, warm browsers and heartbeat. */
 export function HostsPage() {
-  const hosts = useQuery({ queryKey: ['hosts'], queryFn: () => bf.admin.hosts.query(), refetchInterval: 5_000 });
+  const hosts = useQuery(trpc.admin.hosts.queryOptions(undefined, { refetchInterval: 5_000 }));
   return (
     <>
       <h1>Browser hosts</h1>

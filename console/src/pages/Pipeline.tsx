@@ -1,82 +1,76 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, lazy, Suspense, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, when } from '../parts.tsx';
+import { ArgumentInput, argsOf, type Parameter } from '../components/ArgumentInput.tsx';
+import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
+import { ErrorLine, FieldIssue, Loaded, RunStatus, when } from '../components/parts.tsx';
+import { useSessionChoice } from '../components/SessionPicker.tsx';
 import { hrefOf } from '../route.ts';
-import { useSessionChoice } from '../SessionPicker.tsx';
-import { AnalysisForm } from './Agents.tsx';
-import { RunStatus } from './Run.tsx';
+import { trpc } from '../trpc.ts';
+import { AnalysisForm } from './pipeline/AnalysisForm.tsx';
 
-// The graph's libraries (React Flow, dagre) are half the console's code: loaded with the first graph.
-const PipelineGraph = lazy(() => import('../PipelineGraph.tsx').then((module) => ({ default: module.PipelineGraph })));
-
-type Parameter = { refType?: string; secret?: boolean; description?: string; default?: unknown };
 type CompileError = { node: string | null; input?: string; code: string; message: string };
 
 /** A pipeline: its source and the compiler's errors, its versions, a run form and its runs. */
 export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: string }) {
-  const pipeline = useQuery({
-    queryKey: ['pipeline', slug, pipelineId],
-    queryFn: () => bf.pipelines.get.query({ project: slug, pipelineId }),
-  });
-  if (pipeline.isError) return <ErrorLine error={pipeline.error} />;
-  if (!pipeline.data) return <p className="muted">Loading…</p>;
-  const { data } = pipeline;
+  const pipeline = useQuery(trpc.pipelines.get.queryOptions({ project: slug, pipelineId }));
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
-      </p>
-      <h1>{data.name}</h1>
-      {data.description && <p className="muted">{data.description}</p>}
-      <h2>Graph</h2>
-      <Suspense fallback={<p className="muted">Drawing…</p>}>
-        <PipelineGraph source={data.source} failing={new Set(data.errors.flatMap((error) => (error.node ? [error.node] : [])))} />
-      </Suspense>
-      <RunForm
-        slug={slug}
-        pipelineId={pipelineId}
-        parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
-        errors={data.errors.length}
-      />
-      <AnalysisForm slug={slug} pipelineId={pipelineId} />
-      <h2>Runs</h2>
-      {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
-      {!!data.runs.length && (
-        <table>
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Status</th>
-              <th>Version</th>
-              <th>Started</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.runs.map((run) => (
-              <tr key={run.id}>
-                <td>
-                  <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
-                    <code>{run.id.slice(0, 8)}</code>
-                  </a>
-                </td>
-                <td>
-                  <RunStatus status={run.status.pipeline} />
-                </td>
-                <td>
-                  <code>{run.version.slice(0, 8)}</code>
-                </td>
-                <td>{when(run.created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <Loaded query={pipeline}>
+      {(data) => (
+        <>
+          <p>
+            <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
+          </p>
+          <h1>{data.name}</h1>
+          {data.description && <p className="muted">{data.description}</p>}
+          <h2>Graph</h2>
+          <LazyPipelineGraph source={data.source} errors={data.errors} />
+          <RunForm
+            slug={slug}
+            pipelineId={pipelineId}
+            parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
+            errors={data.errors.length}
+          />
+          <AnalysisForm slug={slug} pipelineId={pipelineId} />
+          <h2>Runs</h2>
+          {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
+          {!!data.runs.length && (
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Status</th>
+                  <th>Version</th>
+                  <th>Started</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.runs.map((run) => (
+                  <tr key={run.id}>
+                    <td>
+                      <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
+                        <code>{run.id.slice(0, 8)}</code>
+                      </a>
+                    </td>
+                    <td>
+                      <RunStatus status={run.status.pipeline} />
+                    </td>
+                    <td>
+                      <code>{run.version.slice(0, 8)}</code>
+                    </td>
+                    <td>{when(run.created)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
+          <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
+          <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
+        </>
       )}
-      {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
-      <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
-      <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
-    </>
+    </Loaded>
   );
 }
 
@@ -138,61 +132,6 @@ function RunForm({
 }
 
 /**
- * The field of one argument: a choice for a boolean (left empty, it is not sent), a password field
- * for a secret, else text (read by `argsOf`).
- */
-export function ArgumentInput({ parameter, value, onChange }: { parameter: Parameter; value: string; onChange: (value: string) => void }) {
-  const hint = parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description;
-  if (parameter.refType === 'boolean') {
-    return (
-      <select value={value} onChange={(event) => onChange(event.target.value)}>
-        <option value="">{parameter.default !== undefined ? `default (${hint})` : '(not given)'}</option>
-        <option value="true">true</option>
-        <option value="false">false</option>
-      </select>
-    );
-  }
-  return (
-    <input
-      type={parameter.secret ? 'password' : 'text'}
-      autoComplete={parameter.secret ? 'off' : undefined}
-      placeholder={hint}
-      value={value}
-      onChange={(event) => onChange(event.target.value)}
-    />
-  );
-}
-
-/** Typed arguments from the form's text: numbers, booleans and JSON parsed; an empty optional one left out. */
-export function argsOf(parameters: Record<string, { refType?: string }>, values: Record<string, string>) {
-  const args: Record<string, unknown> = {};
-  for (const [name, parameter] of Object.entries(parameters)) {
-    const text = values[name];
-    if (text === undefined || text === '') continue;
-    switch (parameter.refType) {
-      case 'number':
-        args[name] = Number(text);
-        break;
-      case 'boolean':
-        args[name] = text === 'true';
-        break;
-      case 'json':
-      case 'list':
-      case 'record':
-        try {
-          args[name] = JSON.parse(text);
-        } catch {
-          args[name] = text;
-        }
-        break;
-      default:
-        args[name] = text;
-    }
-  }
-  return args;
-}
-
-/**
  * The source as JSON, saved as a new version. The compiler's errors are listed by node and input,
  * and each node they name is marked in the node list beside the editor.
  */
@@ -214,8 +153,8 @@ function SourceEditor({
     mutationFn: (parsed: Record<string, unknown>) => bf.pipelines.updateSource.mutate({ project: slug, pipelineId, source: parsed }),
     onSuccess: () =>
       Promise.all([
-        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
-        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.get.queryKey({ project: slug, pipelineId }) }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.versions.list.queryKey({ project: slug, pipeline: pipelineId }) }),
       ]),
   });
   const submit = (event: FormEvent) => {
@@ -283,10 +222,7 @@ function SourceEditor({
 /** The pipeline's versions, newest first; any of them can be made current again. */
 function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: string; current: string }) {
   const queries = useQueryClient();
-  const versions = useQuery({
-    queryKey: ['versions', slug, pipelineId],
-    queryFn: () => bf.pipelines.versions.list.query({ project: slug, pipeline: pipelineId, limit: 50 }),
-  });
+  const versions = useQuery(trpc.pipelines.versions.list.queryOptions({ project: slug, pipeline: pipelineId, limit: 50 }));
   const fork = useMutation({
     mutationFn: (versionId: string) => bf.pipelines.versions.fork.mutate({ sourceProject: slug, versionId }),
     onSuccess: ({ id }) => {
@@ -297,8 +233,8 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
     mutationFn: (versionId: string) => bf.pipelines.versions.switch.mutate({ project: slug, versionId, pipeline: pipelineId }),
     onSuccess: () =>
       Promise.all([
-        queries.invalidateQueries({ queryKey: ['pipeline', slug, pipelineId] }),
-        queries.invalidateQueries({ queryKey: ['versions', slug, pipelineId] }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.get.queryKey({ project: slug, pipelineId }) }),
+        queries.invalidateQueries({ queryKey: trpc.pipelines.versions.list.queryKey({ project: slug, pipeline: pipelineId }) }),
       ]),
   });
   return (

@@ -1,20 +1,21 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, usePagedList, when } from '../parts.tsx';
+import { ErrorLine, FieldIssue, usePagedList, when } from '../components/parts.tsx';
 import { hrefOf } from '../route.ts';
+import { trpc } from '../trpc.ts';
 
 /** Your projects, and a form that creates one (its slug is the first part of its API paths). */
 export function ProjectsPage() {
   const queries = useQueryClient();
-  const projects = usePagedList(['projects'], (page) => bf.projects.list.query({ my: true, ...page }), 'projects');
+  const projects = usePagedList((page) => trpc.projects.list.queryOptions({ my: true, ...page }), 'projects');
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
   const [isPublic, setPublic] = useState(false);
   const create = useMutation({
     mutationFn: () => bf.projects.create.mutate({ name, slug, public: isPublic }),
     onSuccess: async () => {
-      await queries.invalidateQueries({ queryKey: ['projects'] });
+      await queries.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
       window.location.hash = hrefOf({ page: 'project', slug, tab: 'sessions' });
     },
   });
@@ -25,7 +26,7 @@ export function ProjectsPage() {
   return (
     <>
       <h1>Projects</h1>
-      {projects.isError && <ErrorLine error={projects.error} />}
+      <ErrorLine error={projects.error} />
       {projects.data?.length === 0 && <p className="muted">No projects yet: create the first below.</p>}
       {!!projects.data?.length && (
         <table>

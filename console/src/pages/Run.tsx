@@ -1,112 +1,113 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
 import { bf } from '../api.ts';
-import { Block, ErrorLine, when } from '../parts.tsx';
+import { LiveLogs } from '../components/LiveLogs.tsx';
+import { Block, ErrorLine, Loaded, RunStatus, when } from '../components/parts.tsx';
+import { Screenshots, stepsOf } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
-import { Screenshots, stepsOf } from '../Screenshots.tsx';
+import { trpc } from '../trpc.ts';
 
 const ended = (status: string) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
-
-export function RunStatus({ status }: { status: string }) {
-  return <span className={`status ${status}`}>{status}</span>;
-}
 
 /** A run: its status (followed until it ends), outputs node by node, result, error and live logs. */
 export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId: string; runId: string }) {
   const queries = useQueryClient();
-  const run = useQuery({
-    queryKey: ['run', slug, pipelineId, runId],
-    queryFn: () => bf.pipelineRuns.get.query({ project: slug, pipelineId, runId }),
-    refetchInterval: (query) => (query.state.data && ended(query.state.data.status.pipeline) ? false : 1_000),
-  });
+  const run = useQuery(
+    trpc.pipelineRuns.get.queryOptions(
+      { project: slug, pipelineId, runId },
+      { refetchInterval: (query) => (query.state.data && ended(query.state.data.status.pipeline) ? false : 1_000) },
+    ),
+  );
   const stop = useMutation({
     mutationFn: () => bf.pipelineRuns.stop.mutate({ project: slug, pipelineId, runId }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['run', slug, pipelineId, runId] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: trpc.pipelineRuns.get.queryKey({ project: slug, pipelineId, runId }) }),
   });
-  if (run.isError) return <ErrorLine error={run.error} />;
-  if (!run.data) return <p className="muted">Loading…</p>;
-  const { data } = run;
-  const steps = stepsOf(data.nodeOutputs, data.screenshots);
   return (
-    <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← {data.pipeline.name}</a>
-      </p>
-      <h1>
-        Run <code>{runId.slice(0, 8)}</code> <RunStatus status={data.status.pipeline} />
-      </h1>
-      <p className="muted">
-        version <code>{data.version.slice(0, 8)}</code> · created {when(data.created)} · started {when(data.started)} · finished{' '}
-        {when(data.finished)}
-      </p>
-      {!ended(data.status.pipeline) && (
-        <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
-          Stop the run
-        </button>
-      )}
-      <ErrorLine error={stop.error} />
-      {data.error && (
-        <p className="error" role="alert" aria-label="run error">
-          {data.error.node ? (
-            <>
-              Node <code>{data.error.node}</code>:{' '}
-            </>
-          ) : null}
-          {data.error.message} <span className="muted">({data.error.code})</span>
-        </p>
-      )}
-      {data.outputsWithheld && (
-        <p className="muted">The run read cookies: its outputs are shown only to those who may read the session's.</p>
-      )}
-      {data.result && (
-        <>
-          <h2>Result</h2>
-          <Block label="result">{JSON.stringify(data.result, null, 2)}</Block>
-        </>
-      )}
-      <h2>Steps</h2>
-      <p className="muted">
-        Screenshots:{' '}
-        {data.screenshotMode === 'steps' ? 'after every step' : data.screenshotMode === 'failures' ? 'where a step failed' : 'none'}
-      </p>
-      {steps.length === 0 ? (
-        <p className="muted">None yet.</p>
-      ) : (
-        <table aria-label="steps">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>Outputs</th>
-              <th>Screenshots</th>
-            </tr>
-          </thead>
-          <tbody>
-            {steps.map((step) => (
-              <tr key={step.node}>
-                <td>
-                  <code>{step.node}</code>
-                </td>
-                <td>{step.has ? <OutputsCell outputs={step.outputs} /> : <span className="muted">none</span>}</td>
-                <td>
-                  <Screenshots shots={step.shots} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {Object.keys(data.args).length > 0 && (
-        <>
-          <h2>Arguments</h2>
-          <Block label="arguments">{JSON.stringify(data.args, null, 2)}</Block>
-        </>
-      )}
-      <h2>Logs</h2>
-      <LiveLogs
-        url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
-        screenshotHref={(id) => `/${encodeURIComponent(slug)}/api/screenshots/${encodeURIComponent(id)}`}
-      />
-    </>
+    <Loaded query={run}>
+      {(data) => {
+        const steps = stepsOf(data.nodeOutputs, data.screenshots);
+        return (
+          <>
+            <p>
+              <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← {data.pipeline.name}</a>
+            </p>
+            <h1>
+              Run <code>{runId.slice(0, 8)}</code> <RunStatus status={data.status.pipeline} />
+            </h1>
+            <p className="muted">
+              version <code>{data.version.slice(0, 8)}</code> · created {when(data.created)} · started {when(data.started)} · finished{' '}
+              {when(data.finished)}
+            </p>
+            {!ended(data.status.pipeline) && (
+              <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+                Stop the run
+              </button>
+            )}
+            <ErrorLine error={stop.error} />
+            {data.error && (
+              <p className="error" role="alert" aria-label="run error">
+                {data.error.node ? (
+                  <>
+                    Node <code>{data.error.node}</code>:{' '}
+                  </>
+                ) : null}
+                {data.error.message} <span className="muted">({data.error.code})</span>
+              </p>
+            )}
+            {data.outputsWithheld && (
+              <p className="muted">The run read cookies: its outputs are shown only to those who may read the session's.</p>
+            )}
+            {data.result && (
+              <>
+                <h2>Result</h2>
+                <Block label="result">{JSON.stringify(data.result, null, 2)}</Block>
+              </>
+            )}
+            <h2>Steps</h2>
+            <p className="muted">
+              Screenshots:{' '}
+              {data.screenshotMode === 'steps' ? 'after every step' : data.screenshotMode === 'failures' ? 'where a step failed' : 'none'}
+            </p>
+            {steps.length === 0 ? (
+              <p className="muted">None yet.</p>
+            ) : (
+              <table aria-label="steps">
+                <thead>
+                  <tr>
+                    <th>Node</th>
+                    <th>Outputs</th>
+                    <th>Screenshots</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {steps.map((step) => (
+                    <tr key={step.node}>
+                      <td>
+                        <code>{step.node}</code>
+                      </td>
+                      <td>{step.has ? <OutputsCell outputs={step.outputs} /> : <span className="muted">none</span>}</td>
+                      <td>
+                        <Screenshots shots={step.shots} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {Object.keys(data.args).length > 0 && (
+              <>
+                <h2>Arguments</h2>
+                <Block label="arguments">{JSON.stringify(data.args, null, 2)}</Block>
+              </>
+            )}
+            <h2>Logs</h2>
+            <LiveLogs
+              url={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
+              screenshotHref={(id) => `/${encodeURIComponent(slug)}/api/screenshots/${encodeURIComponent(id)}`}
+            />
+          </>
+        );
+      }}
+    </Loaded>
   );
 }
 
@@ -150,64 +151,5 @@ function RecordTable({ rows }: { rows: Record<string, unknown>[] }) {
         ))}
       </tbody>
     </table>
-  );
-}
-
-type LogEntry = {
-  seq: number;
-  severity: string;
-  message: string;
-  area: string;
-  context: string;
-  created: string;
-  object?: Record<string, unknown> | null;
-};
-
-/**
- * A log as it is written: the route's server-sent events (`event: log`, `event: end` when the
- * stream is finished), over the session cookie. EventSource resumes after a dropped connection
- * with Last-Event-ID by itself.
- */
-export function LiveLogs({ url, screenshotHref }: { url: string; screenshotHref?: (id: string) => string }) {
-  const [entries, setEntries] = useState<LogEntry[]>([]);
-  const [state, setState] = useState<'connecting' | 'live' | 'ended' | 'failed'>('connecting');
-  useEffect(() => {
-    setEntries([]);
-    const source = new EventSource(url, { withCredentials: true });
-    source.addEventListener('open', () => setState('live'));
-    source.addEventListener('log', (event) => {
-      const entry = JSON.parse((event as MessageEvent).data) as LogEntry;
-      setEntries((seen) => (seen.some((known) => known.seq === entry.seq) ? seen : [...seen, entry]));
-    });
-    source.addEventListener('end', () => {
-      setState('ended');
-      source.close();
-    });
-    source.addEventListener('error', () => {
-      if (source.readyState === EventSource.CLOSED) setState('failed');
-    });
-    return () => source.close();
-  }, [url]);
-  return (
-    <>
-      <p className="muted" aria-live="polite">
-        {state === 'live' ? 'Live' : state === 'ended' ? 'Complete' : state === 'failed' ? 'The log could not be read' : 'Connecting…'} ·{' '}
-        {entries.length} entries
-      </p>
-      <ol className="logs" aria-label="logs">
-        {entries.map((entry) => (
-          <li key={entry.seq} className={`severity-${entry.severity}`}>
-            <time>{new Date(entry.created).toLocaleTimeString()}</time> <span className="muted">{entry.context}</span>{' '}
-            {typeof entry.object?.screenshot === 'string' && screenshotHref ? (
-              <a href={screenshotHref(entry.object.screenshot)} target="_blank" rel="noreferrer">
-                {entry.message}
-              </a>
-            ) : (
-              entry.message
-            )}
-          </li>
-        ))}
-      </ol>
-    </>
   );
 }

@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
+import { ErrorLine } from '../components/parts.tsx';
+import { trpc } from '../trpc.ts';
 
 type Mode = 'sign-in' | 'register' | 'reset';
 
@@ -18,7 +19,7 @@ export function SignIn() {
   const [firstName, setFirstName] = useState('');
   const [lastName, setLastName] = useState('');
   const [remember, setRemember] = useState(false);
-  const signedIn = () => queries.invalidateQueries({ queryKey: ['auth'] });
+  const signedIn = () => queries.invalidateQueries({ queryKey: trpc.auth.status.queryKey() });
   const signIn = useMutation({ mutationFn: () => bf.auth.login.mutate({ email, password, remember }), onSuccess: signedIn });
   const register = useMutation({
     mutationFn: () => bf.auth.register.mutate({ email, password, firstName, lastName }),
@@ -106,7 +107,7 @@ export function SecondFactor() {
   const [token, setToken] = useState('');
   const verify = useMutation({
     mutationFn: () => bf.twoFactor.verify.mutate({ token }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['auth'] }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: trpc.auth.status.queryKey() }),
   });
   return (
     <main className="narrow page">
@@ -148,7 +149,7 @@ export function VerifyEmail({ email }: { email: string }) {
 
 /** Signing in with each configured OpenID Connect provider: the service's redirect flow, back to the console. */
 function ProviderButtons() {
-  const providers = useQuery({ queryKey: ['providers'], queryFn: () => bf.externalAuth.providers.query() });
+  const providers = useQuery(trpc.externalAuth.providers.queryOptions());
   if (!providers.data?.length) return null;
   return (
     <p className="row">

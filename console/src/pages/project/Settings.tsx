@@ -1,9 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf, type RouterOutputs } from '../api.ts';
-import { ErrorLine } from '../parts.tsx';
-import { hrefOf } from '../route.ts';
+import { WriteButton } from '../../access.tsx';
+import { bf, type RouterOutputs } from '../../api.ts';
+import { ErrorLine } from '../../components/parts.tsx';
+import { hrefOf } from '../../route.ts';
+import { trpc } from '../../trpc.ts';
 
 type Project = RouterOutputs['projects']['get'];
 
@@ -28,15 +29,15 @@ export function ProjectSettings({ project }: { project: Project }) {
         ...(slug !== project.slug ? { slug } : {}),
       }),
     onSuccess: async () => {
-      await queries.invalidateQueries({ queryKey: ['projects'] });
+      await queries.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
       if (slug !== project.slug) window.location.hash = hrefOf({ page: 'project', slug, tab: 'settings' });
-      else await queries.invalidateQueries({ queryKey: ['project', project.slug] });
+      else await queries.invalidateQueries({ queryKey: trpc.projects.get.queryKey({ project: project.slug }) });
     },
   });
   const remove = useMutation({
     mutationFn: () => bf.projects.delete.mutate({ project: project.slug }),
     onSuccess: async () => {
-      await queries.invalidateQueries({ queryKey: ['projects'] });
+      await queries.invalidateQueries({ queryKey: trpc.projects.list.queryKey() });
       window.location.hash = hrefOf({ page: 'projects' });
     },
   });

@@ -2,7 +2,7 @@ import dagre from '@dagrejs/dagre';
 import { Background, Controls, type Edge, MarkerType, type Node, ReactFlow } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useMemo } from 'react';
-import { graphOf } from './graph.ts';
+import { graphOf } from '../graph.ts';
 
 const NODE_WIDTH = 170;
 const NODE_HEIGHT = 52;

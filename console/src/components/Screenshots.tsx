@@ -1,4 +1,4 @@
-import type { Screenshot } from '../../client/index.ts';
+import type { Screenshot } from '../../../client/index.ts';
 
 /**
  * The service gives a screenshot's URL at PUBLIC_URL; the console reads it at its own origin (the

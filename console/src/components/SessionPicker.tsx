@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { bf } from './api.ts';
+import { trpc } from '../trpc.ts';
 
 /** The project's session a run or an analysis uses: the first one until another is chosen. */
 export function useSessionChoice(slug: string) {
-  const sessions = useQuery({ queryKey: ['sessions', slug], queryFn: () => bf.sessions.list.query({ project: slug, limit: 100 }) });
+  const sessions = useQuery(trpc.sessions.list.queryOptions({ project: slug, limit: 100 }));
   const [session, setSession] = useState('');
   useEffect(() => {
     if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);

@@ -1,6 +1,6 @@
-import { useQuery } from '@tanstack/react-query';
-import { type ButtonHTMLAttributes, type ComponentType, useEffect, useRef, useState } from 'react';
-import { issuesOf, messageOf } from './api.ts';
+import { type QueryKey, type UseQueryOptions, useQuery } from '@tanstack/react-query';
+import { type ButtonHTMLAttributes, type ComponentType, type ReactNode, useEffect, useRef, useState } from 'react';
+import { issuesOf, messageOf } from '../api.ts';
 
 /** A failed call, as the service put it, with each of its issues by the input it names. */
 export function ErrorLine({ error }: { error: unknown }) {
@@ -22,6 +22,25 @@ export function ErrorLine({ error }: { error: unknown }) {
   );
 }
 
+/**
+ * What a page shows of the query it is made from: "Loading…" until the answer comes, what went
+ * wrong if the query failed (a failed refetch too), else `children` of the answer. `page` gives
+ * the loading line the page's margins, for what is drawn outside the console's `<main>`.
+ */
+export function Loaded<T>({
+  query,
+  page = false,
+  children,
+}: {
+  query: { data: T | undefined; isError: boolean; error: unknown };
+  page?: boolean;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isError) return <ErrorLine error={query.error} />;
+  if (query.data === undefined) return <p className={page ? 'muted page' : 'muted'}>Loading…</p>;
+  return children(query.data);
+}
+
 /** Beside a field: what the failed call said of the input at `path` (e.g. `['args', 'url']`), if anything. */
 export function FieldIssue({ error, path }: { error: unknown; path: readonly (string | number)[] }) {
   const said = issuesOf(error).filter((issue) => path.every((part, index) => String(issue.path[index]) === String(part)));
@@ -39,16 +58,15 @@ export const PAGE_SIZE = 20;
 /**
  * A list read a page at a time with the API's `limit` and `offset`: one row more than shown is
  * asked for, to know whether a next page exists. `pager` is the Previous / Next bar (none when
- * everything fits on one page). The query key gets the offset, so invalidating `key` refreshes it.
+ * everything fits on one page). `optionsOf` gives the list procedure's options for a page
+ * (`trpc.x.list.queryOptions({ ...input, ...page })`), so its key without the page refreshes them all.
  */
 export function usePagedList<T>(
-  key: readonly unknown[],
-  fetchPage: (page: { limit: number; offset: number }) => Promise<T[]>,
+  optionsOf: (page: { limit: number; offset: number }) => UseQueryOptions<T[], Error, T[], QueryKey>,
   label: string,
-  options: { refetchInterval?: number } = {},
 ) {
   const [offset, setOffset] = useState(0);
-  const query = useQuery({ queryKey: [...key, offset], queryFn: () => fetchPage({ limit: PAGE_SIZE + 1, offset }), ...options });
+  const query = useQuery(optionsOf({ limit: PAGE_SIZE + 1, offset }));
   const more = (query.data?.length ?? 0) > PAGE_SIZE;
   const data = query.data?.slice(0, PAGE_SIZE);
   const pager =
@@ -65,7 +83,7 @@ export function usePagedList<T>(
         </button>
       </nav>
     );
-  return { error: query.error, isError: query.isError, refetch: query.refetch, data, pager };
+  return { error: query.error, data, pager };
 }
 
 /** A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. */
@@ -153,4 +171,9 @@ export function ConfirmButton({
       </button>
     </fieldset>
   );
+}
+
+/** A run's state as its badge (`status.pipeline`: queued, running, succeeded, failed, cancelled). */
+export function RunStatus({ status }: { status: string }) {
+  return <span className={`status ${status}`}>{status}</span>;
 }

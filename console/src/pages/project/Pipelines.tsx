@@ -1,9 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf } from '../api.ts';
-import { ErrorLine, usePagedList, when } from '../parts.tsx';
-import { hrefOf } from '../route.ts';
+import { WriteButton } from '../../access.tsx';
+import { bf } from '../../api.ts';
+import { ErrorLine, usePagedList, when } from '../../components/parts.tsx';
+import { hrefOf } from '../../route.ts';
+import { trpc } from '../../trpc.ts';
 
 /** A first pipeline to start from: a page, a navigation and a heading read (docs/pipeline-language.md). */
 export const starterSource = {
@@ -19,12 +20,12 @@ export const starterSource = {
 /** The project's pipelines, and a form that creates one (its source is edited on its page). */
 export function PipelinesTab({ slug }: { slug: string }) {
   const queries = useQueryClient();
-  const pipelines = usePagedList(['pipelines', slug], (page) => bf.pipelines.list.query({ project: slug, ...page }), 'pipelines');
+  const pipelines = usePagedList((page) => trpc.pipelines.list.queryOptions({ project: slug, ...page }), 'pipelines');
   const [name, setName] = useState('');
   const create = useMutation({
     mutationFn: () => bf.pipelines.create.mutate({ project: slug, name, source: starterSource }),
     onSuccess: async ({ id }) => {
-      await queries.invalidateQueries({ queryKey: ['pipelines', slug] });
+      await queries.invalidateQueries({ queryKey: trpc.pipelines.list.queryKey({ project: slug }) });
       window.location.hash = hrefOf({ page: 'pipeline', slug, pipelineId: id });
     },
   });

@@ -1,16 +1,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../access.tsx';
-import { bf, type RouterOutputs } from '../api.ts';
-import { Block, Copyable, ErrorLine, usePagedList } from '../parts.tsx';
-import { ArgumentInput, argsOf } from './Pipeline.tsx';
+import { WriteButton } from '../../access.tsx';
+import { bf, type RouterOutputs } from '../../api.ts';
+import { ArgumentInput, argsOf } from '../../components/ArgumentInput.tsx';
+import { Block, Copyable, ErrorLine, usePagedList } from '../../components/parts.tsx';
+import { trpc } from '../../trpc.ts';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
 type McpServer = RouterOutputs['mcpServers']['list'][number];
 
 /** The project's functions with a "try it" form each, and its MCP servers with their client set-up. */
 export function FunctionsTab({ slug }: { slug: string }) {
-  const functions = useQuery({ queryKey: ['functions', slug], queryFn: () => bf.functions.list.query({ project: slug, limit: 100 }) });
+  const functions = useQuery(trpc.functions.list.queryOptions({ project: slug, limit: 100 }));
   return (
     <>
       <section>
@@ -82,7 +83,7 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
 /** MCP servers: create one from functions, then link an API key to it and copy a client's config. */
 function McpServers({ slug, functions }: { slug: string; functions: PipelineFunction[] }) {
   const queries = useQueryClient();
-  const servers = usePagedList(['mcp-servers', slug], (page) => bf.mcpServers.list.query({ project: slug, ...page }), 'MCP servers');
+  const servers = usePagedList((page) => trpc.mcpServers.list.queryOptions({ project: slug, ...page }), 'MCP servers');
   const [name, setName] = useState('');
   const [serverSlug, setServerSlug] = useState('');
   const [functionIds, setFunctionIds] = useState<string[]>([]);
@@ -92,7 +93,7 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
       setName('');
       setServerSlug('');
       setFunctionIds([]);
-      return queries.invalidateQueries({ queryKey: ['mcp-servers', slug] });
+      return queries.invalidateQueries({ queryKey: trpc.mcpServers.list.queryKey({ project: slug }) });
     },
   });
   return (
@@ -154,11 +155,8 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
  */
 function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
   const queries = useQueryClient();
-  const configs = useQuery({
-    queryKey: ['mcp-client-configs', slug],
-    queryFn: () => bf.mcpClientConfigs.list.query({ project: slug, limit: 100 }),
-  });
-  const keys = useQuery({ queryKey: ['keys'], queryFn: () => bf.apiKeys.list.query({ limit: 100 }) });
+  const configs = useQuery(trpc.mcpClientConfigs.list.queryOptions({ project: slug, limit: 100 }));
+  const keys = useQuery(trpc.apiKeys.list.queryOptions({ limit: 100 }));
   const [keyChoice, setKeyChoice] = useState(server.functions.length ? 'new' : '');
   const [secret, setSecret] = useState<string | null>(null);
   const endpoint = `${window.location.origin}/${slug}/api/mcp-servers/${server.id}/mcp`;
@@ -183,8 +181,8 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
     },
     onSuccess: () =>
       Promise.all([
-        queries.invalidateQueries({ queryKey: ['mcp-client-configs', slug] }),
-        queries.invalidateQueries({ queryKey: ['keys'] }),
+        queries.invalidateQueries({ queryKey: trpc.mcpClientConfigs.list.queryKey({ project: slug }) }),
+        queries.invalidateQueries({ queryKey: trpc.apiKeys.list.queryKey() }),
       ]),
   });
   const linked = configs.data?.filter((config) => config.mcpServerId === server.id) ?? [];
