@@ -1,12 +1,12 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { SessionResource } from '../db/entities/index.ts';
 import { AgentTabs } from '../server/browsers/host/agentTools.ts';
-import type { BrowserPool, LaunchSpec } from '../server/browsers/host/browserPool.ts';
-import { LaunchError } from '../server/browsers/host/launchErrors.ts';
+import { LaunchError } from '../server/browsers/host/chromium/launchErrors.ts';
+import { failOnPageCrash } from '../server/browsers/host/chromium/pageCrashes.ts';
 import { executeNode } from '../server/browsers/host/nodes/executeNode.ts';
 import { RunPages } from '../server/browsers/host/nodes/runPages.ts';
 import { keepScreenshot, type ScreenshotKind, wantsScreenshot } from '../server/browsers/host/nodes/runScreenshots.ts';
-import { failOnPageCrash } from '../server/browsers/host/pageCrashes.ts';
+import type { BrowserPool, LaunchSpec } from '../server/browsers/host/pool/browserPool.ts';
 import { launchSettingsOf } from '../server/browsers/launchSettings.ts';
 import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
 import { recordAdopted, recordLaunched } from '../server/browsers/resourceStatus.ts';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
-import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
+import { findProcessesMentioning, isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';

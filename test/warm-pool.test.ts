@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost, WarmBrowser } from '../db/entities/index.ts';
-import { isAlive } from '../server/browsers/host/processes.ts';
+import { isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { defaultLaunchSignature, launchSignature } from '../server/browsers/launchSignature.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { stopAndWait } from './support/resources.ts';

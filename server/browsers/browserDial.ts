@@ -10,7 +10,7 @@ export type DialableResource = { id: string; hostId?: string | null; externalCdp
 /**
  * The URL the api dials to reach a resource's browser over CDP (the CDP proxy, the live view,
  * cookie capture, warm-start cookies): the relay of its host, found in `browser_hosts`, with a fresh
- * token for this resource on that host (server/browsers/host/browserRelay.ts). The api never dials
+ * token for this resource on that host (server/browsers/host/relay/browserRelay.ts). The api never dials
  * a DevTools port itself: those listen on their host's loopback.
  *
  * A browser registered through PUT /api/external-session runs elsewhere, at its own CDP URL, which

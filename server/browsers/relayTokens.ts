@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /**
- * Tokens of the browser relay (server/browsers/host/browserRelay.ts): the api mints one for each
+ * Tokens of the browser relay (server/browsers/host/relay/browserRelay.ts): the api mints one for each
  * connection it opens to a browser, the relay of the browser's host checks it before forwarding.
  * A token names one resource on one host and opens a connection until it expires, a minute after
  * it was minted; a connection once open stays (as the resource tokens of remoteUrl and vncUrl do).

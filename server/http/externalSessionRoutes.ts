@@ -17,7 +17,7 @@ import { type RawApp, sameSecret } from './rawRoutes.ts';
 /**
  * External sessions (spec 4.10): a browser running elsewhere joins a project as a session
  * resource, taken over its CDP URL by a browser host (`connectExternal`,
- * server/browsers/host/chromiumProcess.ts), so runs, analyses, the live view and the CDP proxy
+ * server/browsers/host/chromium/chromiumProcess.ts), so runs, analyses, the live view and the CDP proxy
  * use it like any other; its cookies can be
  * captured into the session. The caller is a system with `EXTERNAL_TOKEN` (Bearer, or `token`
  * in the query), not a user: it names the project.

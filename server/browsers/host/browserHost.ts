@@ -17,11 +17,11 @@ import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { RelayTokens } from '../relayTokens.ts';
 import { activeResourceStatuses } from '../resourceStatus.ts';
-import { prepareCgroups } from './browserCgroups.ts';
-import { BrowserPool } from './browserPool.ts';
-import { startBrowserRelay } from './browserRelay.ts';
-import { prepareSandbox } from './browserSandbox.ts';
-import { findProcessesMentioning, killProcessGroupsOf } from './processes.ts';
+import { prepareCgroups } from './chromium/browserCgroups.ts';
+import { prepareSandbox } from './chromium/browserSandbox.ts';
+import { findProcessesMentioning, killProcessGroupsOf } from './chromium/processes.ts';
+import { BrowserPool } from './pool/browserPool.ts';
+import { startBrowserRelay } from './relay/browserRelay.ts';
 
 const HEARTBEAT_MS = 5_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */

@@ -11,13 +11,13 @@
  */
 import type { Locator, Page } from 'playwright-core';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
+import { type CellType, convertText, uniqueKeys } from '../../../pipelines/cellValues.ts';
 import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
 import { PAGING_MAX_PAGES } from '../../../pipelines/engine/nodes/extract.ts';
 import type { NAVIGATION_STATES } from '../../../pipelines/engine/nodes/parts.ts';
 import type { InputsOf, NodeTypeSpec, OutputsOf } from '../../../pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, NodeSpecOf } from '../../../pipelines/engine/registry.ts';
-import { evaluateIsolated, evaluateMatches } from '../isolatedWorld.ts';
-import { type CellType, convertText, uniqueKeys } from './cellValues.ts';
+import { evaluateIsolated, evaluateMatches } from '../../page/isolatedWorld.ts';
 
 /** The largest screenshot (base64) a node may answer: its outputs go through workflow history. */
 const MAX_IMAGE_BASE64 = 1_500_000;

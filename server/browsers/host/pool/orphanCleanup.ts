@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { HostBrowser } from './browserPool.ts';
-import { findProcessesMentioning } from './processes.ts';
+import { findProcessesMentioning } from '../chromium/processes.ts';
+import type { HostBrowser } from './hostBrowser.ts';
 import type { WarmPool } from './warmPool.ts';
 
 /**

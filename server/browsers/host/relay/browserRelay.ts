@@ -2,12 +2,12 @@ import http, { STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { type ErrorBody, errorBody } from '../../errors.ts';
-import type { RelayTokens } from '../relayTokens.ts';
+import { type ErrorBody, errorBody } from '../../../errors.ts';
+import type { RelayTokens } from '../../relayTokens.ts';
 
 /**
  * The relay of a browser host: the only way in to its browsers, whose DevTools connections are
- * pipes served at Unix sockets only the host can open (server/browsers/host/cdpMux.ts). It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
+ * pipes served at Unix sockets only the host can open (server/browsers/host/relay/cdpMux.ts). It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
  * WebSocket at `/resources/<resourceId>?token=…` to the DevTools endpoint of that resource's
  * browser, byte for byte once the handshake is through. The api's CDP proxy (with its guard), live
  * view, cookie capture and warm-start cookies all come this way (server/browsers/browserDial.ts).
@@ -145,7 +145,7 @@ export async function startBrowserRelay(options: RelayOptions) {
 
 /**
  * Where a browser's DevTools connection is: the Unix socket of its CDP pipe on this host
- * (`ws+unix://<socket>:<path>`, server/browsers/host/cdpMux.ts), or a ws:// URL (a browser running
+ * (`ws+unix://<socket>:<path>`, server/browsers/host/relay/cdpMux.ts), or a ws:// URL (a browser running
  * elsewhere, taken over as an external session).
  */
 function upstreamTarget(endpoint: string): { host: string; connect: http.RequestOptions } {

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
-import type { LaunchSettings } from '../launchSettings.ts';
-import { launchSignature } from '../launchSignature.ts';
-import { setSessionCookies } from '../sessionCookies.ts';
-import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
-import { openPathTo } from './browserSandbox.ts';
+import type { SessionCookie } from '../../../../db/entities/BrowserSession.ts';
+import type { LaunchSettings } from '../../launchSettings.ts';
+import { launchSignature } from '../../launchSignature.ts';
+import { evaluateMatches } from '../../page/isolatedWorld.ts';
+import { setSessionCookies } from '../../sessionCookies.ts';
+import { openPathTo } from '../chromium/browserSandbox.ts';
 import {
   type BrowserProxy,
   type ChromiumOptions,
@@ -12,11 +12,12 @@ import {
   destroyBrowser,
   type LaunchedBrowser,
   launchChromium,
-} from './chromiumProcess.ts';
-import { evaluateMatches } from './isolatedWorld.ts';
-import { CapacityReached, HostDraining, WarmBrowserGone } from './launchErrors.ts';
+} from '../chromium/chromiumProcess.ts';
+import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
+import { isAlive, ProcessTable } from '../chromium/processes.ts';
+import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
+import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
-import { isAlive, ProcessTable } from './processes.ts';
 import type { WarmPolicyOptions } from './warmPolicy.ts';
 import { WarmPool, type WarmPoolOptions } from './warmPool.ts';
 
@@ -31,25 +32,6 @@ export type LaunchSpec = LaunchSettings & {
 };
 
 export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
-
-/** A browser of this host as the pool holds it: running for a resource, or warm (resource to come). */
-export type HostBrowser = LaunchedBrowser & {
-  /** Set on warm browsers: the id they are offered under. */
-  warmId?: string;
-  /** Measured since it became a resource's (its first measurement is its billing baseline). */
-  measured?: boolean;
-  resourceId: string;
-  projectId: string;
-  /** Set on warm browsers once their offer is written to `warm_browsers`. */
-  offered?: boolean;
-  networkBytes: number;
-  log: BrowserLog;
-  warm: boolean;
-  /** First found unwanted by the orphan cleanup at this time (ms). */
-  unwantedSince?: number;
-  /** Set once the kernel killed a process of it for memory: the whole browser was ended then. */
-  outOfMemory?: boolean;
-};
 
 /** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
 export type BrowserEnd = 'out_of_memory';
@@ -70,7 +52,7 @@ export type PoolOptions = WarmPolicyOptions &
 /**
  * The browsers of one browser host. The workflow decides when a browser lives and dies; the pool
  * carries out launch (or adoption of a warm browser) and stop for each resource, holds their
- * Chromium processes (./chromiumProcess.ts), captures each one's log (`BrowserLog`) and reports
+ * Chromium processes (../chromium/chromiumProcess.ts), captures each one's log (`BrowserLog`) and reports
  * usage. It keeps the warm browsers (./warmPool.ts) and destroys orphans (./orphanCleanup.ts).
  */
 export class BrowserPool {
@@ -368,7 +350,7 @@ const PRIMING_TIMEOUT_MS = 5_000;
 
 /**
  * A warm browser's first tab with Playwright's injected script and the host's isolated world
- * (isolatedWorld.ts) run once on about:blank: a run's first navigation and first selector read
+ * (server/browsers/page/isolatedWorld.ts) run once on about:blank: a run's first navigation and first selector read
  * then come faster (docs/benchmarks/mcp-call.md, `bench:mcp-call-causes`). Nothing of it but the
  * host's CDP session outlives the navigation; a failure only skips it.
  */

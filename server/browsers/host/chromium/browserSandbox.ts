@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, readlinkSync, statSync } from 'nod
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError } from '../../config.ts';
+import { ConfigError } from '../../../config.ts';
 
 /**
  * The kernel's fence around every browser of a host (docs/browsers.md, "Threat model";

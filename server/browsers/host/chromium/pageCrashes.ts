@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { NodeError } from '../../pipelines/engine/nodeErrors.ts';
+import { NodeError } from '../../../pipelines/engine/nodeErrors.ts';
 
 /**
  * `work` (a node on `context`'s pages), failed with `renderer_crashed` as soon as one of the run's

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { BrowserContext, Page } from 'playwright-core';
-import type { NewLogEntry } from '../../logs/logWriter.ts';
+import type { NewLogEntry } from '../../../logs/logWriter.ts';
 
 /** Writes a resource's browser log lines; `secrets` are the values to hide in them. */
 export type BrowserLogSink = (resourceId: string, projectId: string, entries: NewLogEntry[], secrets: string[]) => Promise<void>;

@@ -6,21 +6,21 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import type { EgressPolicy } from '../../net/egressPolicy.ts';
-import type { LaunchSettings } from '../launchSettings.ts';
-import { launchSignature } from '../launchSignature.ts';
+import type { EgressPolicy } from '../../../net/egressPolicy.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from '../../launch/chromiumFlags.ts';
+import type { LaunchSettings } from '../../launchSettings.ts';
+import { launchSignature } from '../../launchSignature.ts';
+import { EgressProxy } from '../egress/egressProxy.ts';
+import { CdpMux } from '../relay/cdpMux.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
-import { CdpMux } from './cdpMux.ts';
-import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from './chromiumFlags.ts';
-import { EgressProxy } from './egressProxy.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 
 /**
  * One browser of this host, from launch to destruction: a Chromium process launched with the
  * host's flags and a minimal environment (`launchChromium`), or a browser running elsewhere taken
  * over its CDP URL (`connectExternal`); `destroyBrowser` ends either. Which browsers live, and for
- * whom, is the pool's to say (./browserPool.ts).
+ * whom, is the pool's to say (../pool/browserPool.ts).
  */
 
 /** Under the egress policy: WebRTC may not send UDP around the proxy. */
@@ -67,7 +67,7 @@ export function browserEnvironment(userDataDir: string, env: NodeJS.ProcessEnv =
   return minimal;
 }
 
-/** The unprivileged user browsers run as (server/browsers/host/browserSandbox.ts). */
+/** The unprivileged user browsers run as (server/browsers/host/chromium/browserSandbox.ts). */
 export type SandboxUser = SandboxOptions & { uid: number; gid: number };
 
 /** How this host launches Chromium. */

@@ -1,4 +1,4 @@
-import { launchFailures } from '../../../workflows/contracts/browserSession.ts';
+import { launchFailures } from '../../../../workflows/contracts/browserSession.ts';
 
 /**
  * A launch error's name is its `ApplicationFailure` type, from the workflow's contract: the host

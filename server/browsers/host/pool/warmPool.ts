@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { LaunchSettings } from '../launchSettings.ts';
-import type { HostBrowser } from './browserPool.ts';
-import type { LaunchedBrowser } from './chromiumProcess.ts';
+import type { LaunchSettings } from '../../launchSettings.ts';
+import type { LaunchedBrowser } from '../chromium/chromiumProcess.ts';
+import type { HostBrowser } from './hostBrowser.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 
 /**

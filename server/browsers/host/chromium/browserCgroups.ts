@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { ConfigError } from '../../config.ts';
+import { ConfigError } from '../../../config.ts';
 
 /**
  * A cgroup per browser, so that no browser takes the machine (docs/browsers.md, "Every browser is

@@ -1,5 +1,6 @@
 /**
- * The host's own reads of a page run in an isolated world of its own (CDP
+ * The service's own reads of a page (the browser host's nodes, pool and agent tools, and the agents'
+ * page model, which the host runs) run in an isolated world of their own (CDP
  * `Page.createIsolatedWorld`): it shares the page's DOM but none of its JavaScript, so a page that
  * replaces `Array.prototype.some`, `JSON.stringify` or a DOM method sees neither what the host
  * asks nor what it reads. Only the function's source and its argument cross, and callers hand it

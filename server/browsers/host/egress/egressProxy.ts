@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { EgressPolicy } from '../../net/egressPolicy.ts';
+import type { EgressPolicy } from '../../../net/egressPolicy.ts';
 
 /**
  * The egress proxy of one browser: Chromium is launched with it as its only proxy (loopback
