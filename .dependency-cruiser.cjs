@@ -3,7 +3,7 @@
  * `npm run lint`. Type-only imports count like any other: a type import of a workflow module
  * ties its types to the importer all the same.
  */
-const hostCode = '^(server/browsers/host/|activities/browserHost[.]ts$)';
+const hostCode = '^(server/browsers/host/|activities/browserHost/)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -45,6 +45,17 @@ module.exports = {
         ],
         reachable: true,
       },
+    },
+    {
+      name: 'only-main-and-host-activities-import-the-host',
+      comment:
+        'The browser host (server/browsers/host/) is started by server/main/ and reached by its own activities ' +
+        '(activities/browserHost/), nothing else: what the host and other code both read lives outside host/ ' +
+        '(server/browsers/launch/chromiumFlags.ts, server/browsers/page/isolatedWorld.ts, server/pipelines/cellValues.ts, ' +
+        'server/net/egressPolicy.ts), so the api and the control worker never load host code through it.',
+      severity: 'error',
+      from: { pathNot: '^(server/main/|activities/browserHost/|server/browsers/host/)' },
+      to: { path: '^server/browsers/host/' },
     },
   ],
   options: {

@@ -61,7 +61,7 @@ export type BrowserSessionActivities = {
   recordUsage(resourceId: string, usage: BrowserUsage): Promise<{ lastActivity: string | null; action: MeterAction }>;
 };
 
-/** The workflow's activities on its browser's host (activities/browserHost.ts). */
+/** The workflow's activities on its browser's host (activities/browserHost/browserSession.ts). */
 export type BrowserSessionHostActivities = {
   adoptWarmBrowser(resourceId: string, warmId: string): Promise<void>;
   launchBrowser(resourceId: string): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }>;

@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createBrowserHostActivities } from '../../../activities/browserHost.ts';
+import { createBrowserHostActivities } from '../../../activities/browserHost/index.ts';
 import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
