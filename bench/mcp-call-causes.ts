@@ -22,8 +22,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
 import { openPathTo, prepareSandbox } from '../server/browsers/host/chromium/browserSandbox.ts';
 import { type ChromiumOptions, destroyBrowser, launchChromium } from '../server/browsers/host/chromium/chromiumProcess.ts';
-import { defaultBrowserImage } from '../server/browsers/images.ts';
-import type { LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { defaultBrowserImage } from '../server/browsers/launch/images.ts';
+import type { LaunchSettings } from '../server/browsers/launch/launchSettings.ts';
 import { EgressPolicy } from '../server/net/egressPolicy.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile } from './support/stack.ts';
 

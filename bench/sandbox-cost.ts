@@ -37,7 +37,7 @@ import {
   launchChromium,
 } from '../server/browsers/host/chromium/chromiumProcess.ts';
 import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/chromium/processes.ts';
-import { defaultScreen, type LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { defaultScreen, type LaunchSettings } from '../server/browsers/launch/launchSettings.ts';
 import { parseConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './billing/money.ts';
-import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hostCapacity.ts';
+import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hosts/hostCapacity.ts';
 import { parseAllowedDestinations } from './net/egressPolicy.ts';
 
 /**
@@ -243,7 +243,7 @@ const environment = z.object({
   BROWSER_RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Signs the relay's connection tokens; the api and every host need the same. Unset: derived from JWT_SECRET. */
   BROWSER_RELAY_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-  /** Unset: from the machine's memory and cores (server/browsers/hostCapacity.ts). */
+  /** Unset: from the machine's memory and cores (server/browsers/hosts/hostCapacity.ts). */
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(MAX_BROWSERS_PER_HOST).optional(),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
@@ -443,7 +443,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       hostId: e.BROWSER_HOST_ID,
       hostAddress: resolveHostAddress(e.BROWSER_HOST_ADDRESS),
       relayPort: e.BROWSER_RELAY_PORT,
-      /** Unset: the relay key comes from the service secret (server/browsers/relayTokens.ts). */
+      /** Unset: the relay key comes from the service secret (server/browsers/tokens/relayTokens.ts). */
       relaySecret: e.BROWSER_RELAY_SECRET,
       perHost: e.BROWSERS_PER_HOST ?? defaultBrowsersPerHost(),
       perProject: e.BROWSERS_PER_PROJECT,

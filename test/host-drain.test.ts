@@ -6,7 +6,7 @@ import { BrowserHost } from '../db/entities/index.ts';
 import { HostDraining } from '../server/browsers/host/chromium/launchErrors.ts';
 import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
 import { BrowserPool } from '../server/browsers/host/pool/browserPool.ts';
-import { defaultLaunchSettings } from '../server/browsers/launchSignature.ts';
+import { defaultLaunchSettings } from '../server/browsers/launch/launchSignature.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { createProject, registerUser } from './support/accounts.ts';

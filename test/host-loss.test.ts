@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
 import { findProcessesMentioning, isAlive } from '../server/browsers/host/chromium/processes.ts';
-import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
+import { activeResourceStatuses } from '../server/browsers/sessions/resourceStatus.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';

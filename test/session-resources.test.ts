@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserSessionActivities } from '../activities/browserSessions.ts';
 import { BrowserSession, Project, SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.ts';
 import { isAlive, measureProcessTree } from '../server/browsers/host/chromium/processes.ts';
-import { summarizeLaunchFailure } from '../server/browsers/resourceStatus.ts';
+import { summarizeLaunchFailure } from '../server/browsers/sessions/resourceStatus.ts';
 import { createLogger } from '../server/logger.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { createProject, registerUser } from './support/accounts.ts';

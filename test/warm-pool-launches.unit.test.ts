@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { LaunchedBrowser } from '../server/browsers/host/chromium/chromiumProcess.ts';
 import type { HostBrowser } from '../server/browsers/host/pool/hostBrowser.ts';
 import { WarmPool } from '../server/browsers/host/pool/warmPool.ts';
-import { defaultLaunchSettings, defaultLaunchSignature } from '../server/browsers/launchSignature.ts';
+import { defaultLaunchSettings, defaultLaunchSignature } from '../server/browsers/launch/launchSignature.ts';
 
 /**
  * The warm pool's launches (server/browsers/host/pool/warmPool.ts): a cold start takes over a warm

@@ -4,7 +4,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost, WarmBrowser } from '../db/entities/index.ts';
 import { isAlive } from '../server/browsers/host/chromium/processes.ts';
-import { defaultLaunchSignature, launchSignature } from '../server/browsers/launchSignature.ts';
+import { defaultLaunchSignature, launchSignature } from '../server/browsers/launch/launchSignature.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { stopAndWait } from './support/resources.ts';
 import { startTestStack } from './support/stack.ts';

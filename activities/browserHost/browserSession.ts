@@ -1,5 +1,5 @@
 import type { BrowserPool } from '../../server/browsers/host/pool/browserPool.ts';
-import { recordAdopted, recordLaunched } from '../../server/browsers/resourceStatus.ts';
+import { recordAdopted, recordLaunched } from '../../server/browsers/sessions/resourceStatus.ts';
 import type { BrowserSessionHostActivities } from '../../workflows/contracts/browserSession.ts';
 import { type HostActivityDeps, type HostBrowsers, launchFailure } from './hostBrowsers.ts';
 

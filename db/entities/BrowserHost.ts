@@ -3,7 +3,7 @@ import { created } from './common.ts';
 
 /**
  * The registry of browser hosts: each host process upserts its row on start and on every heartbeat
- * (5 s). Placement (`reserveBrowserStart`, server/browsers/browserSessions.ts) takes a host whose
+ * (5 s). Placement (`reserveBrowserStart`, server/browsers/sessions/browserSessions.ts) takes a host whose
  * heartbeat is fresh and that is not draining.
  */
 export const BrowserHost = defineEntity({

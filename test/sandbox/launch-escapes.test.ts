@@ -15,7 +15,7 @@ import {
   type LaunchedBrowser,
   launchChromium,
 } from '../../server/browsers/host/chromium/chromiumProcess.ts';
-import { defaultScreen } from '../../server/browsers/launchSettings.ts';
+import { defaultScreen } from '../../server/browsers/launch/launchSettings.ts';
 import { createLogger } from '../../server/logger.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 import { PAGE_HOST } from '../support/pages.ts';

@@ -37,7 +37,7 @@ export type BrowserSessionWorkflow = (
   input: BrowserSessionInput,
   resume?: BrowserSessionResume,
 ) => Promise<BrowserSessionState>;
-/** Its workflow type: the api starts it by this name (server/browsers/browserSessions.ts). */
+/** Its workflow type: the api starts it by this name (server/browsers/sessions/browserSessions.ts). */
 export const browserSessionWorkflowType = 'browserSessionWorkflow';
 
 /** Waits until the browser is usable (or failed) and answers the state. */
@@ -92,6 +92,6 @@ export const launchFailures = {
   resourceMissing: 'ResourceMissing',
   /** The proxy password is sealed under another service secret. */
   proxyPasswordUnreadable: 'ProxyPasswordUnreadable',
-  /** The session's stored launch flags are not all on the allow-list (server/browsers/launchSettings.ts). */
+  /** The session's stored launch flags are not all on the allow-list (server/browsers/launch/launchSettings.ts). */
   launchArgsRefused: 'LaunchArgsRefused',
 } as const;

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { SessionCookie } from '../../../../db/entities/BrowserSession.ts';
-import type { LaunchSettings } from '../../launchSettings.ts';
-import { launchSignature } from '../../launchSignature.ts';
+import type { LaunchSettings } from '../../launch/launchSettings.ts';
+import { launchSignature } from '../../launch/launchSignature.ts';
 import { evaluateMatches } from '../../page/isolatedWorld.ts';
-import { setSessionCookies } from '../../sessionCookies.ts';
+import { setSessionCookies } from '../../sessions/sessionCookies.ts';
 import { openPathTo } from '../chromium/browserSandbox.ts';
 import {
   type BrowserProxy,

@@ -1,5 +1,5 @@
-import type { LaunchSettings } from '../../launchSettings.ts';
-import { defaultLaunchSettings, defaultLaunchSignature } from '../../launchSignature.ts';
+import type { LaunchSettings } from '../../launch/launchSettings.ts';
+import { defaultLaunchSettings, defaultLaunchSignature } from '../../launch/launchSignature.ts';
 
 export type WarmPolicyOptions = {
   /** Browsers of the default launch settings kept warm (BROWSER_WARM_POOL). */

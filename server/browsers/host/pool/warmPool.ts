@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { LaunchSettings } from '../../launchSettings.ts';
+import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import type { LaunchedBrowser } from '../chromium/chromiumProcess.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';

@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type ErrorBody, errorBody } from '../../../errors.ts';
-import type { RelayTokens } from '../../relayTokens.ts';
+import type { RelayTokens } from '../../tokens/relayTokens.ts';
 
 /**
  * The relay of a browser host: the only way in to its browsers, whose DevTools connections are
  * pipes served at Unix sockets only the host can open (server/browsers/host/relay/cdpMux.ts). It listens on BROWSER_HOST_ADDRESS:BROWSER_RELAY_PORT and forwards a
  * WebSocket at `/resources/<resourceId>?token=…` to the DevTools endpoint of that resource's
  * browser, byte for byte once the handshake is through. The api's CDP proxy (with its guard), live
- * view, cookie capture and warm-start cookies all come this way (server/browsers/browserDial.ts).
+ * view, cookie capture and warm-start cookies all come this way (server/browsers/cdp/browserDial.ts).
  *
  * Refused before any byte reaches a browser, with the API's error body: a missing, forged or
  * expired token, or one minted for another resource or host (401); a resource that is not active

@@ -12,8 +12,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client as TemporalClient, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../db/entities/index.ts';
-import { textArray } from '../../db/textArray.ts';
+import { BrowserHost, type BrowserSession, type Project, SessionResource } from '../../../db/entities/index.ts';
+import { textArray } from '../../../db/textArray.ts';
 import {
   awaitReadyUpdate,
   type BrowserSessionState,
@@ -21,17 +21,17 @@ import {
   browserSessionWorkflowType,
   stopBrowserSignal,
   stopBrowserUpdate,
-} from '../../workflows/contracts/browserSession.ts';
-import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
-import type { AppDeps } from '../appDeps.ts';
-import { requireFunds } from '../billing/ledger.ts';
-import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../errors.ts';
-import { repeatWhileEngineSlow, startOnce } from '../infra/workflowErrors.ts';
-import { within } from '../infra/workflowHandles.ts';
-import { browserDialUrl } from './browserDial.ts';
-import { type LaunchSettings, launchSettingsOf } from './launchSettings.ts';
-import { launchSignature } from './launchSignature.ts';
+} from '../../../workflows/contracts/browserSession.ts';
+import { searchAttributesOf } from '../../../workflows/contracts/searchAttributes.ts';
+import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
+import type { AppDeps } from '../../appDeps.ts';
+import { requireFunds } from '../../billing/ledger.ts';
+import { Conflict, DomainError, LimitReached, ServiceUnavailable } from '../../errors.ts';
+import { repeatWhileEngineSlow, startOnce } from '../../infra/workflowErrors.ts';
+import { within } from '../../infra/workflowHandles.ts';
+import { browserDialUrl } from '../cdp/browserDial.ts';
+import { type LaunchSettings, launchSettingsOf } from '../launch/launchSettings.ts';
+import { launchSignature } from '../launch/launchSignature.ts';
 import {
   activeResourceStatuses,
   inUseResourceStatuses,

@@ -1,4 +1,4 @@
-import { openString, sealString } from '../auth/secrets.ts';
+import { openString, sealString } from '../../auth/secrets.ts';
 
 /**
  * Proxy passwords at rest (`proxies.password`, the `password` of `browser_sessions.proxy`) are

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SessionProxy } from '../../db/entities/BrowserSession.ts';
-import { StoredProxy } from '../../db/entities/index.ts';
-import type { Subject } from '../auth/subject.ts';
-import type { Config } from '../config.ts';
-import { BadRequest } from '../errors.ts';
-import { proxyActions } from '../permissions/permissions.ts';
-import type { ProjectScope } from '../requestEdge.ts';
-import { findChild } from '../trpc/projectRows.ts';
+import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
+import { StoredProxy } from '../../../db/entities/index.ts';
+import type { Subject } from '../../auth/subject.ts';
+import type { Config } from '../../config.ts';
+import { BadRequest } from '../../errors.ts';
+import { proxyActions } from '../../permissions/permissions.ts';
+import type { ProjectScope } from '../../requestEdge.ts';
+import { findChild } from '../../trpc/projectRows.ts';
 import { sealProxyPassword } from './proxyPasswords.ts';
 import { proxyProviderFor } from './proxyProviders.ts';
 

@@ -2,7 +2,7 @@ import { jwtVerify, SignJWT } from 'jose';
 
 /**
  * Tokens in remoteUrl and vncUrl. Each names one resource and one use (`cdp` or `live`), and is
- * short-lived (see `resourceView.ts`): it is checked when a WebSocket opens, and an open
+ * short-lived (see `server/browsers/sessions/resourceView.ts`): it is checked when a WebSocket opens, and an open
  * connection outlives it. The routes also refuse a resource that stopped. A `live` token says
  * whether its holder may control the browser (input is forwarded) or only watch it.
  */

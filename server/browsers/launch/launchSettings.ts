@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { BrowserSession, Screen } from '../../db/entities/BrowserSession.ts';
-import { BadRequest } from '../errors.ts';
+import type { BrowserSession, Screen } from '../../../db/entities/BrowserSession.ts';
+import { BadRequest } from '../../errors.ts';
+import { PLAYWRIGHT_FEATURES } from './chromiumFlags.ts';
 import { isKnownImage } from './images.ts';
-import { PLAYWRIGHT_FEATURES } from './launch/chromiumFlags.ts';
 
 /**
  * What a browser is launched with (spec 2, Session; 4.4): its image, screen and Chromium flags.

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { SessionResource } from '../../db/entities/index.ts';
-import { appendLogs, logStreams, type NewLogEntry } from '../logs/logWriter.ts';
+import { SessionResource } from '../../../db/entities/index.ts';
+import { appendLogs, logStreams, type NewLogEntry } from '../../logs/logWriter.ts';
 
 /**
  * The one writer of a session resource's status. A row is created `starting` (a cold launch) or

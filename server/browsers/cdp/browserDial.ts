@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { BrowserHost } from '../../db/entities/index.ts';
-import { ServiceUnavailable } from '../errors.ts';
-import type { RelayTokens } from './relayTokens.ts';
+import { BrowserHost } from '../../../db/entities/index.ts';
+import { ServiceUnavailable } from '../../errors.ts';
+import type { RelayTokens } from '../tokens/relayTokens.ts';
 
 /** What of a resource row says where its browser is. */
 export type DialableResource = { id: string; hostId?: string | null; externalCdpUrl?: string | null; cdpEndpoint?: string | null };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Config } from '../config.ts';
-import { ConfigError } from '../config.ts';
+import type { Config } from '../../config.ts';
+import { ConfigError } from '../../config.ts';
 import {
   proxyHostnameSchema,
   proxyPasswordSchema,

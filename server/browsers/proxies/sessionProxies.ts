@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SessionProxy } from '../../db/entities/BrowserSession.ts';
+import type { SessionProxy } from '../../../db/entities/BrowserSession.ts';
 
 /**
  * Proxies, inline on a session and stored proxy records (spec 2, Proxy; 4.7): the rules the api

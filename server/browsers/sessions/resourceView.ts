@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Project, SessionResource } from '../../db/entities/index.ts';
-import type { AppDeps } from '../appDeps.ts';
-import type { Subject } from '../auth/subject.ts';
-import { browserUrlRights, projectRef } from '../permissions/permissions.ts';
+import type { Project, SessionResource } from '../../../db/entities/index.ts';
+import type { AppDeps } from '../../appDeps.ts';
+import type { Subject } from '../../auth/subject.ts';
+import { browserUrlRights, projectRef } from '../../permissions/permissions.ts';
 
 export const resourceView = z.object({
   id: z.string(),

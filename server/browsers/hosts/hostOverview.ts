@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { BrowserHost } from '../../db/entities/index.ts';
-import { textArray } from '../../db/textArray.ts';
-import { HOST_HEARTBEAT_STALE_MS } from './browserSessions.ts';
-import { activeResourceStatuses } from './resourceStatus.ts';
+import { BrowserHost } from '../../../db/entities/index.ts';
+import { textArray } from '../../../db/textArray.ts';
+import { HOST_HEARTBEAT_STALE_MS } from '../sessions/browserSessions.ts';
+import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 
 /** One browser host as an operator sees it (GET /api/admin/hosts). */
 export type HostOverview = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SessionCookie } from '../../db/entities/BrowserSession.ts';
-import { CdpClient } from './cdpClient.ts';
-import { ipv6Literal } from './sessionProxies.ts';
+import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
+import { CdpClient } from '../cdp/cdpClient.ts';
+import { ipv6Literal } from '../proxies/sessionProxies.ts';
 
 /**
  * A session's cookies (spec 2, Session; 4.4): the api checks them on create and update, so the
