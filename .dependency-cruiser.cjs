@@ -99,6 +99,17 @@ module.exports = {
       from: { path: '^console/src/components/' },
       to: { path: '^console/src/pages/' },
     },
+    {
+      name: 'only-main-and-host-activities-import-the-host',
+      comment:
+        'The browser host (server/browsers/host/) is started by server/main/ and reached by its own activities ' +
+        '(activities/browserHost/), nothing else: what the host and other code both read lives outside host/ ' +
+        '(server/browsers/launch/chromiumFlags.ts, server/browsers/page/isolatedWorld.ts, server/pipelines/cellValues.ts, ' +
+        'server/net/egressPolicy.ts), so the api and the control worker never load host code through it.',
+      severity: 'error',
+      from: { pathNot: '^(server/main/|activities/browserHost/|server/browsers/host/)' },
+      to: { path: '^server/browsers/host/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -3,7 +3,7 @@ import { SessionResource } from '../db/entities/index.ts';
 import { meter } from '../server/billing/metering.ts';
 import { parseQuantity } from '../server/billing/money.ts';
 import { enforceFunds } from '../server/billing/shutdown.ts';
-import { activeResourceStatuses, recordWorkflowStep, settleUnmanaged } from '../server/browsers/resourceStatus.ts';
+import { activeResourceStatuses, recordWorkflowStep, settleUnmanaged } from '../server/browsers/sessions/resourceStatus.ts';
 import { sessionStopped } from '../server/webhooks/eventData.ts';
 import { emitWebhookEvent } from '../server/webhooks/events.ts';
 import type { MeterAction } from '../workflows/contracts/billing.ts';

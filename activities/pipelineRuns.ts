@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { BrowserHost, PipelineRun, SessionResource } from '../db/entities/index.ts';
-import { HOST_HEARTBEAT_STALE_MS } from '../server/browsers/browserSessions.ts';
+import { HOST_HEARTBEAT_STALE_MS } from '../server/browsers/sessions/browserSessions.ts';
 import { appendLogs, logStreams } from '../server/logs/logWriter.ts';
 import { executeDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { BillingAccount, BrowserSession, Project, SessionResource, User } from '../db/entities/index.ts';
-import { isAlive } from '../server/browsers/host/processes.ts';
+import { isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const REPORTERS = Number(process.env.BENCH_REPORTERS ?? 50);

@@ -22,10 +22,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { SessionResource, WarmBrowser } from '../db/entities/index.ts';
-import { browserEnvironment, chromiumArgs } from '../server/browsers/host/chromiumProcess.ts';
-import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
-import { BROWSER_MEMORY_SHARE, BROWSERS_PER_CORE, defaultBrowsersPerHost, MEMORY_PER_BROWSER } from '../server/browsers/hostCapacity.ts';
-import { defaultScreen } from '../server/browsers/launchSettings.ts';
+import { browserEnvironment, chromiumArgs } from '../server/browsers/host/chromium/chromiumProcess.ts';
+import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
+import {
+  BROWSER_MEMORY_SHARE,
+  BROWSERS_PER_CORE,
+  defaultBrowsersPerHost,
+  MEMORY_PER_BROWSER,
+} from '../server/browsers/hosts/hostCapacity.ts';
+import { defaultScreen } from '../server/browsers/launch/launchSettings.ts';
 import { measureTrees, memoryAvailable, type TreeUsage } from './support/processMemory.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
@@ -316,7 +321,7 @@ holds, which the machine gets back when it closes. "Available" is the kernel's M
 | memory the launch flags save per idle browser (private memory, baseline: before) | ${saved} |
 | the service's own memory per browser (its process's RSS growth over the climb) | ${Number.isFinite(serviceRssPerBrowser) ? `${mb(serviceRssPerBrowser)} MB` : 'n/a'} |
 | more idle browsers the memory left would hold (down to ${mb(MIN_FREE)} MB available) | ${Number.isFinite(moreByMemory) ? moreByMemory : 'n/a'} |
-| default \`BROWSERS_PER_HOST\` on this machine (server/browsers/hostCapacity.ts: ${BROWSER_MEMORY_SHARE} of the memory at ${mb(MEMORY_PER_BROWSER)} MB a browser, at most ${BROWSERS_PER_CORE} per core) | ${capacity}: ${capacityMet} |
+| default \`BROWSERS_PER_HOST\` on this machine (server/browsers/hosts/hostCapacity.ts: ${BROWSER_MEMORY_SHARE} of the memory at ${mb(MEMORY_PER_BROWSER)} MB a browser, at most ${BROWSERS_PER_CORE} per core) | ${capacity}: ${capacityMet} |
 
 The climb stopped because ${stoppedBy}. This machine has ${cores} cores. The run took ${((performance.now() - runStart) / 1000).toFixed(0)} s.
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, chromium } from 'playwright-core';
 import { SessionResource, WarmBrowser } from '../db/entities/index.ts';
-import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
+import { CHROMIUM_FLAGS } from '../server/browsers/launch/chromiumFlags.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);

@@ -17,7 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { SessionResource } from '../db/entities/index.ts';
-import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
+import { activeResourceStatuses } from '../server/browsers/sessions/resourceStatus.ts';
 import { writeFiguresBlock } from './support/figuresBlock.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 

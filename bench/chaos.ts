@@ -19,7 +19,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { processTree, readProcessTable } from '../server/browsers/host/processes.ts';
+import { processTree, readProcessTable } from '../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { HttpClient } from '../test/support/http.ts';

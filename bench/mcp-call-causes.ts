@@ -1,7 +1,7 @@
 /**
  * `npm run bench:mcp-call-causes`: the browser-side causes named for `bench:mcp-call`'s stretch,
  * each measured alone on a fresh browser launched as the browser host launches it
- * (server/browsers/host/chromiumProcess.ts): its first `page.goto` and the first `extract.text`
+ * (server/browsers/host/chromium/chromiumProcess.ts): its first `page.goto` and the first `extract.text`
  * read (a locator's `evaluateAll`, which makes Playwright inject its script), under four
  * conditions taken in turns so they share the machine's noise:
  *
@@ -20,10 +20,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
-import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
-import { type ChromiumOptions, destroyBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
-import { defaultBrowserImage } from '../server/browsers/images.ts';
-import type { LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { openPathTo, prepareSandbox } from '../server/browsers/host/chromium/browserSandbox.ts';
+import { type ChromiumOptions, destroyBrowser, launchChromium } from '../server/browsers/host/chromium/chromiumProcess.ts';
+import { defaultBrowserImage } from '../server/browsers/launch/images.ts';
+import type { LaunchSettings } from '../server/browsers/launch/launchSettings.ts';
 import { EgressPolicy } from '../server/net/egressPolicy.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile } from './support/stack.ts';
 
@@ -122,7 +122,7 @@ BROWSER_SANDBOX=off when the machine cannot build the sandbox).
 
 The browser's side of \`bench:mcp-call\` (docs/benchmarks/mcp-call.md) taken apart, without the
 api, Temporal or the database: a fresh browser launched as the browser host launches it
-(server/browsers/host/chromiumProcess.ts), its first \`page.goto\` to a local page and the first
+(server/browsers/host/chromium/chromiumProcess.ts), its first \`page.goto\` to a local page and the first
 \`extract.text\` read of the list items (a locator's \`evaluateAll\`: Playwright injects its script
 into the page on this first use). The conditions:
 
@@ -131,7 +131,7 @@ into the page on this first use). The conditions:
 - as hosted, beside a concurrent launch: another browser launched as the first navigation starts,
   as a warm-pool refill did right after a claim;
 - as hosted, tab primed: a locator run on the tab's about:blank before the navigation, as warm
-  browsers now are (server/browsers/host/browserPool.ts, \`primed\`).
+  browsers now are (server/browsers/host/pool/browserPool.ts, \`primed\`).
 
 Then the teardown: how long destroying the browser took, and the longest stretch for which it
 blocked this process's event loop (the host's loop also runs the egress proxy and Playwright of

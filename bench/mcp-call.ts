@@ -234,7 +234,7 @@ execute was not measured then; the baseline's calls came back to back).
 The same calls back to back (no goal), each made as the last is answered. Every call launches a
 fresh browser's replacement and tears its own down; on 2 cores these calls come faster than the
 host launches, so about one in two finds no warm browser and waits for a launch (a launch the
-pool has under way is taken over: server/browsers/host/warmPool.ts, \`takeLaunch\`).
+pool has under way is taken over: server/browsers/host/pool/warmPool.ts, \`takeLaunch\`).
 
 | measure | calls | median ms | p95 ms | min ms | max ms |
 |---|---|---|---|---|---|

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_FLAGS } from '../server/browsers/chromiumFlags.ts';
+import { CHROMIUM_FLAGS } from '../server/browsers/launch/chromiumFlags.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);

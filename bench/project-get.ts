@@ -25,7 +25,7 @@ import { initORM, migrate } from '../db/orm.ts';
 import { createScratchDatabase } from '../scripts/scratch-database.ts';
 import { buildApp } from '../server/app.ts';
 import { JwtSigner } from '../server/auth/jwt.ts';
-import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
+import { ResourceTokens } from '../server/browsers/tokens/resourceTokens.ts';
 import { parseConfig } from '../server/config.ts';
 import { errorBody, restErrorBody } from '../server/errors.ts';
 import { registerRestRoutes } from '../server/http/restRoutes.ts';

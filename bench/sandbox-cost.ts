@@ -1,6 +1,6 @@
 /**
- * `npm run bench:sandbox`: what the kernel sandbox (server/browsers/host/browserSandbox.ts) and the
- * browsers' bounds (server/browsers/host/browserCgroups.ts) cost a browser, measured in one run on
+ * `npm run bench:sandbox`: what the kernel sandbox (server/browsers/host/chromium/browserSandbox.ts) and the
+ * browsers' bounds (server/browsers/host/chromium/browserCgroups.ts) cost a browser, measured in one run on
  * browsers launched by the host's own `launchChromium`, of three kinds: "off", `sandbox: null`
  * (BROWSER_SANDBOX=off); "on", the sandbox's user with no bounds (no cgroup, the profile on the
  * host's disk: the baseline of the bounds); "bounded", as hosts run them (the sandbox, a cgroup
@@ -28,11 +28,16 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BrowserCgroups } from '../server/browsers/host/browserCgroups.ts';
-import { openPathTo, prepareSandbox } from '../server/browsers/host/browserSandbox.ts';
-import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../server/browsers/host/chromiumProcess.ts';
-import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/processes.ts';
-import { defaultScreen, type LaunchSettings } from '../server/browsers/launchSettings.ts';
+import { BrowserCgroups } from '../server/browsers/host/chromium/browserCgroups.ts';
+import { openPathTo, prepareSandbox } from '../server/browsers/host/chromium/browserSandbox.ts';
+import {
+  type ChromiumOptions,
+  destroyBrowser,
+  type LaunchedBrowser,
+  launchChromium,
+} from '../server/browsers/host/chromium/chromiumProcess.ts';
+import { findProcessesMentioning, processTree, readProcessTable } from '../server/browsers/host/chromium/processes.ts';
+import { defaultScreen, type LaunchSettings } from '../server/browsers/launch/launchSettings.ts';
 import { parseConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../server/net/egressPolicy.ts';

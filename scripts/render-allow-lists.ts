@@ -1,7 +1,7 @@
 /**
  * `node scripts/render-allow-lists.ts`: writes the allow-lists of docs/browsers.md (the part
  * between its `allow-lists` markers) from the tables the service enforces: the launch flags of
- * server/browsers/launchSettings.ts and the CDP methods and parameter rules of
+ * server/browsers/launch/launchSettings.ts and the CDP methods and parameter rules of
  * server/http/browsers/cdpAllowList.ts and cdpGuard.ts; then format the file with
  * `npx biome format --write docs/browsers.md`. test/allow-lists.unit.test.ts renders the same text
  * and fails when the file is stale.
@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { allowedLaunchFlags } from '../server/browsers/launchSettings.ts';
+import { allowedLaunchFlags } from '../server/browsers/launch/launchSettings.ts';
 import { allowedCdpMethods, refusedCdpDomains, refusedCdpMethods } from '../server/http/browsers/cdpAllowList.ts';
 import { parameterRules } from '../server/http/browsers/cdpGuard.ts';
 

@@ -10,7 +10,7 @@ import Fastify, { type FastifyError } from 'fastify';
 import type { AppDeps } from './appDeps.ts';
 import { AccessCache } from './auth/accessCache.ts';
 import { listenForAccessChanges } from './auth/accessChanges.ts';
-import { RelayTokens } from './browsers/relayTokens.ts';
+import { RelayTokens } from './browsers/tokens/relayTokens.ts';
 import {
   asDomainError,
   BadRequest,

@@ -3,8 +3,8 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AccessCache } from './auth/accessCache.ts';
 import type { JwtSigner } from './auth/jwt.ts';
-import type { RelayTokens } from './browsers/relayTokens.ts';
-import type { ResourceTokens } from './browsers/resourceTokens.ts';
+import type { RelayTokens } from './browsers/tokens/relayTokens.ts';
+import type { ResourceTokens } from './browsers/tokens/resourceTokens.ts';
 import type { Config } from './config.ts';
 
 /** What the api process is built from; the app factory receives it, nothing here is global. */

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hostCapacity.ts';
+import { defaultBrowsersPerHost, MAX_BROWSERS_PER_HOST } from './browsers/hosts/hostCapacity.ts';
 import { currencyOf, PRICE_DIGITS, parseDecimal, type Scaled } from './decimals.ts';
 import { parseAllowedDestinations } from './net/egressPolicy.ts';
 
@@ -243,7 +243,7 @@ const environment = z.object({
   BROWSER_RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Signs the relay's connection tokens; the api and every host need the same. Unset: derived from JWT_SECRET. */
   BROWSER_RELAY_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-  /** Unset: from the machine's memory and cores (server/browsers/hostCapacity.ts). */
+  /** Unset: from the machine's memory and cores (server/browsers/hosts/hostCapacity.ts). */
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(MAX_BROWSERS_PER_HOST).optional(),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
@@ -443,7 +443,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       hostId: e.BROWSER_HOST_ID,
       hostAddress: resolveHostAddress(e.BROWSER_HOST_ADDRESS),
       relayPort: e.BROWSER_RELAY_PORT,
-      /** Unset: the relay key comes from the service secret (server/browsers/relayTokens.ts). */
+      /** Unset: the relay key comes from the service secret (server/browsers/tokens/relayTokens.ts). */
       relaySecret: e.BROWSER_RELAY_SECRET,
       perHost: e.BROWSERS_PER_HOST ?? defaultBrowsersPerHost(),
       perProject: e.BROWSERS_PER_PROJECT,
@@ -460,7 +460,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
       egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
       /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
       sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,
-      /** What each browser may hold (server/browsers/host/browserCgroups.ts, and its disk in browserSandbox.ts). */
+      /** What each browser may hold (server/browsers/host/chromium/browserCgroups.ts, and its disk in browserSandbox.ts). */
       limits: {
         memoryBytes: e.BROWSER_MEMORY_LIMIT_MB * MB,
         diskBytes: e.BROWSER_DISK_LIMIT_MB * MB,

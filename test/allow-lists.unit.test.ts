@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { renderAllowLists } from '../scripts/render-allow-lists.ts';
-import { allowedLaunchFlags, parseLaunchArgs } from '../server/browsers/launchSettings.ts';
+import { allowedLaunchFlags, parseLaunchArgs } from '../server/browsers/launch/launchSettings.ts';
 import type { BadRequest } from '../server/errors.ts';
 import { guardCdpMessage, isAllowedCdpMethod, parameterRules } from '../server/http/browsers/cdpGuard.ts';
 

@@ -11,12 +11,12 @@ import {
   limitFiles,
   oomKillsIn,
   prepareCgroups,
-} from '../server/browsers/host/browserCgroups.ts';
+} from '../server/browsers/host/chromium/browserCgroups.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { capturingLog } from './support/capturingLog.ts';
 
 /**
- * Where a host puts its browsers' cgroups and what it writes there (server/browsers/host/browserCgroups.ts),
+ * Where a host puts its browsers' cgroups and what it writes there (server/browsers/host/chromium/browserCgroups.ts),
  * for both cgroup versions: this machine is v1, so v2's choices are tested on the kernel's texts.
  * test/sandbox/browser-limits.test.ts tests the limits themselves on real browsers.
  */

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
+import { findProcessesMentioning, isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';

@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { BrowserHost, SessionResource } from '../db/entities/index.ts';
-import { RelayTokens } from '../server/browsers/relayTokens.ts';
+import { RelayTokens } from '../server/browsers/tokens/relayTokens.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';

@@ -4,7 +4,7 @@ import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource, UsageRecord, WarmBrowser } from '../db/entities/index.ts';
 import { startBrowserHost } from '../server/browsers/host/browserHost.ts';
-import { findProcessesMentioning, isAlive } from '../server/browsers/host/processes.ts';
+import { findProcessesMentioning, isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { createLogger } from '../server/logger.ts';
 import type { browserSessionWorkflow } from '../workflows/browserSession.ts';
 import { browserStateQuery, stopBrowserUpdate } from '../workflows/contracts/browserSession.ts';

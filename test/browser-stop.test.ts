@@ -1,7 +1,7 @@
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource } from '../db/entities/index.ts';
-import { isAlive } from '../server/browsers/host/processes.ts';
+import { isAlive } from '../server/browsers/host/chromium/processes.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startTestSite } from './support/pages.ts';
 import { readUntilStopped, stopAndWait } from './support/resources.ts';

@@ -8,7 +8,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SessionResource } from '../db/entities/index.ts';
-import { ResourceTokens } from '../server/browsers/resourceTokens.ts';
+import { ResourceTokens } from '../server/browsers/tokens/resourceTokens.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import { clickDownloadLink, startTestSite } from './support/pages.ts';

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES } from '../server/browsers/chromiumFlags.ts';
-import { chromiumBinary } from '../server/browsers/host/browserSandbox.ts';
-import { chromiumArgs } from '../server/browsers/host/chromiumProcess.ts';
-import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { chromiumBinary } from '../server/browsers/host/chromium/browserSandbox.ts';
+import { chromiumArgs } from '../server/browsers/host/chromium/chromiumProcess.ts';
+import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
+import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES } from '../server/browsers/launch/chromiumFlags.ts';
 import { CHROMIUM } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withFeatures } from '../server/browsers/chromiumFlags.ts';
+import { withFeatures } from '../server/browsers/launch/chromiumFlags.ts';
 
 const base = [
   { disabled: ['A', 'B'], enabled: ['C'] },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, PipelineRun, PipelineVersion, Project, SessionResource, WarmBrowser } from '../db/entities/index.ts';
-import { completeBrowserStart, reserveBrowserStart } from '../server/browsers/browserSessions.ts';
-import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
+import { completeBrowserStart, reserveBrowserStart } from '../server/browsers/sessions/browserSessions.ts';
+import { activeResourceStatuses } from '../server/browsers/sessions/resourceStatus.ts';
 import type { Plan } from '../server/pipelines/engine/plan.ts';
 import { workflowIds } from '../workflows/contracts/workflowIds.ts';
 import { pipelineRunWorkflow } from '../workflows/pipelineRun.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultBrowsersPerHost } from '../server/browsers/hostCapacity.ts';
+import { defaultBrowsersPerHost } from '../server/browsers/hosts/hostCapacity.ts';
 import { parseConfig } from '../server/config.ts';
 
 const GiB = 2 ** 30;

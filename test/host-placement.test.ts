@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../db/entities/index.ts';
-import { findProcessesMentioning } from '../server/browsers/host/processes.ts';
+import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { browserHostProcess } from './support/browserHostProcess.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLEANUP_BOUND_MS, LAUNCH_BOUND_MS } from '../server/browsers/host/chromiumProcess.ts';
+import { CLEANUP_BOUND_MS, LAUNCH_BOUND_MS } from '../server/browsers/host/chromium/chromiumProcess.ts';
 import { LAUNCH_TIMEOUT_MS } from '../workflows/browserSession.ts';
 
 /**

@@ -3,7 +3,7 @@
  * line must fail to compile, or the typecheck fails) and, trivially, by vitest.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { BrowserImplementations, BrowserNode } from '../server/browsers/host/nodes/browserNodes.ts';
+import type { BrowserImplementations, BrowserNode } from '../server/browsers/host/nodes/browserNode.ts';
 import { defineNode, type InputsOf, nodeSpec, type PageHandle } from '../server/pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, DataNodeType, FlowNodeType, NodeSpecOf, NodeType } from '../server/pipelines/engine/registry.ts';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { renderNodeReference } from '../scripts/render-node-docs.ts';
-import { inferValue, toNumber, uniqueKeys } from '../server/browsers/host/nodes/cellValues.ts';
+import { inferValue, toNumber, uniqueKeys } from '../server/pipelines/cellValues.ts';
 import { compileErrorCodes, compilePipeline } from '../server/pipelines/compiler.ts';
 import { runDataNode } from '../server/pipelines/engine/dataNodes.ts';
 import {

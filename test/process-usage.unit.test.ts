@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
-import { measureProcessTree } from '../server/browsers/host/processes.ts';
+import { measureProcessTree } from '../server/browsers/host/chromium/processes.ts';
 
 it('a process tree keeps the CPU time of children that exited', async () => {
   // sh runs a child that burns half a second of CPU (not of wall time: the cores are shared) and

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession, StoredProxy } from '../db/entities/index.ts';
-import { openProxyPassword } from '../server/browsers/proxyPasswords.ts';
-import { configProxyProvider, noDynamicProxies, parseProxyList, proxyProviderFor } from '../server/browsers/proxyProviders.ts';
+import { openProxyPassword } from '../server/browsers/proxies/proxyPasswords.ts';
+import { configProxyProvider, noDynamicProxies, parseProxyList, proxyProviderFor } from '../server/browsers/proxies/proxyProviders.ts';
 import { ConfigError, parseConfig } from '../server/config.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import type { Credentials } from './support/http.ts';

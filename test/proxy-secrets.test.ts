@@ -1,6 +1,6 @@
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealProxyPassword } from '../server/browsers/proxyPasswords.ts';
+import { sealProxyPassword } from '../server/browsers/proxies/proxyPasswords.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import { startAuthProxy, startTestSite } from './support/pages.ts';
 import { stopAndWait } from './support/resources.ts';

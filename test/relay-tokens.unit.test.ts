@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { RELAY_TOKEN_SECONDS, RelayTokens } from '../server/browsers/relayTokens.ts';
+import { RELAY_TOKEN_SECONDS, RelayTokens } from '../server/browsers/tokens/relayTokens.ts';
 import { parseConfig } from '../server/config.ts';
 
 const serviceSecret = 'a'.repeat(64);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionResource } from '../db/entities/index.ts';
-import { activeResourceStatuses } from '../server/browsers/resourceStatus.ts';
+import { activeResourceStatuses } from '../server/browsers/sessions/resourceStatus.ts';
 import { type DevTemporal, startDevTemporal } from '../server/infra/devTemporal.ts';
 import { freePort } from '../server/infra/ports.ts';
 import { createLogger } from '../server/logger.ts';

@@ -1,12 +1,12 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { HostBrowser } from '../server/browsers/host/browserPool.ts';
-import type { LaunchedBrowser } from '../server/browsers/host/chromiumProcess.ts';
-import { WarmPool } from '../server/browsers/host/warmPool.ts';
-import { defaultLaunchSettings, defaultLaunchSignature } from '../server/browsers/launchSignature.ts';
+import type { LaunchedBrowser } from '../server/browsers/host/chromium/chromiumProcess.ts';
+import type { HostBrowser } from '../server/browsers/host/pool/hostBrowser.ts';
+import { WarmPool } from '../server/browsers/host/pool/warmPool.ts';
+import { defaultLaunchSettings, defaultLaunchSignature } from '../server/browsers/launch/launchSignature.ts';
 
 /**
- * The warm pool's launches (server/browsers/host/warmPool.ts): a cold start takes over a warm
+ * The warm pool's launches (server/browsers/host/pool/warmPool.ts): a cold start takes over a warm
  * launch under way, and a start's refill waits. The launches are ours to settle here, one by one.
  */
 

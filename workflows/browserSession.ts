@@ -33,7 +33,7 @@ const CHECK_INTERVAL_MS = 5_000;
  */
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 /**
- * A launch's bound (server/browsers/host/chromiumProcess.ts, LAUNCH_BOUND_MS and its cleanup) stays
+ * A launch's bound (server/browsers/host/chromium/chromiumProcess.ts, LAUNCH_BOUND_MS and its cleanup) stays
  * well inside this, so the launch's own failure is what the workflow sees.
  */
 export const LAUNCH_TIMEOUT_MS = 60_000;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { cpuSecondsOf, processTree, readProcessTable } from '../../server/browsers/host/processes.ts';
+import { cpuSecondsOf, processTree, readProcessTable } from '../../server/browsers/host/chromium/processes.ts';
 
 /**
  * Memory and CPU of process trees, for the density benchmark. Per process: RSS (resident pages,

@@ -8,7 +8,7 @@ import { createScratchDatabase } from '../../scripts/scratch-database.ts';
 import { buildApp } from '../../server/app.ts';
 import { JwtSigner } from '../../server/auth/jwt.ts';
 import { startBrowserHost } from '../../server/browsers/host/browserHost.ts';
-import { ResourceTokens } from '../../server/browsers/resourceTokens.ts';
+import { ResourceTokens } from '../../server/browsers/tokens/resourceTokens.ts';
 import { parseConfig } from '../../server/config.ts';
 import { startDevTemporal } from '../../server/infra/devTemporal.ts';
 import { freePort } from '../../server/infra/ports.ts';

@@ -41,7 +41,7 @@ export const BrowserSession = defineEntity({
     screen: p.json<Screen>(),
     /** Shown only with `cookies.read`. */
     cookies: p.json<SessionCookie[]>().default([]).hidden(),
-    /** Inline proxy with credentials; the password is sealed (server/browsers/proxyPasswords.ts) and never leaves the service. */
+    /** Inline proxy with credentials; the password is sealed (server/browsers/proxies/proxyPasswords.ts) and never leaves the service. */
     proxy: p.json<SessionProxy>().nullable().hidden(),
     /** Or a stored proxy of the project. */
     storedProxy: () => p.manyToOne(StoredProxy).nullable().deleteRule('set null'),

@@ -13,7 +13,7 @@ export const StoredProxy = defineEntity({
     port: p.integer(),
     protocol: p.string().length(20),
     username: p.string().length(255).nullable(),
-    /** Sealed under the service secret (server/browsers/proxyPasswords.ts); opened only at launch. */
+    /** Sealed under the service secret (server/browsers/proxies/proxyPasswords.ts); opened only at launch. */
     password: p.text().nullable().hidden(),
     metadata: p.json<Record<string, unknown>>().onCreate(() => ({})),
     created: created(),

@@ -14,7 +14,7 @@ import {
 import { searchAttributesOf, type WorkflowTags } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { requireFunds } from '../billing/ledger.ts';
-import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
+import type { BrowserStartDeps } from '../browsers/sessions/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { cancelAndAwait } from '../infra/workflowHandles.ts';
 import { encryptSecrets } from '../pipelines/runSecrets.ts';

@@ -7,7 +7,7 @@
  * against them (`checkOutputs`); what differs goes back to the model, then ends the job
  * `output_mismatch`. docs/analysis-generation.md, "Verified outputs".
  */
-import { uniqueKeys } from '../browsers/host/nodes/cellValues.ts';
+import { uniqueKeys } from '../pipelines/cellValues.ts';
 import type { PageModel } from './pageModel.ts';
 import type { OutputDeclaration, Proposal, ProposalStep } from './proposal.ts';
 import { asksForRecords } from './requestReading.ts';

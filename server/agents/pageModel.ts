@@ -421,7 +421,7 @@ export function collectPageModel({ maxLinks, maxText }: { maxLinks: number; maxT
     return null;
   };
 
-  // Read as `extract.table` reads a table on the browser host (server/browsers/host/nodes/browserNodes.ts),
+  // Read as `extract.table` reads a table on the browser host (server/browsers/host/nodes/extract.ts),
   // so the headers named here are the keys of its records: keep the two alike.
   const tables = [...document.querySelectorAll('table')].filter(visible).map((table) => {
     const rows = [...table.rows];

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { evaluateIsolated } from '../browsers/host/isolatedWorld.ts';
+import { evaluateIsolated } from '../browsers/page/isolatedWorld.ts';
 import { collectPageModel, type PageModel } from './pageModel.ts';
 
 const MAX_LINKS = 60;

@@ -9,7 +9,7 @@ import {
 } from '../../workflows/contracts/billing.ts';
 import { stopBrowserSignal } from '../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
-import { activeResourceStatuses } from '../browsers/resourceStatus.ts';
+import { activeResourceStatuses } from '../browsers/sessions/resourceStatus.ts';
 import type { Config } from '../config.ts';
 import { workflowIsGone } from '../infra/workflowErrors.ts';
 import { startDeliveries } from '../webhooks/events.ts';

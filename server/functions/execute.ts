@@ -4,7 +4,7 @@ import { BrowserSession, FunctionVersion, PipelineFunction, PipelineRun, type Pr
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import type { Subject } from '../auth/subject.ts';
-import type { BrowserStartDeps } from '../browsers/browserSessions.ts';
+import type { BrowserStartDeps } from '../browsers/sessions/browserSessions.ts';
 import { BadRequest, DomainError, NotFound, projectNotFound } from '../errors.ts';
 import { waitForRunEnd } from '../infra/waiting.ts';
 import {

@@ -2,11 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
-import { browserDialUrl } from '../browsers/browserDial.ts';
-import { startBrowser } from '../browsers/browserSessions.ts';
-import { CdpClient } from '../browsers/cdpClient.ts';
-import { presentResource } from '../browsers/resourceView.ts';
-import { cookiesSchema } from '../browsers/sessionCookies.ts';
+import { browserDialUrl } from '../browsers/cdp/browserDial.ts';
+import { CdpClient } from '../browsers/cdp/cdpClient.ts';
+import { startBrowser } from '../browsers/sessions/browserSessions.ts';
+import { presentResource } from '../browsers/sessions/resourceView.ts';
+import { cookiesSchema } from '../browsers/sessions/sessionCookies.ts';
 import type { Config } from '../config.ts';
 import { Conflict, invalidInput, NotFound, ServiceUnavailable, Unauthenticated } from '../errors.ts';
 import { defaultSessionName } from '../projects/defaultSession.ts';
@@ -17,7 +17,7 @@ import { appDeps, rawRouteGroup, routesOf, sameSecret } from './rawRoute.ts';
 /**
  * External sessions (spec 4.10): a browser running elsewhere joins a project as a session
  * resource, taken over its CDP URL by a browser host (`connectExternal`,
- * server/browsers/host/chromiumProcess.ts), so runs, analyses, the live view and the CDP proxy
+ * server/browsers/host/chromium/chromiumProcess.ts), so runs, analyses, the live view and the CDP proxy
  * use it like any other; its cookies can be
  * captured into the session. The caller is a system with `EXTERNAL_TOKEN` (Bearer, or `token`
  * in the query), not a user: it names the project.

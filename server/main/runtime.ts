@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { initORM, migrate } from '../../db/orm.ts';
 import { JwtSigner, resolveJwtSecret } from '../auth/jwt.ts';
-import { ResourceTokens } from '../browsers/resourceTokens.ts';
+import { ResourceTokens } from '../browsers/tokens/resourceTokens.ts';
 import type { Config } from '../config.ts';
 import { securePrivateDataDir, TEMPORAL_DB_FILE } from '../infra/dataDir.ts';
 import { startDevTemporal } from '../infra/devTemporal.ts';

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 
 /**
  * Where the service may connect for a tenant (docs/browsers.md, Egress; docs/webhooks.md,
- * Destinations): a browser's egress proxy (server/browsers/host/egressProxy.ts) for every
+ * Destinations): a browser's egress proxy (server/browsers/host/egress/egressProxy.ts) for every
  * connection of its browser and of the session's own proxy, and webhook deliveries
  * (server/webhooks/destination.ts). Both resolve names themselves and connect to the address
  * checked here, so a DNS name or a redirect leads nowhere a literal could not.

@@ -24,7 +24,7 @@ import {
   reserveBrowserStart,
   startBrowser,
   stopBrowser,
-} from '../browsers/browserSessions.ts';
+} from '../browsers/sessions/browserSessions.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { requireRefusedUpdate, workflowClosed } from '../infra/waiting.ts';
 import { repeatWhileEngineSlow, startOnce } from '../infra/workflowErrors.ts';

@@ -1,7 +1,7 @@
 import { BrowserSession, Project } from '../../db/entities/index.ts';
 import type { AppDeps } from '../appDeps.ts';
-import { defaultBrowserImage } from '../browsers/images.ts';
-import { defaultScreen } from '../browsers/launchSettings.ts';
+import { defaultBrowserImage } from '../browsers/launch/images.ts';
+import { defaultScreen } from '../browsers/launch/launchSettings.ts';
 
 export const defaultSessionName = 'Default session';
 

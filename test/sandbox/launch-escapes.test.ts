@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openPathTo, prepareSandbox } from '../../server/browsers/host/browserSandbox.ts';
+import { openPathTo, prepareSandbox } from '../../server/browsers/host/chromium/browserSandbox.ts';
 import {
   type ChromiumOptions,
   CLEANUP_BOUND_MS,
@@ -14,8 +14,8 @@ import {
   LAUNCH_BOUND_MS,
   type LaunchedBrowser,
   launchChromium,
-} from '../../server/browsers/host/chromiumProcess.ts';
-import { defaultScreen } from '../../server/browsers/launchSettings.ts';
+} from '../../server/browsers/host/chromium/chromiumProcess.ts';
+import { defaultScreen } from '../../server/browsers/launch/launchSettings.ts';
 import { createLogger } from '../../server/logger.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 import { PAGE_HOST } from '../support/pages.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prepareSandbox } from '../../server/browsers/host/browserSandbox.ts';
+import { prepareSandbox } from '../../server/browsers/host/chromium/browserSandbox.ts';
 import { ConfigError } from '../../server/config.ts';
 import { capturingLog } from '../support/capturingLog.ts';
 

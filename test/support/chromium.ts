@@ -1,5 +1,5 @@
 import { chromium } from 'playwright-core';
-import { CHROMIUM_FLAGS } from '../../server/browsers/chromiumFlags.ts';
+import { CHROMIUM_FLAGS } from '../../server/browsers/launch/chromiumFlags.ts';
 
 /** Debian's Chromium (or CHROMIUM_PATH) with the flags this machine needs. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

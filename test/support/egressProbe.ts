@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { EgressProxy } from '../../server/browsers/host/egressProxy.ts';
+import { EgressProxy } from '../../server/browsers/host/egress/egressProxy.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 
 /**

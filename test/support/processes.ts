@@ -10,7 +10,7 @@ import type { TestStack } from './stack.ts';
 
 /** For tests that run the service's own processes (npm start, server/main/start.ts). */
 
-export { findProcessesMentioning as processesMentioning } from '../../server/browsers/host/processes.ts';
+export { findProcessesMentioning as processesMentioning } from '../../server/browsers/host/chromium/processes.ts';
 
 export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -52,7 +52,7 @@ export type AgentJobActivities = {
   recordDryRun(jobId: string, runId: string): Promise<DryRunFailure | null>;
 };
 
-/** The jobs' activities on the host of the job's browser (activities/browserHost.ts). */
+/** The jobs' activities on the host of the job's browser (activities/browserHost/agentJobs.ts). */
 export type AgentJobHostActivities = {
   runAgentTools(call: { jobId: string; resourceId: string; calls: ToolCallRequest[]; step: number }): Promise<void>;
   releaseAgentTab(jobId: string): Promise<void>;

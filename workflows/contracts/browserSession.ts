@@ -37,7 +37,7 @@ export type BrowserSessionWorkflow = (
   input: BrowserSessionInput,
   resume?: BrowserSessionResume,
 ) => Promise<BrowserSessionState>;
-/** Its workflow type: the api starts it by this name (server/browsers/browserSessions.ts). */
+/** Its workflow type: the api starts it by this name (server/browsers/sessions/browserSessions.ts). */
 export const browserSessionWorkflowType = 'browserSessionWorkflow';
 
 /** Waits until the browser is usable (or failed) and answers the state. */
@@ -61,7 +61,7 @@ export type BrowserSessionActivities = {
   recordUsage(resourceId: string, usage: BrowserUsage): Promise<{ lastActivity: string | null; action: MeterAction }>;
 };
 
-/** The workflow's activities on its browser's host (activities/browserHost.ts). */
+/** The workflow's activities on its browser's host (activities/browserHost/browserSession.ts). */
 export type BrowserSessionHostActivities = {
   adoptWarmBrowser(resourceId: string, warmId: string): Promise<void>;
   launchBrowser(resourceId: string): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }>;
@@ -92,6 +92,6 @@ export const launchFailures = {
   resourceMissing: 'ResourceMissing',
   /** The proxy password is sealed under another service secret. */
   proxyPasswordUnreadable: 'ProxyPasswordUnreadable',
-  /** The session's stored launch flags are not all on the allow-list (server/browsers/launchSettings.ts). */
+  /** The session's stored launch flags are not all on the allow-list (server/browsers/launch/launchSettings.ts). */
   launchArgsRefused: 'LaunchArgsRefused',
 } as const;

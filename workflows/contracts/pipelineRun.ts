@@ -135,7 +135,7 @@ export type PipelineRunActivities = {
   hostAnswering(hostId: string): Promise<boolean>;
 };
 
-/** The workflow's activities on the host that holds the run's browser (activities/browserHost.ts). */
+/** The workflow's activities on the host that holds the run's browser (activities/browserHost/pipelineRun.ts). */
 export type PipelineRunHostActivities = {
   runBrowserStretch(call: BrowserStretchCall): Promise<Record<string, unknown>[]>;
   runBrowserNode(call: BrowserNodeCall): Promise<Record<string, unknown>>;

@@ -14,7 +14,7 @@ import { proposalSchema } from '../../agents/proposal.ts';
 import { readPageModel } from '../../agents/readPageModel.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
 import { nodeCatalog } from '../../pipelines/engine/registry.ts';
-import { evaluateIsolated, evaluateMatches } from './isolatedWorld.ts';
+import { evaluateIsolated, evaluateMatches } from '../page/isolatedWorld.ts';
 import { capturePage, insertScreenshot } from './nodes/runScreenshots.ts';
 
 const ACTION_TIMEOUT_MS = 10_000;

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SessionResource } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
-import { browserDialUrl } from '../../browsers/browserDial.ts';
-import { CdpClient } from '../../browsers/cdpClient.ts';
+import { browserDialUrl } from '../../browsers/cdp/browserDial.ts';
+import { CdpClient } from '../../browsers/cdp/cdpClient.ts';
 import { Conflict, ServiceUnavailable } from '../../errors.ts';
 import { openEventStream, wantsEventStream } from '../../eventStream.ts';
 import { sessionActions } from '../../permissions/permissions.ts';

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
 import type { AppDeps } from '../../appDeps.ts';
-import { CdpClient } from '../../browsers/cdpClient.ts';
+import { CdpClient } from '../../browsers/cdp/cdpClient.ts';
 import { BadRequest } from '../../errors.ts';
 import { htmlAnswer } from '../rawAnswers.ts';
 import { routesOf } from '../rawRoute.ts';

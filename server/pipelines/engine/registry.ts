@@ -8,8 +8,8 @@
  *
  * Adding a node type: its entry in the file of its category. A data node is one `defineNode(spec,
  * implementation)` in nodes/data.ts; a browser or extract node's spec goes to nodes/browser.ts or
- * nodes/extract.ts and its implementation to the table in server/browsers/host/nodes/browserNodes.ts,
- * which does not compile without it. A new category is one more file and one more line below.
+ * nodes/extract.ts and its implementation to the same category's file in server/browsers/host/nodes/
+ * (browser.ts, extract.ts), whose table does not compile without it. A new category is one more file and one more line below.
  *
  * Pure data and pure functions: workflows import it, so no Node built-ins and no playwright.
  */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listHosts } from '../../browsers/hostOverview.ts';
+import { listHosts } from '../../browsers/hosts/hostOverview.ts';
 import { authorizeServiceOperation } from '../../permissions/permissions.ts';
 import { iso } from '../../wireShapes.ts';
 import { publicProcedure, router } from '../base.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BrowserSession, Pipeline, PipelineRun, PipelineVersion, screenshotModes } from '../../../db/entities/index.ts';
-import { presentResource, resourceView } from '../../browsers/resourceView.ts';
+import { presentResource, resourceView } from '../../browsers/sessions/resourceView.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForRunEnd } from '../../infra/waiting.ts';
 import {

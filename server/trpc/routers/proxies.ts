@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { StoredProxy } from '../../../db/entities/index.ts';
-import { sealProxyPassword } from '../../browsers/proxyPasswords.ts';
-import { type DynamicProxy, proxyProviderFor } from '../../browsers/proxyProviders.ts';
+import { sealProxyPassword } from '../../browsers/proxies/proxyPasswords.ts';
+import { type DynamicProxy, proxyProviderFor } from '../../browsers/proxies/proxyProviders.ts';
 import {
   proxyHostnameSchema,
   proxyPasswordSchema,
@@ -11,7 +11,7 @@ import {
   refineSocks5Credentials,
   socks5CredentialsField,
   socks5CredentialsMessage,
-} from '../../browsers/sessionProxies.ts';
+} from '../../browsers/proxies/sessionProxies.ts';
 import { BadRequest, NotFound } from '../../errors.ts';
 import { proxyActions } from '../../permissions/permissions.ts';
 import { isUuid } from '../../projects/projectRepository.ts';
@@ -21,7 +21,7 @@ import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 /**
  * Proxies (spec 4.7): records of the project (`source: db`) and, in the list, the dynamic ones
- * a provider offers. A password is written (sealed, server/browsers/proxyPasswords.ts), opened
+ * a provider offers. A password is written (sealed, server/browsers/proxies/proxyPasswords.ts), opened
  * only at launch, and never answered or logged: responses say `hasPassword` instead.
  */
 

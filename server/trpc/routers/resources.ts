@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
-import { startBrowser, stopBrowser } from '../../browsers/browserSessions.ts';
-import { presentResource, resourceView } from '../../browsers/resourceView.ts';
+import { startBrowser, stopBrowser } from '../../browsers/sessions/browserSessions.ts';
+import { presentResource, resourceView } from '../../browsers/sessions/resourceView.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
 import { findInProject, loadChild } from '../../projects/projectRows.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';

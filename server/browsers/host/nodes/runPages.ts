@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { BrowserContext, Page } from 'playwright-core';
 import { SessionResource } from '../../../../db/entities/index.ts';
-import type { BrowserPool } from '../browserPool.ts';
+import type { BrowserPool } from '../pool/browserPool.ts';
 import type { NodeContext } from './executeNode.ts';
 
 /**

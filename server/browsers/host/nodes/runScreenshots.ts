@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import type { ScreenshotBox, screenshotKinds, screenshotModes } from '../../../../db/entities/index.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { redactor } from '../../../logs/redact.ts';
-import { evaluateIsolated } from '../isolatedWorld.ts';
+import { evaluateIsolated } from '../../page/isolatedWorld.ts';
 
 export type ScreenshotMode = (typeof screenshotModes)[number];
 export type ScreenshotKind = (typeof screenshotKinds)[number];
@@ -31,7 +31,7 @@ export function wantsScreenshot(mode: ScreenshotMode, kind: ScreenshotKind, fail
  * top document is searched: a secret in a frame, a shadow root, a canvas, an image, or changed on
  * its way (split, encoded, cut) is not recognised (docs/pipelines.md, Screenshots).
  *
- * No secret enters the page: the host's isolated world (isolatedWorld.ts) hands out the fields'
+ * No secret enters the page: the isolated world (server/browsers/page/isolatedWorld.ts) hands out the fields'
  * values and the texts, Node finds the secrets in them, and the world is told only which of them
  * to mark, with attributes of fresh random names.
  */

@@ -1,6 +1,6 @@
 /**
  * The browser nodes: they act on a page (navigate, click, type, wait, run a script). Each spec's
- * implementation is the entry of its type in server/browsers/host/nodes/browserNodes.ts, which
+ * implementation is the entry of its type in server/browsers/host/nodes/browser.ts, which
  * runs on the browser's host: the engine keeps only the specs, so workflows never load playwright.
  */
 import {
@@ -15,7 +15,7 @@ import {
   waitForSelectorIn,
   withPage,
 } from './parts.ts';
-import { nodeSpec } from './spec.ts';
+import { nodeSpec, shapedCheck } from './spec.ts';
 
 /** http(s) pages only (and about:blank): never file:, chrome: or javascript: on a shared host. */
 const ALLOWED_URL = /^(https?:\/\/|about:blank$)/i;
@@ -158,8 +158,9 @@ export const browserNodeSpecs = [
       value: {
         refType: 'json',
         required: true,
-        check: (value) =>
+        check: shapedCheck<string | string[]>((value) =>
           typeof value === 'string' || isStringList(value) ? null : 'value is an option’s value or label, or a list of them',
+        ),
         description: 'An option’s value or label, or a list of them.',
       },
     },

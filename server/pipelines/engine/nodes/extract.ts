@@ -1,13 +1,19 @@
 /**
  * The extract nodes: they read a page (text, attributes, HTML, records, tables, a screenshot,
  * cookies). Like the browser nodes, they run on the browser's host: each spec's implementation is
- * the entry of its type in server/browsers/host/nodes/browserNodes.ts.
+ * the entry of its type in server/browsers/host/nodes/extract.ts.
  */
 import { BROWSER_TIMEOUT_MS, isPlainObject, isStringList, open, optionalIn, pageIn, pageOut, selectorIn, withPage } from './parts.ts';
-import { type InputSpec, nodeSpec } from './spec.ts';
+import { type InputSpec, nodeSpec, shapedCheck } from './spec.ts';
 
 /** Pages a `links` paging visits at most (the start page included) unless it says `max`. */
 export const PAGING_MAX_PAGES = 50;
+
+/** A checked `pages` value: exactly one of `links`, `more` and `scroll`, and perhaps `max`. */
+export type Paging = { links?: string; more?: string; scroll?: true; max?: number };
+
+/** A cell's type in `extract.list`'s `fields` (and, but html, in `extract.table`'s `types`). */
+type FieldType = 'string' | 'number' | 'boolean' | 'html';
 
 /** The problem with a `pages` value, or null: the one rule the compiler and the host share. */
 export function pagingProblem(value: unknown): string | null {
@@ -27,7 +33,7 @@ export function pagingProblem(value: unknown): string | null {
 const pagesIn = {
   refType: 'record',
   required: false,
-  check: pagingProblem,
+  check: shapedCheck<Paging>(pagingProblem),
   description: `Read every page of a paged listing and join the records. \`{links: selector}\`: from this page, follow the links the selector matches (numbered, "next", "older"), each address once, collecting new links on each page, until none are new or \`max\` pages (default ${PAGING_MAX_PAGES}) are read; a page whose records equal an earlier page's adds nothing. \`{more: selector}\`: click that "Load more"/"Show more" button until it is gone, disabled or adds nothing (at most \`max\` clicks), then read once. \`{scroll: true}\`: scroll to the bottom until nothing more loads (at most \`max\` times), then read once. The \`page\` output is the page after paging.`,
 } as const satisfies InputSpec;
 
@@ -114,7 +120,7 @@ export const extractNodeSpecs = [
       fields: {
         refType: 'record',
         required: true,
-        check: (value) => {
+        check: shapedCheck<Record<string, string | { selector: string; attribute?: string; type?: FieldType }>>((value) => {
           if (!isPlainObject(value) || Object.keys(value).length === 0) return 'fields is a non-empty record of field name → selector';
           for (const [field, spec] of Object.entries(value)) {
             if (typeof spec === 'string') continue;
@@ -127,7 +133,7 @@ export const extractNodeSpecs = [
             if (!ok) return `field \`${field}\` must be a selector or {selector, attribute?, type?: string|number|boolean|html}`;
           }
           return null;
-        },
+        }),
         description: 'Field name → selector, or → `{selector, attribute?, type?}`. A field whose selector matches nothing is null.',
       },
       limit: { refType: 'number', required: false, min: 0, description: 'At most this many records.' },
@@ -167,17 +173,17 @@ export const extractNodeSpecs = [
       headers: {
         refType: 'list',
         required: false,
-        check: (value) => (isStringList(value) ? null : 'headers is a list of strings'),
+        check: shapedCheck<string[]>((value) => (isStringList(value) ? null : 'headers is a list of strings')),
         description: 'Record keys to use instead of the header cells, in column order.',
       },
       types: {
         refType: 'record',
         required: false,
-        check: (value) => {
+        check: shapedCheck<Record<string, Exclude<FieldType, 'html'>>>((value) => {
           if (!isPlainObject(value)) return 'types is a record of column → string, number or boolean';
           const bad = Object.entries(value).find(([, type]) => !['string', 'number', 'boolean'].includes(type as string));
           return bad ? `column \`${bad[0]}\`: the type must be string, number or boolean` : null;
-        },
+        }),
         description: 'Column key → `string`, `number` or `boolean`; others are inferred.',
       },
       inferTypes: {
@@ -250,7 +256,7 @@ export const extractNodeSpecs = [
       urls: {
         refType: 'list',
         required: false,
-        check: (value) => (isStringList(value) ? null : 'urls is a list of strings'),
+        check: shapedCheck<string[]>((value) => (isStringList(value) ? null : 'urls is a list of strings')),
         description: 'Cookies for these URLs instead of the page’s; an empty list means all cookies.',
       },
       name: { refType: 'string', required: false, description: 'Only cookies with this name.' },

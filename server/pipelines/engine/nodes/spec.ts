@@ -26,7 +26,10 @@ export type InputSpec = {
    * script cannot be ""). Not checked on literals: the compiler accepts "" as it always has.
    */
   nonEmpty?: boolean;
-  /** A rule beyond the refType, enum and bounds: the problem with a value, or null. Checked on literals and at run time. */
+  /**
+   * A rule beyond the refType, enum and bounds: the problem with a value, or null. Checked on
+   * literals and at run time. A rule that guarantees a shape is written with `shapedCheck`.
+   */
   check?: (value: unknown) => string | null;
   description: string;
 };
@@ -86,6 +89,18 @@ export type NodeTypeSpec = {
   example: Record<string, unknown>;
 };
 
+declare const checkedShape: unique symbol;
+
+/** An input's `check` that guarantees the value is a `T` (`shapedCheck`); `InputsOf` reads `T` off it. */
+export type ShapedCheck<T> = ((value: unknown) => string | null) & { readonly [checkedShape]?: T };
+
+/**
+ * The `check` of an input whose rule guarantees a shape its refType does not say (a list of
+ * strings, a record of field specs): `InputsOf` types the input as `T`, so its implementation
+ * reads it without a cast. The rule and the type sit side by side in the spec.
+ */
+export const shapedCheck = <T>(check: (value: unknown) => string | null): ShapedCheck<T> => check;
+
 /** The opaque JSON handle of a browser tab that travels through the plan (see server/browsers/host/nodes/executeNode.ts). */
 export type PageHandle = { pageId: string };
 
@@ -102,7 +117,13 @@ type RefTypeValues = {
   page: PageHandle;
 };
 
-type InputValue<I extends InputSpec> = I extends { enum: readonly (infer E extends string)[] } ? E : RefTypeValues[I['refType']];
+type InputValue<I extends InputSpec> = I extends { enum: readonly (infer E extends string)[] }
+  ? E
+  : I extends { check: ShapedCheck<infer V> }
+    ? unknown extends V
+      ? RefTypeValues[I['refType']]
+      : V
+    : RefTypeValues[I['refType']];
 
 /** Required inputs and inputs with a default are always there once checkNodeInputs has run. */
 type AlwaysGiven<I extends InputSpec> = I extends { required: true }
@@ -130,7 +151,7 @@ export type OutputsOf<S extends NodeTypeSpec> = { [K in Exclude<keyof S['outputs
 /**
  * A spec of a browser, extract or flow node, with its literal types kept (for `InputsOf` and the
  * registry's type unions). Their implementations live where they can run: browser and extract
- * nodes on the host (server/browsers/host/nodes/browserNodes.ts), flow nodes in the interpreter;
+ * nodes on the host (server/browsers/host/nodes/, a file per category), flow nodes in the interpreter;
  * each of those tables is typed to have one entry per type of its kind.
  */
 export function nodeSpec<const S extends NodeTypeSpec & { category: Exclude<NodeCategory, 'data'> }>(spec: S): S {

@@ -1,0 +1,144 @@
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { failOnPageCrash } from '../../server/browsers/host/chromium/pageCrashes.ts';
+import { executeNode } from '../../server/browsers/host/nodes/executeNode.ts';
+import { keepScreenshot, type ScreenshotKind, wantsScreenshot } from '../../server/browsers/host/nodes/runScreenshots.ts';
+import { executeDataNode } from '../../server/pipelines/engine/dataNodes.ts';
+import { NodeError } from '../../server/pipelines/engine/nodeErrors.ts';
+import {
+  type BrowserNodeCall,
+  type BrowserStretchCall,
+  nodeFailures,
+  nodeTime,
+  type PipelineRunHostActivities,
+} from '../../workflows/contracts/pipelineRun.ts';
+import { createRunNodeContext } from '../runNode.ts';
+import { StretchRunner } from '../runStretch.ts';
+import type { HostActivityDeps, HostBrowsers } from './hostBrowsers.ts';
+
+/** The host's side of a pipeline run (workflows/pipelineRun.ts): its browser nodes, against the run's browser on this host. */
+export function createPipelineRunHostActivities({ orm, config, serviceSecret }: HostActivityDeps, { pool, runs, contextOf }: HostBrowsers) {
+  const withRunNode = createRunNodeContext({ orm, serviceSecret });
+  const stretches = new StretchRunner({ orm, serviceSecret });
+
+  /**
+   * A node that failed because its browser is gone: Playwright says only that the target closed,
+   * the host knows the Chromium is gone, and why. Undefined while the browser lives.
+   */
+  function crashOf(resourceId: string, error: unknown) {
+    const check = pool.check(resourceId);
+    if (!check.known || check.alive) return undefined;
+    const how = check.ended === 'out_of_memory' ? 'out of memory (it went past its memory limit)' : 'Chromium exited while the node ran';
+    return new NodeError('browser_crashed', `the run’s browser crashed: ${how}`, { retryable: false, cause: error });
+  }
+
+  return {
+    /**
+     * A stretch of a run with browser nodes (activities/runStretch.ts), against the run's browser
+     * on this host; its data nodes run here too. It heartbeats, so a host that dies mid-stretch is
+     * noticed in seconds, and a stopped run stops waiting at once.
+     */
+    async runBrowserStretch(call: BrowserStretchCall) {
+      runs.touch(call.resourceId);
+      // A warm browser claimed for the run may reach this host before its workflow adopted it. That
+      // takes seconds under a burst of starts: the attempt heartbeats meanwhile (passing on the
+      // progress a lost attempt left), or Temporal would take the host for gone.
+      const activity = Context.current();
+      const waiting = setInterval(() => activity.heartbeat(activity.info.heartbeatDetails), 1000);
+      try {
+        await contextOf(call.resourceId);
+      } finally {
+        clearInterval(waiting);
+      }
+      const browser = () => {
+        const context = pool.contextOf(call.resourceId);
+        if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
+        return context;
+      };
+      return stretches.run(
+        call,
+        async (node, path, inputs, { log, hidden, run }) => {
+          // A data node of the stretch needs no browser: it runs here as it would anywhere.
+          if (!node.browser) return executeDataNode(node.type, inputs);
+          const context = browser();
+          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          const pages = runs.nodePages(call.runId, path, context);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
+          // The node's own call is what keeps the run's tabs and hidden secrets: after a crash it
+          // may still be driving the browser until its timeout.
+          runs.track(call.runId, node$);
+          /** The picture the run's `screenshots` asks for at this node's end, of the page it worked on. */
+          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
+            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
+            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
+            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
+            if (!page) return;
+            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
+            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
+          };
+          try {
+            const outputs = await failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
+            await shoot('step', outputs.page);
+            return outputs;
+          } catch (error) {
+            const crash = crashOf(call.resourceId, error);
+            if (crash) throw crash;
+            if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
+            throw error;
+          }
+        },
+        // The run's browser is still in this process's pool: this process ran every attempt of the
+        // stretch there was, so one it does not know of never started a node.
+        { beat: () => runs.touch(call.resourceId), check: browser, sameProcess: () => pool.contextOf(call.resourceId) !== undefined },
+      );
+    },
+
+    /**
+     * One browser node of a run, against the run's browser on this host: how runs started before
+     * stretches existed run their nodes (workflows/pipelineRun.ts). It heartbeats, so a host that
+     * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
+     */
+    async runBrowserNode(call: BrowserNodeCall) {
+      const context = await contextOf(call.resourceId);
+      if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage);
+      const pages = runs.nodePages(call.runId, call.path, context);
+      const activity = Context.current();
+      runs.touch(call.resourceId);
+      let stopped: (() => void) | undefined;
+      let overrun: NodeJS.Timeout | undefined;
+      const beat = setInterval(() => {
+        activity.heartbeat();
+        runs.touch(call.resourceId);
+      }, 1000);
+      try {
+        return await withRunNode(call, (inputs, log, hidden) => {
+          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages });
+          runs.track(call.runId, work);
+          // The node's time, held here: the activity's own timeout also allows for database waits.
+          const budget = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs;
+          return Promise.race([
+            work,
+            new Promise<never>((_, reject) => {
+              stopped = () => reject(new CancelledFailure('the run was stopped'));
+              activity.cancellationSignal.addEventListener('abort', stopped, { once: true });
+              overrun = setTimeout(() => reject(new Error(`the node ran past its ${budget} ms`)), budget);
+            }),
+          ]);
+        });
+      } finally {
+        clearInterval(beat);
+        clearTimeout(overrun);
+        if (stopped) activity.cancellationSignal.removeEventListener('abort', stopped);
+      }
+    },
+
+    /**
+     * Forgets a run's page handles, freeing its tabs for other runs (the pages stay: they belong
+     * to the browser), and stops hiding the run's secrets in the browser's log.
+     */
+    async releaseRunPages(runId: string) {
+      stretches.release(runId);
+      return runs.release(runId);
+    },
+  } satisfies PipelineRunHostActivities;
+}

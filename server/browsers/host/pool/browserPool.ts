@@ -1,0 +1,364 @@
+import type { Logger } from 'pino';
+import type { SessionCookie } from '../../../../db/entities/BrowserSession.ts';
+import type { BrowserUsage } from '../../../../workflows/contracts/browserSession.ts';
+import type { LaunchSettings } from '../../launch/launchSettings.ts';
+import { launchSignature } from '../../launch/launchSignature.ts';
+import { evaluateMatches } from '../../page/isolatedWorld.ts';
+import { setSessionCookies } from '../../sessions/sessionCookies.ts';
+import { openPathTo } from '../chromium/browserSandbox.ts';
+import {
+  type BrowserProxy,
+  type ChromiumOptions,
+  connectExternal,
+  destroyBrowser,
+  type LaunchedBrowser,
+  launchChromium,
+} from '../chromium/chromiumProcess.ts';
+import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
+import { isAlive, ProcessTable } from '../chromium/processes.ts';
+import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
+import type { HostBrowser } from './hostBrowser.ts';
+import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
+import type { WarmPolicyOptions } from './warmPolicy.ts';
+import { WarmPool, type WarmPoolOptions } from './warmPool.ts';
+
+/** `image` changes nothing on this host (it has one browser build), but is part of the launch signature. */
+export type LaunchSpec = LaunchSettings & {
+  resourceId: string;
+  /** A browser running elsewhere: connect to this CDP URL (ws:// or http://) instead of launching. */
+  external?: string | null;
+  projectId: string;
+  cookies: SessionCookie[];
+  proxy: BrowserProxy | null;
+};
+
+/** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
+export type BrowserEnd = 'out_of_memory';
+
+export type PoolOptions = WarmPolicyOptions &
+  ChromiumOptions &
+  Pick<WarmPoolOptions, 'onWarmReady' | 'withdrawWarm'> & {
+    capacity: number;
+    log: Logger;
+    /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
+    onLog: BrowserLogSink;
+    /** Which browsers the database still wants (`OrphanCleanup`); unset, none is ever taken for an orphan. */
+    stillWanted?: StillWanted;
+    /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
+    orphanGraceMs?: number;
+  };
+
+/**
+ * The browsers of one browser host. The workflow decides when a browser lives and dies; the pool
+ * carries out launch (or adoption of a warm browser) and stop for each resource, holds their
+ * Chromium processes (../chromium/chromiumProcess.ts), captures each one's log (`BrowserLog`) and reports
+ * usage. It keeps the warm browsers (./warmPool.ts) and destroys orphans (./orphanCleanup.ts).
+ */
+export class BrowserPool {
+  readonly #options: PoolOptions;
+  readonly #running = new Map<string, HostBrowser>();
+  readonly #launching = new Map<string, Promise<HostBrowser>>();
+  readonly #warm: WarmPool;
+  readonly #orphans: OrphanCleanup | undefined;
+  /** Every check of every browser reads the machine's processes from here (ProcessTable). */
+  readonly #processes = new ProcessTable(1000);
+  #closed = false;
+  /** Set by `drain`: no launch (and the warm pool keeps nothing warm); adoptions of claimed ones still go. */
+  #draining = false;
+
+  constructor(options: PoolOptions) {
+    this.#options = options;
+    this.#warm = new WarmPool(options, {
+      launch: async (settings) => primed(await launchChromium(options, settings, null)),
+      hold: (browser, warmId) => {
+        const instance: HostBrowser = {
+          ...browser,
+          warmId,
+          resourceId: '',
+          projectId: '',
+          networkBytes: 0,
+          log: this.#browserLog(() => instance),
+          warm: true,
+        };
+        this.#watch(instance);
+        return instance;
+      },
+      destroy: (browser) => this.#destroy(browser),
+    });
+    this.#orphans = options.stillWanted
+      ? new OrphanCleanup({ stillWanted: options.stillWanted, graceMs: options.orphanGraceMs ?? 60_000, log: options.log })
+      : undefined;
+  }
+
+  /** Pre-launched browsers ready to hand out. */
+  get warmCount() {
+    return this.#warm.count;
+  }
+
+  /** Warm browsers being launched for the pool. */
+  get warmLaunching() {
+    return this.#warm.launching;
+  }
+
+  get runningCount() {
+    return this.#running.size + this.#launching.size;
+  }
+
+  /** The resources whose browsers run here or are being launched. */
+  get resourceIds() {
+    return [...new Set([...this.#running.keys(), ...this.#launching.keys()])];
+  }
+
+  /**
+   * The launch signatures this host keeps warm browsers of (the registry's `warm_signatures`):
+   * none while draining.
+   */
+  get warmSignatures() {
+    return this.#warm.signatures;
+  }
+
+  /**
+   * Stops taking browsers: launches are refused (`HostDraining`), nothing is kept warm any more, and
+   * each waiting warm browser is withdrawn and destroyed, except one the api claimed meanwhile (its
+   * workflow's adoption still comes, as the api already answered with it). Running browsers go on.
+   */
+  async drain() {
+    this.#draining = true;
+    await this.#warm.drain();
+  }
+
+  /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
+  async start() {
+    killLeftoverBrowsers(this.#options.browsersDir, this.#options.log);
+    const leftoverGroups = await this.#options.cgroups?.removeLeftovers();
+    if (leftoverGroups) this.#options.log.warn({ count: leftoverGroups }, 'removed browser cgroups left by a previous run of this host');
+    if (this.#options.sandbox) openPathTo(this.#options.browsersDir, this.#options.sandbox);
+    this.#warm.refill();
+  }
+
+  /** Idempotent per resource: Temporal may deliver a launch twice. */
+  async launch(spec: LaunchSpec): Promise<{ cdpEndpoint: string; pid: number | null; warm: boolean }> {
+    const existing = this.#running.get(spec.resourceId) ?? (await this.#launching.get(spec.resourceId));
+    if (existing) return { cdpEndpoint: existing.cdpEndpoint, pid: existing.pid, warm: existing.warm };
+    if (this.#draining) throw new HostDraining('this browser host is draining (shutting down) and takes no new browsers');
+    if (this.runningCount >= this.#options.capacity)
+      throw new CapacityReached(`this host runs its maximum of ${this.#options.capacity} browsers`);
+    const launching = this.#launchFor(spec);
+    this.#launching.set(spec.resourceId, launching);
+    try {
+      const instance = await launching;
+      // Closed while it launched (its own launch, or a warm one it took over): close() did not see it.
+      if (this.#closed) {
+        await this.#destroy(instance);
+        throw new HostDraining('this browser host closed while the browser started');
+      }
+      this.#running.set(spec.resourceId, instance);
+      // A proxy-less start found no warm browser of its settings: keep one for the next start.
+      // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
+      if (!spec.proxy && !spec.external) this.#warm.started(instance.settings, instance.signature);
+      return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
+    } finally {
+      this.#launching.delete(spec.resourceId);
+    }
+  }
+
+  /**
+   * Destroys browsers nothing can use any more (`OrphanCleanup`), and refills the warm pool if
+   * warm ones went. Called from the host's heartbeat.
+   */
+  async reconcile() {
+    if (!this.#orphans || this.#closed) return;
+    const warmWent = await this.#orphans.reconcile(this.#warm, this.#running, (instance) => this.#destroy(instance));
+    if (warmWent) this.#warm.refill();
+  }
+
+  /** Retires waiting browsers their settings no longer need (`WarmPool.trim`). Called from the heartbeat. */
+  async trimWarm() {
+    await this.#warm.trim();
+  }
+
+  /** The Playwright context of a running browser (pipeline nodes act on its pages). */
+  contextOf(resourceId: string) {
+    return this.#running.get(resourceId)?.context;
+  }
+
+  /**
+   * Hides `values` in this browser's own log (console, navigations, failed requests) until the
+   * answered release is called: a pipeline run's secrets while it drives the browser. The release
+   * writes what is buffered first, so no line logged meanwhile goes out without them hidden.
+   */
+  hideInLogs(resourceId: string, values: readonly string[]): () => Promise<void> {
+    const instance = this.#running.get(resourceId);
+    if (!instance) return async () => {};
+    return instance.log.hide(values);
+  }
+
+  /**
+   * Whether a resource's browser lives, and its usage. A browser the kernel killed a process of for
+   * memory (it went past BROWSER_MEMORY_LIMIT_MB) is ended here, all of it: in cgroup v1 the kernel
+   * kills one process, often a renderer, and the rest would go on without it.
+   */
+  check(resourceId: string): { alive: boolean; usage: BrowserUsage | null; known: boolean; ended?: BrowserEnd } {
+    const instance = this.#running.get(resourceId);
+    if (!instance) return { alive: false, usage: null, known: false };
+    if (!instance.outOfMemory && instance.cgroup?.outOfMemory()) this.#endOutOfMemory(instance);
+    const alive =
+      !instance.outOfMemory && (instance.external ? Boolean(instance.remote?.isConnected()) : instance.pid ? isAlive(instance.pid) : true);
+    // The first measurement (a warm browser's billing baseline) is read now; later ones may be a moment old.
+    const tree = instance.pid ? this.#processes.measureTree(instance.pid, { fresh: !instance.measured }) : null;
+    instance.measured = true;
+    return {
+      alive,
+      known: true,
+      usage: { cpuSeconds: tree?.cpuSeconds ?? 0, memoryBytes: tree?.memoryBytes ?? 0, networkBytes: instance.networkBytes },
+      ...(instance.outOfMemory ? { ended: 'out_of_memory' as const } : {}),
+    };
+  }
+
+  #endOutOfMemory(instance: HostBrowser) {
+    instance.outOfMemory = true;
+    const limitMb = (this.#options.cgroups?.limits.memoryBytes ?? 0) / 2 ** 20;
+    instance.log.push({
+      context: 'browser',
+      severity: 'error',
+      message: `the browser went past its memory limit (${limitMb} MB, BROWSER_MEMORY_LIMIT_MB): the host ended it`,
+      area: 'lifecycle',
+    });
+    this.#options.log.warn({ resourceId: instance.resourceId, limitMb }, 'a browser went past its memory limit: ending it');
+    instance.cgroup?.kill();
+  }
+
+  /** Idempotent. The instance leaves the map before any await, so a second stop finds nothing. */
+  async stop(resourceId: string) {
+    const instance = this.#running.get(resourceId);
+    if (!instance) return false;
+    this.#running.delete(resourceId);
+    await this.#destroy(instance);
+    return true;
+  }
+
+  async close() {
+    this.#closed = true;
+    const all = [...this.#running.values(), ...this.#warm.close()];
+    this.#running.clear();
+    await Promise.all(all.map((instance) => this.#destroy(instance)));
+    this.#options.cgroups?.close();
+  }
+
+  /** The offer id of the warm browser listening at `cdpEndpoint`, if this host has one waiting. */
+  warmIdAt(cdpEndpoint: string) {
+    return this.#warm.warmIdAt(cdpEndpoint);
+  }
+
+  /**
+   * Whether a Chromium this host launched listens at `cdpEndpoint`: a running one, or a warm one
+   * (claimed by the api and not adopted yet, a warm start sets its cookies through the relay). A
+   * browser running elsewhere (external) is not behind this host's relay.
+   */
+  launchedBrowserAt(cdpEndpoint: string) {
+    const owns = (instance: HostBrowser) => instance.cdpEndpoint === cdpEndpoint && !instance.external;
+    return this.#warm.some(owns) || [...this.#running.values()].some(owns);
+  }
+
+  /**
+   * Takes over a warm browser the api claimed for `spec.resourceId`; idempotent. Fails when this
+   * host no longer has it (it restarted since): the workflow then settles the resource.
+   */
+  async adoptWarm(warmId: string, spec: LaunchSpec) {
+    const existing = this.#running.get(spec.resourceId);
+    if (existing) return { cdpEndpoint: existing.cdpEndpoint, pid: existing.pid, warm: true };
+    const instance = this.#warm.take(warmId);
+    if (!instance) throw new WarmBrowserGone(`warm browser ${warmId} is not on this host`);
+    instance.resourceId = spec.resourceId;
+    instance.projectId = spec.projectId;
+    instance.log.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
+    this.#running.set(spec.resourceId, instance);
+    // What the client did before this adoption (it may already have navigated) is logged now.
+    await instance.log.flush();
+    this.#warm.started(instance.settings, instance.signature);
+    return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
+  }
+
+  /** A cold start's browser: launched here, or a browser running elsewhere taken over. */
+  async #launchFor(spec: LaunchSpec): Promise<HostBrowser> {
+    const settings = { image: spec.image, screen: spec.screen, args: spec.args };
+    // Without a proxy, a warm launch of the same settings under way is taken over: it comes sooner.
+    const underWay = spec.external || spec.proxy ? undefined : this.#warm.takeLaunch(launchSignature(settings));
+    const browser = spec.external
+      ? await connectExternal(spec.external, settings)
+      : ((await underWay?.catch(() => undefined)) ?? (await launchChromium(this.#options, settings, spec.proxy)));
+    const instance: HostBrowser = {
+      ...browser,
+      resourceId: spec.resourceId,
+      projectId: spec.projectId,
+      networkBytes: 0,
+      log: this.#browserLog(() => instance),
+      warm: false,
+    };
+    instance.log.secrets = [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4);
+    try {
+      // The same call a warm start makes in the api, so a session's cookies apply alike.
+      if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
+      this.#watch(instance);
+    } catch (error) {
+      await this.#destroy(instance);
+      throw error;
+    }
+    return instance;
+  }
+
+  #browserLog(owner: () => HostBrowser) {
+    return new BrowserLog(owner, this.#options.onLog, this.#options.log);
+  }
+
+  /** Browser logs and network bytes of a resource, from every page it opens. */
+  #watch(instance: HostBrowser) {
+    if (instance.egress) {
+      instance.egress.onBlocked = ({ host, port, reason }) =>
+        instance.log.push({
+          context: 'browser',
+          severity: 'warn',
+          message: `blocked a connection to ${host}:${port}: ${reason} (egress policy)`,
+          area: 'network',
+        });
+    }
+    capturePageLogs(instance.context, (entry) => instance.log.push(entry));
+    instance.context.on('requestfinished', (request) => {
+      request.sizes().then(
+        (sizes) => {
+          instance.networkBytes += sizes.requestBodySize + sizes.requestHeadersSize + sizes.responseBodySize + sizes.responseHeadersSize;
+        },
+        () => {},
+      );
+    });
+    instance.context.on('close', () => {
+      if (this.#running.get(instance.resourceId) === instance) {
+        instance.log.push({ context: 'browser', severity: 'warn', message: 'the browser closed', area: 'lifecycle' });
+      }
+    });
+  }
+
+  async #destroy(instance: LaunchedBrowser | HostBrowser) {
+    if ('log' in instance) await instance.log.flushNow();
+    await destroyBrowser(instance);
+  }
+}
+
+/** How long priming may take before the browser is offered unprimed. */
+const PRIMING_TIMEOUT_MS = 5_000;
+
+/**
+ * A warm browser's first tab with Playwright's injected script and the host's isolated world
+ * (server/browsers/page/isolatedWorld.ts) run once on about:blank: a run's first navigation and first selector read
+ * then come faster (docs/benchmarks/mcp-call.md, `bench:mcp-call-causes`). Nothing of it but the
+ * host's CDP session outlives the navigation; a failure only skips it.
+ */
+async function primed(browser: LaunchedBrowser) {
+  const first = browser.context.pages()[0];
+  const priming = first ? evaluateMatches(first.locator('html'), (elements) => elements.length).catch(() => {}) : undefined;
+  // A page that does not answer must not hold the browser back from the pool.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([priming, new Promise<void>((resolve) => (timer = setTimeout(resolve, PRIMING_TIMEOUT_MS)))]);
+  clearTimeout(timer);
+  return browser;
+}
