@@ -32,13 +32,13 @@ module.exports = {
       name: 'host-loads-no-model-code-or-billing',
       comment:
         'A browser host runs browsers and pipeline nodes: it never loads the model side of agent jobs ' +
-        '(server/agents/conversation.ts and the models), the AI SDK, node-llama-cpp or billing (its money arithmetic aside), not even through ' +
-        'another module. Message recording for its tool calls is server/agents/messages.ts.',
+        '(server/agents/model/: the conversation, the models), the AI SDK, node-llama-cpp or billing (its money arithmetic aside), not ' +
+        'even through another module. It reads pages with server/agents/page/ and records its tool calls with server/agents/messages.ts.',
       severity: 'error',
       from: { path: hostCode },
       to: {
         path: [
-          '^server/agents/(conversation|models|localModel|builtin)[.]ts$',
+          '^server/agents/model/',
           // money.ts is decimal and currency arithmetic, which the config parses prices with.
           '^server/billing/(?!money[.]ts$)',
           '(^|/)node_modules/(ai|@ai-sdk/[^/]+|node-llama-cpp)/',

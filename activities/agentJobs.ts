@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
-import { candidatePlan } from '../server/agents/candidate.ts';
-import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
-import { checkOutputs } from '../server/agents/outputCheck.ts';
+import { candidatePlan } from '../server/agents/model/candidate.ts';
+import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/model/conversation.ts';
+import { checkOutputs } from '../server/agents/model/outputCheck.ts';
 import type { OutputDeclaration } from '../server/agents/proposal.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';

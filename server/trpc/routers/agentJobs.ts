@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { DryRunResult } from '../../../db/entities/GenerationJob.ts';
 import { AnalysisJob, BrowserSession, GenerationJob, Pipeline, PipelineRun } from '../../../db/entities/index.ts';
-import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
-import { allowedModels } from '../../agents/models.ts';
-import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
+import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/model/jobs.ts';
+import { allowedModels } from '../../agents/model/models.ts';
+import { readableAnalysis, readableGeneration } from '../../agents/model/readableJobs.ts';
 import { iso, pagination } from '../../http/shapes.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';

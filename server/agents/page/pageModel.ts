@@ -9,7 +9,7 @@
  * nothing from this module's scope).
  */
 import type { Page } from 'playwright-core';
-import { evaluateIsolated } from '../browsers/host/isolatedWorld.ts';
+import { evaluateIsolated } from '../../browsers/host/isolatedWorld.ts';
 
 export type ElementRef = { selector: string; text: string };
 export type FormInput = {
