@@ -46,6 +46,25 @@ module.exports = {
         reachable: true,
       },
     },
+    {
+      name: 'agents-page-side-reaches-no-model-side',
+      comment:
+        'What reads pages (server/agents/page/) and what both sides of agent jobs share (the files at server/agents/ top level: ' +
+        'messages, tool specs, the proposal schema, prompt values) never reach the model side (server/agents/model/), not even ' +
+        'through another module: the browser host loads them.',
+      severity: 'error',
+      from: { path: '^server/agents/(page/|[^/]+[.]ts$)' },
+      to: { path: '^server/agents/model/', reachable: true },
+    },
+    {
+      name: 'in-page-code-imports-only-in-page-code',
+      comment:
+        "The page model's in-page code (server/agents/page/collect/) is sent to pages as its functions' text, put together by " +
+        'collect/inPage.ts: a value imported from outside the folder is not there when it runs. Types may come from anywhere.',
+      severity: 'error',
+      from: { path: '^server/agents/page/collect/' },
+      to: { pathNot: '^server/agents/page/collect/', dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPageModel } from '../server/agents/page/pageModel.ts';
+import { readPageModel } from '../server/agents/page/readPageModel.ts';
 import { evaluateMatches } from '../server/browsers/host/isolatedWorld.ts';
 import { capturePage } from '../server/browsers/host/nodes/runScreenshots.ts';
 import { launchChromium } from './support/chromium.ts';

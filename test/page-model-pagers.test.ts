@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPageModel } from '../server/agents/page/pageModel.ts';
+import { readPageModel } from '../server/agents/page/readPageModel.ts';
 import { launchChromium } from './support/chromium.ts';
 import { startTestSite } from './support/pages.ts';
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { AnalysisJob, Pipeline, PipelineVersion, type ScreenshotBox } from '../../../db/entities/index.ts';
 import type { ToolCallRequest } from '../../../workflows/contracts/agentJobs.ts';
 import { jobHidden, recordMessages } from '../../agents/messages.ts';
-import { readPageModel } from '../../agents/page/pageModel.ts';
+import { readPageModel } from '../../agents/page/readPageModel.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { proposalSchema } from '../../agents/proposal.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
