@@ -16,7 +16,7 @@ import { withheldMessage } from './runNode.ts';
 
 /**
  * Control-queue activities of the analysis and generation workflows: the model turns
- * (server/agents/conversation.ts), the job's end, and the dry run of a generation's candidate.
+ * (server/agents/model/conversation.ts), the job's end, and the dry run of a generation's candidate.
  */
 export function createAgentJobActivities({
   orm,

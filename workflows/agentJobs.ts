@@ -21,7 +21,7 @@ import { type PipelineRunWorkflow, pipelineRunWorkflowType } from './contracts/p
 import { searchAttributeKeys, searchAttributesOf } from './contracts/searchAttributes.ts';
 import { workflowIds } from './contracts/workflowIds.ts';
 
-/** A model call may take this long (the activity's own timeout is shorter: server/agents/conversation.ts). */
+/** A model call may take this long (the activity's own timeout is shorter: server/agents/model/conversation.ts). */
 const MODEL_TURN_TIMEOUT = '150 seconds';
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 

@@ -94,7 +94,7 @@ const generationDetail = generationSummary.extend({
 });
 
 // The spec's paths name the job alone, not its pipeline: a job is found by its id in the project
-// (server/agents/readableJobs.ts).
+// (server/agents/model/readableJobs.ts).
 const analysisPath = '/{project}/api/analysis/{analysisId}';
 const generationPath = '/{project}/api/generation/{generationId}';
 const analysisInput = z.strictObject({ project: id, analysisId: id });

@@ -13,6 +13,7 @@ export function readTables(): PageTable[] {
   return [...document.querySelectorAll('table')].filter(visible).map(readTable);
 }
 
+/** One table: its keys, its data rows and, when each row links to a page of its own, that link. */
 export function readTable(table: HTMLTableElement): PageTable {
   const rows = [...table.rows];
   const head = table.tHead ? [...table.tHead.rows] : [];
