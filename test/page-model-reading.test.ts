@@ -1,9 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inPage, type Parts } from '../server/agents/page/collect/inPage.ts';
 import { evaluateIsolated } from '../server/browsers/host/isolatedWorld.ts';
-import { launchChromium } from './support/chromium.ts';
-import { startTestSite } from './support/pages.ts';
+import { openServedPage } from './support/servedPage.ts';
 
 /**
  * The page model's in-page parts on real pages in Chromium, run as the host runs them: put together
@@ -11,32 +9,17 @@ import { startTestSite } from './support/pages.ts';
  * the page as its text, so it uses only the parts and its argument.
  */
 
-let browser: Browser;
-let page: Page;
-let site: Awaited<ReturnType<typeof startTestSite>>;
-/** What the site's `/page` answers now. */
-let body = '';
+let served: Awaited<ReturnType<typeof openServedPage>>;
 
 beforeAll(async () => {
-  site = await startTestSite({
-    '/page': (_req, res) => {
-      res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end(`<!doctype html><title>Parts</title><body>${body}</body>`);
-    },
-  });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  served = await openServedPage('/page', (body) => `<!doctype html><title>Parts</title><body>${body}</body>`);
 }, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+afterAll(() => served?.close());
 
-/** Serves `html` at /page, opens it and runs `read` in its isolated world. */
+/** Serves `html`, opens it and runs `read` in its isolated world. */
 async function readIn<R>(html: string, read: (parts: Parts) => R): Promise<R> {
-  body = html;
-  await page.goto(`${site.url}/page`);
-  return evaluateIsolated(page, inPage(read));
+  await served.show(html);
+  return evaluateIsolated(served.page, inPage(read));
 }
 
 /** The selector each `[data-case]` element gets, by its case. */
@@ -70,7 +53,7 @@ describe('selectors of the page model', () => {
       table: 'role=table[name="Opening hours"s]',
     });
     for (const [name, selector] of Object.entries(selectors)) {
-      const found = page.locator(selector);
+      const found = served.page.locator(selector);
       expect(await found.count(), name).toBe(1);
       expect(await found.getAttribute('data-case'), name).toBe(name);
     }
@@ -89,7 +72,7 @@ describe('selectors of the page model', () => {
       'generated-anchor': 'p:nth-of-type(2) > span',
     });
     for (const [name, selector] of Object.entries(selectors)) {
-      expect(await page.locator(selector).getAttribute('data-case'), name).toBe(name);
+      expect(await served.page.locator(selector).getAttribute('data-case'), name).toBe(name);
     }
   });
 });
@@ -158,14 +141,13 @@ describe('names, roles and visibility', () => {
 
 describe('forms, tables, lists and details as the page shows them', () => {
   it('a form lists its visible fields and submit buttons, and whether a field holds a value, never the value', async () => {
-    body = `<form action="/session"><label>E-mail <input name="mail" type="email" required></label>
+    await served.show(`<form action="/session"><label>E-mail <input name="mail" type="email" required></label>
       <input type="password" name="pass" aria-required="true"><input type="hidden" name="csrf" value="t0k3n">
       <input name="gone" style="display:none"><select name="lang"><option>en</option></select>
-      <button type="button">Show password</button><button>Sign in</button></form>`;
-    await page.goto(`${site.url}/page`);
-    await page.fill('input[name=pass]', 'Typed-Secret-991');
+      <button type="button">Show password</button><button>Sign in</button></form>`);
+    await served.page.fill('input[name=pass]', 'Typed-Secret-991');
     const forms = await evaluateIsolated(
-      page,
+      served.page,
       inPage(({ readForms }) => readForms()),
     );
     expect(JSON.stringify(forms)).not.toContain('Typed-Secret-991');
@@ -201,13 +183,13 @@ describe('forms, tables, lists and details as the page shows them', () => {
         headers: ['Name', 'column2', 'Name_2'],
         rowCount: 3,
         linkSelector: '#staff > tbody > tr > :nth-child(1) a[href]',
-        linkSample: `${site.url}/p/1`,
+        linkSample: `${served.url}/p/1`,
       },
       // A first row that starts with a row header is data: no header, the keys by place.
       { selector: 'role=table[name="Scores"s]', caption: null, heading: 'Scores', headers: ['column1', 'column2'], rowCount: 2 },
       { selector: '#plain', caption: null, heading: 'Staff', headers: ['Day', 'Hours'], rowCount: 1 },
     ]);
-    expect(await page.locator((tables[0] as { linkSelector: string }).linkSelector).count()).toBe(3);
+    expect(await served.page.locator((tables[0] as { linkSelector: string }).linkSelector).count()).toBe(3);
   });
 
   it("a list's fields are named by their labels, headings and shapes, and each link gives its address too", async () => {
@@ -238,7 +220,7 @@ describe('forms, tables, lists and details as the page shows them', () => {
         linkSelector: '#books > li a',
         fields: [
           { name: 'link', selector: 'a', sample: 'Dune' },
-          { name: 'link_url', selector: 'a', attribute: 'href', sample: `${site.url}/b/Dune` },
+          { name: 'link_url', selector: 'a', attribute: 'href', sample: `${served.url}/b/Dune` },
           { name: 'author', selector: '.v', sample: 'Frank Herbert' },
           { name: 'price', selector: 'b', sample: '$9.99' },
           { name: 'pages', selector: 'em', sample: '412 pages' },

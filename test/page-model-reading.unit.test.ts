@@ -22,12 +22,8 @@ describe('texts of the page model', () => {
   });
 
   it('a label is a short text that ends in a colon', () => {
-    expect(isLabel('Price:')).toBe(true);
-    expect(isLabel('Sold by:')).toBe(true);
-    expect(isLabel('Größe:')).toBe(true);
-    expect(isLabel('Price')).toBe(false);
-    expect(isLabel('3 items:')).toBe(false);
-    expect(isLabel(`${'a'.repeat(40)}:`)).toBe(false);
+    for (const text of ['Price:', 'Sold by:', 'Größe:']) expect(isLabel(text), text).toBe(true);
+    for (const text of ['Price', '3 items:', `${'a'.repeat(40)}:`]) expect(isLabel(text), text).toBe(false);
   });
 
   it('record keys are lower snake case, never start with a digit and are at most 40 long', () => {
@@ -39,10 +35,8 @@ describe('texts of the page model', () => {
   });
 
   it('list field names split camelCase and fall back to "text"', () => {
-    expect(snakeName('productTitle')).toBe('product_title');
-    expect(snakeName('Sold by')).toBe('sold_by');
-    expect(snakeName('9 lives')).toBe('_9_lives');
-    expect(snakeName('€€')).toBe('text');
+    const names = { productTitle: 'product_title', 'Sold by': 'sold_by', '9 lives': '_9_lives', '€€': 'text' };
+    for (const [hint, name] of Object.entries(names)) expect(snakeName(hint), hint).toBe(name);
   });
 
   it('a taken field name gets the first free number, replacing its own', () => {
@@ -97,10 +91,8 @@ describe('selector text', () => {
 
 describe('words that page a listing', () => {
   it('bare text drops arrows and bars', () => {
-    expect(bare(' « Previous ')).toBe('Previous');
-    expect(bare('Next ›')).toBe('Next');
-    expect(bare('Older posts →')).toBe('Older posts');
-    expect(bare('1 | 2')).toBe('1 2');
+    const words = { ' « Previous ': 'Previous', 'Next ›': 'Next', 'Older posts →': 'Older posts', '1 | 2': '1 2' };
+    for (const [text, word] of Object.entries(words)) expect(bare(text), text).toBe(word);
   });
 
   it('pager links are numbers, onwards or back', () => {
