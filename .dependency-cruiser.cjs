@@ -44,7 +44,7 @@ module.exports = {
       name: 'host-process-loads-no-model-code-or-billing',
       comment:
         'A browser host process (server/main/browserHost.ts) runs browsers and pipeline nodes: nothing it loads, ' +
-        'however indirectly, is the model side of agent jobs (server/agents/conversation.ts and the models), the AI ' +
+        'however indirectly, is the model side of agent jobs (server/agents/model/conversation.ts and the models), the AI ' +
         'SDK, node-llama-cpp, billing or the control worker with its activity registry. ' +
         'Checked from the entry file, so a path through shared code (the runtime, the Temporal client) fails too. ' +
         'Message recording for its tool calls is server/agents/messages.ts.',
@@ -52,7 +52,7 @@ module.exports = {
       from: { path: '^server/main/browserHost[.]ts$' },
       to: {
         path: [
-          '^server/agents/(conversation|models|localModel|builtin)[.]ts$',
+          '^server/agents/model/',
           // The config parses prices and currencies with server/decimals.ts, not billing's money.ts.
           '^server/billing/',
           '^server/main/controlWorker[.]ts$',
@@ -109,6 +109,25 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^(server/main/|activities/browserHost/|server/browsers/host/)' },
       to: { path: '^server/browsers/host/' },
+    },
+    {
+      name: 'agents-page-side-reaches-no-model-side',
+      comment:
+        'What reads pages (server/agents/page/) and what both sides of agent jobs share (the files at server/agents/ top level: ' +
+        'messages, tool specs, the proposal schema, prompt values) never reach the model side (server/agents/model/), not even ' +
+        'through another module: the browser host loads them.',
+      severity: 'error',
+      from: { path: '^server/agents/(page/|[^/]+[.]ts$)' },
+      to: { path: '^server/agents/model/', reachable: true },
+    },
+    {
+      name: 'in-page-code-imports-only-in-page-code',
+      comment:
+        "The page model's in-page code (server/agents/page/collect/) is sent to pages as its functions' text, put together by " +
+        'collect/inPage.ts: a value imported from outside the folder is not there when it runs. Types may come from anywhere.',
+      severity: 'error',
+      from: { path: '^server/agents/page/collect/' },
+      to: { pathNot: '^server/agents/page/collect/', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

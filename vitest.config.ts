@@ -9,5 +9,13 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    server: {
+      deps: {
+        // The page model's in-page code is sent to pages as its functions' text
+        // (server/agents/page/collect/inPage.ts): loaded natively, as in production, since Vite's
+        // module transform would rewrite the names they import inside that text.
+        external: [/\/server\/agents\/page\/collect\//],
+      },
+    },
   },
 });

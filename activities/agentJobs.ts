@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../db/entities/index.ts';
-import { candidatePlan } from '../server/agents/candidate.ts';
-import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/conversation.ts';
-import { checkOutputs } from '../server/agents/outputCheck.ts';
+import { candidatePlan } from '../server/agents/model/candidate.ts';
+import { analysisTurn, generationTurn, reportDryRunFailure } from '../server/agents/model/conversation.ts';
+import { checkOutputs } from '../server/agents/model/outputCheck.ts';
 import type { OutputDeclaration } from '../server/agents/proposal.ts';
 import { prepareArgs } from '../server/pipelines/engine/interpreter.ts';
 import { nodeRegistry, planReadsCookies } from '../server/pipelines/engine/registry.ts';
@@ -16,7 +16,7 @@ import { withheldMessage } from './runNode.ts';
 
 /**
  * Control-queue activities of the analysis and generation workflows: the model turns
- * (server/agents/conversation.ts), the job's end, and the dry run of a generation's candidate.
+ * (server/agents/model/conversation.ts), the job's end, and the dry run of a generation's candidate.
  */
 export function createAgentJobActivities({
   orm,

@@ -2,10 +2,10 @@ import { generateText, jsonSchema, Output } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinModel } from '../server/agents/builtin.ts';
+import { builtinModel } from '../server/agents/model/builtin.ts';
+import { requestedNoun } from '../server/agents/model/requestReading.ts';
 import { fillPlaceholders, readPromptValues } from '../server/agents/promptValues.ts';
 import { checkProposal, type Proposal, proposalSchema, sourceFromProposal } from '../server/agents/proposal.ts';
-import { requestedNoun } from '../server/agents/requestReading.ts';
 import { hideFieldValues } from '../server/browsers/host/agentTools.ts';
 import { compilePipeline } from '../server/pipelines/compiler.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PageModel } from '../server/agents/pageModel.ts';
+import type { PageModel } from '../server/agents/page/pageModel.ts';
 import { createProject, registerUser } from './support/accounts.ts';
 import {
   pagerArchive,

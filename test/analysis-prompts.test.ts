@@ -1,9 +1,9 @@
 import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinModel } from '../server/agents/builtin.ts';
+import { builtinModel } from '../server/agents/model/builtin.ts';
+import { readPageModel } from '../server/agents/page/readPageModel.ts';
 import { readPromptValues } from '../server/agents/promptValues.ts';
-import { readPageModel } from '../server/agents/readPageModel.ts';
 import { createApiKey, createProject, registerUser } from './support/accounts.ts';
 import { launchChromium } from './support/chromium.ts';
 import {

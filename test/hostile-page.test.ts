@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPageModel } from '../server/agents/readPageModel.ts';
+import { readPageModel } from '../server/agents/page/readPageModel.ts';
 import { capturePage } from '../server/browsers/host/nodes/runScreenshots.ts';
 import { evaluateMatches } from '../server/browsers/page/isolatedWorld.ts';
 import { launchChromium } from './support/chromium.ts';

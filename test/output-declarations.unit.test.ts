@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerationJob } from '../db/entities/index.ts';
-import { unverifiedBecause } from '../server/agents/jobs.ts';
-import { checkOutputs, declarationsFor, pagesShowed, singleValueForRecords } from '../server/agents/outputCheck.ts';
-import type { PageModel } from '../server/agents/pageModel.ts';
+import { unverifiedBecause } from '../server/agents/model/jobs.ts';
+import { checkOutputs, declarationsFor, pagesShowed, singleValueForRecords } from '../server/agents/model/outputCheck.ts';
+import { requestFitProblems } from '../server/agents/model/requestFit.ts';
+import { asksForRecords } from '../server/agents/model/requestReading.ts';
+import type { PageModel } from '../server/agents/page/pageModel.ts';
 import type { Proposal } from '../server/agents/proposal.ts';
-import { requestFitProblems } from '../server/agents/requestFit.ts';
-import { asksForRecords } from '../server/agents/requestReading.ts';
 
 const page = (url: string, parts: Partial<PageModel>): PageModel => ({
   url,

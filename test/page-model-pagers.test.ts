@@ -1,44 +1,27 @@
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPageModel } from '../server/agents/readPageModel.ts';
-import { launchChromium } from './support/chromium.ts';
-import { startTestSite } from './support/pages.ts';
+import { readPageModel } from '../server/agents/page/readPageModel.ts';
+import { openServedPage } from './support/servedPage.ts';
 
 /**
  * What the page model says about a listing's pager, for the markup pagers are written in: its kind,
  * the selector a paging step uses (checked against the live page), the current page.
  */
 
-let browser: Browser;
-let page: Page;
-let site: Awaited<ReturnType<typeof startTestSite>>;
-/** What the site's `/list` answers now. */
-let listBody = '';
+let served: Awaited<ReturnType<typeof openServedPage>>;
 
 beforeAll(async () => {
-  site = await startTestSite({
-    '/list': (_req, res) => {
-      res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end(`<!doctype html><title>List</title><main>${listBody}</main>`);
-    },
-  });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  served = await openServedPage('/list', (body) => `<!doctype html><title>List</title><main>${body}</main>`);
 }, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+afterAll(() => served?.close());
 
 const items = (count: number) =>
   `<ul class="items">${Array.from({ length: count }, (_, i) => `<li><h3>Item ${i + 1}</h3><p>Note ${i + 1}</p></li>`).join('')}</ul>`;
 
 async function paginationOf(body: string) {
-  listBody = body;
-  await page.goto(`${site.url}/list?page=2`);
-  const model = await readPageModel(page);
+  await served.show(body, '?page=2');
+  const model = await readPageModel(served.page);
   const matched = model.pagination?.selector
-    ? await page.locator(model.pagination.selector).evaluateAll((elements) => elements.map((element) => element.textContent?.trim()))
+    ? await served.page.locator(model.pagination.selector).evaluateAll((elements) => elements.map((element) => element.textContent?.trim()))
     : null;
   return { pagination: model.pagination, matched };
 }
@@ -66,7 +49,7 @@ describe('the page model names the pager of a listing', () => {
       '<a href="/list?page=1">Newer posts</a> | <a href="/list?page=3">Older posts →</a>',
     ]) {
       const { pagination, matched } = await paginationOf(`${items(5)}<p class="nav-links">${pager}</p>`);
-      expect(pagination, pager).toMatchObject({ kind: 'links', next: { href: `${site.url}/list?page=3` } });
+      expect(pagination, pager).toMatchObject({ kind: 'links', next: { href: `${served.url}/list?page=3` } });
       expect(
         matched?.some((text) => /next|older/i.test(text ?? '')),
         pager,

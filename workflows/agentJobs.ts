@@ -22,7 +22,7 @@ import { searchAttributeKeys, searchAttributesOf } from './contracts/searchAttri
 import { workflowIds } from './contracts/workflowIds.ts';
 import { retryPolicies } from './retryPolicies.ts';
 
-/** A model call may take this long (the activity's own timeout is shorter: server/agents/conversation.ts). */
+/** A model call may take this long (the activity's own timeout is shorter: server/agents/model/conversation.ts). */
 const MODEL_TURN_TIMEOUT = '150 seconds';
 const HOST_PICKUP_TIMEOUT = '15 seconds';
 

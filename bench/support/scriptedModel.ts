@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
-import { builtinModel } from '../../server/agents/builtin.ts';
+import { builtinModel } from '../../server/agents/model/builtin.ts';
 
 type ChatMessage = {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -7,7 +7,7 @@ import { Project } from './Project.ts';
 
 /**
  * How the candidate's dry run on the session's browser went, and how its result compared with the
- * analysis's output declarations: `mismatches` (server/agents/outputCheck.ts) is empty when the
+ * analysis's output declarations: `mismatches` (server/agents/model/outputCheck.ts) is empty when the
  * result is what was declared, absent when the run did not succeed or predates the check.
  */
 export type DryRunResult = {

@@ -1,7 +1,7 @@
 /**
  * An agent job's conversation as stored: the messages appended to the job and its log stream,
  * redacted of everything the job hides and of every secret the recogniser finds in them (a page
- * that shows a token, a model that repeats a password). The model side (./conversation.ts) and
+ * that shows a token, a model that repeats a password). The model side (./model/conversation.ts) and
  * the browser host that runs an analysis's tool calls (server/browsers/host/agentTools.ts) both
  * record here; this module loads no model code, AI SDK or billing, so a browser host does not
  * either.

@@ -5,7 +5,7 @@
  */
 
 /**
- * A JSON Schema. The model side (./conversation.ts) hands it to the AI SDK; this module loads no
+ * A JSON Schema. The model side (./model/conversation.ts) hands it to the AI SDK; this module loads no
  * AI SDK, since the browser host reads it too.
  */
 type Schema = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AnalysisJob, GenerationJob, PipelineRun, SessionResource } from '../../db/entities/index.ts';
-import { readableAnalysis, readableGeneration } from '../agents/readableJobs.ts';
+import { readableAnalysis, readableGeneration } from '../agents/model/readableJobs.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { NotFound } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { FunctionVersion, PipelineRun, RunScreenshot } from '../../db/entities/index.ts';
-import { readableAnalysis, readableGeneration } from '../agents/readableJobs.ts';
+import { readableAnalysis, readableGeneration } from '../agents/model/readableJobs.ts';
 import type { AppDeps } from '../appDeps.ts';
 import { DomainError, NotFound } from '../errors.ts';
 import { readFunctionRun } from '../functions/execute.ts';

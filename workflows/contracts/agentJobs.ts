@@ -17,7 +17,7 @@ export type AgentJobInput = {
 };
 
 export type AgentJobWorkflow = (jobId: string, input: AgentJobInput, maxSeconds: number) => Promise<void>;
-/** Their workflow types: the api starts them by these names (server/agents/jobs.ts). */
+/** Their workflow types: the api starts them by these names (server/agents/model/jobs.ts). */
 export const analysisJobWorkflowType = 'analysisJobWorkflow';
 export const generationJobWorkflowType = 'generationJobWorkflow';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { DryRunResult } from '../../../db/entities/GenerationJob.ts';
 import { AnalysisJob, BrowserSession, GenerationJob, Pipeline, PipelineRun } from '../../../db/entities/index.ts';
-import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/jobs.ts';
-import { allowedModels } from '../../agents/models.ts';
-import { readableAnalysis, readableGeneration } from '../../agents/readableJobs.ts';
+import { acceptAnalysis, acceptGeneration, startAnalysis, stopJob } from '../../agents/model/jobs.ts';
+import { allowedModels } from '../../agents/model/models.ts';
+import { readableAnalysis, readableGeneration } from '../../agents/model/readableJobs.ts';
 import { waitThenMark } from '../../http/waitingAnswers.ts';
 import { waitField, waitForJobEnd } from '../../infra/waiting.ts';
 import { agentJobRights, canSeeRunOutputs, pipelineActions, RUN_WITHHELD_MESSAGE, sessionActions } from '../../permissions/permissions.ts';
@@ -94,7 +94,7 @@ const generationDetail = generationSummary.extend({
 });
 
 // The spec's paths name the job alone, not its pipeline: a job is found by its id in the project
-// (server/agents/readableJobs.ts).
+// (server/agents/model/readableJobs.ts).
 const analysisPath = '/{project}/api/analysis/{analysisId}';
 const generationPath = '/{project}/api/generation/{generationId}';
 const analysisInput = z.strictObject({ project: id, analysisId: id });

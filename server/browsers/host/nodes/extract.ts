@@ -174,7 +174,7 @@ export const extractNodeImplementations = {
             if (!(element instanceof HTMLTableElement)) return { matched: true as const, table: null };
             // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (no hidden text or scripts) is what the node reads
             const text = (cell: Element) => ((cell as HTMLElement).innerText ?? cell.textContent ?? '').trim();
-            // The page model (server/agents/pageModel.ts) reads tables the same way, to name these keys.
+            // The page model (server/agents/page/collect/tables.ts) reads tables the same way, to name these keys.
             const rows = Array.from(element.rows);
             const headRows = element.tHead ? Array.from(element.tHead.rows) : [];
             const footRows = element.tFoot ? Array.from(element.tFoot.rows) : [];

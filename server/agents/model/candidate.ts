@@ -1,6 +1,6 @@
-import type { GenerationJob } from '../../db/entities/index.ts';
-import { compilePipeline } from '../pipelines/compiler.ts';
-import type { Plan } from '../pipelines/engine/plan.ts';
+import type { GenerationJob } from '../../../db/entities/index.ts';
+import { compilePipeline } from '../../pipelines/compiler.ts';
+import type { Plan } from '../../pipelines/engine/plan.ts';
 
 /**
  * A generation's candidate plan: the one its turn compiled and stored (populate `plan` first), or

@@ -7,8 +7,8 @@
  * on, so a model that picks the wrong table ends loud (refused until its step bound, or
  * `goalNotFound`), never with a version that reads the wrong data.
  */
-import type { PageModel } from './pageModel.ts';
-import type { Proposal } from './proposal.ts';
+import type { PageModel } from '../page/pageModel.ts';
+import type { Proposal } from '../proposal.ts';
 import { listText, mentions, pageFitsRequest, requestedNoun, tableText, wantsItemPages } from './requestReading.ts';
 
 /** The problems of `proposal` against `request`, each a sentence for the model; none when it fits. */

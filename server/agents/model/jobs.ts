@@ -3,26 +3,26 @@
  * rules of accepting (spec section 3). Workflows: workflows/agentJobs.ts.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../db/entities/index.ts';
+import { AnalysisJob, type BrowserSession, GenerationJob, type Pipeline, type Project } from '../../../db/entities/index.ts';
 import {
   type AgentJobInput,
   type AgentJobKind,
   type AgentJobWorkflow,
   analysisJobWorkflowType,
   generationJobWorkflowType,
-} from '../../workflows/contracts/agentJobs.ts';
-import { searchAttributesOf, type WorkflowTags } from '../../workflows/contracts/searchAttributes.ts';
-import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
-import { requireFunds } from '../billing/ledger.ts';
-import type { BrowserStartDeps } from '../browsers/sessions/browserSessions.ts';
-import { BadRequest, ServiceUnavailable } from '../errors.ts';
-import { cancelAndAwait } from '../infra/workflowHandles.ts';
-import { encryptSecrets } from '../pipelines/runSecrets.ts';
-import { startOrShareBrowser } from '../pipelines/runs.ts';
-import { createVersion } from '../pipelines/versions.ts';
+} from '../../../workflows/contracts/agentJobs.ts';
+import { searchAttributesOf, type WorkflowTags } from '../../../workflows/contracts/searchAttributes.ts';
+import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
+import { requireFunds } from '../../billing/ledger.ts';
+import type { BrowserStartDeps } from '../../browsers/sessions/browserSessions.ts';
+import { BadRequest, ServiceUnavailable } from '../../errors.ts';
+import { cancelAndAwait } from '../../infra/workflowHandles.ts';
+import { encryptSecrets } from '../../pipelines/runSecrets.ts';
+import { startOrShareBrowser } from '../../pipelines/runs.ts';
+import { createVersion } from '../../pipelines/versions.ts';
+import { readPromptValues } from '../promptValues.ts';
 import { candidatePlan } from './candidate.ts';
 import { requireModel } from './models.ts';
-import { readPromptValues } from './promptValues.ts';
 
 type Deps = BrowserStartDeps & { serviceSecret: string };
 

@@ -14,12 +14,12 @@
  * Generation: `sourceFromProposal` of the analysis.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import { NAME_PATTERN } from '../pipelines/language.ts';
-import type { PageForm, PageList, PageModel, PageTable } from './pageModel.ts';
+import { NAME_PATTERN } from '../../pipelines/language.ts';
+import type { PageForm, PageList, PageModel, PageTable } from '../page/pageModel.ts';
+import { readPromptValues } from '../promptValues.ts';
+import type { GoalNotFound, OutputDeclaration, Paging, Proposal, ProposalStep } from '../proposal.ts';
+import { sourceFromProposal } from '../proposal.ts';
 import { failed, requestText, type ToolEvent, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
-import { readPromptValues } from './promptValues.ts';
-import type { GoalNotFound, OutputDeclaration, Paging, Proposal, ProposalStep } from './proposal.ts';
-import { sourceFromProposal } from './proposal.ts';
 import {
   listText,
   mentions,

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AnalysisJob, GenerationJob } from '../../db/entities/index.ts';
-import type { Subject } from '../auth/subject.ts';
-import { NotFound } from '../errors.ts';
-import { agentJobRights, type ProjectRef } from '../permissions/permissions.ts';
-import { isUuid } from '../projects/projectRepository.ts';
+import { AnalysisJob, GenerationJob } from '../../../db/entities/index.ts';
+import type { Subject } from '../../auth/subject.ts';
+import { NotFound } from '../../errors.ts';
+import { agentJobRights, type ProjectRef } from '../../permissions/permissions.ts';
+import { isUuid } from '../../projects/projectRepository.ts';
 
 /**
  * How every route of one job (its procedures, its log stream) finds it. The spec's paths name the

@@ -7,8 +7,8 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import type { Config } from '../config.ts';
-import { BadRequest } from '../errors.ts';
+import type { Config } from '../../config.ts';
+import { BadRequest } from '../../errors.ts';
 import { builtinModel } from './builtin.ts';
 import { localModel } from './localModel.ts';
 

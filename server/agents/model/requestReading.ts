@@ -4,7 +4,7 @@
  * and whether a page's listings can stand for it. builtin follows these readings, and
  * requestFit.ts and outputCheck.ts hold every model's proposal to the same ones.
  */
-import type { PageList, PageModel, PageTable } from './pageModel.ts';
+import type { PageList, PageModel, PageTable } from '../page/pageModel.ts';
 
 /** A search asked for without a keyword: "all results of the search form", "submit the search empty". */
 export const wantsEmptySearch = (request: string) =>

@@ -14,10 +14,10 @@
  */
 import os from 'node:os';
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content } from '@ai-sdk/provider';
-import type { PageModel } from './pageModel.ts';
+import type { PageModel } from '../page/pageModel.ts';
+import { readPromptValues } from '../promptValues.ts';
+import type { Proposal, ProposalStep } from '../proposal.ts';
 import { failed, requestText, type ToolEvent, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
-import { readPromptValues } from './promptValues.ts';
-import type { Proposal, ProposalStep } from './proposal.ts';
 
 type Candidate =
   | { kind: 'fill'; label: string; selector: string }

@@ -7,9 +7,9 @@
  * against them (`checkOutputs`); what differs goes back to the model, then ends the job
  * `output_mismatch`. docs/analysis-generation.md, "Verified outputs".
  */
-import { uniqueKeys } from '../pipelines/cellValues.ts';
-import type { PageModel } from './pageModel.ts';
-import type { OutputDeclaration, Proposal, ProposalStep } from './proposal.ts';
+import { uniqueKeys } from '../../pipelines/cellValues.ts';
+import type { PageModel } from '../page/pageModel.ts';
+import type { OutputDeclaration, Proposal, ProposalStep } from '../proposal.ts';
 import { asksForRecords } from './requestReading.ts';
 
 /** One difference between a dry run's result and a declaration. */
