@@ -7,6 +7,16 @@
 module.exports = {
   forbidden: [
     {
+      name: 'no-circular',
+      comment:
+        'No import circle: a circle ties its modules into one unit that loads, tests and changes together. The ' +
+        "ORM's entity pairs (a Pipeline and its versions, a function and its versions) are the exception: MikroORM " +
+        'relations name each other by class.',
+      severity: 'error',
+      from: {},
+      to: { circular: true, viaOnly: { pathNot: '^db/entities/' } },
+    },
+    {
       name: 'no-workflow-modules-outside-workflows',
       comment:
         'Activities, domain and host code import workflow contracts (workflows/contracts/), never workflow modules: ' +
