@@ -4,6 +4,7 @@
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type { BrowserImplementations, BrowserNode } from '../server/browsers/host/nodes/browserNode.ts';
+import type { Paging } from '../server/pipelines/engine/nodes/extract.ts';
 import { defineNode, type InputsOf, nodeSpec, type PageHandle } from '../server/pipelines/engine/nodes/spec.ts';
 import type { BrowserNodeType, DataNodeType, FlowNodeType, NodeSpecOf, NodeType } from '../server/pipelines/engine/registry.ts';
 
@@ -25,6 +26,16 @@ describe('the node registry’s types', () => {
     }>();
     expectTypeOf<InputsOf<NodeSpecOf<'page.wait'>>['ms']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<InputsOf<NodeSpecOf<'text.template'>>>().toExtend<{ template: string } & Record<string, unknown>>();
+  });
+
+  it('type an input by the shape its check guarantees (shapedCheck), past what its refType says', () => {
+    expectTypeOf<InputsOf<NodeSpecOf<'extract.table'>>['headers']>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf<InputsOf<NodeSpecOf<'extract.table'>>['types']>().toEqualTypeOf<
+      Record<string, 'string' | 'number' | 'boolean'> | undefined
+    >();
+    expectTypeOf<InputsOf<NodeSpecOf<'extract.list'>>['pages']>().toEqualTypeOf<Paging | undefined>();
+    expectTypeOf<InputsOf<NodeSpecOf<'page.select'>>['value']>().toEqualTypeOf<string | string[]>();
+    expectTypeOf<InputsOf<NodeSpecOf<'page.cookies'>>['urls']>().toEqualTypeOf<string[] | undefined>();
   });
 
   it('refuse a table without an implementation, and an implementation reading an input its spec lacks', () => {
