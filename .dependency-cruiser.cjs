@@ -13,8 +13,8 @@ module.exports = {
         "ORM's entity pairs (a Pipeline and its versions, a function and its versions) are the exception: MikroORM " +
         'relations name each other by class.',
       severity: 'error',
-      from: {},
-      to: { circular: true, viaOnly: { pathNot: '^db/entities/' } },
+      from: { pathNot: '^db/entities/' },
+      to: { circular: true },
     },
     {
       name: 'no-workflow-modules-outside-workflows',
@@ -76,7 +76,7 @@ module.exports = {
       comment:
         'An api process (server/main/api.ts) starts and signals workflows through the Temporal client ' +
         '(server/infra/temporalClient.ts): nothing it loads, however indirectly, is browser host code, an activity or ' +
-        'the control worker. Code both sides read lives outside server/browsers/host/ (server/browsers/chromiumFlags.ts).',
+        'the control worker. Code both sides read lives outside server/browsers/host/ (server/browsers/launch/chromiumFlags.ts).',
       severity: 'error',
       from: { path: '^server/main/api[.]ts$' },
       to: { path: ['^server/browsers/host/', '^activities/', '^server/main/controlWorker[.]ts$'], reachable: true },

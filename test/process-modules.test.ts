@@ -74,8 +74,7 @@ async function modulesLoadedBy(entry: string, env: Record<string, string>, ready
 }
 
 /** What a browser host must not load: the model side of agent jobs, the AI SDK, node-llama-cpp, billing. */
-const modelCodeOrBilling =
-  /^(node_modules\/(ai|@ai-sdk\/[^/]+|node-llama-cpp)\/|server\/billing\/|server\/agents\/(conversation|models|localModel|builtin)[.]ts$)/;
+const modelCodeOrBilling = /^(node_modules\/(ai|@ai-sdk\/[^/]+|node-llama-cpp)\/|server\/billing\/|server\/agents\/model\/)/;
 const hostCode = /^server\/browsers\/host\//;
 const activities = /^activities\//;
 

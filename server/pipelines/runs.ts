@@ -289,7 +289,7 @@ function checkRunArgs(target: RunTarget, version: PipelineVersion | FunctionVers
   if (!plan) throw new BadRequest('version_has_errors', `Version ${version.id} has no execution plan`);
   const given = 'checkedArgs' in target ? target.checkedArgs : target.args;
   const { values, problems } = prepareArgs(plan, given);
-  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./sealedValues.ts).
+  // PostgreSQL refuses NUL in jsonb, and NUL opens the run's placeholders (./engine/sealedValues.ts).
   for (const [name, value] of Object.entries(given)) {
     if (holdsNul(value)) problems.push({ parameter: name, message: `\`${name}\` holds a NUL character` });
   }

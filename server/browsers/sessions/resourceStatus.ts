@@ -31,7 +31,7 @@ const maxSummaryLength = 200;
 /**
  * A launch failure as callers may see it. Playwright's text goes on with the browser's output,
  * a call log, the command line with every flag and the host's paths: only the first line is
- * kept, without Playwright's method prefix (`browserType.launchPersistentContext: `), absolute
+ * kept, without Playwright's method prefix (such as `browserType.connectOverCDP: `), absolute
  * paths or flags.
  */
 export function summarizeLaunchFailure(reason: string) {
