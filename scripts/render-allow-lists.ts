@@ -3,7 +3,7 @@
  * between its `allow-lists` markers) from the tables the service enforces: the launch flags of
  * server/browsers/launch/launchSettings.ts and the CDP methods and parameter rules of
  * server/http/browsers/cdpAllowList.ts and cdpGuard.ts; then format the file with
- * `npx biome format --write docs/browsers.md`. test/allow-lists.unit.test.ts renders the same text
+ * `npx biome format --write docs/browsers.md`. test/net/allow-lists.unit.test.ts renders the same text
  * and fails when the file is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * `node scripts/render-node-docs.ts`: writes the node reference of docs/pipeline-language.md (the
  * part between its `node reference` markers) from the node registry; then format the file with
- * `npx biome format --write docs/pipeline-language.md`. test/pipeline-compiler.unit.test.ts renders
+ * `npx biome format --write docs/pipeline-language.md`. test/pipelines/pipeline-compiler.unit.test.ts renders
  * the same text and fails when the file is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -142,7 +142,7 @@ PY
 fi
 
 # --- The API contract tools: schemathesis and openapi-python-client, pinned, in a venv ----------
-# test/api-contract.test.ts fuzzes the OpenAPI document with schemathesis; test/python-client.test.ts
+# test/http/api-contract.test.ts fuzzes the OpenAPI document with schemathesis; test/client/python-client.test.ts
 # generates a Python client from it. Reinstalled only when the requirements file changes.
 contract_venv=".venv-contract"
 contract_requirements="test/contract/requirements.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every check CI runs: lint, typecheck, the compose file
 # (where `docker compose` exists), and the whole vitest suite against real PostgreSQL, Temporal,
-# Chromium and SMTP. Extra arguments go to vitest (e.g. a file: bash scripts/test.sh test/client.test.ts).
+# Chromium and SMTP. Extra arguments go to vitest (e.g. a file: bash scripts/test.sh test/client/client.test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh --

@@ -1,6 +1,6 @@
 """Drives the Python client openapi-python-client generated from /api/openapi.json, as a user would.
 
-Run by test/python-client.test.ts with the generated package on PYTHONPATH:
+Run by test/client/python-client.test.ts with the generated package on PYTHONPATH:
     python python_client_flow.py <base_url> <email>
 It reads the mailed verification token from stdin when it asks for it, and prints one JSON line per
 step, so the test can follow along and check every answer.

@@ -3,7 +3,7 @@ import type { Credentials, HttpResponse } from './http.ts';
 import type { TestStack } from './stack.ts';
 
 /**
- * The bad-input sweep every route gets (test/bad-input*.test.ts): missing, wrongly typed and
+ * The bad-input sweep every route gets (test/http/bad-input.test.ts, test/functions/bad-input-functions.test.ts): missing, wrongly typed and
  * unknown fields, bodies that are not JSON objects, odd query strings. Every refusal is a 4xx
  * with the one error body `{status: "error", code, message, issues?}`; nothing a client sends
  * may produce a 500.

@@ -6,7 +6,7 @@ import { EgressProxy } from '../../server/browsers/host/egress/egressProxy.ts';
 import { EgressPolicy, parseAllowedDestinations } from '../../server/net/egressPolicy.ts';
 
 /**
- * Run by test/egress-namespace.test.ts inside a network namespace of its own (`unshare -rn`),
+ * Run by test/browsers/host/egress-namespace.test.ts inside a network namespace of its own (`unshare -rn`),
  * with no interface up, not even loopback: a browser's egress proxy, under the restricted policy
  * with the exception `127.0.0.9`, is asked to CONNECT to each authority given (as Chromium asks
  * it) and to fetch it in absolute form. Prints, as JSON, each answer's status and what the proxy

@@ -73,7 +73,7 @@ export async function startTestStack(
     SMTP_URL: smtp.url,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ADMIN_EMAILS: 'admin@example.test',
-    // Every test file signs in from 127.0.0.1 over and over; test/rate-limits.test.ts turns them on.
+    // Every test file signs in from 127.0.0.1 over and over; test/auth/rate-limits.test.ts turns them on.
     RATE_LIMITS: 'off',
     // The pages tests serve to the service's browsers (test/support/pages.ts, PAGE_HOST).
     BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,

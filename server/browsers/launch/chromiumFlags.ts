@@ -16,7 +16,7 @@ export const CHROMIUM_FLAGS = [
  * `chromiumSwitches` and headless switches, without the feature lists, which follow, and without
  * `--no-sandbox`). The host launches Chromium itself, so that its CDP pipe is the host's to serve,
  * and passes these so that a browser behaves as Playwright expects (no throttled timers in
- * background tabs, no popup blocking, no first-run UI). test/chromium-flags.test.ts compares them
+ * background tabs, no popup blocking, no first-run UI). test/browsers/host/chromium-flags.test.ts compares them
  * with what Playwright passes.
  */
 export const PLAYWRIGHT_SWITCHES = [
@@ -66,7 +66,7 @@ type Features = { disabled: readonly string[]; enabled: readonly string[] };
  * The features playwright-core (1.65) switches off and on for every Chromium it launches (its
  * `chromiumSwitches`). Chromium reads only the last `--disable-features` and `--enable-features` of
  * its command line, so any of ours would replace Playwright's lists: `withFeatures` repeats them.
- * test/chromium-flags.test.ts compares them with what Playwright passes, so an upgrade that
+ * test/browsers/host/chromium-flags.test.ts compares them with what Playwright passes, so an upgrade that
  * changes them fails there.
  */
 export const PLAYWRIGHT_FEATURES: Features = {

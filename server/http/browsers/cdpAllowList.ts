@@ -5,7 +5,7 @@
  *
  * Built from Chromium 156's own protocol (`/json/protocol`), keeping every method that acts on
  * the tenant's own pages, contexts and network through the service's proxy: all Playwright's
- * `connectOverCDP` and Puppeteer's `connect` send (test/cdp-guard-rules.unit.test.ts checks a list
+ * `connectOverCDP` and Puppeteer's `connect` send (test/browsers/cdp-guard-rules.unit.test.ts checks a list
  * of them taken from playwright-core and puppeteer-core), and what DevTools-style automation asks
  * for. Left out within listed domains: what reads the host (`Browser.getBrowserCommandLine`,
  * `DOM.getFileInfo`, `Memory`'s sampling profiles with the host's library paths), crashes a

@@ -8,7 +8,7 @@
  * Node's type stripping left of the file: nothing of the module comes with it. So every part
  * keeps to these rules:
  * - each module of this folder exports all it declares, and is listed in `modules` below
- *   (test/page-model-reading.unit.test.ts);
+ *   (test/agents/page-model-reading.unit.test.ts);
  * - a module imports values only from this folder (dependency-cruiser's
  *   `in-page-code-imports-only-in-page-code`);
  * - no two modules export the same name, and what they export is a function, a regular
