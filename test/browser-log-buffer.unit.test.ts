@@ -58,7 +58,9 @@ describe('a browser’s log while the database is away', () => {
     await browser.flushNow();
     const messages = written.map((entry) => entry.message);
     expect(messages.slice(0, -1).map((message) => Number(message.split(' ')[0]))).toEqual(Array.from({ length: kept }, (_, i) => i));
-    expect(messages.at(-1)).toBe('30 line(s) of this log were lost here: the database was out of reach for longer than the host could keep them');
+    expect(messages.at(-1)).toBe(
+      '30 line(s) of this log were lost here: the database was out of reach for longer than the host could keep them',
+    );
     const lost = logged.filter((entry) => /browser log line\(s\) lost/.test(entry.msg));
     expect(lost).toHaveLength(1);
     expect(lost[0]?.count).toBe(30);

@@ -80,8 +80,8 @@ describe('a database that goes away', () => {
     expect(started.status, started.text).toBe(200);
     const resource = `/${project.slug}/api/sessions/${session.body.id}/${started.body.id}`;
     const consoleLines = async () =>
-      ((await stack.http.get(`${resource}/logs?limit=500`, as)).body as { area: string; message: string }[])
-        .filter((line) => line.area === 'console')
+      ((await stack.http.get(`${resource}/logs?limit=200`, as)).body as { area: string; message: string }[])
+        .filter((line) => line.area === 'console' && line.message.startsWith('logged '))
         .map((line) => line.message);
     const during = Array.from({ length: 20 }, (_, i) => `logged during the outage ${i}`);
     const browser = await chromium.connectOverCDP(started.body.remoteUrl);
