@@ -164,6 +164,8 @@ const flag = z
 
 const environment = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** Set by npm for the scripts it runs (`npm start`): the process then ends with npm (server/main/start.ts). */
+  npm_lifecycle_event: optionalString,
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_URL: optionalString.pipe(z.url().optional()),
@@ -411,6 +413,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     env: e.NODE_ENV,
+    /** Started by an npm script: npm stays its parent, and it must not outlive npm. */
+    startedByNpm: e.npm_lifecycle_event !== undefined,
     port: e.PORT,
     host: e.HOST,
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),

@@ -18,6 +18,7 @@ import {
   type BrowserSessionState,
   type BrowserSessionWorkflow,
   type BrowserUsage,
+  browserEndedSignal,
   browserHostQueue,
   browserStateQuery,
   stopBrowserSignal,
@@ -87,8 +88,13 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
   let stopReason: string | undefined;
   /** The stop was asked for (signal or update), not found by a check. */
   let stopRequested = false;
+  /** The host saw the browser end: the next check is due now. */
+  let checkNow = false;
 
   setHandler(browserStateQuery, () => state);
+  setHandler(browserEndedSignal, () => {
+    checkNow = true;
+  });
   setHandler(stopBrowserSignal, (reason: string) => {
     stopRequested ||= stopReason === undefined;
     stopReason ??= reason;
@@ -164,7 +170,10 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
       stopReason = 'maximum lifetime reached';
       break;
     }
-    if (await condition(() => stopReason !== undefined, Math.min(CHECK_INTERVAL_MS, remaining))) break;
+    // Histories without the host's signal wait as they did: the signal only ends a wait sooner.
+    await condition(() => stopReason !== undefined || checkNow, Math.min(CHECK_INTERVAL_MS, remaining));
+    if (stopReason !== undefined) break;
+    checkNow = false;
     let check: Awaited<ReturnType<BrowserSessionHostActivities['checkBrowser']>>;
     try {
       check = await host.check.checkBrowser(resourceId);

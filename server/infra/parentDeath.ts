@@ -31,3 +31,21 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals) {
     return false;
   }
 }
+
+/** How often a process that ends with its parent looks whether its parent is still there. */
+const PARENT_CHECK_MS = 250;
+
+/**
+ * Calls `then` once, when the process that started this one has ended, however it ended: no
+ * signal reaches this process when its parent is killed (-9), but the kernel hands it to another
+ * parent (init, or a subreaper), so its parent pid changes. Node has no PR_SET_PDEATHSIG of its
+ * own; reading the parent pid costs a system call.
+ */
+export function whenParentEnds(then: () => void) {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    then();
+  }, PARENT_CHECK_MS).unref();
+}

@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { securePrivateDataDir, TEMPORAL_DB_FILE } from '../infra/dataDir.ts';
 import { startDevTemporal } from '../infra/devTemporal.ts';
 import { startEmbeddedPostgres } from '../infra/embeddedPostgres.ts';
+import { whenParentEnds } from '../infra/parentDeath.ts';
 import { connectTemporalClient } from '../infra/temporalClient.ts';
 
 type Stoppable = () => Promise<unknown> | unknown;
@@ -155,7 +156,18 @@ export class ProcessShutdown {
  * does a shutdown still under way after `stopWithinMs`. A start-up failure is logged in one line,
  * stops what was started and exits 1.
  */
-export function runProcess(log: Logger, start: (shutdown: ProcessShutdown) => Promise<void>, options: { stopWithinMs?: number } = {}) {
+export function runProcess(
+  log: Logger,
+  start: (shutdown: ProcessShutdown) => Promise<void>,
+  options: {
+    stopWithinMs?: number;
+    /**
+     * The process that started this one (npm, for `npm start`) ending, however (kill -9 included),
+     * shuts this one down as a signal would: nothing of the service is left behind it.
+     */
+    endWithParent?: boolean;
+  } = {},
+) {
   const shutdown = new ProcessShutdown(log);
   let startup: Promise<void> = Promise.resolve();
   let firstSignalAt = 0;
@@ -167,32 +179,41 @@ export function runProcess(log: Logger, start: (shutdown: ProcessShutdown) => Pr
         log.warn(`${signal} again: killing the browsers and exiting now`);
         shutdown.exitNow(1);
       }
-      firstSignalAt = performance.now();
-      shutdown.request();
-      log.info(`${signal}: shutting down`);
-      if (options.stopWithinMs) {
-        // What the steps would have stopped dies with the process: the dev server and embedded
-        // PostgreSQL by their parent-death signal, browsers by the kills, found gone by their workflows.
-        setTimeout(() => {
-          log.warn(`shutdown still under way after ${options.stopWithinMs} ms (${shutdown.stopping ?? 'start-up'}): exiting now`);
-          shutdown.exitNow(1);
-        }, options.stopWithinMs + 500).unref();
-      }
-      Promise.race([startup, sleep(STARTUP_WAIT_MS)])
-        .then((waited) => {
-          if (waited === 'timeout') log.warn('start-up did not stop in time: stopping what it started so far');
-          // The time start-up took out of the bound is gone: the steps share what is left.
-          const { stopWithinMs } = options;
-          return shutdown.stopAll(stopWithinMs === undefined ? undefined : stopWithinMs - (performance.now() - firstSignalAt));
-        })
-        .then(
-          () => shutdown.exitNow(0),
-          (error: unknown) => {
-            log.error({ err: error }, 'shutdown failed');
-            shutdown.exitNow(1);
-          },
-        );
+      shutDown(signal);
     });
+  }
+  if (options.endWithParent) {
+    whenParentEnds(() => {
+      if (!shutdown.requested) shutDown('the process that started this one (npm) ended');
+    });
+  }
+
+  function shutDown(why: string) {
+    firstSignalAt = performance.now();
+    shutdown.request();
+    log.info(`${why}: shutting down`);
+    if (options.stopWithinMs) {
+      // What the steps would have stopped dies with the process: the dev server and embedded
+      // PostgreSQL by their parent-death signal, browsers by the kills, found gone by their workflows.
+      setTimeout(() => {
+        log.warn(`shutdown still under way after ${options.stopWithinMs} ms (${shutdown.stopping ?? 'start-up'}): exiting now`);
+        shutdown.exitNow(1);
+      }, options.stopWithinMs + 500).unref();
+    }
+    Promise.race([startup, sleep(STARTUP_WAIT_MS)])
+      .then((waited) => {
+        if (waited === 'timeout') log.warn('start-up did not stop in time: stopping what it started so far');
+        // The time start-up took out of the bound is gone: the steps share what is left.
+        const { stopWithinMs } = options;
+        return shutdown.stopAll(stopWithinMs === undefined ? undefined : stopWithinMs - (performance.now() - firstSignalAt));
+      })
+      .then(
+        () => shutdown.exitNow(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          shutdown.exitNow(1);
+        },
+      );
   }
   startup = start(shutdown).catch(async (error: unknown) => {
     // After a signal, a step may also fail because of it: the signal's shutdown is the story.

@@ -20,7 +20,8 @@ const log = createLogger(config);
  */
 const STOP_WITHIN_MS = 9_000;
 
-runProcess(log, startAll, { stopWithinMs: STOP_WITHIN_MS });
+// npm cannot exec the service: it stays its parent, and the service must not outlive it (kill -9 of npm).
+runProcess(log, startAll, { stopWithinMs: STOP_WITHIN_MS, endWithParent: config.startedByNpm });
 
 // Stops run in reverse: the api first, then the browser host, the worker, the runtime.
 async function startAll(shutdown: ProcessShutdown) {

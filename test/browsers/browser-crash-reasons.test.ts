@@ -27,10 +27,20 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** Answers when it was killed (ms since the epoch). */
 const killChromium = async (resourceId: string) => {
   const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resourceId });
   expect(row.pid).toBeTruthy();
+  const killedAt = Date.now();
   process.kill(row.pid as number, 'SIGKILL');
+  return killedAt;
+};
+
+/** How long after `killedAt` the resource settled, by the time its row records (not when a poll saw it). */
+const settledAfter = async (resourceId: string, killedAt: number) => {
+  const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resourceId });
+  expect(row.stoppedAt).toBeTruthy();
+  return (row.stoppedAt as Date).getTime() - killedAt;
 };
 
 /** Kills the renderer processes of a browser (its pages' processes), not the browser: answers how many. */
@@ -65,26 +75,29 @@ const settledResource = async (url: string) => {
 };
 
 describe('a browser whose Chromium is killed', () => {
-  it('settles stopped, saying the browser crashed', async () => {
+  it('settles stopped within 1.5 s, saying the browser crashed: its host tells the workflow at once', async () => {
     const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: 'crash' }, as)).body.id as string;
     const started = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, as);
     expect(started.status, started.text).toBe(200);
     const url = `/${project.slug}/api/sessions/${sessionId}/${started.body.id}`;
     await expect.poll(async () => (await stack.http.get(url, as)).body.status, { timeout: 30_000 }).toBe('running');
-    await killChromium(started.body.id);
+    const killedAt = await killChromium(started.body.id);
     const resource = await settledResource(url);
     expect(`${resource.status}: ${resource.stopReason}`).toBe('stopped: browser crashed: Chromium exited without being stopped');
+    // Its check every 5 s would take 0–5 s (4.2–4.4 s in the fault probe): a run's browser settles in under 1 s.
+    expect(await settledAfter(started.body.id, killedAt)).toBeLessThan(1_500);
   }, 90_000);
 
   it('under a run: the run fails, and the browser it started says it crashed, not that the run ended', async () => {
     const { sessionId, runUrl, resourceId } = await runWaitingOnItsBrowser('crash-run');
-    await killChromium(resourceId);
+    const killedAt = await killChromium(resourceId);
     const run = await settledRun(stack, runUrl, as);
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('failed');
     expect(run.error).toMatchObject({ node: 'wait', code: 'browser_crashed' });
     const resource = await settledResource(`/${project.slug}/api/sessions/${sessionId}/${resourceId}`);
     expect(resource.status).toBe('stopped');
     expect(resource.stopReason).toMatch(/^browser crashed: Chromium exited without being stopped/);
+    expect(await settledAfter(resourceId, killedAt)).toBeLessThan(1_500);
   }, 120_000);
 
   it('a run whose page’s renderer dies fails with renderer_crashed; the browser lives on and is stopped by the run', async () => {

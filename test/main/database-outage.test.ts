@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createProject, registerUser } from '../support/accounts.ts';
 import { cuttableLink, throughLink } from '../support/cuttableLink.ts';
 import { startTestSite } from '../support/pages.ts';
 import { createPipeline, settledRun, startRun } from '../support/pipelines.ts';
+import { stopAndWait } from '../support/resources.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const link = cuttableLink({ host: '127.0.0.1', port: 5432 });
@@ -67,5 +69,55 @@ describe('a database that goes away', () => {
     const run = await settledRun(stack, runUrl, as, 120_000);
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
     expect(run.result).toEqual({ heading: 'Hello from the test site' });
+  }, 180_000);
+
+  it('a browser’s log keeps every line its page logged while the database was away, in order', async () => {
+    const owner = await registerUser(stack);
+    const as = { token: owner.token };
+    const project = await createProject(stack, owner.token);
+    const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'log-outage' }, as);
+    // An outage before this one left the host's heartbeat stale: starts answer 503 until its next one.
+    let started = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/start`, undefined, as);
+    await expect
+      .poll(
+        async () => {
+          if (started.status !== 200)
+            started = await stack.http.post(`/${project.slug}/api/sessions/${session.body.id}/start`, undefined, as);
+          return started.status;
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(200);
+    const resource = `/${project.slug}/api/sessions/${session.body.id}/${started.body.id}`;
+    const consoleLines = async () =>
+      ((await stack.http.get(`${resource}/logs?limit=200`, as)).body as { area: string; message: string }[])
+        .filter((line) => line.area === 'console' && line.message.startsWith('logged '))
+        .map((line) => line.message);
+    const during = Array.from({ length: 20 }, (_, i) => `logged during the outage ${i}`);
+    const browser = await chromium.connectOverCDP(started.body.remoteUrl);
+    try {
+      const page = await browser.contexts()[0]!.newPage();
+      await page.goto(`${site.url}/logging`);
+      const say = (text: string) => page.evaluate((line) => console.log(line), text);
+      await say('logged before the outage');
+      await expect.poll(consoleLines, { timeout: 30_000 }).toEqual(['logged before the outage']);
+      await link.cut();
+      try {
+        // Over 5 s: the host's writes (every 250 ms) fail against the cut link meanwhile.
+        for (const line of during) {
+          await say(line);
+          await sleep(250);
+        }
+      } finally {
+        await link.open();
+      }
+      await say('logged after the outage');
+      await expect
+        .poll(consoleLines, { timeout: 60_000, interval: 500 })
+        .toEqual(['logged before the outage', ...during, 'logged after the outage']);
+    } finally {
+      await browser.close();
+      await stopAndWait(stack.http, resource, as);
+    }
   }, 180_000);
 });

@@ -49,6 +49,12 @@ export const stopBrowserUpdate = defineUpdate<BrowserSessionState, [reason: stri
 /** Stops the browser without waiting (from another workflow, e.g. a run that started it). */
 export const stopBrowserSignal = defineSignal<[reason: string]>('stopBrowser');
 
+/**
+ * From the browser's host: the browser ended without a stop (it crashed, or was killed). The
+ * workflow checks it at once instead of at its next check, and settles it with the true reason.
+ */
+export const browserEndedSignal = defineSignal('browserEnded');
+
 export const browserStateQuery = defineQuery<BrowserSessionState>('state');
 
 /** A browser's cumulative figures, as its host measures them. */

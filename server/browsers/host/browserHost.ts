@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost/index.ts';
 import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
-import { browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
+import { browserEndedSignal, browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
@@ -88,6 +88,15 @@ export async function startBrowserHost(options: {
     log,
     onLog: (resourceId, projectId, entries, secrets) =>
       appendLogs(orm.em.fork(), projectId, logStreams.resource(resourceId), entries, secrets),
+    // The workflow checks the browser now, rather than at its next check (workflows/browserSession.ts).
+    onEnded: (resourceId) => {
+      options.temporal.workflow
+        .getHandle(workflowIds.browser(resourceId))
+        .signal(browserEndedSignal)
+        .catch((error) =>
+          log.warn({ err: error, resourceId }, 'could not tell a browser’s workflow that the browser ended: its next check finds it'),
+        );
+    },
     onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, {
         id: warmId,

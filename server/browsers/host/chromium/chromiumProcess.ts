@@ -113,6 +113,8 @@ export type LaunchedBrowser = {
   sockets?: string;
   /** Its cgroups (memory, pids, CPU), which every process of it is in from the start. */
   cgroup?: BrowserCgroup;
+  /** Resolves when it ends, however: its process exited (reaped, so `isAlive` says no), or a browser running elsewhere disconnected. */
+  ended?: Promise<void>;
 };
 
 /** How much of Chromium's own output a failed launch reports. */
@@ -216,6 +218,7 @@ export async function launchChromium(
     child.once('error', reject);
   });
   exited.catch(() => {});
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const mux = await CdpMux.serve(child.stdio[4] as Readable, child.stdio[3] as Writable, path.join(sockets, 'cdp.sock'));
   const launched: LaunchedBrowser = {
     context: null as never,
@@ -229,6 +232,7 @@ export async function launchChromium(
     folder,
     sockets,
     cgroup,
+    ended,
   };
   const deadline = Date.now() + LAUNCH_BOUND_MS;
   try {
@@ -300,7 +304,18 @@ export async function connectExternal(url: string, settings: LaunchSettings): Pr
   }
   const remote = await chromium.connectOverCDP(cdpEndpoint, { timeout: 15_000 });
   const context = remote.contexts()[0] ?? (await remote.newContext());
-  return { context, userDataDir: '', cdpEndpoint, pid: null, settings, signature: launchSignature(settings), remote, external: true };
+  const ended = new Promise<void>((resolve) => remote.once('disconnected', () => resolve()));
+  return {
+    context,
+    userDataDir: '',
+    cdpEndpoint,
+    pid: null,
+    settings,
+    signature: launchSignature(settings),
+    remote,
+    external: true,
+    ended,
+  };
 }
 
 /** Ends a browser: closes it, kills what is left of its processes, removes its folder and its egress proxy. */

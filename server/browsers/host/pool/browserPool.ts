@@ -42,6 +42,11 @@ export type PoolOptions = WarmPolicyOptions &
     log: Logger;
     /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
     onLog: BrowserLogSink;
+    /**
+     * A resource's browser ended without a stop (Chromium crashed or was killed, an external one
+     * disconnected): told at once, so its workflow need not wait for its next check to find out.
+     */
+    onEnded?: (resourceId: string) => void;
     /** Which browsers the database still wants (`OrphanCleanup`); unset, none is ever taken for an orphan. */
     stillWanted?: StillWanted;
     /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
@@ -335,6 +340,10 @@ export class BrowserPool {
       if (this.#running.get(instance.resourceId) === instance) {
         instance.log.push({ context: 'browser', severity: 'warn', message: 'the browser closed', area: 'lifecycle' });
       }
+    });
+    // Still in the map: nobody stopped it (a stop takes it out first). A warm browser has no resource to tell.
+    void instance.ended?.then(() => {
+      if (this.#running.get(instance.resourceId) === instance) this.#options.onEnded?.(instance.resourceId);
     });
   }
 
