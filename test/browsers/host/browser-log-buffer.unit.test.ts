@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { BrowserLog, BUFFER_BOUND_CHARS } from '../server/browsers/host/pool/browserLogs.ts';
-import type { NewLogEntry } from '../server/logs/logWriter.ts';
+import { BrowserLog, BUFFER_BOUND_CHARS } from '../../../server/browsers/host/pool/browserLogs.ts';
+import type { NewLogEntry } from '../../../server/logs/logWriter.ts';
 
 /**
  * A browser's log while the database is out of reach (server/browsers/host/pool/browserLogs.ts):

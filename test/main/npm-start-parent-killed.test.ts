@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createScratchDatabase } from '../scripts/scratch-database.ts';
-import { sharedDataDirOf } from '../server/config.ts';
-import { freePort } from '../server/infra/ports.ts';
-import { groupAlive, processesMentioning, projectRoot, spawnService } from './support/processes.ts';
-import { testDatabaseBase } from './support/stack.ts';
+import { createScratchDatabase } from '../../scripts/scratch-database.ts';
+import { sharedDataDirOf } from '../../server/config.ts';
+import { freePort } from '../../server/infra/ports.ts';
+import { groupAlive, processesMentioning, projectRoot, spawnService } from '../support/processes.ts';
+import { testDatabaseBase } from '../support/stack.ts';
 
 /**
  * `npm start` whose npm is killed outright (kill -9: no signal reaches the service, and npm
