@@ -3,10 +3,9 @@ import { STATUS_CODES } from 'node:http';
 import querystring from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyError } from 'fastify';
+import type { OpenAPIObject } from 'trpc-to-openapi';
 import type { AppDeps } from './appDeps.ts';
 import { AccessCache } from './auth/accessCache.ts';
 import { listenForAccessChanges } from './auth/accessChanges.ts';
@@ -175,16 +174,11 @@ export async function buildApp(given: Omit<AppDeps, 'access' | 'relayTokens'>) {
     trpcOptions: { router: appRouter, createContext: context, onError: logFault, responseMeta: retryAfterMeta },
   });
 
-  // The raw routes, each declared once (server/http/routes.ts); the two docs routes are served here.
-  for (const group of rawRoutes) await group.register(app, deps);
-  const document = buildOpenApiDocument(deps.config.publicUrl);
-  app.get('/api/openapi.json', async () => document);
-  // The reference, rendered by Swagger UI from node_modules (no CDN): try-it-out with an API key.
-  await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(fastifySwaggerUi, {
-    routePrefix: '/api/docs',
-    uiConfig: { deepLinking: true, persistAuthorization: false, displayRequestDuration: true },
-  });
+  // The raw routes, each declared once (server/http/routes.ts); the docs group is handed the
+  // document, which is made from their list.
+  let document: OpenAPIObject | undefined;
+  const fromTheRoutes = { openApiDocument: () => (document ??= buildOpenApiDocument(deps.config.publicUrl)) };
+  for (const group of rawRoutes) await group.register(app, deps, fromTheRoutes);
 
   // Before the REST routes turn on query coercion: it pins bodies' fields first.
   keepBodyTypesStrict(appRouter);

@@ -75,10 +75,7 @@ type RouteDeclaration<Path extends string, Scope> = {
   servedAt?: { path: string; anyMethod: true };
   /** `bytes`: the body arrives untouched, as a Buffer (a signature covers it byte for byte). */
   body?: 'bytes';
-  /**
-   * Its handler, given what its group shares. None for the two documentation routes, which
-   * app.ts serves: the document is made from this list, and Swagger UI is a plugin.
-   */
+  /** Its handler, given what its group shares. None for what a plugin of its group's setup serves (Swagger UI). */
   serve?: (scope: Scope) => Served<Path>;
 };
 
@@ -97,10 +94,19 @@ export function routesOf<Scope>() {
   return <Path extends string>(route: RouteDeclaration<Path, Scope>) => route as unknown as RawRoute<Scope>;
 }
 
+/**
+ * What is made from the route list itself, handed to every group's setup by app.ts: no route
+ * module may import it, as it imports them (openapi.ts reads routes.ts).
+ */
+export type FromTheRoutes = {
+  /** The OpenAPI document, built on the first call. */
+  openApiDocument(): OpenAPIObject;
+};
+
 /** Routes with what they share: registered together, after their setup, and documented in order. */
 export type RawRouteGroup = {
   routes: readonly RawRoute<never>[];
-  register(app: RawApp, deps: AppDeps): Promise<void>;
+  register(app: RawApp, deps: AppDeps, fromTheRoutes: FromTheRoutes): Promise<void>;
 };
 
 /**
@@ -109,13 +115,13 @@ export type RawRouteGroup = {
  * is registered.
  */
 export function rawRouteGroup<Scope>(
-  setup: (app: RawApp, deps: AppDeps) => Scope | Promise<Scope>,
+  setup: (app: RawApp, deps: AppDeps, fromTheRoutes: FromTheRoutes) => Scope | Promise<Scope>,
   routes: RawRoute<Scope>[],
 ): RawRouteGroup {
   return {
     routes,
-    async register(app, deps) {
-      const scope = await setup(app, deps);
+    async register(app, deps, fromTheRoutes) {
+      const scope = await setup(app, deps, fromTheRoutes);
       for (const route of routes) await registerRoute(app, route, scope);
     },
   };

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppDeps } from '../../server/appDeps.ts';
-import { documentRoutes, fastifyPath, type RawApp, rawRouteGroup, routesOf } from '../../server/http/rawRoute.ts';
+import { documentRoutes, type FromTheRoutes, fastifyPath, type RawApp, rawRouteGroup, routesOf } from '../../server/http/rawRoute.ts';
 import { rawRoutes } from '../../server/http/routes.ts';
 
 /** A raw route is declared once (server/http/rawRoute.ts): served and documented from the same declaration. */
@@ -42,7 +42,7 @@ const group = rawRouteGroup(
 
 const app = Fastify({ logger: false });
 beforeAll(async () => {
-  await group.register(app as unknown as RawApp, {} as AppDeps);
+  await group.register(app as unknown as RawApp, {} as AppDeps, {} as FromTheRoutes);
   await app.ready();
 });
 afterAll(() => app.close());

@@ -57,9 +57,10 @@ export const PAGE_SIZE = 20;
 
 /**
  * A list read a page at a time with the API's `limit` and `offset`: one row more than shown is
- * asked for, to know whether a next page exists. `pager` is the Previous / Next bar (none when
- * everything fits on one page). `optionsOf` gives the list procedure's options for a page
- * (`trpc.x.list.queryOptions({ ...input, ...page })`), so its key without the page refreshes them all.
+ * asked for, to know whether a next page exists. The answer is a query for `Loaded` (its `data`
+ * the page's rows) with `pager`, the Previous / Next bar (none when everything fits on one page).
+ * `optionsOf` gives the list procedure's options for a page (`trpc.x.list.queryOptions({ ...input,
+ * ...page })`), so its key without the page refreshes them all.
  */
 export function usePagedList<T>(
   optionsOf: (page: { limit: number; offset: number }) => UseQueryOptions<T[], Error, T[], QueryKey>,
@@ -83,7 +84,7 @@ export function usePagedList<T>(
         </button>
       </nav>
     );
-  return { error: query.error, data, pager };
+  return { data, isError: query.isError, error: query.error, pager };
 }
 
 /** A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. */

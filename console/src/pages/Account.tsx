@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../components/parts.tsx';
+import { ErrorLine, Loaded } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 /** Two-factor sign-in and its recovery codes, and the external accounts linked to this one. */
@@ -80,43 +80,49 @@ function TwoFactor() {
   return (
     <section aria-label="two-factor sign-in">
       <h2>Two-factor sign-in</h2>
-      <ErrorLine error={status.error ?? setup.error ?? enable.error ?? regenerate.error ?? disable.error} />
+      <ErrorLine error={setup.error ?? enable.error ?? regenerate.error ?? disable.error} />
       {codes && <RecoveryCodes codes={codes} />}
-      {status.data && !status.data.enabled && !setup.data && (
-        <>
-          <p>Off. With it on, signing in also asks for a code of an authenticator app.</p>
-          <button type="button" onClick={() => setup.mutate()} disabled={setup.isPending}>
-            Turn on two-factor sign-in
-          </button>
-        </>
-      )}
-      {setup.data && (
-        <div className="stack">
-          <p>Scan this with your authenticator app (or type the secret), then enter the code it shows.</p>
-          <QrCode text={setup.data.url} />
-          <p>
-            Secret: <output aria-label="authenticator secret">{setup.data.secret}</output>
-          </p>
-          {codeField}
-          <button type="button" onClick={() => enable.mutate()} disabled={enable.isPending || !code}>
-            Confirm and turn on
-          </button>
-        </div>
-      )}
-      {status.data?.enabled && (
-        <div className="stack">
-          <p>On. {status.data.recoveryCodesRemaining} recovery codes left.</p>
-          {codeField}
-          <div className="row">
-            <button type="button" onClick={() => regenerate.mutate()} disabled={regenerate.isPending || !code}>
-              New recovery codes
-            </button>
-            <button type="button" onClick={() => disable.mutate()} disabled={disable.isPending || !code}>
-              Turn off
-            </button>
-          </div>
-        </div>
-      )}
+      <Loaded query={status}>
+        {({ enabled, recoveryCodesRemaining }) => (
+          <>
+            {!enabled && !setup.data && (
+              <>
+                <p>Off. With it on, signing in also asks for a code of an authenticator app.</p>
+                <button type="button" onClick={() => setup.mutate()} disabled={setup.isPending}>
+                  Turn on two-factor sign-in
+                </button>
+              </>
+            )}
+            {setup.data && (
+              <div className="stack">
+                <p>Scan this with your authenticator app (or type the secret), then enter the code it shows.</p>
+                <QrCode text={setup.data.url} />
+                <p>
+                  Secret: <output aria-label="authenticator secret">{setup.data.secret}</output>
+                </p>
+                {codeField}
+                <button type="button" onClick={() => enable.mutate()} disabled={enable.isPending || !code}>
+                  Confirm and turn on
+                </button>
+              </div>
+            )}
+            {enabled && (
+              <div className="stack">
+                <p>On. {recoveryCodesRemaining} recovery codes left.</p>
+                {codeField}
+                <div className="row">
+                  <button type="button" onClick={() => regenerate.mutate()} disabled={regenerate.isPending || !code}>
+                    New recovery codes
+                  </button>
+                  <button type="button" onClick={() => disable.mutate()} disabled={disable.isPending || !code}>
+                    Turn off
+                  </button>
+                </div>
+              </div>
+            )}
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
@@ -124,15 +130,18 @@ function TwoFactor() {
 /** Each configured OpenID Connect provider: linked or not, with the link (through the provider) or unlink. */
 function ExternalAccounts() {
   const providers = useQuery(trpc.externalAuth.providers.queryOptions());
-  const names = providers.data ?? [];
   return (
     <section aria-label="linked accounts">
       <h2>Linked accounts</h2>
-      <ErrorLine error={providers.error} />
-      {providers.data && names.length === 0 && <p className="muted">No external sign-in providers are configured on this service.</p>}
-      {names.map((name) => (
-        <Provider key={name} name={name} />
-      ))}
+      <Loaded query={providers}>
+        {(names) =>
+          names.length === 0 ? (
+            <p className="muted">No external sign-in providers are configured on this service.</p>
+          ) : (
+            names.map((name) => <Provider key={name} name={name} />)
+          )
+        }
+      </Loaded>
     </section>
   );
 }
@@ -148,17 +157,21 @@ function Provider({ name }: { name: string }) {
   return (
     <section className="row card" aria-label={`provider ${name}`}>
       <strong>{name}</strong>
-      {linked.data?.linked ? (
-        <>
-          <span>linked{linked.data.email ? ` as ${linked.data.email}` : ''}</span>
-          <button type="button" onClick={() => unlink.mutate()} disabled={unlink.isPending}>
-            Unlink
-          </button>
-        </>
-      ) : (
-        linked.data && <a href={link}>Link your {name} account</a>
-      )}
-      <ErrorLine error={linked.error ?? unlink.error} />
+      <Loaded query={linked}>
+        {({ linked: isLinked, email }) =>
+          isLinked ? (
+            <>
+              <span>linked{email ? ` as ${email}` : ''}</span>
+              <button type="button" onClick={() => unlink.mutate()} disabled={unlink.isPending}>
+                Unlink
+              </button>
+            </>
+          ) : (
+            <a href={link}>Link your {name} account</a>
+          )
+        }
+      </Loaded>
+      <ErrorLine error={unlink.error} />
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../components/parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type AccessType = 'full' | 'projects' | 'custom';
@@ -43,7 +43,6 @@ export function ApiKeysPage() {
   return (
     <>
       <h1>API keys</h1>
-      <ErrorLine error={keys.error} />
       {create.data && (
         <div className="notice" role="status">
           <p>
@@ -52,46 +51,51 @@ export function ApiKeysPage() {
           <Copyable label="Secret" value={create.data.secret} />
         </div>
       )}
-      {keys.data?.length === 0 && <p className="muted">No keys yet.</p>}
-      {!!keys.data?.length && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Key</th>
-              <th>Scope</th>
-              <th>Last used</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.map((key) => (
-              <tr key={key.id}>
-                <td>{key.name}</td>
-                <td>
-                  <code>{key.keyPrefix}…</code>
-                </td>
-                <td>
-                  {key.accessType === 'full' && 'everything you may do'}
-                  {key.accessType === 'projects' && `projects: ${key.projectIds.map(projectName).join(', ')}`}
-                  {key.accessType === 'custom' && key.permissions.join(', ')}
-                </td>
-                <td>{when(key.lastUsed)}</td>
-                <td>
-                  <ConfirmButton
-                    question={`Revoke ${key.name}? Whatever uses it stops working.`}
-                    yes="Yes, revoke"
-                    onConfirm={() => revoke.mutate(key.id)}
-                    disabled={revoke.isPending}
-                  >
-                    Revoke
-                  </ConfirmButton>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded query={keys}>
+        {(rows) =>
+          rows.length === 0 ? (
+            <p className="muted">No keys yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Key</th>
+                  <th>Scope</th>
+                  <th>Last used</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((key) => (
+                  <tr key={key.id}>
+                    <td>{key.name}</td>
+                    <td>
+                      <code>{key.keyPrefix}…</code>
+                    </td>
+                    <td>
+                      {key.accessType === 'full' && 'everything you may do'}
+                      {key.accessType === 'projects' && `projects: ${key.projectIds.map(projectName).join(', ')}`}
+                      {key.accessType === 'custom' && key.permissions.join(', ')}
+                    </td>
+                    <td>{when(key.lastUsed)}</td>
+                    <td>
+                      <ConfirmButton
+                        question={`Revoke ${key.name}? Whatever uses it stops working.`}
+                        yes="Yes, revoke"
+                        onConfirm={() => revoke.mutate(key.id)}
+                        disabled={revoke.isPending}
+                      >
+                        Revoke
+                      </ConfirmButton>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
       {keys.pager}
       <ErrorLine error={revoke.error} />
       <h2>New key</h2>

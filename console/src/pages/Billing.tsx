@@ -105,36 +105,45 @@ export function BillingPage({ back }: { back?: string }) {
               </button>
             </section>
             <h2>Plans</h2>
-            <div className="row">
-              {plans.data?.map((plan) => (
-                <article key={plan.priceId} className="card" aria-label={`plan ${plan.name}`}>
-                  <h3>{plan.name}</h3>
-                  <p>
-                    {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
-                  </p>
-                  <ul>
-                    {plan.features.map((feature) => (
-                      <li key={feature}>{feature}</li>
-                    ))}
-                  </ul>
-                  {activeSubscription?.plan?.priceId === plan.priceId ? (
-                    <strong>Your plan</strong>
-                  ) : (
-                    <button
-                      type="button"
-                      disabled={go.isPending}
-                      onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
-                    >
-                      Subscribe to {plan.name}
-                    </button>
-                  )}
-                </article>
-              ))}
-            </div>
+            <Loaded query={plans}>
+              {(rows) => (
+                <div className="row">
+                  {rows.map((plan) => (
+                    <article key={plan.priceId} className="card" aria-label={`plan ${plan.name}`}>
+                      <h3>{plan.name}</h3>
+                      <p>
+                        {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
+                      </p>
+                      <ul>
+                        {plan.features.map((feature) => (
+                          <li key={feature}>{feature}</li>
+                        ))}
+                      </ul>
+                      {activeSubscription?.plan?.priceId === plan.priceId ? (
+                        <strong>Your plan</strong>
+                      ) : (
+                        <button
+                          type="button"
+                          disabled={go.isPending}
+                          onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
+                        >
+                          Subscribe to {plan.name}
+                        </button>
+                      )}
+                    </article>
+                  ))}
+                </div>
+              )}
+            </Loaded>
             <h2>Usage, last 30 days</h2>
-            <ErrorLine error={usage.error} />
-            {usage.data && <UsageCharts usage={usage.data} />}
-            {usage.data && <UsageBySession usage={usage.data} />}
+            <Loaded query={usage}>
+              {(data) => (
+                <>
+                  <UsageCharts usage={data} />
+                  <UsageBySession usage={data} />
+                </>
+              )}
+            </Loaded>
           </>
         );
       }}

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 
-import { ErrorLine, when } from '../components/parts.tsx';
+import { Loaded, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 /** For global admins: the browser hosts, their load against capacity, warm browsers and heartbeat. */
@@ -9,46 +9,51 @@ export function HostsPage() {
   return (
     <>
       <h1>Browser hosts</h1>
-      <ErrorLine error={hosts.error} />
-      {hosts.data?.length === 0 && <p className="muted">No host has registered.</p>}
-      {!!hosts.data?.length && (
-        <table aria-label="browser hosts">
-          <thead>
-            <tr>
-              <th>Host</th>
-              <th>State</th>
-              <th>Address</th>
-              <th>Load</th>
-              <th>Warm browsers</th>
-              <th>Last heartbeat</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hosts.data.map((host) => (
-              <tr key={host.id}>
-                <td>
-                  <code>{host.id}</code>
-                </td>
-                <td>
-                  <span className={`status ${host.state === 'live' ? 'running' : host.state === 'gone' ? 'failed' : ''}`}>
-                    {host.state}
-                  </span>
-                  {host.drainingSince && <span className="muted"> since {when(host.drainingSince)}</span>}
-                </td>
-                <td>
-                  {host.address}
-                  {host.relayPort ? `:${host.relayPort}` : ''}
-                </td>
-                <td>
-                  <meter min={0} max={host.capacity} value={host.load} aria-label={`load of ${host.id}`} /> {host.load} / {host.capacity}
-                </td>
-                <td>{host.warmBrowsers.count}</td>
-                <td>{when(host.lastHeartbeat)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded query={hosts}>
+        {(rows) =>
+          rows.length === 0 ? (
+            <p className="muted">No host has registered.</p>
+          ) : (
+            <table aria-label="browser hosts">
+              <thead>
+                <tr>
+                  <th>Host</th>
+                  <th>State</th>
+                  <th>Address</th>
+                  <th>Load</th>
+                  <th>Warm browsers</th>
+                  <th>Last heartbeat</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((host) => (
+                  <tr key={host.id}>
+                    <td>
+                      <code>{host.id}</code>
+                    </td>
+                    <td>
+                      <span className={`status ${host.state === 'live' ? 'running' : host.state === 'gone' ? 'failed' : ''}`}>
+                        {host.state}
+                      </span>
+                      {host.drainingSince && <span className="muted"> since {when(host.drainingSince)}</span>}
+                    </td>
+                    <td>
+                      {host.address}
+                      {host.relayPort ? `:${host.relayPort}` : ''}
+                    </td>
+                    <td>
+                      <meter min={0} max={host.capacity} value={host.load} aria-label={`load of ${host.id}`} /> {host.load} /{' '}
+                      {host.capacity}
+                    </td>
+                    <td>{host.warmBrowsers.count}</td>
+                    <td>{when(host.lastHeartbeat)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
     </>
   );
 }

@@ -240,40 +240,44 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
   return (
     <section>
       <h2>Versions</h2>
-      <ErrorLine error={versions.error ?? switchTo.error ?? fork.error} />
-      <table>
-        <thead>
-          <tr>
-            <th>Version</th>
-            <th>Made</th>
-            <th>Compiler errors</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {versions.data?.map((version) => (
-            <tr key={version.id} aria-label={`version ${version.id}`}>
-              <td>
-                <code>{version.id.slice(0, 8)}</code>
-              </td>
-              <td>{when(version.created)}</td>
-              <td>{version.errorCount}</td>
-              <td>
-                {version.id === current ? (
-                  <strong>current</strong>
-                ) : (
-                  <WriteButton type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
-                    Make current
-                  </WriteButton>
-                )}{' '}
-                <WriteButton type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
-                  Fork
-                </WriteButton>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ErrorLine error={switchTo.error ?? fork.error} />
+      <Loaded query={versions}>
+        {(rows) => (
+          <table>
+            <thead>
+              <tr>
+                <th>Version</th>
+                <th>Made</th>
+                <th>Compiler errors</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((version) => (
+                <tr key={version.id} aria-label={`version ${version.id}`}>
+                  <td>
+                    <code>{version.id.slice(0, 8)}</code>
+                  </td>
+                  <td>{when(version.created)}</td>
+                  <td>{version.errorCount}</td>
+                  <td>
+                    {version.id === current ? (
+                      <strong>current</strong>
+                    ) : (
+                      <WriteButton type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
+                        Make current
+                      </WriteButton>
+                    )}{' '}
+                    <WriteButton type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
+                      Fork
+                    </WriteButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Loaded>
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, usePagedList, when } from '../components/parts.tsx';
+import { ErrorLine, FieldIssue, Loaded, usePagedList, when } from '../components/parts.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
 
@@ -26,34 +26,38 @@ export function ProjectsPage() {
   return (
     <>
       <h1>Projects</h1>
-      <ErrorLine error={projects.error} />
-      {projects.data?.length === 0 && <p className="muted">No projects yet: create the first below.</p>}
-      {!!projects.data?.length && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Slug</th>
-              <th>Visibility</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {projects.data.map((project) => (
-              <tr key={project.id}>
-                <td>
-                  <a href={hrefOf({ page: 'project', slug: project.slug, tab: 'sessions' })}>{project.name}</a>
-                </td>
-                <td>
-                  <code>{project.slug}</code>
-                </td>
-                <td>{project.visibility}</td>
-                <td>{when(project.created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded query={projects}>
+        {(rows) =>
+          rows.length === 0 ? (
+            <p className="muted">No projects yet: create the first below.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Slug</th>
+                  <th>Visibility</th>
+                  <th>Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((project) => (
+                  <tr key={project.id}>
+                    <td>
+                      <a href={hrefOf({ page: 'project', slug: project.slug, tab: 'sessions' })}>{project.name}</a>
+                    </td>
+                    <td>
+                      <code>{project.slug}</code>
+                    </td>
+                    <td>{project.visibility}</td>
+                    <td>{when(project.created)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
       {projects.pager}
       <h2>New project</h2>
       <form onSubmit={submit} className="row">

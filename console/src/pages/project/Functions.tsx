@@ -3,7 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf, type RouterOutputs } from '../../api.ts';
 import { ArgumentInput, argsOf } from '../../components/ArgumentInput.tsx';
-import { Block, Copyable, ErrorLine, usePagedList } from '../../components/parts.tsx';
+import { Block, Copyable, ErrorLine, Loaded, usePagedList } from '../../components/parts.tsx';
 import { trpc } from '../../trpc.ts';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
@@ -17,11 +17,15 @@ export function FunctionsTab({ slug }: { slug: string }) {
       <section>
         <h2>Functions</h2>
         <p className="muted">A function is a pipeline version published with typed parameters and outputs, executed by its slug.</p>
-        <ErrorLine error={functions.error} />
-        {functions.data?.length === 0 && <p className="muted">No functions yet.</p>}
-        {functions.data?.map((fn) => (
-          <FunctionCard key={fn.id} slug={slug} fn={fn} />
-        ))}
+        <Loaded query={functions}>
+          {(rows) =>
+            rows.length === 0 ? (
+              <p className="muted">No functions yet.</p>
+            ) : (
+              rows.map((fn) => <FunctionCard key={fn.id} slug={slug} fn={fn} />)
+            )
+          }
+        </Loaded>
       </section>
       <McpServers slug={slug} functions={functions.data ?? []} />
     </>
@@ -100,10 +104,7 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
     <section>
       <h2>MCP servers</h2>
       <p className="muted">An MCP server offers functions to AI agents as tools, to clients whose API key is linked to it.</p>
-      <ErrorLine error={servers.error} />
-      {servers.data?.map((server) => (
-        <McpServerCard key={server.id} slug={slug} server={server} />
-      ))}
+      <Loaded query={servers}>{(rows) => rows.map((server) => <McpServerCard key={server.id} slug={slug} server={server} />)}</Loaded>
       {servers.pager}
       <form
         className="stack"

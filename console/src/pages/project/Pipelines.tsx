@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf } from '../../api.ts';
-import { ErrorLine, usePagedList, when } from '../../components/parts.tsx';
+import { ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
 import { hrefOf } from '../../route.ts';
 import { trpc } from '../../trpc.ts';
 
@@ -36,30 +36,34 @@ export function PipelinesTab({ slug }: { slug: string }) {
   return (
     <section>
       <h2>Pipelines</h2>
-      <ErrorLine error={pipelines.error} />
-      {pipelines.data?.length === 0 && <p className="muted">No pipelines yet.</p>}
-      {!!pipelines.data?.length && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Description</th>
-              <th>Changed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pipelines.data.map((pipeline) => (
-              <tr key={pipeline.id}>
-                <td>
-                  <a href={hrefOf({ page: 'pipeline', slug, pipelineId: pipeline.id })}>{pipeline.name}</a>
-                </td>
-                <td>{pipeline.description}</td>
-                <td>{when(pipeline.updated)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Loaded query={pipelines}>
+        {(rows) =>
+          rows.length === 0 ? (
+            <p className="muted">No pipelines yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Description</th>
+                  <th>Changed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((pipeline) => (
+                  <tr key={pipeline.id}>
+                    <td>
+                      <a href={hrefOf({ page: 'pipeline', slug, pipelineId: pipeline.id })}>{pipeline.name}</a>
+                    </td>
+                    <td>{pipeline.description}</td>
+                    <td>{when(pipeline.updated)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
       {pipelines.pager}
       <form onSubmit={submit} className="row">
         <label>

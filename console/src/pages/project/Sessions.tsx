@@ -3,7 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../../api.ts';
 import { LiveLogs } from '../../components/LiveLogs.tsx';
-import { ConfirmButton, Copyable, ErrorLine, usePagedList, when } from '../../components/parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
 import { trpc } from '../../trpc.ts';
 
 /** The project's sessions, a page at a time: each with its settings and running browsers, and a form that creates one. */
@@ -37,11 +37,15 @@ export function SessionsTab({ slug }: { slug: string }) {
     <section>
       <h2>Sessions</h2>
       <p className="muted">A session keeps a browser's settings and cookies; each start gives it a fresh browser.</p>
-      <ErrorLine error={sessions.error} />
-      {sessions.data?.length === 0 && <p className="muted">No sessions yet.</p>}
-      {sessions.data?.map((session) => (
-        <SessionCard key={session.id} slug={slug} session={session} />
-      ))}
+      <Loaded query={sessions}>
+        {(rows) =>
+          rows.length === 0 ? (
+            <p className="muted">No sessions yet.</p>
+          ) : (
+            rows.map((session) => <SessionCard key={session.id} slug={slug} session={session} />)
+          )
+        }
+      </Loaded>
       {sessions.pager}
       <form onSubmit={submit} className="row" aria-label="new session">
         <label>
