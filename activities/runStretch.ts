@@ -6,6 +6,7 @@ import type { Redactor } from '../server/logs/redact.ts';
 import { keptOutputs, resolveStretchInputs, type StretchNode } from '../server/pipelines/engine/interpreter.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import {
+  LOST_ATTEMPT_TYPE,
   nodeFailures,
   nodeTime,
   type StretchActivityCall,
@@ -85,13 +86,15 @@ export class StretchRunner {
   /**
    * One attempt of a stretch's activity. `hooks.beat` runs with every heartbeat; `hooks.check`
    * before every attempt of a browser node, throwing when it cannot run here (the run's browser is
-   * gone). Answers the kept outputs of the nodes run, which may stop short of the last
-   * (`MAX_CARRIED_CHARS`).
+   * gone); `hooks.hostFailure` answers the failure the stretch ends with when its host is the cause
+   * (restarted since it held the run's browser, or shutting down), checked before the stretch
+   * resumes and when an attempt is let go. Answers the kept outputs of the nodes run, which may stop
+   * short of the last (`MAX_CARRIED_CHARS`).
    */
   async run(
     call: StretchActivityCall,
     runNode: NodeRunner,
-    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean } = {},
+    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean; hostFailure?: () => Error | undefined } = {},
   ) {
     const attempt = new StretchAttempt(call, hooks.beat);
     let store: StretchStore | undefined;
@@ -99,6 +102,10 @@ export class StretchRunner {
       const handedOver = await attempt.join(this.#attempts);
       const { run, secrets } = await openRun(this.#orm, this.#serviceSecret, call.runId, attempt.beat);
       const { resumeAt, lostAttempts } = attempt.resume(run, handedOver, hooks.sameProcess?.() ?? false);
+      // Before the node under way is charged the attempt its host lost: a restarted host has lost
+      // the browser, a closing one is closing it, whatever attempts the node has left.
+      const hostFailure = hooks.hostFailure?.();
+      if (hostFailure) throw hostFailure;
       const hide = secrets.redactor;
       store = new StretchStore(this.#orm, run, hide, attempt.beat, (done) => attempt.stored(done));
       const writer = store;
@@ -126,7 +133,7 @@ export class StretchRunner {
     } catch (error) {
       // What the attempt did is stored before it ends, whatever ended it (a retry resumes after it).
       await store?.flush().catch(() => {});
-      throw attempt.failure(error, store?.hide);
+      throw attempt.failure(error, store?.hide, hooks.hostFailure);
     } finally {
       store?.close();
       attempt.end(this.#attempts);
@@ -342,19 +349,23 @@ class StretchAttempt {
   }
 
   /** The error the attempt ends with, as Temporal is to see it; one it ends with for good finishes it. */
-  failure(error: unknown, hide: Redactor | undefined): Error {
+  failure(error: unknown, hide: Redactor | undefined, hostFailure?: () => Error | undefined): Error {
     if (error instanceof CancelledFailure) {
       this.finished = true;
       return error;
     }
-    if (error instanceof AttemptLost) return ApplicationFailure.retryable(error.message, 'attempt_lost');
-    if (error instanceof ApplicationFailure && error.details?.length) {
+    // A lost attempt is retried, unless a host that is shut down (its worker stops) let it go: then
+    // the run ends saying so, rather than waiting on a retry for a host that is not coming back.
+    const cause = error instanceof AttemptLost ? hostFailure?.() : error;
+    if (!cause) return ApplicationFailure.retryable((error as AttemptLost).message, LOST_ATTEMPT_TYPE);
+    if (cause instanceof ApplicationFailure && cause.details?.length) {
       this.finished = true;
-      return error;
+      return cause;
     }
-    // The stretch's own trouble (the database stayed away, the run is gone): the node under way is named.
+    // The stretch's own trouble (the database stayed away, the run is gone) or its host's: the node
+    // under way is named.
     const node = this.call.nodes[this.progress.running?.index ?? this.progress.done] ?? (this.call.nodes[0] as StretchNode);
-    const failure = nodeFailure(error, hide);
+    const failure = nodeFailure(cause, hide);
     return ApplicationFailure.create({
       message: failure.message,
       type: failure.code,

@@ -22,11 +22,13 @@ import {
 } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
 import {
+  LOST_ATTEMPT_TYPE,
   nodeTime,
   type PipelineRunActivities,
   type PipelineRunHostActivities,
   type PipelineRunWorkflow,
   runEndedUpdate,
+  runErrorCodes,
   runFailures,
   type StretchFailureDetails,
   type StretchProgress,
@@ -175,8 +177,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
     } catch (error) {
       if (isCancellation(error)) throw error;
       const cause = error instanceof ActivityFailure ? error.cause : error;
-      const code = cause instanceof ApplicationFailure ? (cause.type ?? 'node_failed') : 'node_failed';
-      throw new NodeFailed(path, code, cause instanceof Error ? cause.message : String(cause));
+      throw new NodeFailed(path, runErrorOf(cause), cause instanceof Error ? cause.message : String(cause));
     }
   };
 
@@ -206,7 +207,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
           status: 'cancelled',
           evaluation: 'stopped',
           flowOutputs,
-          error: { node: null, code: 'stopped', message: 'the run was stopped' },
+          error: { node: null, code: runFailures.stopped, message: 'the run was stopped' },
         });
       } else if (error instanceof NodeFailed || error instanceof PipelineRunError) {
         await bookkeeping.finishRun(runId, {
@@ -222,7 +223,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
           status: 'failed',
           evaluation: 'failed',
           flowOutputs,
-          error: { node: null, code: 'run_failed', message },
+          error: { node: null, code: runFailures.runFailed, message },
         });
       }
     });
@@ -270,6 +271,17 @@ function stretchTimeMs(nodes: StretchNode[]) {
   return total;
 }
 
+/**
+ * The run's error code for a node activity's failure: its type when it is one of the run's codes
+ * (docs/pipelines.md, "Error codes"). Attempts lost to the last while their host answered
+ * (activities/runStretch.ts) are the node's failure: the host lived. Any other type is the
+ * service's own trouble on the way (the database stayed away), not the node's.
+ */
+function runErrorOf(cause: unknown) {
+  if (!(cause instanceof ApplicationFailure) || !cause.type || cause.type === LOST_ATTEMPT_TYPE) return runFailures.nodeFailed;
+  return runErrorCodes.includes(cause.type) ? cause.type : runFailures.runFailed;
+}
+
 const TIMEOUT_MESSAGES: Record<string, string> = {
   HEARTBEAT: `the browser host stopped answering while the node ran (silent for ${NODE_HEARTBEAT_TIMEOUT})`,
   SCHEDULE_TO_START: `no browser host picked the node up within ${HOST_PICKUP_TIMEOUT}: is the run's host running?`,
@@ -294,7 +306,7 @@ function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostS
   const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
   if (cause instanceof ApplicationFailure) {
     const details = cause.details?.[0] as StretchFailureDetails | undefined;
-    return new NodeFailed(details?.node ?? nodeAt(0), cause.type ?? 'node_failed', cause.message);
+    return new NodeFailed(details?.node ?? nodeAt(0), runErrorOf(cause), cause.message);
   }
   if (cause instanceof TimeoutFailure) {
     // The last heartbeat Temporal kept may lag behind what the stretch stored: the run's end names
@@ -306,9 +318,14 @@ function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostS
     const node = nodeAt(progress?.running?.index ?? from);
     if (call.browser && cause.timeoutType && HOST_LOST_TIMEOUTS.has(cause.timeoutType)) {
       if (hostSilent) return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
-      return new NodeFailed(node, 'node_failed', `${message}; browser host ${hostId} still heartbeats, so it was not lost`, lostIn);
+      return new NodeFailed(
+        node,
+        runFailures.nodeFailed,
+        `${message}; browser host ${hostId} still heartbeats, so it was not lost`,
+        lostIn,
+      );
     }
-    return new NodeFailed(node, 'node_failed', message, lostIn);
+    return new NodeFailed(node, runFailures.nodeFailed, message, lostIn);
   }
-  return new NodeFailed(nodeAt(0), 'node_failed', cause instanceof Error ? cause.message : String(cause));
+  return new NodeFailed(nodeAt(0), runFailures.nodeFailed, cause instanceof Error ? cause.message : String(cause));
 }

@@ -124,7 +124,12 @@ export async function startBrowserHost(options: {
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
-  await pool.start();
+  // No browser is this process's yet: every active resource placed here was an earlier process's,
+  // and died with it. A run on one fails `host_lost`, not for want of a page (BrowserPool.whyGone).
+  const heldBefore = await orm.em
+    .fork()
+    .find(SessionResource, { hostId, status: { $in: [...activeResourceStatuses] } }, { fields: ['id'] });
+  await pool.start(heldBefore.map((resource) => resource.id));
 
   // Derived once for the process: the relay's tokens and the activities' sealed values use it.
   const serviceSecret = resolveJwtSecret(config);
@@ -198,6 +203,8 @@ export async function startBrowserHost(options: {
    * browsers gone (in npm start the control worker that records it stops right after this host).
    */
   const stopBrowsers = async (reason: string, waitMs: number) => {
+    // Before any browser closes: the nodes that fail on them say the host was shut down.
+    pool.closing(reason);
     const resourceIds = pool.resourceIds;
     if (resourceIds.length === 0) return;
     log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
@@ -254,6 +261,8 @@ export async function startBrowserHost(options: {
       if (how !== 'kill')
         await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
       clearInterval(timer);
+      // The worker's stop cancels what still runs on the browsers, which close right after.
+      pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
       // Best effort: at shutdown the database may already be going away.
       await orm.em
         .fork()
