@@ -41,6 +41,8 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
  * - 503 `host_lost` (FunctionHostLost): the browser host running it died mid-run; retrying places
  *   a new browser on a surviving host.
+ * - 503 `host_shutdown` (FunctionHostShutdown): the browser host running it was shut down mid-run;
+ *   retrying places a new browser on a host that is up.
  * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
  *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
@@ -75,7 +77,7 @@ abstract class FunctionRunEnded extends DomainError {
   readonly identifier: string;
   readonly result: FunctionRunPayload;
   constructor(
-    code: 'function_failed' | 'host_lost',
+    code: 'function_failed' | 'host_lost' | 'host_shutdown',
     message: (reason: string, node: string | null | undefined) => string,
     identifier: string,
     result: FunctionRunPayload,
@@ -122,6 +124,39 @@ export class FunctionHostLost extends FunctionRunEnded {
       retryable: true,
     });
   }
+}
+
+/**
+ * 503: the browser host that ran the function's browser was shut down mid-run (the run ended
+ * `host_shutdown`): the service's doing, not the function's, so retrying helps (the next
+ * execution's browser goes to a host that is up).
+ */
+export class FunctionHostShutdown extends FunctionRunEnded {
+  override name = 'FunctionHostShutdown';
+  readonly status = 503;
+  constructor(identifier: string, result: FunctionRunPayload) {
+    super(
+      'host_shutdown',
+      (reason) => `The function's browser host was shut down mid-run (run ${identifier}): ${reason}`,
+      identifier,
+      result,
+      {
+        reason: 'its browser host was shut down',
+        code: runFailures.hostShutdown,
+        retryable: true,
+      },
+    );
+  }
+}
+
+/**
+ * The error of a function's run that ended without success: the service's fault (its host lost or
+ * shut down) is a retryable 503 under the run's own code, anything else the function's failure.
+ */
+export function runEndedError(identifier: string, result: FunctionRunPayload): FunctionRunEnded {
+  if (result.error?.code === runFailures.hostLost) return new FunctionHostLost(identifier, result);
+  if (result.error?.code === runFailures.hostShutdown) return new FunctionHostShutdown(identifier, result);
+  return new FunctionFailed(identifier, result);
 }
 
 /** The caller cancelled (an MCP `notifications/cancelled`, a closed connection); the run has been stopped. */
@@ -329,14 +364,14 @@ export async function executeFunction(
 
 /**
  * The execution's answer: a succeeded run's outputs; a run still going (a waiting start's) as it
- * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostLost).
+ * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostLost, FunctionHostShutdown).
  */
 function answerOf(subject: Subject, project: Project, version: FunctionVersion, sessionId: string, run: PipelineRun): FunctionExecution {
   const showOutputs = canSeeRunOutputs(subject, projectRef(project), { sessionId, readsCookies: run.readsCookies });
   const result = payload(run, showOutputs);
   if (run.status === 'queued' || run.status === 'running') return { identifier: run.id, outputs: {}, result };
   if (run.status !== 'succeeded') {
-    throw run.error?.code === runFailures.hostLost ? new FunctionHostLost(run.id, result) : new FunctionFailed(run.id, result);
+    throw runEndedError(run.id, result);
   }
   return { identifier: run.id, outputs: collectOutputs(version, run), result };
 }
