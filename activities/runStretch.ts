@@ -94,7 +94,7 @@ export class StretchRunner {
   async run(
     call: StretchActivityCall,
     runNode: NodeRunner,
-    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean; hostFailure?: () => Error | undefined } = {},
+    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean; hostFailure?: () => ApplicationFailure | undefined } = {},
   ) {
     const attempt = new StretchAttempt(call, hooks.beat);
     let store: StretchStore | undefined;
@@ -102,15 +102,20 @@ export class StretchRunner {
       const handedOver = await attempt.join(this.#attempts);
       const { run, secrets } = await openRun(this.#orm, this.#serviceSecret, call.runId, attempt.beat);
       const { resumeAt, lostAttempts } = attempt.resume(run, handedOver, hooks.sameProcess?.() ?? false);
-      // Before the node under way is charged the attempt its host lost: a restarted host has lost
-      // the browser, a closing one is closing it, whatever attempts the node has left.
-      const hostFailure = hooks.hostFailure?.();
-      if (hostFailure) throw hostFailure;
       const hide = secrets.redactor;
       store = new StretchStore(this.#orm, run, hide, attempt.beat, (done) => attempt.stored(done));
       const writer = store;
       // At once, not with the first batch: the run shows running as its first node starts.
       if (call.markRunning) writer.markRunning().catch(() => {});
+      // Before the node under way is charged the attempt its host lost: a restarted host has lost
+      // the browser, a closing one is closing it, whatever attempts the node has left.
+      const hostFailure = hooks.hostFailure?.();
+      if (hostFailure) {
+        const node = call.nodes[Math.min(resumeAt, call.nodes.length - 1)] as StretchNode;
+        const path = attempt.pathOf(node);
+        writer.log(nodeLines.failed(path, node.type, withheldMessage(run, hostFailure.message)));
+        return await failNode(writer, path, hostFailure.message, hostFailure.type ?? nodeFailures.noPage);
+      }
       if (resumeAt === call.nodes.length && attempt.carried.length < resumeAt) {
         // Every node is stored, but their outputs went with the host before the workflow had them.
         return await failNode(writer, attempt.pathOf(call.nodes.at(-1) as StretchNode), OUTPUTS_LOST_MESSAGE, nodeFailures.noPage);
@@ -349,7 +354,7 @@ class StretchAttempt {
   }
 
   /** The error the attempt ends with, as Temporal is to see it; one it ends with for good finishes it. */
-  failure(error: unknown, hide: Redactor | undefined, hostFailure?: () => Error | undefined): Error {
+  failure(error: unknown, hide: Redactor | undefined, hostFailure?: () => ApplicationFailure | undefined): Error {
     if (error instanceof CancelledFailure) {
       this.finished = true;
       return error;

@@ -89,12 +89,12 @@ export function browserHostProcess(
       await exited;
       clearTimeout(timer);
     },
-    /** Sends SIGTERM (the host drains, then exits); answers its exit code once it has exited. */
-    async terminate() {
+    /** Sends SIGTERM, or SIGINT (a Ctrl-C): the host drains, then exits; answers its exit code once it has exited. */
+    async terminate(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM') {
       const stopping = child;
       if (!stopping || !running()) return stopping?.exitCode ?? null;
       const exited = new Promise<number | null>((resolve) => stopping.once('exit', (code) => resolve(code)));
-      stopping.kill('SIGTERM');
+      stopping.kill(signal);
       return exited;
     },
     /** Whether the process still runs. */

@@ -245,6 +245,7 @@ export async function startBrowserHost(options: {
     await stopBrowsers(drainedReason(hostId), DRAIN_STOP_WAIT_MS);
   };
 
+  let stopping: Promise<void> | undefined;
   return {
     pool,
     drain,
@@ -255,27 +256,33 @@ export async function startBrowserHost(options: {
     killBrowsers() {
       killProcessGroupsOf(findProcessesMentioning(`--user-data-dir=${browsersDir}${path.sep}`));
     },
-    /** Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is left. */
-    async stop(how: BrowserHostStop = 'drain') {
-      // A drain that fails (the database gone) must not keep the heartbeat going, nor the browsers.
-      if (how !== 'kill')
-        await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
-      clearInterval(timer);
-      // The worker's stop cancels what still runs on the browsers, which close right after.
-      pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
-      // Best effort: at shutdown the database may already be going away.
-      await orm.em
-        .fork()
-        .nativeDelete(WarmBrowser, { hostId })
-        .catch(() => {});
-      await stopWorker();
-      await pool.close();
-      await relay.close();
-      // Mark the host gone at once rather than waiting for its heartbeat to go stale.
-      await orm.em
-        .fork()
-        .nativeUpdate(BrowserHost, { id: hostId }, { heartbeatAt: new Date(0), running: 0 })
-        .catch(() => {});
+    /**
+     * Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is
+     * left. Once: a second call (a test stack's teardown after a test stopped the host) waits for the first.
+     */
+    stop(how: BrowserHostStop = 'drain') {
+      stopping ??= (async () => {
+        // A drain that fails (the database gone) must not keep the heartbeat going, nor the browsers.
+        if (how !== 'kill')
+          await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
+        clearInterval(timer);
+        // The worker's stop cancels what still runs on the browsers, which close right after.
+        pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
+        // Best effort: at shutdown the database may already be going away.
+        await orm.em
+          .fork()
+          .nativeDelete(WarmBrowser, { hostId })
+          .catch(() => {});
+        await stopWorker();
+        await pool.close();
+        await relay.close();
+        // Mark the host gone at once rather than waiting for its heartbeat to go stale.
+        await orm.em
+          .fork()
+          .nativeUpdate(BrowserHost, { id: hostId }, { heartbeatAt: new Date(0), running: 0 })
+          .catch(() => {});
+      })();
+      return stopping;
     },
   };
 }
