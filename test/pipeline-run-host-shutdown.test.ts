@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserHost } from '../db/entities/index.ts';
 import { drainedReason, shutDownReason } from '../server/browsers/host/browserHost.ts';
 import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../server/config.ts';
@@ -15,15 +16,17 @@ import { startTestStack, type TestStack } from './support/stack.ts';
  * node it was on, saying the host was shut down, never with Playwright's "Target page, context or
  * browser has been closed" (`browser_error`) or `no_page`. First the host in the test's process,
  * stopped as `npm start`'s Ctrl-C stops it (its browsers at once); then a host in its own process,
- * sent SIGINT with no drain time left.
+ * sent SIGINT with no drain time left; then one killed while it drains, which cannot say so itself.
  */
 
-const WAIT_MS = 30_000;
+const WAIT_MS = 50_000;
 const suffix = Date.now().toString(36);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-shutdown-'));
 const processHostId = `shutdown-${suffix}`;
+const killedHostId = `shutdown-killed-${suffix}`;
 let stack: TestStack;
 let processHost: ReturnType<typeof browserHostProcess>;
+let killedHost: ReturnType<typeof browserHostProcess>;
 let as: { token: string };
 let slug: string;
 let pipelineId: string;
@@ -38,6 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await processHost?.kill();
+  await killedHost?.kill();
   for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -96,4 +100,26 @@ describe('a browser host shut down with a run in flight', () => {
     expect((await stack.http.get(resourceUrl, as)).body.stopReason).toBe(drainedReason(processHostId));
     expect(findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers', processHostId))).toEqual([]);
   }, 180_000);
+
+  it('a host killed by its supervisor while it drains (SIGTERM, then SIGKILL) fails the run host_shutdown: the registry says it was shut down', async () => {
+    killedHost = browserHostProcess(stack, { hostId: killedHostId, dataDir, env: { BROWSER_DRAIN_SECONDS: '300' } });
+    killedHost.start();
+    await killedHost.ready();
+    const { runUrl } = await runWaitingOn(killedHostId);
+
+    void killedHost.terminate();
+    await expect
+      .poll(async () => (await stack.orm.em.fork().findOne(BrowserHost, { id: killedHostId }))?.drainingSince ?? null, {
+        timeout: 10_000,
+        interval: 100,
+      })
+      .not.toBeNull();
+    // The drain lets the run go on; the supervisor does not wait for it.
+    await killedHost.kill();
+
+    // The attempt goes silent, its retry is picked up by nobody, and the registry tells why.
+    const run = await settledRun(stack, runUrl, as, 120_000);
+    expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: 'wait', code: 'host_shutdown' });
+    expect(run.error.message).toMatch(new RegExp(`^browser host ${killedHostId} was shut down: `));
+  }, 240_000);
 });

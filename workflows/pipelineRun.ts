@@ -22,6 +22,7 @@ import {
 } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
 import {
+  type HostState,
   LOST_ATTEMPT_TYPE,
   nodeTime,
   type PipelineRunActivities,
@@ -47,6 +48,8 @@ const STRETCHES_PATCH = 'run-stretches';
  * as they ran.
  */
 const HOST_EVIDENCE_PATCH = 'host-loss-evidence';
+/** Runs started since ask the registry whether a host that timed out was shut down (`host_shutdown`) rather than lost. */
+const HOST_SHUTDOWN_PATCH = 'host-shutdown-evidence';
 
 /** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
 const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
@@ -101,6 +104,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
   const hostQueue = browserHostQueue(input.hostId);
   const stretches = patched(STRETCHES_PATCH);
   const evidence = stretches && patched(HOST_EVIDENCE_PATCH);
+  const shutdownEvidence = evidence && patched(HOST_SHUTDOWN_PATCH);
   const bookkeeping = stretches ? localControl : control;
   // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
@@ -135,7 +139,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
         return await proxyLocalActivities<PipelineRunActivities>(options).runPureStretch({ ...call, runId, markRunning });
       } catch (error) {
         if (isCancellation(error)) throw error;
-        throw stretchFailure(error, call, input.hostId, true);
+        throw stretchFailure(error, call, input.hostId, 'silent');
       }
     }
     const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts + (evidence ? LOST_ATTEMPTS : 0));
@@ -147,9 +151,13 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
         const timeout = hostTimeout(error);
         // One timed-out activity is no evidence the host is gone: its own process's heartbeat in the
         // registry is. Nobody picked the stretch up, so nothing of it ran: it is started again.
-        const answering = evidence && timeout !== undefined && (await bookkeeping.hostAnswering(input.hostId));
-        if (answering && timeout === 'SCHEDULE_TO_START' && pickups < PICKUP_RETRIES) continue;
-        throw stretchFailure(error, call, input.hostId, !answering);
+        let host: HostState = 'silent';
+        if (evidence && timeout !== undefined) {
+          if (shutdownEvidence) host = await bookkeeping.hostState(input.hostId);
+          else host = (await bookkeeping.hostAnswering(input.hostId)) ? 'answering' : 'silent';
+        }
+        if (host === 'answering' && timeout === 'SCHEDULE_TO_START' && pickups < PICKUP_RETRIES) continue;
+        throw stretchFailure(error, call, input.hostId, host);
       }
     }
   };
@@ -301,7 +309,7 @@ function hostTimeout(error: unknown) {
  * A failed stretch as the node that failed: named by the failure (activities/runStretch.ts), or,
  * when the attempt was lost (a timeout), by the progress its last heartbeat reported.
  */
-function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostSilent: boolean) {
+function stretchFailure(error: unknown, call: StretchCall, hostId: string, host: HostState) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
   if (cause instanceof ApplicationFailure) {
@@ -317,7 +325,9 @@ function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostS
     const lostIn = call.nodes.slice(from).map((node) => pathOf(call, node));
     const node = nodeAt(progress?.running?.index ?? from);
     if (call.browser && cause.timeoutType && HOST_LOST_TIMEOUTS.has(cause.timeoutType)) {
-      if (hostSilent) return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+      if (host === 'silent') return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+      if (host === 'shut_down')
+        return new NodeFailed(node, runFailures.hostShutdown, `browser host ${hostId} was shut down: ${message}`, lostIn);
       return new NodeFailed(
         node,
         runFailures.nodeFailed,

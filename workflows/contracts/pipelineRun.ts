@@ -154,6 +154,9 @@ export type RunEnd = RunStatus & {
   lostIn?: string[];
 };
 
+/** What the host registry says of a run's browser host when a stretch timed out on it (`hostState`). */
+export type HostState = 'answering' | 'shut_down' | 'silent';
+
 /** The workflow's activities on the control queue (activities/pipelineRuns.ts); the bookkeeping also runs as local activities. */
 export type PipelineRunActivities = {
   markRun(runId: string, patch: RunStatus): Promise<void>;
@@ -167,6 +170,13 @@ export type PipelineRunActivities = {
    * run ends `host_lost`.
    */
   hostAnswering(hostId: string): Promise<boolean>;
+  /**
+   * The same evidence, telling a host that was shut down from one that was lost: its process still
+   * heartbeats (`answering`), it was shut down (it drained and stopped heartbeating: `shut_down`,
+   * the run ends `host_shutdown`), or it stopped heartbeating without a shutdown (`silent`:
+   * `host_lost`). Runs started before it call `hostAnswering`.
+   */
+  hostState(hostId: string): Promise<HostState>;
 };
 
 /** The workflow's activities on the host that holds the run's browser (activities/browserHost/pipelineRun.ts). */
