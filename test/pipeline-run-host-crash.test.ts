@@ -2,10 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
-import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
-import { browserHostProcess } from './support/browserHostProcess.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from './support/browserHostProcess.ts';
 import { startTestSite } from './support/pages.ts';
 import { createPipeline, historyText, settledRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -78,13 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   host?.thaw();
   await host?.kill();
-  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  killBrowsersLeftUnder(dataDir);
   await site?.close();
   await stack?.close();
 });

@@ -7,7 +7,7 @@ import { drainedReason, shutDownReason } from '../server/browsers/host/browserHo
 import { findProcessesMentioning } from '../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../server/config.ts';
 import { createProject, registerUser } from './support/accounts.ts';
-import { browserHostProcess } from './support/browserHostProcess.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from './support/browserHostProcess.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from './support/pipelines.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
@@ -42,13 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await processHost?.kill();
   await killedHost?.kill();
-  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  killBrowsersLeftUnder(dataDir);
   await stack?.close();
 });
 

@@ -39,10 +39,8 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 400 `no_session`: the project has no "Default session" (and the metadata names none).
  * - 400 `function_failed` (FunctionFailed): the run failed; message and issue name the node.
  * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
- * - 503 `host_lost` (FunctionHostLost): the browser host running it died mid-run; retrying places
- *   a new browser on a surviving host.
- * - 503 `host_shutdown` (FunctionHostShutdown): the browser host running it was shut down mid-run;
- *   retrying places a new browser on a host that is up.
+ * - 503 `host_lost`, `host_shutdown` (FunctionHostGone): the browser host running it died, or was
+ *   shut down, mid-run; retrying places a new browser on a host that is up.
  * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
  *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
@@ -110,42 +108,20 @@ export class FunctionFailed extends FunctionRunEnded {
 }
 
 /**
- * 503: the browser host that ran the function's browser was lost mid-run (the run ended
- * `host_lost`): a fault of the service, not of the function, so retrying may help (the next
- * execution's browser goes to a surviving host).
+ * 503: the browser host that ran the function's browser was lost or shut down mid-run (the run
+ * ended `host_lost` or `host_shutdown`): the service's fault, not the function's, so retrying
+ * helps (the next execution's browser goes to a host that is up).
  */
-export class FunctionHostLost extends FunctionRunEnded {
-  override name = 'FunctionHostLost';
+export class FunctionHostGone extends FunctionRunEnded {
+  override name = 'FunctionHostGone';
   readonly status = 503;
-  constructor(identifier: string, result: FunctionRunPayload) {
-    super('host_lost', (reason) => `The function's browser host was lost mid-run (run ${identifier}): ${reason}`, identifier, result, {
-      reason: 'its browser host was lost',
-      code: runFailures.hostLost,
+  constructor(identifier: string, result: FunctionRunPayload, code: typeof runFailures.hostLost | typeof runFailures.hostShutdown) {
+    const what = code === runFailures.hostLost ? 'lost' : 'shut down';
+    super(code, (reason) => `The function's browser host was ${what} mid-run (run ${identifier}): ${reason}`, identifier, result, {
+      reason: `its browser host was ${what}`,
+      code,
       retryable: true,
     });
-  }
-}
-
-/**
- * 503: the browser host that ran the function's browser was shut down mid-run (the run ended
- * `host_shutdown`): the service's doing, not the function's, so retrying helps (the next
- * execution's browser goes to a host that is up).
- */
-export class FunctionHostShutdown extends FunctionRunEnded {
-  override name = 'FunctionHostShutdown';
-  readonly status = 503;
-  constructor(identifier: string, result: FunctionRunPayload) {
-    super(
-      'host_shutdown',
-      (reason) => `The function's browser host was shut down mid-run (run ${identifier}): ${reason}`,
-      identifier,
-      result,
-      {
-        reason: 'its browser host was shut down',
-        code: runFailures.hostShutdown,
-        retryable: true,
-      },
-    );
   }
 }
 
@@ -154,8 +130,8 @@ export class FunctionHostShutdown extends FunctionRunEnded {
  * shut down) is a retryable 503 under the run's own code, anything else the function's failure.
  */
 export function runEndedError(identifier: string, result: FunctionRunPayload): FunctionRunEnded {
-  if (result.error?.code === runFailures.hostLost) return new FunctionHostLost(identifier, result);
-  if (result.error?.code === runFailures.hostShutdown) return new FunctionHostShutdown(identifier, result);
+  const code = result.error?.code;
+  if (code === runFailures.hostLost || code === runFailures.hostShutdown) return new FunctionHostGone(identifier, result, code);
   return new FunctionFailed(identifier, result);
 }
 
@@ -364,7 +340,7 @@ export async function executeFunction(
 
 /**
  * The execution's answer: a succeeded run's outputs; a run still going (a waiting start's) as it
- * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostLost, FunctionHostShutdown).
+ * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostGone).
  */
 function answerOf(subject: Subject, project: Project, version: FunctionVersion, sessionId: string, run: PipelineRun): FunctionExecution {
   const showOutputs = canSeeRunOutputs(subject, projectRef(project), { sessionId, readsCookies: run.readsCookies });

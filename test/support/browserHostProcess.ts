@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { BrowserHost } from '../../db/entities/index.ts';
+import { findProcessesMentioning } from '../../server/browsers/host/chromium/processes.ts';
+import { sharedDataDirOf } from '../../server/config.ts';
 import { PAGE_HOST } from './pages.ts';
 import type { TestStack } from './stack.ts';
 
@@ -109,4 +111,15 @@ export function browserHostProcess(
       if (running()) child?.kill('SIGCONT');
     },
   };
+}
+
+/** Kills the Chromium processes that hosts with DATA_DIR `dataDir` left behind (a test's teardown: hosts killed mid-run leave theirs). */
+export function killBrowsersLeftUnder(dataDir: string) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // exited meanwhile
+    }
+  }
 }
