@@ -9,6 +9,7 @@ import {
   LOST_ATTEMPT_TYPE,
   nodeFailures,
   nodeTime,
+  runFailures,
   type StretchActivityCall,
   type StretchFailureDetails,
   type StretchProgress,
@@ -174,7 +175,7 @@ async function runNodeAttempts({ attempt, store, run, secrets, runNode, check }:
   let outputs: Record<string, unknown> | undefined;
   let started = Date.now();
   while (!outputs) {
-    if (tries >= allowed) return await failNode(store, path, LOST_MESSAGE, 'node_failed');
+    if (tries >= allowed) return await failNode(store, path, LOST_MESSAGE, runFailures.nodeFailed);
     attempt.throwIfStopped();
     store.check();
     tries++;
