@@ -10,6 +10,7 @@ import { emitWebhookEvent, type WebhookEmitter } from '../server/webhooks/events
 import { type BrowserSessionWorkflow, stopBrowserSignal } from '../workflows/contracts/browserSession.ts';
 import type { RunSweeperActivities, SweepCursor } from '../workflows/contracts/periodic.ts';
 import type {
+  HostState,
   NodeActivityCall,
   PipelineRunActivities,
   RunEnd,
@@ -110,6 +111,14 @@ export function createPipelineRunActivities(deps: Pick<ActivityDeps, 'orm' | 'co
     async hostAnswering(hostId: string) {
       const host = await orm.em.fork().findOne(BrowserHost, { id: hostId }, { fields: ['heartbeatAt'] });
       return !!host && Date.now() - host.heartbeatAt.getTime() < HOST_HEARTBEAT_STALE_MS;
+    },
+
+    async hostState(hostId: string): Promise<HostState> {
+      const host = await orm.em.fork().findOne(BrowserHost, { id: hostId }, { fields: ['heartbeatAt', 'drainingSince'] });
+      if (host && Date.now() - host.heartbeatAt.getTime() < HOST_HEARTBEAT_STALE_MS) return 'answering';
+      // A drain is begun only by a shutdown (server/browsers/host/browserHost.ts), and a restarted
+      // process clears it with its first heartbeat.
+      return host?.drainingSince ? 'shut_down' : 'silent';
     },
 
     /**

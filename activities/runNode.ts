@@ -7,7 +7,7 @@ import { appendLogs, logStreams, type NewLogEntry } from '../server/logs/logWrit
 import type { Redactor } from '../server/logs/redact.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import { openRunSecrets, storedCookieValues } from '../server/pipelines/runSecrets.ts';
-import type { NodeActivityCall } from '../workflows/contracts/pipelineRun.ts';
+import { type NodeActivityCall, runFailures } from '../workflows/contracts/pipelineRun.ts';
 
 /**
  * How long a node's activity waits for a database that is out of reach, retrying with backoff,
@@ -77,8 +77,8 @@ export function nodeFailure(error: unknown, hide?: Redactor) {
   const text = error instanceof Error ? error.message : String(error);
   const message = (hide ? hide.text(text) : text).replaceAll('\u0000', '');
   if (error instanceof NodeError) return { message, code: error.code as string, retryable: error.retryable };
-  if (error instanceof ApplicationFailure) return { message, code: error.type ?? 'node_failed', retryable: !error.nonRetryable };
-  return { message, code: 'node_failed', retryable: true };
+  if (error instanceof ApplicationFailure) return { message, code: error.type ?? runFailures.nodeFailed, retryable: !error.nonRetryable };
+  return { message, code: runFailures.nodeFailed, retryable: true };
 }
 
 /** A run with its secrets opened (server/pipelines/runSecrets.ts), for the activity that runs its nodes; waits out the database. */

@@ -6,8 +6,10 @@ import type { Redactor } from '../server/logs/redact.ts';
 import { keptOutputs, resolveStretchInputs, type StretchNode } from '../server/pipelines/engine/interpreter.ts';
 import { NodeError } from '../server/pipelines/engine/nodeErrors.ts';
 import {
+  LOST_ATTEMPT_TYPE,
   nodeFailures,
   nodeTime,
+  runFailures,
   type StretchActivityCall,
   type StretchFailureDetails,
   type StretchProgress,
@@ -85,13 +87,15 @@ export class StretchRunner {
   /**
    * One attempt of a stretch's activity. `hooks.beat` runs with every heartbeat; `hooks.check`
    * before every attempt of a browser node, throwing when it cannot run here (the run's browser is
-   * gone). Answers the kept outputs of the nodes run, which may stop short of the last
-   * (`MAX_CARRIED_CHARS`).
+   * gone); `hooks.hostFailure` answers the failure the stretch ends with when its host is the cause
+   * (restarted since it held the run's browser, or shutting down), checked before the stretch
+   * resumes and when an attempt is let go. Answers the kept outputs of the nodes run, which may stop
+   * short of the last (`MAX_CARRIED_CHARS`).
    */
   async run(
     call: StretchActivityCall,
     runNode: NodeRunner,
-    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean } = {},
+    hooks: { beat?: () => void; check?: () => void; sameProcess?: () => boolean; hostFailure?: () => ApplicationFailure | undefined } = {},
   ) {
     const attempt = new StretchAttempt(call, hooks.beat);
     let store: StretchStore | undefined;
@@ -104,6 +108,15 @@ export class StretchRunner {
       const writer = store;
       // At once, not with the first batch: the run shows running as its first node starts.
       if (call.markRunning) writer.markRunning().catch(() => {});
+      // Before the node under way is charged the attempt its host lost: a restarted host has lost
+      // the browser, a closing one is closing it, whatever attempts the node has left.
+      const hostFailure = hooks.hostFailure?.();
+      if (hostFailure) {
+        const node = call.nodes[Math.min(resumeAt, call.nodes.length - 1)] as StretchNode;
+        const path = attempt.pathOf(node);
+        writer.log(nodeLines.failed(path, node.type, withheldMessage(run, hostFailure.message)));
+        return await failNode(writer, path, hostFailure.message, hostFailure.type ?? nodeFailures.noPage);
+      }
       if (resumeAt === call.nodes.length && attempt.carried.length < resumeAt) {
         // Every node is stored, but their outputs went with the host before the workflow had them.
         return await failNode(writer, attempt.pathOf(call.nodes.at(-1) as StretchNode), OUTPUTS_LOST_MESSAGE, nodeFailures.noPage);
@@ -126,7 +139,7 @@ export class StretchRunner {
     } catch (error) {
       // What the attempt did is stored before it ends, whatever ended it (a retry resumes after it).
       await store?.flush().catch(() => {});
-      throw attempt.failure(error, store?.hide);
+      throw attempt.failure(error, store?.hide, hooks.hostFailure);
     } finally {
       store?.close();
       attempt.end(this.#attempts);
@@ -162,7 +175,7 @@ async function runNodeAttempts({ attempt, store, run, secrets, runNode, check }:
   let outputs: Record<string, unknown> | undefined;
   let started = Date.now();
   while (!outputs) {
-    if (tries >= allowed) return await failNode(store, path, LOST_MESSAGE, 'node_failed');
+    if (tries >= allowed) return await failNode(store, path, LOST_MESSAGE, runFailures.nodeFailed);
     attempt.throwIfStopped();
     store.check();
     tries++;
@@ -342,19 +355,23 @@ class StretchAttempt {
   }
 
   /** The error the attempt ends with, as Temporal is to see it; one it ends with for good finishes it. */
-  failure(error: unknown, hide: Redactor | undefined): Error {
+  failure(error: unknown, hide: Redactor | undefined, hostFailure?: () => ApplicationFailure | undefined): Error {
     if (error instanceof CancelledFailure) {
       this.finished = true;
       return error;
     }
-    if (error instanceof AttemptLost) return ApplicationFailure.retryable(error.message, 'attempt_lost');
-    if (error instanceof ApplicationFailure && error.details?.length) {
+    // A lost attempt is retried, unless a host that is shut down (its worker stops) let it go: then
+    // the run ends saying so, rather than waiting on a retry for a host that is not coming back.
+    const cause = error instanceof AttemptLost ? hostFailure?.() : error;
+    if (!cause) return ApplicationFailure.retryable((error as AttemptLost).message, LOST_ATTEMPT_TYPE);
+    if (cause instanceof ApplicationFailure && cause.details?.length) {
       this.finished = true;
-      return error;
+      return cause;
     }
-    // The stretch's own trouble (the database stayed away, the run is gone): the node under way is named.
+    // The stretch's own trouble (the database stayed away, the run is gone) or its host's: the node
+    // under way is named.
     const node = this.call.nodes[this.progress.running?.index ?? this.progress.done] ?? (this.call.nodes[0] as StretchNode);
-    const failure = nodeFailure(error, hide);
+    const failure = nodeFailure(cause, hide);
     return ApplicationFailure.create({
       message: failure.message,
       type: failure.code,

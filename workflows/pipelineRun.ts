@@ -22,11 +22,14 @@ import {
 } from '../server/pipelines/engine/interpreter.ts';
 import { browserHostQueue, stopBrowserSignal } from './contracts/browserSession.ts';
 import {
+  type HostState,
+  LOST_ATTEMPT_TYPE,
   nodeTime,
   type PipelineRunActivities,
   type PipelineRunHostActivities,
   type PipelineRunWorkflow,
   runEndedUpdate,
+  runErrorCodes,
   runFailures,
   type StretchFailureDetails,
   type StretchProgress,
@@ -45,6 +48,8 @@ const STRETCHES_PATCH = 'run-stretches';
  * as they ran.
  */
 const HOST_EVIDENCE_PATCH = 'host-loss-evidence';
+/** Runs started since ask the registry whether a host that timed out was shut down (`host_shutdown`) rather than lost. */
+const HOST_SHUTDOWN_PATCH = 'host-shutdown-evidence';
 
 /** What a node's activity may spend waiting for the database beyond the node's own time (activities/runNode.ts). */
 const INFRASTRUCTURE_ALLOWANCE_MS = 2 * 60_000;
@@ -99,6 +104,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
   const hostQueue = browserHostQueue(input.hostId);
   const stretches = patched(STRETCHES_PATCH);
   const evidence = stretches && patched(HOST_EVIDENCE_PATCH);
+  const shutdownEvidence = evidence && patched(HOST_SHUTDOWN_PATCH);
   const bookkeeping = stretches ? localControl : control;
   // Activities store the outputs of the nodes they run; the nodes the workflow runs itself
   // (flow.forEach, flow.condition) have theirs stored with the run's end.
@@ -133,7 +139,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
         return await proxyLocalActivities<PipelineRunActivities>(options).runPureStretch({ ...call, runId, markRunning });
       } catch (error) {
         if (isCancellation(error)) throw error;
-        throw stretchFailure(error, call, input.hostId, true);
+        throw stretchFailure(error, call, input.hostId, 'silent');
       }
     }
     const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts + (evidence ? LOST_ATTEMPTS : 0));
@@ -145,9 +151,13 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
         const timeout = hostTimeout(error);
         // One timed-out activity is no evidence the host is gone: its own process's heartbeat in the
         // registry is. Nobody picked the stretch up, so nothing of it ran: it is started again.
-        const answering = evidence && timeout !== undefined && (await bookkeeping.hostAnswering(input.hostId));
-        if (answering && timeout === 'SCHEDULE_TO_START' && pickups < PICKUP_RETRIES) continue;
-        throw stretchFailure(error, call, input.hostId, !answering);
+        let host: HostState = 'silent';
+        if (evidence && timeout !== undefined) {
+          if (shutdownEvidence) host = await bookkeeping.hostState(input.hostId);
+          else host = (await bookkeeping.hostAnswering(input.hostId)) ? 'answering' : 'silent';
+        }
+        if (host === 'answering' && timeout === 'SCHEDULE_TO_START' && pickups < PICKUP_RETRIES) continue;
+        throw stretchFailure(error, call, input.hostId, host);
       }
     }
   };
@@ -175,8 +185,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
     } catch (error) {
       if (isCancellation(error)) throw error;
       const cause = error instanceof ActivityFailure ? error.cause : error;
-      const code = cause instanceof ApplicationFailure ? (cause.type ?? 'node_failed') : 'node_failed';
-      throw new NodeFailed(path, code, cause instanceof Error ? cause.message : String(cause));
+      throw new NodeFailed(path, runErrorOf(cause), cause instanceof Error ? cause.message : String(cause));
     }
   };
 
@@ -206,7 +215,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
           status: 'cancelled',
           evaluation: 'stopped',
           flowOutputs,
-          error: { node: null, code: 'stopped', message: 'the run was stopped' },
+          error: { node: null, code: runFailures.stopped, message: 'the run was stopped' },
         });
       } else if (error instanceof NodeFailed || error instanceof PipelineRunError) {
         await bookkeeping.finishRun(runId, {
@@ -222,7 +231,7 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
           status: 'failed',
           evaluation: 'failed',
           flowOutputs,
-          error: { node: null, code: 'run_failed', message },
+          error: { node: null, code: runFailures.runFailed, message },
         });
       }
     });
@@ -270,6 +279,17 @@ function stretchTimeMs(nodes: StretchNode[]) {
   return total;
 }
 
+/**
+ * The run's error code for a node activity's failure: its type when it is one of the run's codes
+ * (docs/pipelines.md, "Error codes"). Attempts lost to the last while their host answered
+ * (activities/runStretch.ts) are the node's failure: the host lived. Any other type is the
+ * service's own trouble on the way (the database stayed away), not the node's.
+ */
+function runErrorOf(cause: unknown) {
+  if (!(cause instanceof ApplicationFailure) || !cause.type || cause.type === LOST_ATTEMPT_TYPE) return runFailures.nodeFailed;
+  return runErrorCodes.includes(cause.type) ? cause.type : runFailures.runFailed;
+}
+
 const TIMEOUT_MESSAGES: Record<string, string> = {
   HEARTBEAT: `the browser host stopped answering while the node ran (silent for ${NODE_HEARTBEAT_TIMEOUT})`,
   SCHEDULE_TO_START: `no browser host picked the node up within ${HOST_PICKUP_TIMEOUT}: is the run's host running?`,
@@ -289,12 +309,12 @@ function hostTimeout(error: unknown) {
  * A failed stretch as the node that failed: named by the failure (activities/runStretch.ts), or,
  * when the attempt was lost (a timeout), by the progress its last heartbeat reported.
  */
-function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostSilent: boolean) {
+function stretchFailure(error: unknown, call: StretchCall, hostId: string, host: HostState) {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   const nodeAt = (index: number) => pathOf(call, call.nodes[index] ?? (call.nodes[0] as StretchNode));
   if (cause instanceof ApplicationFailure) {
     const details = cause.details?.[0] as StretchFailureDetails | undefined;
-    return new NodeFailed(details?.node ?? nodeAt(0), cause.type ?? 'node_failed', cause.message);
+    return new NodeFailed(details?.node ?? nodeAt(0), runErrorOf(cause), cause.message);
   }
   if (cause instanceof TimeoutFailure) {
     // The last heartbeat Temporal kept may lag behind what the stretch stored: the run's end names
@@ -305,10 +325,17 @@ function stretchFailure(error: unknown, call: StretchCall, hostId: string, hostS
     const lostIn = call.nodes.slice(from).map((node) => pathOf(call, node));
     const node = nodeAt(progress?.running?.index ?? from);
     if (call.browser && cause.timeoutType && HOST_LOST_TIMEOUTS.has(cause.timeoutType)) {
-      if (hostSilent) return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
-      return new NodeFailed(node, 'node_failed', `${message}; browser host ${hostId} still heartbeats, so it was not lost`, lostIn);
+      if (host === 'silent') return new NodeFailed(node, runFailures.hostLost, `browser host ${hostId} lost: ${message}`, lostIn);
+      if (host === 'shut_down')
+        return new NodeFailed(node, runFailures.hostShutdown, `browser host ${hostId} was shut down: ${message}`, lostIn);
+      return new NodeFailed(
+        node,
+        runFailures.nodeFailed,
+        `${message}; browser host ${hostId} still heartbeats, so it was not lost`,
+        lostIn,
+      );
     }
-    return new NodeFailed(node, 'node_failed', message, lostIn);
+    return new NodeFailed(node, runFailures.nodeFailed, message, lostIn);
   }
-  return new NodeFailed(nodeAt(0), 'node_failed', cause instanceof Error ? cause.message : String(cause));
+  return new NodeFailed(nodeAt(0), runFailures.nodeFailed, cause instanceof Error ? cause.message : String(cause));
 }

@@ -7,6 +7,7 @@ import { launchSettingsOf } from '../../server/browsers/launch/launchSettings.ts
 import { openProxyPassword } from '../../server/browsers/proxies/proxyPasswords.ts';
 import { BadRequest } from '../../server/errors.ts';
 import { launchFailures } from '../../workflows/contracts/browserSession.ts';
+import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from '../deps.ts';
 
 /** What the activities of a browser host's queue are built over: those of every activity, and the host's pool. */
@@ -87,7 +88,23 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
     return pool.contextOf(resourceId);
   }
 
-  return { pool, runs, loadLaunch, contextOf };
+  /**
+   * Why a resource's browser fails (or is missing) on this host when its host is the cause, as the
+   * run's error: the host is shutting down (`host_shutdown`), or was restarted since it held the
+   * browser (`host_lost`). Never retried: the browser is gone. Undefined when the host is not the cause.
+   */
+  function hostFailure(resourceId: string) {
+    const gone = pool.whyGone(resourceId);
+    if (!gone) return undefined;
+    if ('shutDown' in gone)
+      return ApplicationFailure.nonRetryable(`${gone.shutDown}: it closed the browser under the node`, runFailures.hostShutdown);
+    return ApplicationFailure.nonRetryable(
+      `browser host ${config.browsers.hostId} lost: it was restarted, and the browser died with it`,
+      runFailures.hostLost,
+    );
+  }
+
+  return { pool, runs, loadLaunch, contextOf, hostFailure };
 }
 
 /**

@@ -16,7 +16,10 @@ import { StretchRunner } from '../runStretch.ts';
 import type { HostActivityDeps, HostBrowsers } from './hostBrowsers.ts';
 
 /** The host's side of a pipeline run (workflows/pipelineRun.ts): its browser nodes, against the run's browser on this host. */
-export function createPipelineRunHostActivities({ orm, config, serviceSecret }: HostActivityDeps, { pool, runs, contextOf }: HostBrowsers) {
+export function createPipelineRunHostActivities(
+  { orm, config, serviceSecret }: HostActivityDeps,
+  { pool, runs, contextOf, hostFailure }: HostBrowsers,
+) {
   const withRunNode = createRunNodeContext({ orm, serviceSecret });
   const stretches = new StretchRunner({ orm, serviceSecret });
 
@@ -51,7 +54,11 @@ export function createPipelineRunHostActivities({ orm, config, serviceSecret }: 
       }
       const browser = () => {
         const context = pool.contextOf(call.resourceId);
-        if (!context) throw new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false });
+        if (!context)
+          throw (
+            hostFailure(call.resourceId) ??
+            new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false })
+          );
         return context;
       };
       return stretches.run(
@@ -80,6 +87,9 @@ export function createPipelineRunHostActivities({ orm, config, serviceSecret }: 
             await shoot('step', outputs.page);
             return outputs;
           } catch (error) {
+            // The host closing the browser (it is shut down) says so, not Playwright's "Target closed".
+            const host = error instanceof CancelledFailure ? undefined : hostFailure(call.resourceId);
+            if (host) throw host;
             const crash = crashOf(call.resourceId, error);
             if (crash) throw crash;
             if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
@@ -88,7 +98,12 @@ export function createPipelineRunHostActivities({ orm, config, serviceSecret }: 
         },
         // The run's browser is still in this process's pool: this process ran every attempt of the
         // stretch there was, so one it does not know of never started a node.
-        { beat: () => runs.touch(call.resourceId), check: browser, sameProcess: () => pool.contextOf(call.resourceId) !== undefined },
+        {
+          beat: () => runs.touch(call.resourceId),
+          check: browser,
+          sameProcess: () => pool.contextOf(call.resourceId) !== undefined,
+          hostFailure: () => hostFailure(call.resourceId),
+        },
       );
     },
 
@@ -99,7 +114,11 @@ export function createPipelineRunHostActivities({ orm, config, serviceSecret }: 
      */
     async runBrowserNode(call: BrowserNodeCall) {
       const context = await contextOf(call.resourceId);
-      if (!context) throw ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage);
+      if (!context)
+        throw (
+          hostFailure(call.resourceId) ??
+          ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage)
+        );
       const pages = runs.nodePages(call.runId, call.path, context);
       const activity = Context.current();
       runs.touch(call.resourceId);

@@ -39,8 +39,8 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 400 `no_session`: the project has no "Default session" (and the metadata names none).
  * - 400 `function_failed` (FunctionFailed): the run failed; message and issue name the node.
  * - 503 `function_timeout` (FunctionTimedOut): the run did not end in time; it is stopped.
- * - 503 `host_lost` (FunctionHostLost): the browser host running it died mid-run; retrying places
- *   a new browser on a surviving host.
+ * - 503 `host_lost`, `host_shutdown` (FunctionHostGone): the browser host running it died, or was
+ *   shut down, mid-run; retrying places a new browser on a host that is up.
  * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
  *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
@@ -75,7 +75,7 @@ abstract class FunctionRunEnded extends DomainError {
   readonly identifier: string;
   readonly result: FunctionRunPayload;
   constructor(
-    code: 'function_failed' | 'host_lost',
+    code: 'function_failed' | 'host_lost' | 'host_shutdown',
     message: (reason: string, node: string | null | undefined) => string,
     identifier: string,
     result: FunctionRunPayload,
@@ -108,20 +108,31 @@ export class FunctionFailed extends FunctionRunEnded {
 }
 
 /**
- * 503: the browser host that ran the function's browser was lost mid-run (the run ended
- * `host_lost`): a fault of the service, not of the function, so retrying may help (the next
- * execution's browser goes to a surviving host).
+ * 503: the browser host that ran the function's browser was lost or shut down mid-run (the run
+ * ended `host_lost` or `host_shutdown`): the service's fault, not the function's, so retrying
+ * helps (the next execution's browser goes to a host that is up).
  */
-export class FunctionHostLost extends FunctionRunEnded {
-  override name = 'FunctionHostLost';
+export class FunctionHostGone extends FunctionRunEnded {
+  override name = 'FunctionHostGone';
   readonly status = 503;
-  constructor(identifier: string, result: FunctionRunPayload) {
-    super('host_lost', (reason) => `The function's browser host was lost mid-run (run ${identifier}): ${reason}`, identifier, result, {
-      reason: 'its browser host was lost',
-      code: runFailures.hostLost,
+  constructor(identifier: string, result: FunctionRunPayload, code: typeof runFailures.hostLost | typeof runFailures.hostShutdown) {
+    const what = code === runFailures.hostLost ? 'lost' : 'shut down';
+    super(code, (reason) => `The function's browser host was ${what} mid-run (run ${identifier}): ${reason}`, identifier, result, {
+      reason: `its browser host was ${what}`,
+      code,
       retryable: true,
     });
   }
+}
+
+/**
+ * The error of a function's run that ended without success: the service's fault (its host lost or
+ * shut down) is a retryable 503 under the run's own code, anything else the function's failure.
+ */
+export function runEndedError(identifier: string, result: FunctionRunPayload): FunctionRunEnded {
+  const code = result.error?.code;
+  if (code === runFailures.hostLost || code === runFailures.hostShutdown) return new FunctionHostGone(identifier, result, code);
+  return new FunctionFailed(identifier, result);
 }
 
 /** The caller cancelled (an MCP `notifications/cancelled`, a closed connection); the run has been stopped. */
@@ -329,14 +340,14 @@ export async function executeFunction(
 
 /**
  * The execution's answer: a succeeded run's outputs; a run still going (a waiting start's) as it
- * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostLost).
+ * is, with no outputs yet; an ended one that did not succeed is thrown (FunctionFailed, FunctionHostGone).
  */
 function answerOf(subject: Subject, project: Project, version: FunctionVersion, sessionId: string, run: PipelineRun): FunctionExecution {
   const showOutputs = canSeeRunOutputs(subject, projectRef(project), { sessionId, readsCookies: run.readsCookies });
   const result = payload(run, showOutputs);
   if (run.status === 'queued' || run.status === 'running') return { identifier: run.id, outputs: {}, result };
   if (run.status !== 'succeeded') {
-    throw run.error?.code === runFailures.hostLost ? new FunctionHostLost(run.id, result) : new FunctionFailed(run.id, result);
+    throw runEndedError(run.id, result);
   }
   return { identifier: run.id, outputs: collectOutputs(version, run), result };
 }

@@ -181,6 +181,9 @@ describe('a browser host that dies', () => {
     const run = (await stack.http.get(runUrl, { token: owner.token })).body;
     expect(run.status['pipeline-evaluation']).toBe('failed');
     expect(run.error.node).toBe('wait');
+    // Restarted under the run: its host was lost, whatever the node's (no) retries left (or,
+    // restarted too slowly for the pickup time, lost all the same).
+    expect(run.error.code, JSON.stringify(run.error)).toBe('host_lost');
     // The browser the run started is settled too, as lost with its host (it died with the host's
     // process, not on its own), and nothing is left running on the host.
     const resourceUrl = `/${project.slug}/api/sessions/${session.body.id}/${run.resources[0]?.id}`;

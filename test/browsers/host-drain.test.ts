@@ -10,7 +10,7 @@ import { defaultLaunchSettings } from '../../server/browsers/launch/launchSignat
 import { sharedDataDirOf } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
-import { browserHostProcess } from '../support/browserHostProcess.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from '../support/browserHostProcess.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from '../support/pipelines.ts';
 import { stopAndWait } from '../support/resources.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
@@ -45,13 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await drained?.kill();
   await other?.kill();
-  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  killBrowsersLeftUnder(dataDir);
   await stack?.close();
 });
 

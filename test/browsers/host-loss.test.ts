@@ -8,7 +8,7 @@ import { findProcessesMentioning, isAlive } from '../../server/browsers/host/chr
 import { activeResourceStatuses } from '../../server/browsers/sessions/resourceStatus.ts';
 import { sharedDataDirOf } from '../../server/config.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
-import { browserHostProcess } from '../support/browserHostProcess.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from '../support/browserHostProcess.ts';
 import { startTestSite } from '../support/pages.ts';
 import { createPipeline, longWaitSource, settledRun, startRun } from '../support/pipelines.ts';
 import { stopAndWait } from '../support/resources.ts';
@@ -43,13 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const host of hosts.values()) await host.kill();
-  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  killBrowsersLeftUnder(dataDir);
   await site?.close();
   await stack?.close();
 });

@@ -3,10 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserHost } from '../../db/entities/index.ts';
-import { findProcessesMentioning } from '../../server/browsers/host/chromium/processes.ts';
-import { sharedDataDirOf } from '../../server/config.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
-import { browserHostProcess } from '../support/browserHostProcess.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from '../support/browserHostProcess.ts';
 import { stopAndWait } from '../support/resources.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -30,13 +28,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const host of hosts) await host.kill();
-  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  killBrowsersLeftUnder(dataDir);
   await stack?.close();
 });
 

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { BrowserHost } from '../../db/entities/index.ts';
+import { findProcessesMentioning } from '../../server/browsers/host/chromium/processes.ts';
+import { sharedDataDirOf } from '../../server/config.ts';
 import { PAGE_HOST } from './pages.ts';
 import type { TestStack } from './stack.ts';
 
@@ -89,12 +91,12 @@ export function browserHostProcess(
       await exited;
       clearTimeout(timer);
     },
-    /** Sends SIGTERM (the host drains, then exits); answers its exit code once it has exited. */
-    async terminate() {
+    /** Sends SIGTERM, or SIGINT (a Ctrl-C): the host drains, then exits; answers its exit code once it has exited. */
+    async terminate(signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM') {
       const stopping = child;
       if (!stopping || !running()) return stopping?.exitCode ?? null;
       const exited = new Promise<number | null>((resolve) => stopping.once('exit', (code) => resolve(code)));
-      stopping.kill('SIGTERM');
+      stopping.kill(signal);
       return exited;
     },
     /** Whether the process still runs. */
@@ -109,4 +111,15 @@ export function browserHostProcess(
       if (running()) child?.kill('SIGCONT');
     },
   };
+}
+
+/** Kills the Chromium processes that hosts with DATA_DIR `dataDir` left behind (a test's teardown: hosts killed mid-run leave theirs). */
+export function killBrowsersLeftUnder(dataDir: string) {
+  for (const pid of findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers'))) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // exited meanwhile
+    }
+  }
 }

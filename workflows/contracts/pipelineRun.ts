@@ -1,5 +1,6 @@
 import { defineUpdate } from '@temporalio/workflow';
-import type { StretchCall } from '../../server/pipelines/engine/interpreter.ts';
+import { planErrorCodes, type StretchCall } from '../../server/pipelines/engine/interpreter.ts';
+import { nodeErrorCodes } from '../../server/pipelines/engine/nodeErrors.ts';
 import type { Plan } from '../../server/pipelines/engine/plan.ts';
 
 /**
@@ -45,19 +46,46 @@ export const nodeFailures = {
 } as const;
 
 /**
- * Error codes of a run's end that no node raises: the workflow gives them when it cannot reach
- * where a node runs.
+ * Error codes of a run's end that are not a node's own failure (`NodeErrorCode`) nor the
+ * interpreter's (`planErrorCodes`): what became of the node's attempt, of its host, or of the run.
  */
 export const runFailures = {
   /**
-   * The browser host that held the run's browser stopped answering while a stretch ran on it (no
-   * heartbeat, or nobody picked the stretch up) and its process stopped heartbeating into the host
-   * registry too: the browser died with it, so the run is not retried elsewhere (docs/pipelines.md,
-   * "A host lost mid-stretch"). A stretch that timed out while its host still heartbeats is not a
-   * host loss (workflows/pipelineRun.ts).
+   * The node's attempt failed in a way the node did not name (an error of no known kind), or it
+   * was lost (silent past its heartbeat timeout) while its host's own process still heartbeated
+   * into the host registry: the host lived, so the node is what failed.
+   */
+  nodeFailed: 'node_failed',
+  /**
+   * The browser host that held the run's browser was lost under the run, and the browser with it:
+   * it stopped answering while a stretch ran on it (no heartbeat, or nobody picked the stretch up)
+   * and its process stopped heartbeating into the host registry too, or it was restarted (the
+   * restarted process does not hold the browser an earlier one launched). The run is not retried
+   * elsewhere (docs/pipelines.md, "A host lost mid-stretch"); a client may start it again.
    */
   hostLost: 'host_lost',
+  /**
+   * The browser host that held the run's browser was shut down (SIGTERM or Ctrl-C, at the end of
+   * its drain) while the run still used it: the host closed the browser under the run, saying so.
+   * A client may start the run again; its browser goes to a host that is up.
+   */
+  hostShutdown: 'host_shutdown',
+  /** The run was stopped (its workflow cancelled). */
+  stopped: 'stopped',
+  /** The workflow failed outside any node (a fault of the service). */
+  runFailed: 'run_failed',
+  /** The run's workflow was gone while its row still said it ran: the sweeper settled it (activities/pipelineRuns.ts). */
+  runLost: 'run_lost',
 } as const;
+
+/**
+ * Every code a run's `error.code` takes, and those a client should answer by starting the run
+ * again (the service's fault, not the pipeline's): the table in docs/pipelines.md, "Error codes",
+ * is tested against these (test/pipelines/run-error-codes.unit.test.ts), and a function execution answers
+ * the retryable ones as 503 (server/functions/execute.ts).
+ */
+export const runErrorCodes: readonly string[] = [...new Set([...nodeErrorCodes, ...planErrorCodes, ...Object.values(runFailures)])];
+export const retryableRunErrors: readonly string[] = [runFailures.hostLost, runFailures.hostShutdown];
 
 /**
  * Answers once the run's end is recorded (its row holds the final status, outputs and error), or
@@ -66,6 +94,12 @@ export const runFailures = {
  * awaiting the result is one call. Never fails, and a cancelled run answers too.
  */
 export const runEndedUpdate = defineUpdate<void>('runEnded');
+/**
+ * The failure type of a stretch's attempt given up (Temporal no longer counted on it, or a newer
+ * attempt took over on the host): retried; the workflow sees it only when it was the last attempt.
+ */
+export const LOST_ATTEMPT_TYPE = 'attempt_lost';
+
 /** A stretch (server/pipelines/engine/interpreter.ts) as the workflow hands it to the activity that runs it. */
 export type StretchActivityCall = StretchCall & {
   runId: string;
@@ -120,6 +154,9 @@ export type RunEnd = RunStatus & {
   lostIn?: string[];
 };
 
+/** What the host registry says of a run's browser host when a stretch timed out on it (`hostState`). */
+export type HostState = 'answering' | 'shut_down' | 'silent';
+
 /** The workflow's activities on the control queue (activities/pipelineRuns.ts); the bookkeeping also runs as local activities. */
 export type PipelineRunActivities = {
   markRun(runId: string, patch: RunStatus): Promise<void>;
@@ -133,6 +170,13 @@ export type PipelineRunActivities = {
    * run ends `host_lost`.
    */
   hostAnswering(hostId: string): Promise<boolean>;
+  /**
+   * The same evidence, telling a host that was shut down from one that was lost: its process still
+   * heartbeats (`answering`), it was shut down (it drained and stopped heartbeating: `shut_down`,
+   * the run ends `host_shutdown`), or it stopped heartbeating without a shutdown (`silent`:
+   * `host_lost`). Runs started before it call `hostAnswering`.
+   */
+  hostState(hostId: string): Promise<HostState>;
 };
 
 /** The workflow's activities on the host that holds the run's browser (activities/browserHost/pipelineRun.ts). */

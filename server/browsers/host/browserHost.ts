@@ -133,7 +133,12 @@ export async function startBrowserHost(options: {
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
-  await pool.start();
+  // No browser is this process's yet: every active resource placed here was an earlier process's,
+  // and died with it. A run on one fails `host_lost`, not for want of a page (BrowserPool.whyGone).
+  const heldBefore = await orm.em
+    .fork()
+    .find(SessionResource, { hostId, status: { $in: [...activeResourceStatuses] } }, { fields: ['id'] });
+  await pool.start(heldBefore.map((resource) => resource.id));
 
   // Derived once for the process: the relay's tokens and the activities' sealed values use it.
   const serviceSecret = resolveJwtSecret(config);
@@ -207,6 +212,8 @@ export async function startBrowserHost(options: {
    * browsers gone (in npm start the control worker that records it stops right after this host).
    */
   const stopBrowsers = async (reason: string, waitMs: number) => {
+    // Before any browser closes: the nodes that fail on them say the host was shut down.
+    pool.closing(reason);
     const resourceIds = pool.resourceIds;
     if (resourceIds.length === 0) return;
     log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
@@ -247,6 +254,7 @@ export async function startBrowserHost(options: {
     await stopBrowsers(drainedReason(hostId), DRAIN_STOP_WAIT_MS);
   };
 
+  let stopping: Promise<void> | undefined;
   return {
     pool,
     drain,
@@ -257,25 +265,33 @@ export async function startBrowserHost(options: {
     killBrowsers() {
       killProcessGroupsOf(findProcessesMentioning(`--user-data-dir=${browsersDir}${path.sep}`));
     },
-    /** Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is left. */
-    async stop(how: BrowserHostStop = 'drain') {
-      // A drain that fails (the database gone) must not keep the heartbeat going, nor the browsers.
-      if (how !== 'kill')
-        await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
-      clearInterval(timer);
-      // Best effort: at shutdown the database may already be going away.
-      await orm.em
-        .fork()
-        .nativeDelete(WarmBrowser, { hostId })
-        .catch(() => {});
-      await stopWorker();
-      await pool.close();
-      await relay.close();
-      // Mark the host gone at once rather than waiting for its heartbeat to go stale.
-      await orm.em
-        .fork()
-        .nativeUpdate(BrowserHost, { id: hostId }, { heartbeatAt: new Date(0), running: 0 })
-        .catch(() => {});
+    /**
+     * Ends the browsers as `how` says (`BrowserHostStop`), then stops the worker and kills what is
+     * left. Once: a second call (a test stack's teardown after a test stopped the host) waits for the first.
+     */
+    stop(how: BrowserHostStop = 'drain') {
+      stopping ??= (async () => {
+        // A drain that fails (the database gone) must not keep the heartbeat going, nor the browsers.
+        if (how !== 'kill')
+          await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
+        clearInterval(timer);
+        // The worker's stop cancels what still runs on the browsers, which close right after.
+        pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
+        // Best effort: at shutdown the database may already be going away.
+        await orm.em
+          .fork()
+          .nativeDelete(WarmBrowser, { hostId })
+          .catch(() => {});
+        await stopWorker();
+        await pool.close();
+        await relay.close();
+        // Mark the host gone at once rather than waiting for its heartbeat to go stale.
+        await orm.em
+          .fork()
+          .nativeUpdate(BrowserHost, { id: hostId }, { heartbeatAt: new Date(0), running: 0 })
+          .catch(() => {});
+      })();
+      return stopping;
     },
   };
 }

@@ -115,11 +115,21 @@ export type RunResult = {
 };
 
 /** An error the interpreter itself raises (bad arguments, a loop over a non-list, a bad plan). */
+/** The codes of a run's failures the interpreter finds itself: in the plan, a flow node's inputs, or what a stretch answered. */
+export const planErrorCodes = [
+  'invalid_plan',
+  'invalid_args',
+  'invalid_input',
+  'invalid_outputs',
+  'secret_in_condition',
+  'too_many_steps',
+] as const;
+
 export class PipelineRunError extends Error {
   override name = 'PipelineRunError';
   readonly node: string | null;
-  readonly code: string;
-  constructor(node: string | null, code: string, message: string) {
+  readonly code: (typeof planErrorCodes)[number];
+  constructor(node: string | null, code: (typeof planErrorCodes)[number], message: string) {
     super(message);
     this.node = node;
     this.code = code;

@@ -4,20 +4,22 @@
  * service's own (a selector, a URL, a status), never an input value, so a secret cannot leak
  * through them; `cause` keeps Playwright's error for the host's log.
  */
-export type NodeErrorCode =
-  | 'invalid_input'
-  | 'not_found'
-  | 'timeout'
-  | 'navigation_failed'
-  | 'script_error'
-  | 'no_page'
+export const nodeErrorCodes = [
+  'invalid_input',
+  'not_found',
+  'timeout',
+  'navigation_failed',
+  'script_error',
+  'no_page',
   /** The run's Chromium exited under the node (killed or crashed): no retry mends it. */
-  | 'browser_crashed'
+  'browser_crashed',
   /** A page's renderer process died under the node, the browser lives on: the page is unusable. */
-  | 'renderer_crashed'
-  | 'browser_error'
-  | 'output_too_large'
-  | 'unknown_type';
+  'renderer_crashed',
+  'browser_error',
+  'output_too_large',
+  'unknown_type',
+] as const;
+export type NodeErrorCode = (typeof nodeErrorCodes)[number];
 
 export class NodeError extends Error {
   override name = 'NodeError';

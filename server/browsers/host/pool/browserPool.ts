@@ -70,6 +70,13 @@ export class BrowserPool {
   #closed = false;
   /** Set by `drain`: no launch (and the warm pool keeps nothing warm); adoptions of claimed ones still go. */
   #draining = false;
+  /** Set by `closing`: the host is closing its browsers, and why (its stop reason). */
+  #closingReason: string | undefined;
+  /**
+   * The resources whose browsers an earlier process of this host held when this one started
+   * (`start`): they died with it. Small (at most the host's capacity and its claimed warm browsers).
+   */
+  readonly #heldBefore = new Set<string>();
 
   constructor(options: PoolOptions) {
     this.#options = options;
@@ -132,8 +139,13 @@ export class BrowserPool {
     await this.#warm.drain();
   }
 
-  /** Kills browsers a previous run of this host left behind, then fills the warm pool. */
-  async start() {
+  /**
+   * Kills browsers a previous run of this host left behind, then fills the warm pool.
+   * `heldBefore`: the resources the database places on this host as it starts, whose browsers
+   * those were (`whyGone`).
+   */
+  async start(heldBefore: readonly string[] = []) {
+    for (const resourceId of heldBefore) this.#heldBefore.add(resourceId);
     killLeftoverBrowsers(this.#options.browsersDir, this.#options.log);
     const leftoverGroups = await this.#options.cgroups?.removeLeftovers();
     if (leftoverGroups) this.#options.log.warn({ count: leftoverGroups }, 'removed browser cgroups left by a previous run of this host');
@@ -158,6 +170,7 @@ export class BrowserPool {
         throw new HostDraining('this browser host closed while the browser started');
       }
       this.#running.set(spec.resourceId, instance);
+      this.#heldBefore.delete(spec.resourceId);
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
       if (!spec.proxy && !spec.external) this.#warm.started(instance.settings, instance.signature);
@@ -180,6 +193,28 @@ export class BrowserPool {
   /** Retires waiting browsers their settings no longer need (`WarmPool.trim`). Called from the heartbeat. */
   async trimWarm() {
     await this.#warm.trim();
+  }
+
+  /**
+   * The host is about to close its browsers (it is shut down): from now on, what fails on them
+   * fails for this `reason` (`whyGone`). Before the browsers are stopped, so no node sees only
+   * Playwright's "Target closed".
+   */
+  closing(reason: string) {
+    this.#closingReason ??= reason;
+  }
+
+  /**
+   * Why this host's process cannot (or soon will not) give a resource's browser to a node, when
+   * the browser is not what failed: the host is closing its browsers (`shutDown`, with the reason
+   * the host gave), or the browser was held by an earlier process of this host, which it died with
+   * (`restarted`). Undefined otherwise: the browser is here, or went away as browsers do (stopped,
+   * crashed), which the caller tells apart.
+   */
+  whyGone(resourceId: string): { shutDown: string } | { restarted: true } | undefined {
+    if (this.#closingReason) return { shutDown: this.#closingReason };
+    if (!this.#running.has(resourceId) && !this.#launching.has(resourceId) && this.#heldBefore.has(resourceId)) return { restarted: true };
+    return undefined;
   }
 
   /** The Playwright context of a running browser (pipeline nodes act on its pages). */
@@ -278,6 +313,7 @@ export class BrowserPool {
     instance.projectId = spec.projectId;
     instance.log.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
     this.#running.set(spec.resourceId, instance);
+    this.#heldBefore.delete(spec.resourceId);
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
     this.#warm.started(instance.settings, instance.signature);

@@ -1,0 +1,119 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserHost } from '../../db/entities/index.ts';
+import { drainedReason, shutDownReason } from '../../server/browsers/host/browserHost.ts';
+import { findProcessesMentioning } from '../../server/browsers/host/chromium/processes.ts';
+import { sharedDataDirOf } from '../../server/config.ts';
+import { createProject, registerUser } from '../support/accounts.ts';
+import { browserHostProcess, killBrowsersLeftUnder } from '../support/browserHostProcess.ts';
+import { createPipeline, longWaitSource, settledRun, startRun } from '../support/pipelines.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+
+/**
+ * A browser host shut down while a run waits on its browser: the run fails `host_shutdown` at the
+ * node it was on, saying the host was shut down, never with Playwright's "Target page, context or
+ * browser has been closed" (`browser_error`) or `no_page`. First the host in the test's process,
+ * stopped as `npm start`'s Ctrl-C stops it (its browsers at once); then a host in its own process,
+ * sent SIGINT with no drain time left; then one killed while it drains, which cannot say so itself.
+ */
+
+const WAIT_MS = 50_000;
+const suffix = Date.now().toString(36);
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-host-shutdown-'));
+const processHostId = `shutdown-${suffix}`;
+const killedHostId = `shutdown-killed-${suffix}`;
+let stack: TestStack;
+let processHost: ReturnType<typeof browserHostProcess>;
+let killedHost: ReturnType<typeof browserHostProcess>;
+let as: { token: string };
+let slug: string;
+let pipelineId: string;
+
+beforeAll(async () => {
+  stack = await startTestStack({}, { browserHost: true });
+  const owner = await registerUser(stack);
+  as = { token: owner.token };
+  slug = (await createProject(stack, owner.token)).slug;
+  pipelineId = await createPipeline(stack, slug, as, longWaitSource(WAIT_MS));
+}, 120_000);
+
+afterAll(async () => {
+  await processHost?.kill();
+  await killedHost?.kill();
+  killBrowsersLeftUnder(dataDir);
+  await stack?.close();
+});
+
+/** A run on a new session's browser (the run starts it), once it waits in `wait`. */
+async function runWaitingOn(hostId: string) {
+  const session = await stack.http.put(`/${slug}/api/sessions`, { name: `s-${Date.now()}` }, as);
+  expect(session.status, session.text).toBe(200);
+  const run = await startRun(stack, slug, as, pipelineId, session.body.id);
+  await expect
+    .poll(async () => (await stack.http.get(run.runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 100 })
+    .toBeTruthy();
+  const resource = (await stack.http.get(run.runUrl, as)).body.resources[0];
+  expect(resource?.host).toBe(hostId);
+  return { ...run, resourceUrl: `/${slug}/api/sessions/${session.body.id}/${resource.id}` };
+}
+
+/** The run's failure as the host's shutdown: the node, the code, the host's own words, also in the node's log. */
+async function expectShutDown(runUrl: string, reason: string) {
+  const run = await settledRun(stack, runUrl, as, 60_000);
+  expect(run.status, JSON.stringify(run.error)).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+  expect(run.error).toEqual({ node: 'wait', code: 'host_shutdown', message: `${reason}: it closed the browser under the node` });
+  const logs = (await stack.http.get(`${runUrl}/logs?limit=200`, as)).body as { context: string; message: string; area: string }[];
+  const lines = logs.filter((entry) => entry.context === 'wait' && entry.area !== 'screenshot').map((entry) => entry.message);
+  expect(lines).toContain(`page.wait failed: ${reason}: it closed the browser under the node`);
+  expect(JSON.stringify(logs)).not.toMatch(/has been closed|no longer running on this host/);
+}
+
+describe('a browser host shut down with a run in flight', () => {
+  it('npm start’s Ctrl-C (the host stops its browsers at once) fails the run host_shutdown', async () => {
+    const hostId = stack.config.browsers.hostId;
+    const { runUrl, resourceUrl } = await runWaitingOn(hostId);
+    await stack.browserHost?.stop('stop');
+
+    await expectShutDown(runUrl, shutDownReason(hostId));
+    // The browser settles as the host stopped it, saying why.
+    await expect.poll(async () => (await stack.http.get(resourceUrl, as)).body.status, { timeout: 30_000, interval: 250 }).toBe('stopped');
+    expect((await stack.http.get(resourceUrl, as)).body.stopReason).toBe(shutDownReason(hostId));
+  }, 180_000);
+
+  it('a host process’s Ctrl-C (SIGINT), its drain time over, fails the run host_shutdown and exits', async () => {
+    processHost = browserHostProcess(stack, { hostId: processHostId, dataDir, env: { BROWSER_DRAIN_SECONDS: '0' } });
+    processHost.start();
+    await processHost.ready();
+    const { runUrl, resourceUrl } = await runWaitingOn(processHostId);
+
+    expect(await processHost.terminate('SIGINT')).toBe(0);
+    await expectShutDown(runUrl, drainedReason(processHostId));
+    await expect.poll(async () => (await stack.http.get(resourceUrl, as)).body.status, { timeout: 30_000, interval: 250 }).toBe('stopped');
+    expect((await stack.http.get(resourceUrl, as)).body.stopReason).toBe(drainedReason(processHostId));
+    expect(findProcessesMentioning(path.join(sharedDataDirOf(dataDir), 'browsers', processHostId))).toEqual([]);
+  }, 180_000);
+
+  it('a host killed by its supervisor while it drains (SIGTERM, then SIGKILL) fails the run host_shutdown: the registry says it was shut down', async () => {
+    killedHost = browserHostProcess(stack, { hostId: killedHostId, dataDir, env: { BROWSER_DRAIN_SECONDS: '300' } });
+    killedHost.start();
+    await killedHost.ready();
+    const { runUrl } = await runWaitingOn(killedHostId);
+
+    void killedHost.terminate();
+    await expect
+      .poll(async () => (await stack.orm.em.fork().findOne(BrowserHost, { id: killedHostId }))?.drainingSince ?? null, {
+        timeout: 10_000,
+        interval: 100,
+      })
+      .not.toBeNull();
+    // The drain lets the run go on; the supervisor does not wait for it.
+    await killedHost.kill();
+
+    // The attempt goes silent, its retry is picked up by nobody, and the registry tells why.
+    const run = await settledRun(stack, runUrl, as, 120_000);
+    expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: 'wait', code: 'host_shutdown' });
+    expect(run.error.message).toMatch(new RegExp(`^browser host ${killedHostId} was shut down: `));
+  }, 240_000);
+});
