@@ -6,7 +6,13 @@
  * - kill -9 of the Temporal dev server (the service restarts it);
  * - kill -9 of the embedded PostgreSQL (the service restarts it);
  * - SIGSTOP of the service's process for 15 s, then SIGCONT;
- * - kill -9 of the whole service, and `npm start` again.
+ * - kill -9 of the whole service, and `npm start` again;
+ * - SIGSTOP of the embedded PostgreSQL (its postmaster and backends) for 15 s, then SIGCONT (hung,
+ *   not gone: a stalled disk, a partition);
+ * - SIGSTOP of the Temporal dev server for 15 s, then SIGCONT.
+ *
+ * While a dependency hangs, a read, a run start and `GET /api/health` are sent and timed: each
+ * should be answered within a few seconds (503 with Retry-After), not held.
  *
  * It reports the runs started, succeeded, failed with a true cause (a fault while the run was
  * under way), failed falsely (no fault in its time), and lost (never ended); the browsers and
@@ -33,6 +39,8 @@ const RUNS_UNDER_WAY = Number(process.env.BENCH_CHAOS_RUNS ?? 4);
 const SESSIONS = 3;
 const FAULT_EVERY_S = [20, 40] as const;
 const STOPPED_FOR_MS = 15_000;
+/** How long a probe sent while a dependency hangs may go unanswered before it counts as held. */
+const PROBE_GIVE_UP_MS = 30_000;
 /** How long after the last fault every run may take to end before it counts as lost. */
 const SETTLE_WITHIN_MS = 300_000;
 const READY_WITHIN_MS = 240_000;
@@ -215,10 +223,40 @@ async function sessionLoop() {
 // ---------------------------------------------------------------------------------------------
 // The faults
 
-type FaultKind = 'chromium' | 'temporal' | 'postgres' | 'stop-service' | 'kill-service';
+type FaultKind = 'chromium' | 'temporal' | 'postgres' | 'stop-service' | 'kill-service' | 'hang-postgres' | 'hang-temporal';
 type Fault = { kind: FaultKind; at: number; note: string; readyAgain?: number };
 const faults: Fault[] = [];
-const kinds: FaultKind[] = ['chromium', 'temporal', 'postgres', 'stop-service', 'kill-service'];
+const kinds: FaultKind[] = ['chromium', 'temporal', 'postgres', 'stop-service', 'kill-service', 'hang-postgres', 'hang-temporal'];
+
+/** The process group an embedded service leads (its pid file's first line), or undefined. */
+function groupOf(which: 'postgres' | 'temporal') {
+  const file =
+    which === 'postgres' ? path.join(sharedDataDirOf(dataDir), 'postgres', 'postmaster.pid') : path.join(dataDir, 'temporal.sqlite.pid');
+  try {
+    return Number.parseInt(readFileSync(file, 'utf8').split('\n')[0] as string, 10) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type Probe = { fault: 'hang-postgres' | 'hang-temporal'; what: 'read' | 'start' | 'health'; status: number | 'none'; ms: number };
+/** What was answered, and how fast, while a dependency hung. */
+const probes: Probe[] = [];
+
+/** A request sent while a dependency hangs: its status (or none within PROBE_GIVE_UP_MS) and time. */
+async function probe(fault: Probe['fault'], what: Probe['what'], send: () => Promise<{ status: number; body: { id?: string } }>) {
+  const sent = Date.now();
+  const answer = await Promise.race([send().catch(() => undefined), sleep(PROBE_GIVE_UP_MS).then(() => 'none' as const)]);
+  const status = answer === 'none' ? 'none' : (answer?.status ?? 0);
+  probes.push({ fault, what, status, ms: Date.now() - sent });
+  // A start that was taken after all is a run like the others: counted and read to its end.
+  if (what === 'start' && answer !== 'none' && answer?.status === 200 && answer.body.id) {
+    const run: Run = { id: answer.body.id, url: `/${slug}/api/pipelines/${pipelineId}/${answer.body.id}`, sent };
+    runs.push(run);
+    void settle(run, Number.POSITIVE_INFINITY);
+  }
+  return `${what} ${status} in ${((Date.now() - sent) / 1000).toFixed(1)} s`;
+}
 
 async function inject(kind: FaultKind): Promise<Fault> {
   const at = Date.now();
@@ -246,6 +284,23 @@ async function inject(kind: FaultKind): Promise<Fault> {
       await sleep(STOPPED_FOR_MS);
       process.kill(pid, 'SIGCONT');
       return { kind, at, note: `pid ${pid}, ${STOPPED_FOR_MS / 1000} s` };
+    }
+    case 'hang-postgres':
+    case 'hang-temporal': {
+      const group = groupOf(kind === 'hang-postgres' ? 'postgres' : 'temporal');
+      if (!group) return { kind, at, note: 'not found' };
+      process.kill(-group, 'SIGSTOP');
+      try {
+        const answers = await Promise.all([
+          probe(kind, 'read', () => http.get(`/${slug}/api/pipelines/${pipelineId}`, as)),
+          probe(kind, 'start', () => http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: sessionIds[0] }, as)),
+          probe(kind, 'health', () => http.get('/api/health')),
+        ]);
+        await sleep(Math.max(0, at + STOPPED_FOR_MS - Date.now()));
+        return { kind, at, note: `group ${group}, ${STOPPED_FOR_MS / 1000} s; ${answers.join(', ')}` };
+      } finally {
+        process.kill(-group, 'SIGCONT');
+      }
     }
     case 'kill-service': {
       const pid = service.child.pid as number;
@@ -331,6 +386,21 @@ if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
 for (const stray of strays) process.kill(stray, 'SIGKILL');
 await site.close();
 
+/** Per hung dependency: the statuses answered and the slowest answer. */
+function hungAnswers() {
+  if (!probes.length) return 'no hang injected';
+  return (['hang-postgres', 'hang-temporal'] as const)
+    .map((fault) => {
+      const mine = probes.filter((entry) => entry.fault === fault);
+      if (!mine.length) return `${fault}: not injected`;
+      const statuses = new Map<string, number>();
+      for (const entry of mine) statuses.set(`${entry.what} ${entry.status}`, (statuses.get(`${entry.what} ${entry.status}`) ?? 0) + 1);
+      const slowest = Math.max(...mine.map((entry) => entry.ms));
+      return `${fault}: ${[...statuses].map(([what, count]) => `${what} ×${count}`).join(', ')}; slowest ${(slowest / 1000).toFixed(1)} s`;
+    })
+    .join('; ');
+}
+
 const byKind = kinds.map((kind) => `${kind} ${faults.filter((fault) => fault.kind === kind).length}`).join(', ');
 const rows = [
   ['faults injected', `${faults.length} (${byKind})`],
@@ -351,6 +421,7 @@ const rows = [
   ['browsers leaked (running, no running resource)', `${browsersLeaked} (${browsersRunning} running, ${activeResources} resources)`],
   ['stray processes after SIGTERM', `${strays.length}${strays.length ? ` (${strayNames})` : ''}`],
   ['SIGTERM ended the service within 60 s', stoppedIn ? 'yes' : 'no'],
+  ['answers while a dependency hung (read, run start, health)', hungAnswers()],
   ['longest time from a fault until every run it caught had ended', `${(longestSettle / 1000).toFixed(1)} s`],
   ['every run ended after the last fault within', `${(settledIn / 1000).toFixed(1)} s`],
 ];
