@@ -12,7 +12,8 @@
  * - SIGSTOP of the Temporal dev server for 15 s, then SIGCONT.
  *
  * While a dependency hangs, a read, a run start and `GET /api/health` are sent and timed: each
- * should be answered within a few seconds (503 with Retry-After), not held.
+ * should be answered within a few seconds (503 with Retry-After), not held. The first faults are
+ * each kind once, in a random order; the rest are drawn at random.
  *
  * It reports the runs started, succeeded, failed with a true cause (a fault while the run was
  * under way), failed falsely (no fault in its time), and lost (never ended); the browsers and
@@ -228,8 +229,8 @@ type Fault = { kind: FaultKind; at: number; note: string; readyAgain?: number };
 const faults: Fault[] = [];
 const kinds: FaultKind[] = ['chromium', 'temporal', 'postgres', 'stop-service', 'kill-service', 'hang-postgres', 'hang-temporal'];
 
-/** The process group an embedded service leads (its pid file's first line), or undefined. */
-function groupOf(which: 'postgres' | 'temporal') {
+/** The embedded service's main process (its pid file's first line), or undefined. */
+function leaderOf(which: 'postgres' | 'temporal') {
   const file =
     which === 'postgres' ? path.join(sharedDataDirOf(dataDir), 'postgres', 'postmaster.pid') : path.join(dataDir, 'temporal.sqlite.pid');
   try {
@@ -287,9 +288,11 @@ async function inject(kind: FaultKind): Promise<Fault> {
     }
     case 'hang-postgres':
     case 'hang-temporal': {
-      const group = groupOf(kind === 'hang-postgres' ? 'postgres' : 'temporal');
-      if (!group) return { kind, at, note: 'not found' };
-      process.kill(-group, 'SIGSTOP');
+      const leader = leaderOf(kind === 'hang-postgres' ? 'postgres' : 'temporal');
+      if (!leader) return { kind, at, note: 'not found' };
+      // The leader and all under it: PostgreSQL's backends each run in a session of their own.
+      const pids = processTree(readProcessTable(), leader).map((proc) => proc.pid);
+      for (const pid of pids) process.kill(pid, 'SIGSTOP');
       try {
         const answers = await Promise.all([
           probe(kind, 'read', () => http.get(`/${slug}/api/pipelines/${pipelineId}`, as)),
@@ -297,9 +300,15 @@ async function inject(kind: FaultKind): Promise<Fault> {
           probe(kind, 'health', () => http.get('/api/health')),
         ]);
         await sleep(Math.max(0, at + STOPPED_FOR_MS - Date.now()));
-        return { kind, at, note: `group ${group}, ${STOPPED_FOR_MS / 1000} s; ${answers.join(', ')}` };
+        return { kind, at, note: `${pids.length} processes, ${STOPPED_FOR_MS / 1000} s; ${answers.join(', ')}` };
       } finally {
-        process.kill(-group, 'SIGCONT');
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGCONT');
+          } catch {
+            // gone
+          }
+        }
       }
     }
     case 'kill-service': {
@@ -313,13 +322,20 @@ async function inject(kind: FaultKind): Promise<Fault> {
   }
 }
 
+const firstRound = [...kinds];
+for (let i = firstRound.length - 1; i > 0; i--) {
+  const j = Math.floor(random() * (i + 1));
+  [firstRound[i], firstRound[j]] = [firstRound[j] as FaultKind, firstRound[i] as FaultKind];
+}
+
 const loops = [...Array.from({ length: RUNS_UNDER_WAY }, (_, lane) => runLoop(lane)), sessionLoop()];
 const faultsEnd = Date.now() + SECONDS * 1000;
 console.log(`bench: ${RUNS_UNDER_WAY} runs under way on ${SESSIONS} sessions, faults every ${FAULT_EVERY_S.join('–')} s for ${SECONDS} s`);
 while (Date.now() < faultsEnd) {
   await sleep((FAULT_EVERY_S[0] + random() * (FAULT_EVERY_S[1] - FAULT_EVERY_S[0])) * 1000);
   if (Date.now() >= faultsEnd) break;
-  const kind = kinds[Math.floor(random() * kinds.length)] as FaultKind;
+  // Every kind once first, in a random order (a short run still meets each), then at random.
+  const kind = (faults.length < kinds.length ? firstRound[faults.length] : kinds[Math.floor(random() * kinds.length)]) as FaultKind;
   const fault = await inject(kind);
   faults.push(fault);
   await ready().then(
