@@ -151,24 +151,26 @@ for (let i = 0; i < SESSIONS; i++) sessionIds.push((await http.put(`/${slug}/api
 // Browsers started and stopped by hand on a session of their own: a stop on a session a run uses
 // would fail that run for a true cause (its browser was stopped), not a fault's.
 const byHand = (await http.put(`/${slug}/api/sessions`, { name: 'by hand' }, as)).body.id as string;
-const pipeline = await http.put(
-  `/${slug}/api/pipelines`,
-  {
-    name: 'catalog',
-    description: '',
-    source: {
-      nodes: {
-        page: { type: 'browser.page' },
-        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/catalog` } },
-        items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
-      },
-      outputs: { first: { $ref: 'items.text' } },
-    },
+const catalogSource = {
+  nodes: {
+    page: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/catalog` } },
+    items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
   },
-  as,
-);
-if (pipeline.status !== 200) throw new Error(`pipeline: ${pipeline.status} ${pipeline.text}`);
-const pipelineId = pipeline.body.id as string;
+  outputs: { first: { $ref: 'items.text' } },
+};
+async function createCatalogPipeline(project: string) {
+  const created = await http.put(`/${project}/api/pipelines`, { name: 'catalog', description: '', source: catalogSource }, as);
+  if (created.status !== 200) throw new Error(`pipeline: ${created.status} ${created.text}`);
+  return created.body.id as string;
+}
+const pipelineId = await createCatalogPipeline(slug);
+// The probes sent while a dependency hangs go to a project of their own: the workload keeps its
+// project at its browser limit, which would refuse a probe's start (429) before it met the hang.
+const probeSlug = 'chaos-probes';
+await http.put('/api/projects', { name: 'Chaos probes', description: '', slug: probeSlug }, as);
+const probeSession = (await http.put(`/${probeSlug}/api/sessions`, { name: 'probes' }, as)).body.id as string;
+const probePipelineId = await createCatalogPipeline(probeSlug);
 
 /** One of the runs kept under way: start, then read it until it has ended, through any fault. */
 async function runLoop(lane: number) {
@@ -252,7 +254,7 @@ async function probe(fault: Probe['fault'], what: Probe['what'], send: () => Pro
   probes.push({ fault, what, status, ms: Date.now() - sent });
   // A start that was taken after all is a run like the others: counted and read to its end.
   if (what === 'start' && answer !== 'none' && answer?.status === 200 && answer.body.id) {
-    const run: Run = { id: answer.body.id, url: `/${slug}/api/pipelines/${pipelineId}/${answer.body.id}`, sent };
+    const run: Run = { id: answer.body.id, url: `/${probeSlug}/api/pipelines/${probePipelineId}/${answer.body.id}`, sent };
     runs.push(run);
     void settle(run, Number.POSITIVE_INFINITY);
   }
@@ -295,8 +297,8 @@ async function inject(kind: FaultKind): Promise<Fault> {
       for (const pid of pids) process.kill(pid, 'SIGSTOP');
       try {
         const answers = await Promise.all([
-          probe(kind, 'read', () => http.get(`/${slug}/api/pipelines/${pipelineId}`, as)),
-          probe(kind, 'start', () => http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: sessionIds[0] }, as)),
+          probe(kind, 'read', () => http.get(`/${probeSlug}/api/pipelines/${probePipelineId}`, as)),
+          probe(kind, 'start', () => http.post(`/${probeSlug}/api/pipelines/${probePipelineId}/start`, { session: probeSession }, as)),
           probe(kind, 'health', () => http.get('/api/health')),
         ]);
         await sleep(Math.max(0, at + STOPPED_FOR_MS - Date.now()));

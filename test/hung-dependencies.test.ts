@@ -1,15 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
+  cleanupsAfterAll,
   type EmbeddedDependency,
   type EmbeddedService,
   hangWhole,
-  npmStartEmbedded,
-  ownerWithProject,
+  npmStartWithOwner,
   START_TIMEOUT_MS,
 } from './support/embeddedService.ts';
 import type { Credentials, HttpResponse } from './support/http.ts';
 import { longWaitSource } from './support/pipelines.ts';
-import { startSmtpSink } from './support/smtp.ts';
 
 /**
  * A dependency that stops answering without going away (a stalled disk, a network partition;
@@ -22,10 +21,7 @@ import { startSmtpSink } from './support/smtp.ts';
 /** The bound the issue sets; the service's own bounds are 3 s (DATABASE_TIMEOUT_SECONDS, TEMPORAL_TIMEOUT_SECONDS). */
 const ANSWER_WITHIN_MS = 5_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-}, 60_000);
+const cleanups = cleanupsAfterAll();
 
 /** The answer and how long it took, or null when there was none within `ANSWER_WITHIN_MS`. */
 async function timed(request: Promise<HttpResponse>) {
@@ -75,17 +71,11 @@ describe('a dependency that stops answering', () => {
   it('a read and a run start are answered within 5 s while PostgreSQL, then Temporal, is hung, and a run succeeds after each', {
     timeout: START_TIMEOUT_MS + 600_000,
   }, async () => {
-    const smtp = await startSmtpSink();
-    cleanups.push(() => smtp.close());
-    const service = await npmStartEmbedded(cleanups, { SMTP_URL: smtp.url });
-    const { http } = service;
-    const { owner, slug } = await ownerWithProject(service, smtp);
-    const session = await http.put(`/${slug}/api/sessions`, { name: 'hung' }, owner);
-    expect(session.status, session.text).toBe(200);
+    const { service, http, owner, slug, sessionId } = await npmStartWithOwner(cleanups, 'hung');
     const pipeline = await http.put(`/${slug}/api/pipelines`, { name: 'short', description: '', source: longWaitSource(200) }, owner);
     expect(pipeline.status, pipeline.text).toBe(200);
     const pipelineUrl = `/${slug}/api/pipelines/${pipeline.body.id}`;
-    await runToSuccess(service, owner, slug, pipeline.body.id, session.body.id);
+    await runToSuccess(service, owner, slug, pipeline.body.id, sessionId);
     expect((await http.get('/api/health')).body).toEqual({ status: 'ok', database: 'ok', engine: 'ok' });
 
     const hungAnswers: Record<EmbeddedDependency, Record<string, number>> = { PostgreSQL: {}, Temporal: {} };
@@ -95,7 +85,7 @@ describe('a dependency that stops answering', () => {
         // At once, side by side, as clients would send them.
         const [read, start, health] = await Promise.all([
           timed(http.get(pipelineUrl, owner)),
-          timed(http.post(`${pipelineUrl}/start`, { session: session.body.id }, owner)),
+          timed(http.post(`${pipelineUrl}/start`, { session: sessionId }, owner)),
           timed(http.get('/api/health')),
         ]);
         hungAnswers[which] = {
@@ -111,7 +101,7 @@ describe('a dependency that stops answering', () => {
       } finally {
         hung.resume();
       }
-      await runToSuccess(service, owner, slug, pipeline.body.id, session.body.id);
+      await runToSuccess(service, owner, slug, pipeline.body.id, sessionId);
       await expect.poll(async () => (await http.get('/api/health')).status, { timeout: 30_000, interval: 500 }).toBe(200);
     }
     // What the database's hang does to a read and a start: neither can be served without it.

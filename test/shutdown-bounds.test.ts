@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sharedDataDirOf } from '../server/config.ts';
 import { PASSWORD } from './support/accounts.ts';
 import {
+  cleanupsAfterAll,
   type EmbeddedService,
   groupOf,
   hang,
   npmStartEmbedded,
-  ownerWithProject,
+  npmStartWithOwner,
   START_TIMEOUT_MS,
   until,
 } from './support/embeddedService.ts';
 import { longWaitSource } from './support/pipelines.ts';
 import { groupAlive, processesMentioning } from './support/processes.ts';
-import { startSmtpSink } from './support/smtp.ts';
 
 /**
  * A shutdown that always ends: `npm start` on embedded defaults, stopped while its PostgreSQL or
@@ -27,10 +27,7 @@ import { startSmtpSink } from './support/smtp.ts';
 /** start.ts's own bound is 9 s (plus 0.5 s to exit); the rest is slack for a loaded 2-core machine. */
 const BOUND_MS = 11_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-}, 60_000);
+const cleanups = cleanupsAfterAll();
 
 /** API traffic that needs the database, left waiting: what held the pool in the issue's outage. */
 function traffic(service: EmbeddedService) {
@@ -86,14 +83,8 @@ describe('a second Ctrl-C', () => {
   it('exits at once, after killing the browsers, while the first shutdown waits on a hung PostgreSQL', {
     timeout: START_TIMEOUT_MS + 120_000,
   }, async () => {
-    const smtp = await startSmtpSink();
-    cleanups.push(() => smtp.close());
-    const service = await npmStartEmbedded(cleanups, { SMTP_URL: smtp.url });
-    const { http } = service;
-    const { owner, slug } = await ownerWithProject(service, smtp);
-    const session = await http.put(`/${slug}/api/sessions`, { name: 'running' }, owner);
-    expect(session.status, session.text).toBe(200);
-    const started = await http.post(`/${slug}/api/sessions/${session.body.id}/start`, undefined, owner);
+    const { service, http, owner, slug, sessionId } = await npmStartWithOwner(cleanups, 'running');
+    const started = await http.post(`/${slug}/api/sessions/${sessionId}/start`, undefined, owner);
     expect(started.status, started.text).toBe(200);
     const browsers = () => processesMentioning(path.join(sharedDataDirOf(service.dataDir), 'browsers'));
     expect(browsers().length, 'a Chromium runs').toBeGreaterThan(0);
@@ -120,20 +111,14 @@ describe('supervised embedded services', () => {
   it('restarts the embedded PostgreSQL and the Temporal dev server after a kill -9, a run in flight finishes, and a kill -9 of the service leaves nothing', {
     timeout: START_TIMEOUT_MS + 240_000,
   }, async () => {
-    const smtp = await startSmtpSink();
-    cleanups.push(() => smtp.close());
-    const service = await npmStartEmbedded(cleanups, { SMTP_URL: smtp.url });
-    const { http } = service;
-    const { owner, slug } = await ownerWithProject(service, smtp);
-    const session = await http.put(`/${slug}/api/sessions`, { name: 'supervised' }, owner);
-    expect(session.status, session.text).toBe(200);
+    const { service, http, owner, slug, sessionId } = await npmStartWithOwner(cleanups, 'supervised');
     const pipeline = await http.put(
       `/${slug}/api/pipelines`,
       { name: 'through faults', description: '', source: longWaitSource(15_000) },
       owner,
     );
     expect(pipeline.status, pipeline.text).toBe(200);
-    const started = await http.post(`/${slug}/api/pipelines/${pipeline.body.id}/start`, { session: session.body.id }, owner);
+    const started = await http.post(`/${slug}/api/pipelines/${pipeline.body.id}/start`, { session: sessionId }, owner);
     expect(started.status, started.text).toBe(200);
     const runUrl = `/${slug}/api/pipelines/${pipeline.body.id}/${started.body.id}`;
     await expect

@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { processTree, readProcessTable } from '../../server/browsers/host/chromium/processes.ts';
 import { sharedDataDirOf } from '../../server/config.ts';
 import { PASSWORD } from './accounts.ts';
 import { type Credentials, HttpClient } from './http.ts';
 import { embeddedDefaultsEnv, groupAlive, processesMentioning, spawnService } from './processes.ts';
-import type { startSmtpSink } from './smtp.ts';
-import { tokenFromMail } from './smtp.ts';
+import { startSmtpSink, tokenFromMail } from './smtp.ts';
 
 /**
  * `npm start` on embedded defaults for tests that fault its embedded PostgreSQL and Temporal dev
@@ -18,6 +17,15 @@ import { tokenFromMail } from './smtp.ts';
  */
 
 export const START_TIMEOUT_MS = 240_000;
+
+/** What the file's `npmStartEmbedded` calls (and the test) leave to end, run after all its tests, newest first. */
+export function cleanupsAfterAll() {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }, 60_000);
+  return cleanups;
+}
 
 /** Whether `condition` holds within `timeoutMs`, on the monotonic clock. */
 export async function until(condition: () => boolean, timeoutMs: number, intervalMs = 50) {
@@ -68,6 +76,20 @@ export async function ownerWithProject(service: EmbeddedService, smtp: Awaited<R
   const slug = `p-${randomBytes(4).toString('hex')}`;
   expect((await http.put('/api/projects', { name: 'Faults', description: '', slug, public: false }, owner)).status).toBe(200);
   return { owner, slug };
+}
+
+/**
+ * `npm start` sending its mail to an SMTP sink, a verified owner with a project, and a session
+ * named `sessionName` in it: where a test that runs pipelines or browsers begins.
+ */
+export async function npmStartWithOwner(cleanups: (() => Promise<void> | void)[], sessionName: string) {
+  const smtp = await startSmtpSink();
+  cleanups.push(() => smtp.close());
+  const service = await npmStartEmbedded(cleanups, { SMTP_URL: smtp.url });
+  const { owner, slug } = await ownerWithProject(service, smtp);
+  const session = await service.http.put(`/${slug}/api/sessions`, { name: sessionName }, owner);
+  expect(session.status, session.text).toBe(200);
+  return { service, http: service.http, owner, slug, sessionId: session.body.id as string };
 }
 
 export type EmbeddedDependency = 'PostgreSQL' | 'Temporal';
