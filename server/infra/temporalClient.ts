@@ -22,10 +22,10 @@ export const DEFAULT_TEMPORAL_TIMEOUT_MS = 3_000;
  * alive, and its errors are left as they are (`repeatWhileEngineSlow` repeats those calls).
  *
  * An update waits for a worker on purpose (a browser launched and ready takes seconds), so it gets
- * no deadline of its own: it waits as long as the engine is alive, which a ping every `timeoutMs`
- * checks (a trivial call within `timeoutMs`, one at a time from the update's start); the first ping without an answer ends the update
- * with a 503. The SDK's polls for an update's outcome after it and `result()` are long polls the
- * engine answers within its interval, outside these interceptors.
+ * no deadline of its own: it waits as long as the engine is alive, which a ping checks (a trivial
+ * call within `timeoutMs`, one every `timeoutMs` from the update's start); the first ping without
+ * an answer ends the update with a 503. The SDK's polls for an update's outcome after it and
+ * `result()` are long polls the engine answers within its interval, outside these interceptors.
  */
 export function engineDeadlines(connection: ConnectionLike, timeoutMs: number): WorkflowClientInterceptor {
   const unanswered = (error: unknown) =>
