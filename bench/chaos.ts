@@ -6,7 +6,14 @@
  * - kill -9 of the Temporal dev server (the service restarts it);
  * - kill -9 of the embedded PostgreSQL (the service restarts it);
  * - SIGSTOP of the service's process for 15 s, then SIGCONT;
- * - kill -9 of the whole service, and `npm start` again.
+ * - kill -9 of the whole service, and `npm start` again;
+ * - SIGSTOP of the embedded PostgreSQL (its postmaster and backends) for 15 s, then SIGCONT (hung,
+ *   not gone: a stalled disk, a partition);
+ * - SIGSTOP of the Temporal dev server for 15 s, then SIGCONT.
+ *
+ * While a dependency hangs, a read, a run start and `GET /api/health` are sent and timed: each
+ * should be answered within a few seconds (503 with Retry-After), not held. The first faults are
+ * each kind once, in a random order; the rest are drawn at random.
  *
  * It reports the runs started, succeeded, failed with a true cause (a fault while the run was
  * under way), failed falsely (no fault in its time), and lost (never ended); the browsers and
@@ -33,6 +40,8 @@ const RUNS_UNDER_WAY = Number(process.env.BENCH_CHAOS_RUNS ?? 4);
 const SESSIONS = 3;
 const FAULT_EVERY_S = [20, 40] as const;
 const STOPPED_FOR_MS = 15_000;
+/** How long a probe sent while a dependency hangs may go unanswered before it counts as held. */
+const PROBE_GIVE_UP_MS = 30_000;
 /** How long after the last fault every run may take to end before it counts as lost. */
 const SETTLE_WITHIN_MS = 300_000;
 const READY_WITHIN_MS = 240_000;
@@ -142,24 +151,26 @@ for (let i = 0; i < SESSIONS; i++) sessionIds.push((await http.put(`/${slug}/api
 // Browsers started and stopped by hand on a session of their own: a stop on a session a run uses
 // would fail that run for a true cause (its browser was stopped), not a fault's.
 const byHand = (await http.put(`/${slug}/api/sessions`, { name: 'by hand' }, as)).body.id as string;
-const pipeline = await http.put(
-  `/${slug}/api/pipelines`,
-  {
-    name: 'catalog',
-    description: '',
-    source: {
-      nodes: {
-        page: { type: 'browser.page' },
-        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/catalog` } },
-        items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
-      },
-      outputs: { first: { $ref: 'items.text' } },
-    },
+const catalogSource = {
+  nodes: {
+    page: { type: 'browser.page' },
+    open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/catalog` } },
+    items: { type: 'extract.text', inputs: { page: { $ref: 'open.page' }, selector: 'li' } },
   },
-  as,
-);
-if (pipeline.status !== 200) throw new Error(`pipeline: ${pipeline.status} ${pipeline.text}`);
-const pipelineId = pipeline.body.id as string;
+  outputs: { first: { $ref: 'items.text' } },
+};
+async function createCatalogPipeline(project: string) {
+  const created = await http.put(`/${project}/api/pipelines`, { name: 'catalog', description: '', source: catalogSource }, as);
+  if (created.status !== 200) throw new Error(`pipeline: ${created.status} ${created.text}`);
+  return created.body.id as string;
+}
+const pipelineId = await createCatalogPipeline(slug);
+// The probes sent while a dependency hangs go to a project of their own: the workload keeps its
+// project at its browser limit, which would refuse a probe's start (429) before it met the hang.
+const probeSlug = 'chaos-probes';
+await http.put('/api/projects', { name: 'Chaos probes', description: '', slug: probeSlug }, as);
+const probeSession = (await http.put(`/${probeSlug}/api/sessions`, { name: 'probes' }, as)).body.id as string;
+const probePipelineId = await createCatalogPipeline(probeSlug);
 
 /** One of the runs kept under way: start, then read it until it has ended, through any fault. */
 async function runLoop(lane: number) {
@@ -215,10 +226,40 @@ async function sessionLoop() {
 // ---------------------------------------------------------------------------------------------
 // The faults
 
-type FaultKind = 'chromium' | 'temporal' | 'postgres' | 'stop-service' | 'kill-service';
+type FaultKind = 'chromium' | 'temporal' | 'postgres' | 'stop-service' | 'kill-service' | 'hang-postgres' | 'hang-temporal';
 type Fault = { kind: FaultKind; at: number; note: string; readyAgain?: number };
 const faults: Fault[] = [];
-const kinds: FaultKind[] = ['chromium', 'temporal', 'postgres', 'stop-service', 'kill-service'];
+const kinds: FaultKind[] = ['chromium', 'temporal', 'postgres', 'stop-service', 'kill-service', 'hang-postgres', 'hang-temporal'];
+
+/** The embedded service's main process (its pid file's first line), or undefined. */
+function leaderOf(which: 'postgres' | 'temporal') {
+  const file =
+    which === 'postgres' ? path.join(sharedDataDirOf(dataDir), 'postgres', 'postmaster.pid') : path.join(dataDir, 'temporal.sqlite.pid');
+  try {
+    return Number.parseInt(readFileSync(file, 'utf8').split('\n')[0] as string, 10) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type Probe = { fault: 'hang-postgres' | 'hang-temporal'; what: 'read' | 'start' | 'health'; status: number | 'none'; ms: number };
+/** What was answered, and how fast, while a dependency hung. */
+const probes: Probe[] = [];
+
+/** A request sent while a dependency hangs: its status (or none within PROBE_GIVE_UP_MS) and time. */
+async function probe(fault: Probe['fault'], what: Probe['what'], send: () => Promise<{ status: number; body: { id?: string } }>) {
+  const sent = Date.now();
+  const answer = await Promise.race([send().catch(() => undefined), sleep(PROBE_GIVE_UP_MS).then(() => 'none' as const)]);
+  const status = answer === 'none' ? 'none' : (answer?.status ?? 0);
+  probes.push({ fault, what, status, ms: Date.now() - sent });
+  // A start that was taken after all is a run like the others: counted and read to its end.
+  if (what === 'start' && answer !== 'none' && answer?.status === 200 && answer.body.id) {
+    const run: Run = { id: answer.body.id, url: `/${probeSlug}/api/pipelines/${probePipelineId}/${answer.body.id}`, sent };
+    runs.push(run);
+    void settle(run, Number.POSITIVE_INFINITY);
+  }
+  return `${what} ${status} in ${((Date.now() - sent) / 1000).toFixed(1)} s`;
+}
 
 async function inject(kind: FaultKind): Promise<Fault> {
   const at = Date.now();
@@ -247,6 +288,31 @@ async function inject(kind: FaultKind): Promise<Fault> {
       process.kill(pid, 'SIGCONT');
       return { kind, at, note: `pid ${pid}, ${STOPPED_FOR_MS / 1000} s` };
     }
+    case 'hang-postgres':
+    case 'hang-temporal': {
+      const leader = leaderOf(kind === 'hang-postgres' ? 'postgres' : 'temporal');
+      if (!leader) return { kind, at, note: 'not found' };
+      // The leader and all under it: PostgreSQL's backends each run in a session of their own.
+      const pids = processTree(readProcessTable(), leader).map((proc) => proc.pid);
+      for (const pid of pids) process.kill(pid, 'SIGSTOP');
+      try {
+        const answers = await Promise.all([
+          probe(kind, 'read', () => http.get(`/${probeSlug}/api/pipelines/${probePipelineId}`, as)),
+          probe(kind, 'start', () => http.post(`/${probeSlug}/api/pipelines/${probePipelineId}/start`, { session: probeSession }, as)),
+          probe(kind, 'health', () => http.get('/api/health')),
+        ]);
+        await sleep(Math.max(0, at + STOPPED_FOR_MS - Date.now()));
+        return { kind, at, note: `${pids.length} processes, ${STOPPED_FOR_MS / 1000} s; ${answers.join(', ')}` };
+      } finally {
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGCONT');
+          } catch {
+            // gone
+          }
+        }
+      }
+    }
     case 'kill-service': {
       const pid = service.child.pid as number;
       process.kill(-pid, 'SIGKILL');
@@ -258,13 +324,20 @@ async function inject(kind: FaultKind): Promise<Fault> {
   }
 }
 
+const firstRound = [...kinds];
+for (let i = firstRound.length - 1; i > 0; i--) {
+  const j = Math.floor(random() * (i + 1));
+  [firstRound[i], firstRound[j]] = [firstRound[j] as FaultKind, firstRound[i] as FaultKind];
+}
+
 const loops = [...Array.from({ length: RUNS_UNDER_WAY }, (_, lane) => runLoop(lane)), sessionLoop()];
 const faultsEnd = Date.now() + SECONDS * 1000;
 console.log(`bench: ${RUNS_UNDER_WAY} runs under way on ${SESSIONS} sessions, faults every ${FAULT_EVERY_S.join('–')} s for ${SECONDS} s`);
 while (Date.now() < faultsEnd) {
   await sleep((FAULT_EVERY_S[0] + random() * (FAULT_EVERY_S[1] - FAULT_EVERY_S[0])) * 1000);
   if (Date.now() >= faultsEnd) break;
-  const kind = kinds[Math.floor(random() * kinds.length)] as FaultKind;
+  // Every kind once first, in a random order (a short run still meets each), then at random.
+  const kind = (faults.length < kinds.length ? firstRound[faults.length] : kinds[Math.floor(random() * kinds.length)]) as FaultKind;
   const fault = await inject(kind);
   faults.push(fault);
   await ready().then(
@@ -331,6 +404,21 @@ if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
 for (const stray of strays) process.kill(stray, 'SIGKILL');
 await site.close();
 
+/** Per hung dependency: the statuses answered and the slowest answer. */
+function hungAnswers() {
+  if (!probes.length) return 'no hang injected';
+  return (['hang-postgres', 'hang-temporal'] as const)
+    .map((fault) => {
+      const mine = probes.filter((entry) => entry.fault === fault);
+      if (!mine.length) return `${fault}: not injected`;
+      const statuses = new Map<string, number>();
+      for (const entry of mine) statuses.set(`${entry.what} ${entry.status}`, (statuses.get(`${entry.what} ${entry.status}`) ?? 0) + 1);
+      const slowest = Math.max(...mine.map((entry) => entry.ms));
+      return `${fault}: ${[...statuses].map(([what, count]) => `${what} ×${count}`).join(', ')}; slowest ${(slowest / 1000).toFixed(1)} s`;
+    })
+    .join('; ');
+}
+
 const byKind = kinds.map((kind) => `${kind} ${faults.filter((fault) => fault.kind === kind).length}`).join(', ');
 const rows = [
   ['faults injected', `${faults.length} (${byKind})`],
@@ -351,6 +439,7 @@ const rows = [
   ['browsers leaked (running, no running resource)', `${browsersLeaked} (${browsersRunning} running, ${activeResources} resources)`],
   ['stray processes after SIGTERM', `${strays.length}${strays.length ? ` (${strayNames})` : ''}`],
   ['SIGTERM ended the service within 60 s', stoppedIn ? 'yes' : 'no'],
+  ['answers while a dependency hung (read, run start, health)', hungAnswers()],
   ['longest time from a fault until every run it caught had ended', `${(longestSettle / 1000).toFixed(1)} s`],
   ['every run ended after the last fault within', `${(settledIn / 1000).toFixed(1)} s`],
 ];

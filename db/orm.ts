@@ -1,11 +1,15 @@
 import path from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { driverBounds } from './driverBounds.ts';
 import { entities } from './entities/index.ts';
 
 export const migrationsPath = path.join(import.meta.dirname, 'migrations');
 
-export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {}) {
+/** DATABASE_TIMEOUT_SECONDS' default (server/config.ts), for callers without a config. */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 3_000;
+
+export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {}, timeoutMs: number | null = DEFAULT_DATABASE_TIMEOUT_MS) {
   return defineConfig({
     clientUrl: databaseUrl,
     entities,
@@ -23,17 +27,19 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
     // too, which no entity can declare: the schema diff leaves existing triggers alone.
     schemaGenerator: { ignoreTriggers: true },
     pool: { min: 0, max: 10 },
-    // A database that goes away mid-query must not hold a pooled connection for ever: a connect
-    // gives up after 10 s, a query after 2 minutes, and dead peers are found by TCP keep-alive.
-    driverOptions: { connectionTimeoutMillis: 10_000, query_timeout: 120_000, keepAlive: true },
+    driverOptions: driverBounds(timeoutMs),
     // Every request and activity forks its own EntityManager; the global one is never used.
     allowGlobalContext: false,
     ...overrides,
   });
 }
 
-export async function initORM(databaseUrl: string, overrides: Partial<Options> = {}) {
-  return MikroORM.init(ormConfig(databaseUrl, overrides));
+export async function initORM(
+  databaseUrl: string,
+  overrides: Partial<Options> = {},
+  timeoutMs: number | null = DEFAULT_DATABASE_TIMEOUT_MS,
+) {
+  return MikroORM.init(ormConfig(databaseUrl, overrides, timeoutMs));
 }
 
 /** Applies pending migrations; returns the names applied. */

@@ -178,6 +178,8 @@ const environment = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('control'),
   TEMPORAL_CLI_PATH: optionalString,
+  DATABASE_TIMEOUT_SECONDS: z.coerce.number().min(0.5).max(300).default(3),
+  TEMPORAL_TIMEOUT_SECONDS: z.coerce.number().min(0.5).max(300).default(3),
   CHROMIUM_PATH: optionalString,
   JWT_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
   SMTP_URL: optionalString,
@@ -421,6 +423,11 @@ export function parseConfig(env: Record<string, string | undefined>) {
     dataDir,
     sharedDataDir: sharedDataDirOf(dataDir),
     databaseUrl: e.DATABASE_URL,
+    /**
+     * How long a connection from the pool, a connect and a statement may take before the service
+     * gives up on the database and answers 503 (db/orm.ts).
+     */
+    databaseTimeoutMs: e.DATABASE_TIMEOUT_SECONDS * 1000,
     embeddedPostgresPort: e.EMBEDDED_POSTGRES_PORT,
     temporal: {
       devPort: e.TEMPORAL_DEV_PORT,
@@ -429,6 +436,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
+      /** How long one call to the engine may go unanswered before it fails (server/infra/temporalClient.ts). */
+      timeoutMs: e.TEMPORAL_TIMEOUT_SECONDS * 1000,
     },
     chromiumPath: e.CHROMIUM_PATH ?? '/usr/bin/chromium',
     jwtSecret: e.JWT_SECRET,

@@ -263,7 +263,8 @@ export function asDomainError(error: unknown): DomainError | undefined {
   if (error instanceof UniqueConstraintViolationException) {
     return new Conflict('conflict', 'A record with the same unique name or slug exists', { cause: error });
   }
-  if (isDatabaseUnavailable(error)) return new ServiceUnavailable('The database is out of reach; try again shortly', error);
+  if (isDatabaseUnavailable(error))
+    return new ServiceUnavailable('The database is out of reach or did not answer in time; try again shortly', error);
   return undefined;
 }
 

@@ -5,6 +5,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
+import { ServiceUnavailable } from '../errors.ts';
 
 /**
  * Whether a cancel or signal failed because the workflow has already ended (or never ran): there
@@ -18,9 +19,13 @@ export function workflowIsGone(error: unknown) {
  * Whether a call failed because the engine did not answer in time: its deadline passed or the
  * server cancelled it (the dev server's history store falling behind under a burst of starts does
  * both). The engine is up, so a call that is safe to repeat is repeated. Whatever the client's own
- * retries gave up on (an engine that is away) is not this: that stays a 503 at once.
+ * retries gave up on (an engine that is away), or a call its deadline ended unanswered (an engine
+ * that stopped answering), is not this: that stays a 503 at once.
  */
 export function engineWasSlow(error: unknown) {
+  // Our own deadline passed with no answer at all (engineDeadlines, ./temporalClient.ts): the
+  // engine is not answering, whatever the gRPC error it carries as its cause says.
+  if (error instanceof ServiceUnavailable) return false;
   return error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcDeadlineError(error) || isGrpcCancelledError(error);
 }
 

@@ -19,6 +19,7 @@ import {
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../auth/jwt.ts';
 import { ensureSearchAttributes } from '../infra/searchAttributes.ts';
+import { engineDeadlines } from '../infra/temporalClient.ts';
 import { installTemporalRuntime } from '../infra/temporalRuntime.ts';
 
 export const workflowsPath = path.join(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
@@ -84,5 +85,12 @@ export async function createControlWorker(
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
   }
-  return { worker, connection, client };
+  // The api's calls on this connection have deadlines (the sweepers' starts above wait as long as
+  // the engine takes: nothing is waiting on them).
+  const apiClient = new Client({
+    connection,
+    namespace: options.namespace,
+    interceptors: { workflow: [engineDeadlines(connection, deps.config.temporal.timeoutMs)] },
+  });
+  return { worker, connection, client: apiClient };
 }

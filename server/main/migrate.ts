@@ -7,7 +7,8 @@ if (!config.databaseUrl) {
   console.error('DATABASE_URL is not set. (`npm start` migrates its embedded database by itself.)');
   process.exit(1);
 }
-const orm = await initORM(config.databaseUrl);
+// No statement bound: a migration may run long.
+const orm = await initORM(config.databaseUrl, {}, null);
 try {
   const applied = await migrate(orm);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'nothing to apply: the schema is up to date');

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { closeWithin } from '../../db/driverBounds.ts';
 import { initORM, migrate } from '../../db/orm.ts';
 import { JwtSigner, resolveJwtSecret } from '../auth/jwt.ts';
 import { ResourceTokens } from '../browsers/tokens/resourceTokens.ts';
@@ -53,6 +54,9 @@ export class ShutdownRequested extends Error {
  * is killed if it has not gone after `KILL_AFTER_MS` (server/infra/parentDeath.ts).
  */
 const LAST_STEPS_WITHIN_MS = 2_500;
+
+/** The database connection's close waits this long for the connections lent out (`closeWithin`). */
+const DATABASE_CLOSE_MS = 1_500;
 
 const sleep = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 
@@ -246,12 +250,27 @@ export async function startRuntime(
     databaseUrl = pg.url;
   }
 
-  const orm: MikroORM = await initORM(databaseUrl);
-  shutdown.add('database connection', () => orm.close(true), { withinMs: 2_000 });
   if (options.migrate) {
-    const applied = await migrate(orm);
-    log.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    // On a connection of their own, without the statement bound: a migration may run long.
+    const migrating = await initORM(databaseUrl, {}, null);
+    try {
+      const applied = await migrate(migrating);
+      log.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    } finally {
+      await migrating.close(true);
+    }
   }
+  const orm: MikroORM = await initORM(databaseUrl, {}, config.databaseTimeoutMs);
+  // A connection still lent out at 1.5 s (an activity the worker's stop cut short, a database that
+  // stopped answering) is ended then, within the step's bound.
+  shutdown.add(
+    'database connection',
+    async () => {
+      const { cut } = await closeWithin(orm, DATABASE_CLOSE_MS);
+      if (cut) log.info(`closed the database connection with ${cut} connection(s) still in use: they were ended`);
+    },
+    { withinMs: DATABASE_CLOSE_MS + 500 },
+  );
 
   let temporalAddress = config.temporal.address;
   let temporalUi: string | undefined;
@@ -273,7 +292,7 @@ export async function startRuntime(
     // The SDK's download of the dev server creates its history with the default modes.
     securePrivateDataDir(config.dataDir);
   }
-  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace, { timeoutMs: config.temporal.timeoutMs });
   shutdown.add('Temporal client', temporal.close, { withinMs: 2_000 });
 
   const secret = resolveJwtSecret(config);

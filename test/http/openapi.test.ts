@@ -43,6 +43,8 @@ const beyondTheSpec = [
   'POST /api/auth/external/link/cancel',
   // The global admins' view of the browser hosts.
   'GET /api/admin/hosts',
+  // Whether the database and the workflow engine answer, for a load balancer or an operator.
+  'GET /api/health',
   // A function by id, beside the spec's by slug.
   'POST /{project}/api/functions/{functionId}/execute',
   // An execution by its run id: how an execute with `wait` that answered 202 is followed to its end.

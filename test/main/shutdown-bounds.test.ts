@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sharedDataDirOf } from '../../server/config.ts';
 import { PASSWORD } from '../support/accounts.ts';
-import { type Credentials, HttpClient } from '../support/http.ts';
+import {
+  cleanupsAfterAll,
+  type EmbeddedService,
+  groupOf,
+  hang,
+  npmStartEmbedded,
+  npmStartWithOwner,
+  START_TIMEOUT_MS,
+  until,
+} from '../support/embeddedService.ts';
 import { longWaitSource } from '../support/pipelines.ts';
-import { embeddedDefaultsEnv, groupAlive, processesMentioning, spawnService } from '../support/processes.ts';
-import { startSmtpSink, tokenFromMail } from '../support/smtp.ts';
+import { groupAlive, processesMentioning } from '../support/processes.ts';
 
 /**
  * A shutdown that always ends: `npm start` on embedded defaults, stopped while its PostgreSQL or
@@ -20,79 +26,11 @@ import { startSmtpSink, tokenFromMail } from '../support/smtp.ts';
 
 /** start.ts's own bound is 9 s (plus 0.5 s to exit); the rest is slack for a loaded 2-core machine. */
 const BOUND_MS = 11_000;
-const START_TIMEOUT_MS = 240_000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-}, 60_000);
-
-/** Whether `condition` holds within `timeoutMs`, on the monotonic clock. */
-async function until(condition: () => boolean, timeoutMs: number, intervalMs = 50) {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  return condition();
-}
-
-/** `npm start` under a fresh DATA_DIR, in its own process group (the test's terminal), once it is ready. */
-async function npmStart(extraEnv: NodeJS.ProcessEnv = {}) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-bounds-'));
-  const env: NodeJS.ProcessEnv = { ...(await embeddedDefaultsEnv(dataDir)), RATE_LIMITS: 'off', ...extraEnv };
-  const app = spawnService('npm', ['start', '--silent'], env);
-  const pid = app.child.pid as number;
-  cleanups.push(() => {
-    // Whatever a failed test left stopped must be able to die.
-    for (const target of processesMentioning(dataDir)) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(sharedDataDirOf(dataDir), { recursive: true, force: true });
-  });
-  expect(await until(() => app.output().includes('API ready at') || app.child.exitCode !== null, START_TIMEOUT_MS, 250), app.output()).toBe(
-    true,
-  );
-  expect(app.output()).toContain('API ready at');
-  return { ...app, pid, dataDir, http: new HttpClient(`http://127.0.0.1:${env.PORT}`) };
-}
-
-type Service = Awaited<ReturnType<typeof npmStart>>;
-
-/** A verified user (through the SMTP sink) with a project of their own. */
-async function ownerWithProject(service: Service, smtp: Awaited<ReturnType<typeof startSmtpSink>>) {
-  const { http } = service;
-  const email = `owner-${randomBytes(4).toString('hex')}@example.test`;
-  await http.post('/api/auth/register', { email, password: PASSWORD, firstName: 'Ada', lastName: 'Lovelace' });
-  const mail = await smtp.waitFor((m) => m.to.includes(email) && /verify/i.test(m.subject), 60_000);
-  const owner: Credentials = { token: (await http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) })).body.token };
-  const slug = `p-${randomBytes(4).toString('hex')}`;
-  expect((await http.put('/api/projects', { name: 'Faults', description: '', slug, public: false }, owner)).status).toBe(200);
-  return { owner, slug };
-}
-
-/** The process group of the embedded PostgreSQL (its postmaster leads it) or of the Temporal dev server. */
-function groupOf(service: Service, which: 'PostgreSQL' | 'Temporal') {
-  const file =
-    which === 'PostgreSQL'
-      ? path.join(sharedDataDirOf(service.dataDir), 'postgres', 'postmaster.pid')
-      : path.join(service.dataDir, 'temporal.sqlite.pid');
-  return Number.parseInt(readFileSync(file, 'utf8').split('\n')[0] as string, 10);
-}
-
-/** Hangs it: every process of its group stopped, its connections left open. */
-function hang(service: Service, which: 'PostgreSQL' | 'Temporal') {
-  const group = groupOf(service, which);
-  expect(group).toBeGreaterThan(1);
-  expect(group, `${which} runs in a process group of its own`).not.toBe(service.pid);
-  process.kill(-group, 'SIGSTOP');
-}
+const cleanups = cleanupsAfterAll();
 
 /** API traffic that needs the database, left waiting: what held the pool in the issue's outage. */
-function traffic(service: Service) {
+function traffic(service: EmbeddedService) {
   for (let i = 0; i < 8; i += 1) {
     service.http
       .post('/api/auth/register', {
@@ -106,7 +44,7 @@ function traffic(service: Service) {
 }
 
 /** Milliseconds until npm and node are gone (the group empty), at most `BOUND_MS + 10 s`. */
-async function timeUntilGone(service: Service, since: number) {
+async function timeUntilGone(service: EmbeddedService, since: number) {
   await until(() => !groupAlive(service.pid), BOUND_MS + 10_000, 50);
   return performance.now() - since;
 }
@@ -121,7 +59,7 @@ describe('a shutdown with an embedded service down', () => {
     '$how ends within its bound with $down hung, and leaves nothing running',
     { timeout: START_TIMEOUT_MS + 60_000 },
     async ({ how, down }) => {
-      const service = await npmStart();
+      const service = await npmStartEmbedded(cleanups);
       hang(service, down);
       traffic(service);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -145,14 +83,8 @@ describe('a second Ctrl-C', () => {
   it('exits at once, after killing the browsers, while the first shutdown waits on a hung PostgreSQL', {
     timeout: START_TIMEOUT_MS + 120_000,
   }, async () => {
-    const smtp = await startSmtpSink();
-    cleanups.push(() => smtp.close());
-    const service = await npmStart({ SMTP_URL: smtp.url });
-    const { http } = service;
-    const { owner, slug } = await ownerWithProject(service, smtp);
-    const session = await http.put(`/${slug}/api/sessions`, { name: 'running' }, owner);
-    expect(session.status, session.text).toBe(200);
-    const started = await http.post(`/${slug}/api/sessions/${session.body.id}/start`, undefined, owner);
+    const { service, http, owner, slug, sessionId } = await npmStartWithOwner(cleanups, 'running');
+    const started = await http.post(`/${slug}/api/sessions/${sessionId}/start`, undefined, owner);
     expect(started.status, started.text).toBe(200);
     const browsers = () => processesMentioning(path.join(sharedDataDirOf(service.dataDir), 'browsers'));
     expect(browsers().length, 'a Chromium runs').toBeGreaterThan(0);
@@ -179,20 +111,14 @@ describe('supervised embedded services', () => {
   it('restarts the embedded PostgreSQL and the Temporal dev server after a kill -9, a run in flight finishes, and a kill -9 of the service leaves nothing', {
     timeout: START_TIMEOUT_MS + 240_000,
   }, async () => {
-    const smtp = await startSmtpSink();
-    cleanups.push(() => smtp.close());
-    const service = await npmStart({ SMTP_URL: smtp.url });
-    const { http } = service;
-    const { owner, slug } = await ownerWithProject(service, smtp);
-    const session = await http.put(`/${slug}/api/sessions`, { name: 'supervised' }, owner);
-    expect(session.status, session.text).toBe(200);
+    const { service, http, owner, slug, sessionId } = await npmStartWithOwner(cleanups, 'supervised');
     const pipeline = await http.put(
       `/${slug}/api/pipelines`,
       { name: 'through faults', description: '', source: longWaitSource(15_000) },
       owner,
     );
     expect(pipeline.status, pipeline.text).toBe(200);
-    const started = await http.post(`/${slug}/api/pipelines/${pipeline.body.id}/start`, { session: session.body.id }, owner);
+    const started = await http.post(`/${slug}/api/pipelines/${pipeline.body.id}/start`, { session: sessionId }, owner);
     expect(started.status, started.text).toBe(200);
     const runUrl = `/${slug}/api/pipelines/${pipeline.body.id}/${started.body.id}`;
     await expect

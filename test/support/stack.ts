@@ -47,7 +47,7 @@ export async function startTestStack(
     /** A Temporal dev server of the test's own (one with a history file, as `npm start` runs it) instead of the shared one. */
     temporalAddress?: string;
     /** gRPC interceptors on the app's Temporal client, in place of its own retries (a test that injects faults). */
-    temporalInterceptors?: Parameters<typeof connectTemporalClient>[2];
+    temporalInterceptors?: NonNullable<Parameters<typeof connectTemporalClient>[2]>['interceptors'];
   } = {},
 ) {
   const port = await freePort();
@@ -81,9 +81,12 @@ export async function startTestStack(
   };
   const config = parseConfig(settings);
   const log = createLogger(config, options.logDestination);
-  const orm = await initORM(databaseUrl);
+  const orm = await initORM(databaseUrl, {}, config.databaseTimeoutMs);
   await migrate(orm);
-  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace, options.temporalInterceptors);
+  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace, {
+    timeoutMs: config.temporal.timeoutMs,
+    interceptors: options.temporalInterceptors,
+  });
   bundle ??= { code: readFileSync(inject('workflowBundlePath'), 'utf8') };
   const control =
     options.controlWorker === false

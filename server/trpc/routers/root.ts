@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkDependencies } from '../../infra/dependencyChecks.ts';
 import { publicProcedure, router } from '../base.ts';
 
 export const API_VERSION = '2026-11-22';
@@ -45,4 +46,16 @@ export const rootRouter = router({
       }
       return { ...base, subject: null };
     }),
+  health: publicProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/health',
+        tags: ['root'],
+        summary: 'Whether the database and the workflow engine answer, each within its bound (503 with Retry-After when one does not)',
+      },
+    })
+    .input(z.strictObject({}).optional())
+    .output(z.object({ status: z.literal('ok'), database: z.literal('ok'), engine: z.literal('ok') }))
+    .query(({ ctx }) => checkDependencies(ctx.deps)),
 });
