@@ -74,6 +74,15 @@ export async function startBrowserHost(options: {
   // Beside DATA_DIR, not in it: the sandbox's user must pass through to them (server/infra/dataDir.ts).
   const browsersDir = path.join(prepareSharedDataDir(config.sharedDataDir), 'browsers', hostId);
   const cgroups = prepareCgroups(config.browsers.limits, browsersDir, { sandbox: sandbox !== null, log });
+  // The browser's workflow checks it now, rather than at its next check (workflows/browserSession.ts).
+  const tellEnded = (resourceId: string) => {
+    options.temporal.workflow
+      .getHandle(workflowIds.browser(resourceId))
+      .signal(browserEndedSignal)
+      .catch((error) =>
+        log.warn({ err: error, resourceId }, 'could not tell a browser’s workflow that the browser ended: its next check finds it'),
+      );
+  };
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
@@ -88,15 +97,7 @@ export async function startBrowserHost(options: {
     log,
     onLog: (resourceId, projectId, entries, secrets) =>
       appendLogs(orm.em.fork(), projectId, logStreams.resource(resourceId), entries, secrets),
-    // The workflow checks the browser now, rather than at its next check (workflows/browserSession.ts).
-    onEnded: (resourceId) => {
-      options.temporal.workflow
-        .getHandle(workflowIds.browser(resourceId))
-        .signal(browserEndedSignal)
-        .catch((error) =>
-          log.warn({ err: error, resourceId }, 'could not tell a browser’s workflow that the browser ended: its next check finds it'),
-        );
-    },
+    onEnded: tellEnded,
     onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, {
         id: warmId,
@@ -139,6 +140,8 @@ export async function startBrowserHost(options: {
     .fork()
     .find(SessionResource, { hostId, status: { $in: [...activeResourceStatuses] } }, { fields: ['id'] });
   await pool.start(heldBefore.map((resource) => resource.id));
+  // Their workflows settle them now, not at their next check: a run or start on one meets it settled sooner.
+  for (const resource of heldBefore) tellEnded(resource.id);
 
   // Derived once for the process: the relay's tokens and the activities' sealed values use it.
   const serviceSecret = resolveJwtSecret(config);
