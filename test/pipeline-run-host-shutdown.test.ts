@@ -41,7 +41,7 @@ async function startControlWorker() {
   const { worker, connection } = await createControlWorker(
     { config: stack.config, orm: stack.orm, log: stack.log },
     {
-      address: stack.config.temporal.address,
+      address: inject('temporalAddress'),
       namespace: stack.config.temporal.namespace,
       taskQueue: stack.config.temporal.taskQueue,
       workflowBundle: { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
@@ -63,7 +63,7 @@ const startStackHost = () =>
     config: stack.config,
     orm: stack.orm,
     log: stack.log,
-    temporalAddress: stack.config.temporal.address,
+    temporalAddress: inject('temporalAddress'),
     temporal: stack.temporal,
   });
 
