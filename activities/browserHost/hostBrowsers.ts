@@ -104,7 +104,22 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
     );
   }
 
-  return { pool, runs, loadLaunch, contextOf, hostFailure };
+  /**
+   * The same for a browser this process never held, read from its resource: one an earlier process
+   * of this host stopped as it was shut down (`stopCause`), while the run was between nodes on
+   * this host. Undefined otherwise, or when the database does not answer (the caller says `no_page`).
+   */
+  async function shutDownFailure(resourceId: string) {
+    const resource = await orm.em
+      .fork()
+      .findOne(SessionResource, { id: resourceId }, { fields: ['stopCause', 'stopReason', 'hostId'] })
+      .catch(() => null);
+    if (resource?.stopCause !== 'host_shutdown') return undefined;
+    const reason = resource.stopReason ?? `browser host ${resource.hostId ?? config.browsers.hostId} was shut down`;
+    return ApplicationFailure.nonRetryable(`${reason}: it stopped the run’s browser before the node`, runFailures.hostShutdown);
+  }
+
+  return { pool, runs, loadLaunch, contextOf, hostFailure, shutDownFailure };
 }
 
 /**

@@ -18,7 +18,7 @@ import type { HostActivityDeps, HostBrowsers } from './hostBrowsers.ts';
 /** The host's side of a pipeline run (workflows/pipelineRun.ts): its browser nodes, against the run's browser on this host. */
 export function createPipelineRunHostActivities(
   { orm, config, serviceSecret }: HostActivityDeps,
-  { pool, runs, contextOf, hostFailure }: HostBrowsers,
+  { pool, runs, contextOf, hostFailure, shutDownFailure }: HostBrowsers,
 ) {
   const withRunNode = createRunNodeContext({ orm, serviceSecret });
   const stretches = new StretchRunner({ orm, serviceSecret });
@@ -47,8 +47,9 @@ export function createPipelineRunHostActivities(
       // progress a lost attempt left), or Temporal would take the host for gone.
       const activity = Context.current();
       const waiting = setInterval(() => activity.heartbeat(activity.info.heartbeatDetails), 1000);
+      let shutDown: ApplicationFailure | undefined;
       try {
-        await contextOf(call.resourceId);
+        if (!(await contextOf(call.resourceId))) shutDown = await shutDownFailure(call.resourceId);
       } finally {
         clearInterval(waiting);
       }
@@ -57,6 +58,7 @@ export function createPipelineRunHostActivities(
         if (!context)
           throw (
             hostFailure(call.resourceId) ??
+            shutDown ??
             new NodeError('no_page', 'the run’s browser is no longer running on this host', { retryable: false })
           );
         return context;
@@ -117,6 +119,7 @@ export function createPipelineRunHostActivities(
       if (!context)
         throw (
           hostFailure(call.resourceId) ??
+          (await shutDownFailure(call.resourceId)) ??
           ApplicationFailure.nonRetryable('the run’s browser is no longer running on this host', nodeFailures.noPage)
         );
       const pages = runs.nodePages(call.runId, call.path, context);

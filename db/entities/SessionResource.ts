@@ -4,6 +4,11 @@ import { created, id, updated } from './common.ts';
 import { Project } from './Project.ts';
 
 export const resourceStatuses = ['starting', 'running', 'stopping', 'stopped', 'failed'] as const;
+/**
+ * Why a resource was stopped, when that is a fact code acts on rather than text for people:
+ * `host_shutdown`, its host stopped it because the host was shut down (server/browsers/host/browserHost.ts).
+ */
+export const resourceStopCauses = ['host_shutdown'] as const;
 
 /** A started browser (spec "Session resource"). Its `browserSession` workflow owns its life. */
 export const SessionResource = defineEntity({
@@ -27,6 +32,8 @@ export const SessionResource = defineEntity({
     startedAt: p.datetime().nullable(),
     stoppedAt: p.datetime().nullable(),
     stopReason: p.string().length(300).nullable(),
+    /** Set with a stop whose cause code acts on (`resourceStopCauses`); the stop reason says it in words. */
+    stopCause: p.enum(resourceStopCauses).nullable(),
     /** Latest usage figures from the host: CPU seconds, memory, network bytes. */
     usage: p.json<{ cpuSeconds: number; memoryBytes: number; networkBytes: number }>().nullable(),
     lastActivity: p.datetime().nullable(),

@@ -135,10 +135,12 @@ export async function startBrowserHost(options: {
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
   // No browser is this process's yet: every active resource placed here was an earlier process's,
-  // and died with it. A run on one fails `host_lost`, not for want of a page (BrowserPool.whyGone).
+  // and died with it. A run on one fails `host_lost`, not for want of a page (BrowserPool.whyGone);
+  // unless that process stopped it as it was shut down, whose workflow has yet to settle it: then
+  // the run fails `host_shutdown` (its `stopCause`, activities/browserHost/hostBrowsers.ts).
   const heldBefore = await orm.em
     .fork()
-    .find(SessionResource, { hostId, status: { $in: [...activeResourceStatuses] } }, { fields: ['id'] });
+    .find(SessionResource, { hostId, status: { $in: [...activeResourceStatuses] }, stopCause: null }, { fields: ['id'] });
   await pool.start(heldBefore.map((resource) => resource.id));
   // Their workflows settle them now, not at their next check: a run or start on one meets it settled sooner.
   for (const resource of heldBefore) tellEnded(resource.id);
@@ -220,6 +222,12 @@ export async function startBrowserHost(options: {
     const resourceIds = pool.resourceIds;
     if (resourceIds.length === 0) return;
     log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
+    // The fact, beside the reason's words: a run whose next node comes to a restarted host finds
+    // its browser stopped by the shutdown, and ends `host_shutdown` (activities/browserHost/hostBrowsers.ts).
+    await orm.em
+      .fork()
+      .nativeUpdate(SessionResource, { id: { $in: resourceIds } }, { stopCause: 'host_shutdown' })
+      .catch((error) => log.warn({ err: error }, 'could not record the browsers as stopped by the shutdown'));
     const until = Date.now() + waitMs;
     const ended = resourceIds.map(async (resourceId) => {
       const handle = options.temporal.workflow.getHandle(workflowIds.browser(resourceId));
