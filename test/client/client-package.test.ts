@@ -48,7 +48,7 @@ async function run(command: string, args: string[], cwd: string, env: NodeJS.Pro
 
 /** The scratch project's one source file: a typed call that runs, and typed mistakes that must not compile. */
 const CALL_TS = `import { type BrowserflowClient, createBrowserflowClient, isBrowserflowError, type RouterOutputs } from '@browserflow/client';
-import settings from '../settings.json' with { type: 'json' };
+import settings from './settings.json' with { type: 'json' };
 
 const bf = createBrowserflowClient({ url: settings.url, apiKey: settings.apiKey });
 const info: RouterOutputs['root']['info'] = await bf.root.info.query();
