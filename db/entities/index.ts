@@ -25,6 +25,7 @@ import { RateLimitBucket } from './RateLimitBucket.ts';
 import { RecoveryCode } from './RecoveryCode.ts';
 import { RunScreenshot, type ScreenshotBox, screenshotKinds } from './RunScreenshot.ts';
 import { SessionResource } from './SessionResource.ts';
+import { StoredBlob } from './StoredBlob.ts';
 import { StoredProxy } from './StoredProxy.ts';
 import { StripeEvent } from './StripeEvent.ts';
 import { Subscription } from './Subscription.ts';
@@ -64,6 +65,7 @@ export {
   RunScreenshot,
   type ScreenshotBox,
   SessionResource,
+  StoredBlob,
   StoredProxy,
   StripeEvent,
   Subscription,
@@ -116,4 +118,5 @@ export const entities = [
   WebhookEndpoint,
   WebhookDelivery,
   RunScreenshot,
+  StoredBlob,
 ];

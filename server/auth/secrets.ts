@@ -51,3 +51,27 @@ export function openString(serviceSecret: string, purpose: string, sealed: strin
     return null;
   }
 }
+
+/**
+ * Bytes sealed like strings (AES-256-GCM under the purpose's key): `iv (12) | tag (16) | ciphertext`.
+ * For files at rest, such as a session's saved profile.
+ */
+export function sealBytes(serviceSecret: string, purpose: string, value: Uint8Array) {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(serviceSecret, purpose), iv);
+  const data = Buffer.concat([cipher.update(value), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), data]);
+}
+
+/** The sealed bytes, or null when they were sealed under another key or tampered with. */
+export function openBytes(serviceSecret: string, purpose: string, sealed: Uint8Array) {
+  if (sealed.length < 28) return null;
+  const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.length);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(serviceSecret, purpose), bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+  } catch {
+    return null;
+  }
+}
