@@ -32,7 +32,11 @@ function startsWith(prefix: string) {
 
 /** The default store: the `blobs` table of the service's own database. */
 export class PostgresBlobStore implements BlobStore {
-  constructor(private readonly orm: MikroORM) {}
+  private readonly orm: MikroORM;
+
+  constructor(orm: MikroORM) {
+    this.orm = orm;
+  }
 
   async put(key: string, data: Uint8Array) {
     const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
