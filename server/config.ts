@@ -318,6 +318,8 @@ const environment = z.object({
   /** Run screenshots (docs/pipelines.md): the most one run keeps, in bytes, and how many days they are kept. */
   RUN_SCREENSHOTS_MAX_BYTES: z.coerce.number().int().min(0).max(1_000_000_000).default(10_000_000),
   RUN_SCREENSHOT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(14),
+  /** The most a persisted session's saved profile may take, compressed (docs/sessions-and-proxies.md, Profiles that persist). */
+  PROFILE_MAX_MB: z.coerce.number().int().min(1).max(1024).default(50),
   /** Webhook retries (docs/webhooks.md): the first wait, the longest, and how long to keep trying. */
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(7200),
@@ -474,6 +476,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
       sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,
       /** What each browser may hold (server/browsers/host/chromium/browserCgroups.ts, and its disk in browserSandbox.ts). */
+      /** A persisted session's saved profile at most, compressed. */
+      profileMaxBytes: e.PROFILE_MAX_MB * MB,
       limits: {
         memoryBytes: e.BROWSER_MEMORY_LIMIT_MB * MB,
         diskBytes: e.BROWSER_DISK_LIMIT_MB * MB,

@@ -104,6 +104,7 @@ export const errorCodes = {
     'name_taken',
     'pipeline_running',
     'project_limit_reached',
+    'profile_in_use',
     'provider_already_linked',
     'session_running',
     'slug_taken',

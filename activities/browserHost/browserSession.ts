@@ -1,10 +1,11 @@
 import type { BrowserPool } from '../../server/browsers/host/pool/browserPool.ts';
 import { recordAdopted, recordLaunched } from '../../server/browsers/sessions/resourceStatus.ts';
+import { keepSessionProfile } from '../../server/browsers/sessions/sessionProfiles.ts';
 import type { BrowserSessionHostActivities } from '../../workflows/contracts/browserSession.ts';
 import { type HostActivityDeps, type HostBrowsers, launchFailure } from './hostBrowsers.ts';
 
 /** The host's side of a browser session (workflows/browserSession.ts): launch or adopt, check and stop its browser. */
-export function createBrowserSessionHostActivities({ orm }: HostActivityDeps, { pool, loadLaunch }: HostBrowsers) {
+export function createBrowserSessionHostActivities({ orm, serviceSecret }: HostActivityDeps, { pool, loadLaunch }: HostBrowsers) {
   return {
     /**
      * Takes over the warm browser the api claimed for this resource (the api already answered
@@ -33,8 +34,9 @@ export function createBrowserSessionHostActivities({ orm }: HostActivityDeps, { 
       return launched;
     },
 
+    /** A persisted session's browser leaves its profile and cookies to the session (sessionProfiles.ts). */
     async stopBrowser(resourceId: string) {
-      return pool.stop(resourceId);
+      return pool.stop(resourceId, (saved) => keepSessionProfile(orm, serviceSecret, resourceId, saved));
     },
 
     async checkBrowser(resourceId: string) {

@@ -5,6 +5,7 @@ import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
 import type { BrowserPool, LaunchSpec } from '../../server/browsers/host/pool/browserPool.ts';
 import { launchSettingsOf } from '../../server/browsers/launch/launchSettings.ts';
 import { openProxyPassword } from '../../server/browsers/proxies/proxyPasswords.ts';
+import { sessionProfiles } from '../../server/browsers/sessions/sessionProfiles.ts';
 import { BadRequest } from '../../server/errors.ts';
 import { launchFailures } from '../../workflows/contracts/browserSession.ts';
 import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
@@ -23,6 +24,7 @@ export type HostBrowsers = ReturnType<typeof createHostBrowsers>;
  */
 export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: HostActivityDeps) {
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
+  const profiles = sessionProfiles(orm, serviceSecret);
 
   /**
    * The resource and its launch settings (cookies, proxy with its password) from the database.
@@ -56,6 +58,8 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
       projectId: resource.project.id,
       ...launchSettingsOfStored(session),
       cookies: session.cookies,
+      // A persisted session's profile of its last stop (sealed in the blob store): read here, on the host that launches it.
+      persist: session.persist && !resource.externalCdpUrl ? { archive: (await profiles.load(session.id)) ?? null } : null,
       proxy: proxy
         ? {
             server: `${proxy.protocol}://${proxy.hostname}:${proxy.port}`,

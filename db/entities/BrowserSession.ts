@@ -45,6 +45,8 @@ export const BrowserSession = defineEntity({
     proxy: p.json<SessionProxy>().nullable().hidden(),
     /** Or a stored proxy of the project. */
     storedProxy: () => p.manyToOne(StoredProxy).nullable().deleteRule('set null'),
+    /** Its browser's profile is saved at each stop and restored at the next start (server/browsers/sessions/sessionProfiles.ts). */
+    persist: p.boolean().default(false),
     created: created(),
     updated: updated(),
   },

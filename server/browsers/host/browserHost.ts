@@ -131,6 +131,7 @@ export async function startBrowserHost(options: {
       };
     },
     orphanGraceMs: config.browsers.orphanGraceSeconds * 1000,
+    profileMaxBytes: config.browsers.profileMaxBytes,
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });

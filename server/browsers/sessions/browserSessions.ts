@@ -103,6 +103,7 @@ export async function reserveBrowserStart(
   // is already running: nothing on the host would stop its adoption). The same lock keeps two
   // starts of one project from both passing its limit.
   await tx.getConnection().execute("select pg_advisory_xact_lock(hashtext('browser_hosts'))", [], 'run', tx.getTransactionContext());
+  await requireProfileFree(tx, session, external);
   const active = await tx.count(SessionResource, { project: project.id, status: { $in: [...inUseResourceStatuses] } });
   if (active >= limit) {
     throw new LimitReached('browser_limit_reached', `This project already runs its maximum of ${limit} browsers; stop one first`);
@@ -131,6 +132,22 @@ export async function reserveBrowserStart(
   }
   const resource = tx.create(SessionResource, { session, project, status: 'starting', hostId, externalCdpUrl: external?.cdpUrl ?? null });
   return { resource, session, warm: null };
+}
+
+/**
+ * 409 `profile_in_use` when `session` persists its profile and a browser of it is starting, running
+ * or stopping (saving its profile): one browser at a time holds a persisted profile. Under the
+ * caller's advisory lock, so two starts cannot both pass. A browser running elsewhere has no profile of ours.
+ */
+async function requireProfileFree(tx: EntityManager, session: BrowserSession, external?: { cdpUrl: string }) {
+  if (!session.persist || external) return;
+  const held = await tx.count(SessionResource, { session: session.id, status: { $in: [...activeResourceStatuses] } });
+  if (held > 0) {
+    throw new Conflict(
+      'profile_in_use',
+      'This session persists its profile, and a browser of it is running (or still saving its profile as it stops); one browser at a time holds a persisted profile: stop it, or wait until it has stopped',
+    );
+  }
 }
 
 /**
@@ -266,7 +283,8 @@ export async function completeBrowserStart(
  * The settings are read as the host reads them, so both compute the same signature.
  */
 function warmSignatureOf(session: BrowserSession, settings: LaunchSettings) {
-  if (session.proxy || session.storedProxy) return null;
+  // A persisted session's profile is unpacked before Chromium starts: it never takes a warm browser.
+  if (session.proxy || session.storedProxy || session.persist) return null;
   return launchSignature(settings);
 }
 

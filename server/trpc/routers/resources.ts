@@ -25,7 +25,7 @@ export const resourcesRouter = router({
       openapi: {
         method: 'POST',
         path: '/{project}/api/sessions/{sessionId}/start',
-        errorResponses: [402, 429],
+        errorResponses: [402, 409, 429],
         tags,
         summary: 'Start a browser for the session',
       },

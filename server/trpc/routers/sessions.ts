@@ -9,6 +9,7 @@ import { waitUntilStopped } from '../../browsers/sessions/browserSessions.ts';
 import { activeResourceStatuses, inUseResourceStatuses } from '../../browsers/sessions/resourceStatus.ts';
 import { presentResource, resourceView } from '../../browsers/sessions/resourceView.ts';
 import { cookiesSchema, cookieView } from '../../browsers/sessions/sessionCookies.ts';
+import { deleteSessionProfile } from '../../browsers/sessions/sessionProfiles.ts';
 import { Conflict } from '../../errors.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
 import { findInProject, listReadable } from '../../projects/projectRows.ts';
@@ -37,6 +38,8 @@ const sessionFields = {
   proxy: sessionProxySchema.nullable(),
   /** A stored proxy of the project (or a dynamic one with an id, copied inline); null removes it. */
   proxyId: z.string().trim().min(1, 'a proxy id; null removes the proxy').max(100).nullable(),
+  /** Keep the browser's profile (cookies, localStorage, IndexedDB, service workers) across starts. */
+  persist: z.boolean(),
 };
 
 const managerView = z.object({
@@ -54,6 +57,7 @@ const sessionView = z.object({
   status: z.enum(['idle', 'running']),
   proxy: proxyEndpointView.nullable(),
   proxyId: z.string().nullable(),
+  persist: z.boolean(),
   manager: managerView,
   created: z.string(),
   updated: z.string(),
@@ -99,6 +103,7 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
     status: manager.runningResources > 0 ? ('running' as const) : ('idle' as const),
     proxy: session.proxy ? presentProxyEndpoint(session.proxy) : null,
     proxyId: session.storedProxy?.id ?? null,
+    persist: session.persist,
     manager,
     created: iso(session.created),
     updated: iso(session.updated),
@@ -164,6 +169,7 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.default(() => []),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        persist: sessionFields.persist.default(false),
       }),
     )
     .output(z.object({ id: z.string() }))
@@ -181,6 +187,7 @@ export const sessionsRouter = router({
         cookies: input.cookies,
         proxy: proxy.proxy ?? null,
         storedProxy: proxy.storedProxy ?? null,
+        persist: input.persist,
       });
       await ctx.em.flush();
       return { id: session.id };
@@ -213,6 +220,7 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.optional(),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        persist: sessionFields.persist.optional(),
       }),
     )
     .output(sessionDetailView)
@@ -229,6 +237,7 @@ export const sessionsRouter = router({
       if (input.cookies !== undefined) session.cookies = input.cookies;
       if (proxy.proxy !== undefined) session.proxy = proxy.proxy;
       if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
+      if (input.persist !== undefined) session.persist = input.persist;
       await ctx.em.flush();
       // Changes apply at the next start; a running browser keeps what it was launched with.
       return presentDetail(ctx, session);
@@ -255,6 +264,8 @@ export const sessionsRouter = router({
         throw new Conflict('session_running', `The session has ${held.length} running browser(s); stop them before deleting it`);
       }
       await ctx.em.nativeDelete(BrowserSession, { id: session.id });
+      // Its saved profile goes with it (sessionProfiles.ts).
+      await deleteSessionProfile(ctx.deps.orm, session.id);
       return { status: 'ok' as const };
     }),
 });

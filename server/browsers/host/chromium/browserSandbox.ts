@@ -4,6 +4,7 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../../config.ts';
+import { PROFILE_RUN_DIR, sandboxProfileScript } from '../profiles/persistedProfile.ts';
 
 /**
  * The kernel's fence around every browser of a host (docs/browsers.md, "Threat model";
@@ -101,7 +102,8 @@ function asSandboxUser(options: SandboxOptions, command: string[], extra: string
 export function sandboxCommand(
   options: SandboxOptions,
   chromium: string,
-  folders: { profile: string; run: string; policy: string },
+  /** `persisted`: a persisted session's folder, bound at PROFILE_RUN_DIR (../profiles/persistedProfile.ts). */
+  folders: { profile: string; run: string; policy: string; persisted?: string },
   args: string[],
   diskBytes: number | null,
 ) {
@@ -130,11 +132,14 @@ export function sandboxCommand(
     '--ro-bind',
     folders.policy,
     POLICY_DIR,
+    ...(folders.persisted ? ['--bind', folders.persisted, PROFILE_RUN_DIR] : []),
   ];
   // socat forwards the namespace's 127.0.0.1:PROXY_PORT to the egress proxy; Chromium replaces
   // the shell, so the sandbox lives as long as the browser (bubblewrap ends the rest with it).
   // HOME is in the profile, whose tmpfs starts empty.
-  const script = `mkdir -p "$HOME" || exit 1; socat -lf /dev/null TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/egress.sock & exec "$@"`;
+  // A persisted profile is unpacked first, and Chromium runs as a child, so its profile is packed after it exits.
+  const persisted = folders.persisted ? sandboxProfileScript(folders.profile) : null;
+  const script = `mkdir -p "$HOME" || exit 1; ${persisted?.restore ?? ''}socat -lf /dev/null TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/egress.sock & ${persisted?.run ?? 'exec "$@"'}`;
   return asSandboxUser(
     options,
     [

@@ -11,6 +11,7 @@ import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import { launchSignature } from '../../launch/launchSignature.ts';
 import { EgressProxy } from '../egress/egressProxy.ts';
+import { type PersistedProfile, prepareProfile } from '../profiles/persistedProfile.ts';
 import { CdpMux } from '../relay/cdpMux.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
@@ -115,6 +116,8 @@ export type LaunchedBrowser = {
   cgroup?: BrowserCgroup;
   /** Resolves when it ends, however: its process exited (reaped, so `isAlive` says no), or a browser running elsewhere disconnected. */
   ended?: Promise<void>;
+  /** A persisted session's: the host's folder its profile is restored from and saved to (../profiles/persistedProfile.ts). */
+  persisted?: { dir: string; sandboxed: boolean };
 };
 
 /** How much of Chromium's own output a failed launch reports. */
@@ -145,6 +148,8 @@ export async function launchChromium(
   options: ChromiumOptions,
   settings: LaunchSettings,
   proxy: BrowserProxy | null,
+  /** A persisted session's profile, restored before Chromium starts and saved at its stop. */
+  profile: PersistedProfile | null = null,
 ): Promise<LaunchedBrowser> {
   const id = randomBytes(8).toString('hex');
   const folder = path.join(options.browsersDir, id);
@@ -165,6 +170,7 @@ export async function launchChromium(
     chmodSync(policyDir, 0o755);
     writeFileSync(path.join(policyDir, 'browserflow.json'), JSON.stringify(BROWSER_POLICY), { mode: 0o644 });
   }
+  const persisted = profile ? { dir: await prepareProfile(folder, userDataDir, profile, sandbox), sandboxed: sandbox !== null } : undefined;
   // Under the egress policy (and always in the sandbox, where it is the only way out) the
   // browser's one proxy is its egress proxy, loopback included; the session's proxy is its upstream.
   const egress =
@@ -186,7 +192,13 @@ export async function launchChromium(
   ];
   const binary = chromiumBinary(options.chromiumPath);
   const sandboxed = sandbox
-    ? sandboxCommand(sandbox, binary, { profile: userDataDir, run: runDir, policy: policyDir }, args, options.diskBytes)
+    ? sandboxCommand(
+        sandbox,
+        binary,
+        { profile: userDataDir, run: runDir, policy: policyDir, persisted: persisted?.dir },
+        args,
+        options.diskBytes,
+      )
     : { command: binary, args };
   let cgroup: BrowserCgroup | undefined;
   try {
@@ -233,6 +245,7 @@ export async function launchChromium(
     sockets,
     cgroup,
     ended,
+    persisted,
   };
   const deadline = Date.now() + LAUNCH_BOUND_MS;
   try {

@@ -16,6 +16,7 @@ import {
 } from '../chromium/chromiumProcess.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
+import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -30,6 +31,8 @@ export type LaunchSpec = LaunchSettings & {
   projectId: string;
   cookies: SessionCookie[];
   proxy: BrowserProxy | null;
+  /** A persisted session's profile (never a warm browser): restored at launch, saved at the stop. */
+  persist?: PersistedProfile | null;
 };
 
 /** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
@@ -51,6 +54,8 @@ export type PoolOptions = WarmPolicyOptions &
     stillWanted?: StillWanted;
     /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
     orphanGraceMs?: number;
+    /** A persisted session's saved profile at most, compressed (PROFILE_MAX_MB). */
+    profileMaxBytes?: number;
   };
 
 /**
@@ -172,8 +177,8 @@ export class BrowserPool {
       this.#running.set(spec.resourceId, instance);
       this.#heldBefore.delete(spec.resourceId);
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
-      // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
-      if (!spec.proxy && !spec.external) this.#warm.started(instance.settings, instance.signature);
+      // (A session with a proxy, a persisted one, or a browser running elsewhere, never takes a warm browser.)
+      if (!spec.proxy && !spec.external && !spec.persist) this.#warm.started(instance.settings, instance.signature);
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
@@ -268,13 +273,36 @@ export class BrowserPool {
     instance.cgroup?.kill();
   }
 
-  /** Idempotent. The instance leaves the map before any await, so a second stop finds nothing. */
-  async stop(resourceId: string) {
+  /**
+   * Idempotent. The instance leaves the map before any await, so a second stop finds nothing. A
+   * persisted session's browser is closed and its profile packed first, and handed to `keep`.
+   */
+  async stop(resourceId: string, keep?: (saved: SavedProfile) => Promise<void>) {
     const instance = this.#running.get(resourceId);
     if (!instance) return false;
     this.#running.delete(resourceId);
-    await this.#destroy(instance);
+    try {
+      if (instance.persisted && keep) await this.#saveProfile(instance, keep);
+    } finally {
+      await this.#destroy(instance);
+    }
     return true;
+  }
+
+  async #saveProfile(instance: HostBrowser, keep: (saved: SavedProfile) => Promise<void>) {
+    const saved = await closeAndSave(instance, this.#options.profileMaxBytes ?? 50 * 2 ** 20);
+    try {
+      await keep(saved);
+      instance.log.push(saved.note);
+    } catch (error) {
+      this.#options.log.warn({ err: error, resourceId: instance.resourceId }, 'could not store a persisted profile');
+      instance.log.push({
+        context: 'browser',
+        severity: 'error',
+        message: 'profile not saved: it could not be stored. The profile saved before (if any) is kept and restored at the next start',
+        area: 'profile',
+      });
+    }
   }
 
   async close() {
@@ -324,10 +352,10 @@ export class BrowserPool {
   async #launchFor(spec: LaunchSpec): Promise<HostBrowser> {
     const settings = { image: spec.image, screen: spec.screen, args: spec.args };
     // Without a proxy, a warm launch of the same settings under way is taken over: it comes sooner.
-    const underWay = spec.external || spec.proxy ? undefined : this.#warm.takeLaunch(launchSignature(settings));
+    const underWay = spec.external || spec.proxy || spec.persist ? undefined : this.#warm.takeLaunch(launchSignature(settings));
     const browser = spec.external
       ? await connectExternal(spec.external, settings)
-      : ((await underWay?.catch(() => undefined)) ?? (await launchChromium(this.#options, settings, spec.proxy)));
+      : ((await underWay?.catch(() => undefined)) ?? (await launchChromium(this.#options, settings, spec.proxy, spec.persist)));
     const instance: HostBrowser = {
       ...browser,
       resourceId: spec.resourceId,
@@ -337,6 +365,7 @@ export class BrowserPool {
       warm: false,
     };
     instance.log.secrets = [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4);
+    if (spec.persist && browser.persisted) instance.log.push(restoredNote(spec.persist));
     try {
       // The same call a warm start makes in the api, so a session's cookies apply alike.
       if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
