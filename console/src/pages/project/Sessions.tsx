@@ -181,12 +181,15 @@ type SessionSettings = {
   proxyUsername: string;
   proxyPassword: string;
   cookies: string;
+  /** Keep the browser's profile across starts (docs/sessions-and-proxies.md, Profiles that persist). */
+  persist: boolean;
 };
-const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '' };
+const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '', persist: false };
 
 /** The optional part of a new session, as the API takes it; a malformed field throws its message. */
 function settingsBody(settings: SessionSettings) {
   const body: SessionExtras = {};
+  if (settings.persist) body.persist = true;
   if (settings.width || settings.height) body.screen = { width: Number(settings.width || 1280), height: Number(settings.height || 720) };
   if (settings.proxy) {
     let url: URL;
@@ -215,13 +218,17 @@ function settingsBody(settings: SessionSettings) {
 
 /** Screen size, a proxy (its password as a password field) and cookies for a new session. */
 function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
-  const field = (key: keyof SessionSettings) => ({
+  const field = (key: Exclude<keyof SessionSettings, 'persist'>) => ({
     value: settings[key],
     onChange: (event: { target: { value: string } }) => onChange({ ...settings, [key]: event.target.value }),
   });
   return (
     <details className="wide">
       <summary>Screen, proxy and cookies</summary>
+      <label className="inline">
+        <input type="checkbox" checked={settings.persist} onChange={(event) => onChange({ ...settings, persist: event.target.checked })} />
+        Keep the browser's profile between starts (cookies, localStorage, IndexedDB, service workers; one browser at a time)
+      </label>
       <div className="row">
         <label>
           Screen width
@@ -269,6 +276,7 @@ function settingsOf(session: Session): SessionSettings {
     proxyUsername: proxy?.username ?? '',
     proxyPassword: '',
     cookies: '',
+    persist: session.persist,
   };
 }
 
@@ -305,6 +313,7 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
         cookies: settings.cookies,
       });
       if (changed(['proxy']) && !settings.proxy) body.proxy = null;
+      if (changed(['persist'])) body.persist = settings.persist;
       save.mutate(body);
     } catch (error) {
       setProblem((error as Error).message);
