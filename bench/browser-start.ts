@@ -4,19 +4,24 @@
  * pool, beside a raw playwright-core `chromium.launch()` in the same run; how long a stop takes to
  * answer and the teardown behind it; and the full lifecycle start → connectOverCDP → goto a local
  * page → stop beside a raw `chromium.launch()` → goto → close. Prints the issue's goals beside
- * their baselines. Writes docs/benchmarks/browser-start.md (not with BENCH_NO_WRITE=1).
+ * their baselines; and a persisted session's restored profile beside a fresh start (support/profileRestore.ts;
+ * `BENCH_ONLY=profile` runs that alone and rewrites only its section). Writes
+ * docs/benchmarks/browser-start.md (not with BENCH_NO_WRITE=1).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, chromium } from 'playwright-core';
 import { SessionResource, WarmBrowser } from '../db/entities/index.ts';
 import { CHROMIUM_FLAGS } from '../server/browsers/launch/chromiumFlags.ts';
+import { measureProfileRestore } from './support/profileRestore.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const LIFECYCLE_RUNS = Number(process.env.BENCH_LIFECYCLE_RUNS ?? 20);
+const PROFILE_RUNS = Number(process.env.BENCH_PROFILE_RUNS ?? 20);
+const ONLY_PROFILE = process.env.BENCH_ONLY === 'profile';
 
 /** The issue's goals (14, Speed). */
 const STOP_GOAL_MS = 50;
@@ -41,7 +46,22 @@ console.log('bench: starting the stack (scratch database, Temporal dev server, a
 // cold row is to measure launches.
 const stack = await startBenchStack({ BROWSER_WARM_POOL: '2', BROWSER_WARM_RECENT: '0', BROWSERS_PER_PROJECT: '4' });
 const chromiumPath = stack.config.chromiumPath;
+const reportFile = path.join(import.meta.dirname, '..', 'docs', 'benchmarks', 'browser-start.md');
 try {
+  if (ONLY_PROFILE) {
+    // Only the profile section, measured now; the rest of the report stays as it was.
+    const section = await measureProfileRestore(stack, PROFILE_RUNS);
+    const before = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : '';
+    const at = before.indexOf('## Profile restore');
+    const next = at < 0 ? -1 : before.indexOf('\n## ', at + 1);
+    const dated = `${section}\nMeasured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}.\n`;
+    const report = at < 0 ? `${before.trimEnd()}\n\n${dated}` : `${before.slice(0, at)}${dated}${next < 0 ? '' : before.slice(next)}`;
+    if (process.env.BENCH_NO_WRITE !== '1') writeFileSync(reportFile, report);
+    console.log(dated);
+    await stack.stop();
+    site.close();
+    process.exit(0);
+  }
   const coldSession = (
     await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'cold', screen: { width: 1281, height: 720 } })
   ).id;
@@ -182,7 +202,8 @@ ${row('raw playwright-core chromium.launch() → newPage → goto local page →
 
 Warm starts that missed the pool: ${warmMisses} of ${RUNS}. Stops answered \`stopping\` (the rest had
 already stopped): ${stoppingAnswers} of ${stopAnswered.length}.
-`;
+
+${await measureProfileRestore(stack, PROFILE_RUNS)}`;
   if (process.env.BENCH_NO_WRITE !== '1') {
     const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
     mkdirSync(dir, { recursive: true });
