@@ -161,6 +161,7 @@ describe('creating, reading, changing and deleting sessions', () => {
       image: 'chromium',
       cookies: [cookie, { name: 'pref', value: 'dark', url: 'https://shop.example.test/account' }],
       proxy: { protocol: 'HTTP', hostname: '  Proxy.Example.TEST ', port: '8080', username: '', password: PROXY_SECRET },
+      persist: true,
     });
     const one = await stack.http.get(`${base()}/${id}`, as);
     expect(one.status, one.text).toBe(200);
@@ -174,6 +175,7 @@ describe('creating, reading, changing and deleting sessions', () => {
       status: 'idle',
       proxy: { protocol: 'http', hostname: 'proxy.example.test', port: 8080, username: null, hasPassword: true },
       proxyId: null,
+      persist: true,
       manager: { runningResources: 0, lastStarted: null },
       created: expect.any(String),
       updated: expect.any(String),
@@ -207,6 +209,7 @@ describe('creating, reading, changing and deleting sessions', () => {
       args: '',
       screen: { width: 1280, height: 720 },
       cookies: [],
+      persist: false,
     });
   });
 
@@ -405,6 +408,7 @@ describe('validation', () => {
     ['socks5 proxy with a username', { proxy: { protocol: 'SOCKS5', hostname: 'p.test', port: 1080, username: 'u' } }, 'proxy.username'],
     ['socks5 proxy with a password', { proxy: { protocol: 'socks5', hostname: 'p.test', port: 1080, password: 'pw' } }, 'proxy.password'],
     ['name empty', { name: '  ' }, 'name'],
+    ['persist as a string', { persist: 'yes' }, 'persist'],
     ['an unknown field', { colour: 'red' }, 'colour'],
   ];
   for (const [what, body, path] of rejected) {
