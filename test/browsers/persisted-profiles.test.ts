@@ -82,7 +82,7 @@ describe('a session that persists its profile', () => {
     ]);
 
     const second = await start(sessionId);
-    expect(await site.whoIsThere(second.remoteUrl)).toEqual(loggedIn('alice'));
+    expect(await site.whoIsThere(second.remoteUrl), JSON.stringify(firstLog)).toEqual(loggedIn('alice'));
     expect((await logMessages(second.path)).find((message) => message.startsWith('profile restored ('))).toBeDefined();
     await stopAndWait(stack.http, second.path, as());
   }, 180_000);
@@ -129,6 +129,22 @@ describe('a session that persists its profile', () => {
     const deleted = await stack.http.delete(`${sessions()}/${sessionId}`, as());
     expect(deleted.status, deleted.text).toBe(200);
     expect(await stack.orm.em.fork().count(StoredBlob, { key: { $like: `profiles/${sessionId}/%` } })).toBe(0);
+  }, 120_000);
+
+  it('forgets the saved profile when persist is turned off', async () => {
+    const sessionId = await createSession('turned off', true);
+    const first = await start(sessionId);
+    await site.logIn(first.remoteUrl, 'heidi');
+    await stopAndWait(stack.http, first.path, as());
+    expect(await stack.orm.em.fork().count(StoredBlob, { key: profileKey(sessionId) })).toBe(1);
+    const patched = await stack.http.patch(`${sessions()}/${sessionId}`, { persist: false }, as());
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.persist).toBe(false);
+    expect(await stack.orm.em.fork().count(StoredBlob, { key: profileKey(sessionId) })).toBe(0);
+    const second = await start(sessionId);
+    // The cookie written back at the stop is a stored cookie now, set at every start; the rest is gone.
+    expect(await site.whoIsThere(second.remoteUrl)).toEqual({ ...nobody, server: 'heidi' });
+    await stopAndWait(stack.http, second.path, as());
   }, 120_000);
 
   it('over PROFILE_MAX_MB saves nothing, says so in the log, and keeps the profile saved before', async () => {
@@ -209,5 +225,39 @@ describe('a persisted browser stopped for being idle', () => {
     const second = await startOnce();
     expect(await site.whoIsThere(second.remoteUrl)).toEqual(loggedIn('erin'));
     await stopAndWait(idleStack.http, second.path, asIdle);
+  }, 180_000);
+});
+
+describe('a persisted profile without the sandbox (BROWSER_SANDBOX=off)', () => {
+  let plainStack: TestStack;
+  beforeAll(async () => {
+    plainStack = await startTestStack({ BROWSER_SANDBOX: 'off' }, { browserHost: true });
+  });
+  afterAll(async () => {
+    await plainStack?.close();
+  });
+
+  it('is packed and unpacked by the host itself', async () => {
+    const user = await registerUser(plainStack);
+    const asUser = { token: user.token };
+    const base = `/${(await createProject(plainStack, user.token)).slug}/api/sessions`;
+    const sessionId = (await plainStack.http.put(base, { name: 'unsandboxed', persist: true }, asUser)).body.id as string;
+    const startOnce = async () => {
+      const started = await plainStack.http.post(`${base}/${sessionId}/start`, undefined, asUser);
+      expect(started.status, started.text).toBe(200);
+      return { remoteUrl: started.body.remoteUrl as string, path: `${base}/${sessionId}/${started.body.id}` };
+    };
+    const first = await startOnce();
+    await site.logIn(first.remoteUrl, 'ivan');
+    await stopAndWait(plainStack.http, first.path, asUser);
+    const second = await startOnce();
+    // On a failure, the browsers' own account of their profile.
+    const profileLog = async (path: string) =>
+      ((await plainStack.http.get(`${path}/logs?limit=200`, asUser)).body as { message: string }[])
+        .map((entry) => entry.message)
+        .filter((message) => message.includes('profile'));
+    const seen = await site.whoIsThere(second.remoteUrl);
+    expect(seen, JSON.stringify([await profileLog(first.path), await profileLog(second.path)])).toEqual(loggedIn('ivan'));
+    await stopAndWait(plainStack.http, second.path, asUser);
   }, 180_000);
 });

@@ -51,7 +51,7 @@ export function storableCookies(captured: readonly unknown[]): SessionCookie[] {
  * Keeps what a persisted session's browser left at its stop: the archive (when it was made and
  * within the bound) replaces the one saved before, and the browser's cookies become the session's
  * stored `cookies` (for readers with `cookies.read`, and applied at the next start over the
- * restored profile).
+ * restored profile). Nothing when the session no longer persists (turned off while it ran).
  */
 export async function keepSessionProfile(
   orm: MikroORM,
@@ -60,8 +60,9 @@ export async function keepSessionProfile(
   saved: { archive?: Buffer; cookies?: readonly unknown[] },
 ) {
   const em: EntityManager = orm.em.fork();
-  const resource = await em.findOne(SessionResource, { id: resourceId }, { fields: ['session'] });
-  if (!resource) return;
+  const resource = await em.findOne(SessionResource, { id: resourceId }, { populate: ['session'] });
+  // `persist` turned off while the browser ran: nothing of it is kept.
+  if (!resource?.session.persist) return;
   const sessionId = resource.session.id;
   if (saved.archive) await sessionProfiles(orm, serviceSecret).save(sessionId, saved.archive);
   if (saved.cookies) await em.nativeUpdate(BrowserSession, { id: sessionId }, { cookies: storableCookies(saved.cookies) });

@@ -1,9 +1,10 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Project } from '../../../db/entities/index.ts';
+import { BrowserSession, Project } from '../../../db/entities/index.ts';
 import type { AppDeps } from '../../appDeps.ts';
 import type { Subject } from '../../auth/subject.ts';
+import { deleteSessionProfile } from '../../browsers/sessions/sessionProfiles.ts';
 import { Conflict, EmailNotVerified, PermissionDenied, Unauthenticated } from '../../errors.ts';
 import {
   can,
@@ -195,8 +196,11 @@ export const projectsRouter = router({
     .output(statusOk)
     .mutation(async ({ ctx }) => {
       ctx.authorize(projectActions.delete);
-      // Every child table references projects with ON DELETE CASCADE, so one statement removes all.
+      // Every child table references projects with ON DELETE CASCADE, so one statement removes all;
+      // the sessions' saved profiles are in the blob store, keyed by session (sessionProfiles.ts).
+      const sessions = await ctx.em.find(BrowserSession, { project: ctx.project.id }, { fields: ['id'] });
       await ctx.em.nativeDelete(Project, { id: ctx.project.id });
+      for (const session of sessions) await deleteSessionProfile(ctx.deps.orm, session.id);
       return { status: 'ok' as const };
     }),
 });

@@ -237,8 +237,11 @@ export const sessionsRouter = router({
       if (input.cookies !== undefined) session.cookies = input.cookies;
       if (proxy.proxy !== undefined) session.proxy = proxy.proxy;
       if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
+      const forgetsProfile = input.persist === false && session.persist;
       if (input.persist !== undefined) session.persist = input.persist;
       await ctx.em.flush();
+      // Turned off: the saved profile is forgotten (a browser running now saves nothing at its stop).
+      if (forgetsProfile) await deleteSessionProfile(ctx.deps.orm, session.id);
       // Changes apply at the next start; a running browser keeps what it was launched with.
       return presentDetail(ctx, session);
     }),
