@@ -14,6 +14,7 @@ import {
   type LaunchedBrowser,
   launchChromium,
 } from '../chromium/chromiumProcess.ts';
+import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
@@ -51,6 +52,8 @@ export type PoolOptions = WarmPolicyOptions &
     stillWanted?: StillWanted;
     /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
     orphanGraceMs?: number;
+    /** Where finished downloads go, and their bound (server/browsers/host/downloads/); unset, the host does not take them over. */
+    downloads?: DownloadOptions;
   };
 
 /**
@@ -217,6 +220,11 @@ export class BrowserPool {
     return undefined;
   }
 
+  /** The downloads of a running browser (`page.download`). */
+  downloadsOf(resourceId: string) {
+    return this.#running.get(resourceId)?.downloads;
+  }
+
   /** The Playwright context of a running browser (pipeline nodes act on its pages). */
   contextOf(resourceId: string) {
     return this.#running.get(resourceId)?.context;
@@ -354,6 +362,8 @@ export class BrowserPool {
 
   /** Browser logs and network bytes of a resource, from every page it opens. */
   #watch(instance: HostBrowser) {
+    const { downloads } = this.#options;
+    if (downloads) instance.downloads = BrowserDownloads.watch(instance, downloads, () => instance, (entry) => instance.log.push(entry), this.#options.log);
     if (instance.egress) {
       instance.egress.onBlocked = ({ host, port, reason }) =>
         instance.log.push({
