@@ -101,7 +101,12 @@ export async function deleteDownload(em: EntityManager, blobs: BlobStore, row: B
  * Housekeeping: deletes the files downloaded longer than `retentionDays` ago, rows and bytes
  * (and bytes whose row is gone, with its resource or session); answers how many rows went.
  */
-export async function deleteExpiredDownloads(orm: MikroORM, blobs: Pick<BlobStore, 'deleteOlder'>, retentionDays: number, now = new Date()) {
+export async function deleteExpiredDownloads(
+  orm: MikroORM,
+  blobs: Pick<BlobStore, 'deleteOlder'>,
+  retentionDays: number,
+  now = new Date(),
+) {
   const before = new Date(now.getTime() - retentionDays * 86_400_000);
   const rows = await orm.em.fork().nativeDelete(BrowserDownload, { created: { $lt: before } });
   await blobs.deleteOlder('downloads/', before);

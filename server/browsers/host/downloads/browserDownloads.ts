@@ -177,7 +177,8 @@ export class BrowserDownloads {
       return;
     }
     this.#downloads.delete(download.guid);
-    if (state === 'completed' && !download.cancelled) void this.#finish(download, typeof params.filePath === 'string' ? params.filePath : undefined);
+    if (state === 'completed' && !download.cancelled)
+      void this.#finish(download, typeof params.filePath === 'string' ? params.filePath : undefined);
     else {
       this.#remove(download.guid);
       download.waiter?.reject(new DownloadFailed(download.cancelled ?? `the download of ${download.name} was cancelled or failed`));
@@ -205,12 +206,19 @@ export class BrowserDownloads {
     if (cancelled) return;
     const contexts = await mux.command('Target.getBrowserContexts', {}, 5_000).catch(() => undefined);
     for (const browserContextId of (contexts?.result as { browserContextIds?: string[] } | undefined)?.browserContextIds ?? []) {
-      if (await mux.command('Browser.cancelDownload', { guid: download.guid, browserContextId }, 5_000).then(() => true, () => false)) return;
+      if (
+        await mux.command('Browser.cancelDownload', { guid: download.guid, browserContextId }, 5_000).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
     }
   }
 
   async #finish(download: Download, filePath: string | undefined) {
-    const inside = filePath && path.dirname(filePath) === this.#browser.downloadsDir ? filePath : path.join(this.#browser.downloadsDir, download.guid);
+    const inside =
+      filePath && path.dirname(filePath) === this.#browser.downloadsDir ? filePath : path.join(this.#browser.downloadsDir, download.guid);
     try {
       const data = this.#read(inside);
       this.#done += data.length;
@@ -264,6 +272,11 @@ export class BrowserDownloads {
     if (seen) rmSync(seen, { force: true });
   }
 
+  /** `expect` for a run's `page.download` nodes: the files they fetch name the run. */
+  forRun(runId: string) {
+    return { expect: (frameIds: ReadonlySet<string>, timeoutMs: number) => this.expect(frameIds, timeoutMs, runId) };
+  }
+
   /**
    * The next download that begins in one of `frameIds` (a page's frames), once it is kept: call
    * before the action that starts it. Rejects with `DownloadFailed` when it is cancelled or fails,
@@ -294,7 +307,10 @@ export class BrowserDownloads {
 /** A name for the file as the site suggested it, without folders or control characters; `download` when none is left. */
 export function safeName(suggested: string) {
   const base = suggested.split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  const clean = [...base]
+    .filter((c) => c.charCodeAt(0) >= 0x20 && c.charCodeAt(0) !== 0x7f)
+    .join('')
+    .trim()
+    .slice(0, 200);
   return clean === '' || clean === '.' || clean === '..' ? 'download' : clean;
 }

@@ -14,9 +14,9 @@ import {
   type LaunchedBrowser,
   launchChromium,
 } from '../chromium/chromiumProcess.ts';
-import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
+import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -363,7 +363,14 @@ export class BrowserPool {
   /** Browser logs and network bytes of a resource, from every page it opens. */
   #watch(instance: HostBrowser) {
     const { downloads } = this.#options;
-    if (downloads) instance.downloads = BrowserDownloads.watch(instance, downloads, () => instance, (entry) => instance.log.push(entry), this.#options.log);
+    if (downloads)
+      instance.downloads = BrowserDownloads.watch(
+        instance,
+        downloads,
+        () => instance,
+        (entry) => instance.log.push(entry),
+        this.#options.log,
+      );
     if (instance.egress) {
       instance.egress.onBlocked = ({ host, port, reason }) =>
         instance.log.push({
