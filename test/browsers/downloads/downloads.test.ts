@@ -197,4 +197,67 @@ describe('downloads', () => {
     expect((await fetched(link.url)).status).toBe(404);
     expect((await stack.http.delete(`${resourcePath}/downloads/${link.id}`, as())).status).toBe(404);
   });
+
+  it('a remoteUrl client that names its own folder still saves into the browser’s', async () => {
+    const startedResource = await stack.http.post(`/${user.slug}/api/sessions/${user.sessionId}/start`, undefined, as());
+    expect(startedResource.status, startedResource.text).toBe(200);
+    const resource = startedResource.body as { id: string; remoteUrl: string };
+    const resourcePath = `/${user.slug}/api/sessions/${user.sessionId}/${resource.id}`;
+    const before = (await listed(resourcePath)).length;
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'bf-client-downloads-'));
+    const browser = await chromium.connectOverCDP(resource.remoteUrl);
+    try {
+      const cdp = await browser.newBrowserCDPSession();
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: folder, eventsEnabled: true });
+      const page = await browser.contexts()[0]!.newPage();
+      await page.goto(`${site.url}/reports`);
+      await page.click('#link');
+      await expect.poll(async () => (await listed(resourcePath)).length, { timeout: 20_000 }).toBe(before + 1);
+      // A context of the client's own, with the folder named per page (the old Page method): the same.
+      const context = await browser.newContext();
+      const other = await context.newPage();
+      const pageCdp = await context.newCDPSession(other);
+      await pageCdp.send('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: folder });
+      await other.goto(`${site.url}/reports`);
+      await other.click('#build');
+      await expect.poll(async () => (await listed(resourcePath)).length, { timeout: 20_000 }).toBe(before + 2);
+      const names = (await listed(resourcePath)).map((file) => file.name);
+      expect(names).toContain(`link-${nameMark}.csv`);
+      expect(names).toContain(`built-${nameMark}.csv`);
+      expect(readdirSync(folder)).toEqual([]);
+      expect(leftOnHost([os.homedir(), os.tmpdir(), path.dirname(stack.config.dataDir)])).toEqual([]);
+      // Denying is the client's to choose.
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'deny' });
+      await page.click('#link');
+      await sleep(2000);
+      expect((await listed(resourcePath)).length).toBe(before + 2);
+    } finally {
+      await browser.close().catch(() => {});
+      rmSync(folder, { recursive: true, force: true });
+      await stack.http.post(`${resourcePath}/stop`, undefined, as());
+    }
+    // Kept after the browser stopped.
+    await expect.poll(async () => (await stack.http.get(resourcePath, as())).body.status, { timeout: 30_000 }).toBe('stopped');
+    expect((await listed(resourcePath)).length).toBe(before + 2);
+  });
+
+  it('cancels a download past DOWNLOAD_MAX_BYTES, says so in the browser’s log, and fails the node', async () => {
+    const pipelineId = await createPipeline(stack, user.slug, as(), {
+      nodes: {
+        page: { type: 'browser.page' },
+        open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/reports` } },
+        big: { type: 'page.download', timeoutMs: 30_000, inputs: { page: { $ref: 'open.page' }, url: `${site.url}/big.bin` } },
+      },
+    });
+    const { runUrl } = await startRun(stack, user.slug, as(), pipelineId, user.sessionId);
+    const run = await settledRun(stack, runUrl, as(), 120_000);
+    expect(run.status.pipeline).toBe('failed');
+    expect(run.error).toMatchObject({ node: 'big', code: 'download_failed' });
+    expect(run.error.message).toMatch(new RegExp(`big-${nameMark}\\.bin was cancelled: .*${MAX_BYTES} bytes of downloads \\(DOWNLOAD_MAX_BYTES\\)`));
+    const resourcePath = `/${user.slug}/api/sessions/${user.sessionId}/${run.resources[0].id}`;
+    expect((await listed(resourcePath)).map((file) => file.name)).not.toContain(`big-${nameMark}.bin`);
+    const lines = (await stack.http.get(`${resourcePath}/logs?limit=200`, as())).body as { message: string; severity: string }[];
+    expect(lines.some((line) => line.severity === 'warn' && /was cancelled: .*DOWNLOAD_MAX_BYTES/.test(line.message))).toBe(true);
+    expect(leftOnHost([os.homedir(), os.tmpdir(), path.dirname(stack.config.dataDir)])).toEqual([]);
+  });
 });
