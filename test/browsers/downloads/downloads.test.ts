@@ -157,7 +157,9 @@ describe('downloads', () => {
     expect(result.built).toMatchObject({ name: `built-${nameMark}.csv`, size: builtCsv.length, mimeType: 'text/csv' });
     expect(result.served).toMatchObject({ name: `served-${nameMark}.csv`, size: servedCsv.length, mimeType: 'text/csv' });
     for (const file of Object.values(result)) {
-      expect(file.url).toBe(`${stack.config.publicUrl}/${new URL(file.url).pathname.split('/')[1]}${resourcePath.slice(user.slug.length + 1)}/downloads/${file.id}`);
+      expect(file.url).toBe(
+        `${stack.config.publicUrl}/${new URL(file.url).pathname.split('/')[1]}${resourcePath.slice(user.slug.length + 1)}/downloads/${file.id}`,
+      );
     }
 
     const files = await listed(resourcePath);
@@ -253,7 +255,9 @@ describe('downloads', () => {
     const run = await settledRun(stack, runUrl, as(), 120_000);
     expect(run.status.pipeline).toBe('failed');
     expect(run.error).toMatchObject({ node: 'big', code: 'download_failed' });
-    expect(run.error.message).toMatch(new RegExp(`big-${nameMark}\\.bin was cancelled: .*${MAX_BYTES} bytes of downloads \\(DOWNLOAD_MAX_BYTES\\)`));
+    expect(run.error.message).toMatch(
+      new RegExp(`big-${nameMark}\\.bin was cancelled: .*${MAX_BYTES} bytes of downloads \\(DOWNLOAD_MAX_BYTES\\)`),
+    );
     const resourcePath = `/${user.slug}/api/sessions/${user.sessionId}/${run.resources[0].id}`;
     expect((await listed(resourcePath)).map((file) => file.name)).not.toContain(`big-${nameMark}.bin`);
     const lines = (await stack.http.get(`${resourcePath}/logs?limit=200`, as())).body as { message: string; severity: string }[];
