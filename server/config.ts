@@ -320,6 +320,9 @@ const environment = z.object({
   RUN_SCREENSHOT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(14),
   /** The most a persisted session's saved profile may take, compressed (docs/sessions-and-proxies.md, Profiles that persist). */
   PROFILE_MAX_MB: z.coerce.number().int().min(1).max(1024).default(50),
+  /** Browser downloads (docs/browsers.md, Downloads): the most one browser may download, in bytes, and how many days files are kept. */
+  DOWNLOAD_MAX_BYTES: z.coerce.number().int().min(0).max(1_000_000_000).default(100_000_000),
+  DOWNLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
   /** Webhook retries (docs/webhooks.md): the first wait, the longest, and how long to keep trying. */
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(7200),
@@ -489,6 +492,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
     screenshots: { maxBytesPerRun: e.RUN_SCREENSHOTS_MAX_BYTES, retentionDays: e.RUN_SCREENSHOT_RETENTION_DAYS },
+    downloads: { maxBytesPerBrowser: e.DOWNLOAD_MAX_BYTES, retentionDays: e.DOWNLOAD_RETENTION_DAYS },
     /** Models besides `builtin`, and the bounds of one agent job. */
     agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     billing,

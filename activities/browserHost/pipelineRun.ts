@@ -71,7 +71,8 @@ export function createPipelineRunHostActivities(
           const context = browser();
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const pages = runs.nodePages(call.runId, path, context);
-          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
+          const downloads = pool.downloadsOf(call.resourceId)?.forRun(call.runId);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages, downloads });
           // The node's own call is what keeps the run's tabs and hidden secrets: after a crash it
           // may still be driving the browser until its timeout.
           runs.track(call.runId, node$);
@@ -134,7 +135,8 @@ export function createPipelineRunHostActivities(
       try {
         return await withRunNode(call, (inputs, log, hidden) => {
           runs.hideSecrets(call.runId, call.resourceId, hidden);
-          const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages });
+          const downloads = pool.downloadsOf(call.resourceId)?.forRun(call.runId);
+          const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages, downloads });
           runs.track(call.runId, work);
           // The node's time, held here: the activity's own timeout also allows for database waits.
           const budget = (call.timeoutMs ?? nodeTime.defaultTimeoutMs) + nodeTime.overrunGraceMs;

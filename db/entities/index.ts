@@ -2,6 +2,7 @@ import { AnalysisJob } from './AnalysisJob.ts';
 import { ApiKey, apiKeyAccessTypes } from './ApiKey.ts';
 import { AuthSession } from './AuthSession.ts';
 import { BillingAccount } from './BillingAccount.ts';
+import { BrowserDownload } from './BrowserDownload.ts';
 import { BrowserHost } from './BrowserHost.ts';
 import { BrowserSession } from './BrowserSession.ts';
 import { ExternalIdentity } from './ExternalIdentity.ts';
@@ -41,6 +42,7 @@ export {
   AuthSession,
   apiKeyAccessTypes,
   BillingAccount,
+  BrowserDownload,
   BrowserHost,
   BrowserSession,
   ExternalIdentity,
@@ -119,4 +121,5 @@ export const entities = [
   WebhookDelivery,
   RunScreenshot,
   StoredBlob,
+  BrowserDownload,
 ];

@@ -4,6 +4,7 @@ import { billingRoutes } from './billingRoutes.ts';
 import { browserRoutes } from './browsers/index.ts';
 import { consoleRoutes } from './consoleRoutes.ts';
 import { docsRoutes } from './docsRoutes.ts';
+import { downloadRoutes } from './downloadRoutes.ts';
 import { externalSessionRoutes } from './externalSessionRoutes.ts';
 import { logRoutes } from './logRoutes.ts';
 import { mcpRoutes } from './mcpRoutes.ts';
@@ -22,6 +23,7 @@ export const rawRoutes: readonly RawRouteGroup[] = [
   browserRoutes,
   logRoutes,
   screenshotRoutes,
+  downloadRoutes,
   billingRoutes,
   billingPageRoutes,
   externalSessionRoutes,

@@ -67,18 +67,28 @@ describe('guardCdpMessage', () => {
     expect('forward' in send('Target.sendMessageToTarget', { targetId: 't', message: inner('https://x.test/') })).toBe(true);
   });
 
-  it('turns every download behaviour into deny, default included, without the folder', () => {
+  it('lets a download behaviour allow or deny, never name the folder', () => {
     for (const method of ['Browser.setDownloadBehavior', 'Page.setDownloadBehavior']) {
-      for (const behavior of ['allowAndName', 'allow', 'default', 'deny', 'whatever']) {
+      for (const [behavior, becomes] of [
+        ['allowAndName', 'allowAndName'],
+        ['allow', 'allowAndName'],
+        ['default', 'allowAndName'],
+        ['deny', 'deny'],
+        ['whatever', 'deny'],
+      ]) {
         const verdict = send(method, { behavior, downloadPath: '/root', eventsEnabled: true });
         expect('forward' in verdict && JSON.parse(verdict.forward).params, `${method} ${behavior}`).toEqual({
-          behavior: 'deny',
+          behavior: becomes,
           eventsEnabled: true,
         });
       }
     }
-    const scoped = send('Browser.setDownloadBehavior', { behavior: 'default', browserContextId: 'C1' });
-    expect('forward' in scoped && JSON.parse(scoped.forward).params).toEqual({ behavior: 'deny', browserContextId: 'C1' });
+    const scoped = send('Browser.setDownloadBehavior', { behavior: 'default', browserContextId: 'C1', downloadPath: '/tmp' });
+    expect('forward' in scoped && JSON.parse(scoped.forward).params).toEqual({ behavior: 'allowAndName', browserContextId: 'C1' });
+    // Inside an old-style message to a target too.
+    const inner = JSON.stringify({ id: 1, method: 'Page.setDownloadBehavior', params: { behavior: 'allow', downloadPath: '/etc' } });
+    const wrapped = send('Target.sendMessageToTarget', { targetId: 't', message: inner });
+    expect('forward' in wrapped && JSON.parse(JSON.parse(wrapped.forward).params.message).params).toEqual({ behavior: 'allowAndName' });
   });
 
   it('refuses a method it does not list with JSON-RPC’s method-not-found, naming it', () => {

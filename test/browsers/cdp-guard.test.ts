@@ -275,7 +275,7 @@ function userDataDirOf(pid: number) {
 }
 
 describe('the CDP allow-list', () => {
-  it('refuses unlisted methods, a context with its own proxy, and turns every download behaviour into deny', async () => {
+  it('refuses unlisted methods and a context with its own proxy; downloads land in the browser’s folder, never the one a client names', async () => {
     const { sessionId, resource } = await startBrowser();
     try {
       const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['pid'] });
@@ -319,13 +319,16 @@ describe('the CDP allow-list', () => {
         )
         .toBe('Test page');
 
-      // Downloads: whatever behaviour is asked, default included, the browser is told deny, in the
-      // default context and in the new one; nothing lands in the profile (HOME/Downloads is in it).
+      // Downloads: a client allows or denies, never names the folder. Whatever it names (the
+      // profile here), default included, the file lands in the browser's own folder and the
+      // service keeps it (listed under the resource); nothing of it is in the folder it named.
       for (const behavior of ['default', 'allow', 'allowAndName']) {
         expect(
           (await raw.send('Browser.setDownloadBehavior', { behavior, downloadPath: profile, eventsEnabled: true })).error,
         ).toBeUndefined();
-        expect((await raw.send('Browser.setDownloadBehavior', { behavior, browserContextId })).error).toBeUndefined();
+        expect(
+          (await raw.send('Browser.setDownloadBehavior', { behavior, browserContextId, downloadPath: profile })).error,
+        ).toBeUndefined();
         await raw.send('Page.navigate', { url: `${site.url}/download` }, page);
       }
       const browser = await chromium.connectOverCDP(resource.remoteUrl);
@@ -333,7 +336,12 @@ describe('the CDP allow-list', () => {
       await tab.goto(`${site.url}/plain`);
       await (await browser.newBrowserCDPSession()).send('Browser.setDownloadBehavior', { behavior: 'default' });
       await clickDownloadLink(tab, `${site.url}/download`, 'payload.txt');
-      await sleep(1500);
+      const kept = async () =>
+        (await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resource.id}/downloads`, { token: owner.token })).body as {
+          name: string;
+        }[];
+      await expect.poll(async () => (await kept()).length, { timeout: 20_000 }).toBe(4);
+      expect(new Set((await kept()).map((file) => file.name))).toEqual(new Set(['payload.txt']));
       expect(downloadedFiles(profile)).toEqual([]);
       await browser.close();
       raw.close();

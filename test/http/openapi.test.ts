@@ -63,6 +63,10 @@ const beyondTheSpec = [
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/cdp',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/live',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/live/ws',
+  // A running or stopped browser's downloaded files: the list, one file's bytes, its deletion.
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/downloads',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/downloads/{downloadId}',
+  'DELETE /{project}/api/sessions/{sessionId}/{resourceId}/downloads/{downloadId}',
   // The MCP endpoint's other methods (streamable HTTP).
   'POST /{project}/api/mcp-servers/{serverId}/mcp',
   'DELETE /{project}/api/mcp-servers/{serverId}/mcp',

@@ -15,6 +15,7 @@ import { prepareSharedDataDir } from '../../infra/dataDir.ts';
 import { installTemporalRuntime, runWorker } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
+import { downloadBlobs, downloadUrl, keepDownload, mimeTypeOf, presentDownload } from '../downloads/downloadFiles.ts';
 import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 import { RelayTokens } from '../tokens/relayTokens.ts';
 import { prepareCgroups } from './chromium/browserCgroups.ts';
@@ -83,6 +84,9 @@ export async function startBrowserHost(options: {
         log.warn({ err: error, resourceId }, 'could not tell a browser’s workflow that the browser ended: its next check finds it'),
       );
   };
+  // Derived once for the process: the relay's tokens, the activities' sealed values and the downloads' seal use it.
+  const serviceSecret = resolveJwtSecret(config);
+  const downloads = downloadBlobs(orm, serviceSecret);
   const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
@@ -132,6 +136,14 @@ export async function startBrowserHost(options: {
     },
     orphanGraceMs: config.browsers.orphanGraceSeconds * 1000,
     profileMaxBytes: config.browsers.profileMaxBytes,
+    downloads: {
+      maxBytes: config.downloads.maxBytesPerBrowser,
+      keep: async (file) => {
+        const row = await keepDownload(orm, downloads, { ...file, mimeType: mimeTypeOf(file.name) });
+        const view = presentDownload(row, downloadUrl(config.publicUrl, row.project.id, row));
+        return { id: view.id, name: view.name, size: view.size, mimeType: view.mimeType, url: view.url };
+      },
+    },
   });
   // Offers of an earlier run of this host are void: its browsers are about to be killed.
   await orm.em.fork().nativeDelete(WarmBrowser, { hostId });
@@ -146,8 +158,6 @@ export async function startBrowserHost(options: {
   // Their workflows settle them now, not at their next check: a run or start on one meets it settled sooner.
   for (const resource of heldBefore) tellEnded(resource.id);
 
-  // Derived once for the process: the relay's tokens and the activities' sealed values use it.
-  const serviceSecret = resolveJwtSecret(config);
   const relay = await startBrowserRelay({
     address: config.browsers.hostAddress,
     port: config.browsers.relayPort,

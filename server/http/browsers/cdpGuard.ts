@@ -1,3 +1,4 @@
+import { downloadBehaviorRule, ruleDownloadBehavior } from '../../browsers/downloads/downloadBehavior.ts';
 import { allowedCdpMethods, refusedCdpDomains, refusedCdpMethods } from './cdpAllowList.ts';
 
 /**
@@ -83,13 +84,12 @@ const noHostFiles = (p: Record<string, unknown>) =>
     : null;
 /**
  * Refusing would fail Playwright's connectOverCDP, which asks to allow downloads into a folder of
- * the client's machine; a folder that means nothing on the host (or the wrong thing). Every
- * behaviour becomes `deny` instead, `default` included (Chromium's default saves to the host's
- * disk): the answer and the download events still come.
+ * the client's machine, a folder that means nothing on the host (or the wrong thing). The
+ * behaviour passes as allow or deny, and the folder is dropped: the browser's host names its own
+ * (server/browsers/downloads/downloadBehavior.ts; docs/browsers.md, Downloads).
  */
-const denyDownloads = (p: Record<string, unknown>) => {
-  p.behavior = 'deny';
-  delete p.downloadPath;
+const ruledDownloads = (p: Record<string, unknown>) => {
+  ruleDownloadBehavior(p);
   return null;
 };
 
@@ -121,8 +121,8 @@ export const parameterRules: ReadonlyMap<string, { rule: string; check(p: Record
       },
     },
   ],
-  ['Browser.setDownloadBehavior', { rule: '`behavior` becomes `deny` whatever was asked, `downloadPath` dropped', check: denyDownloads }],
-  ['Page.setDownloadBehavior', { rule: '`behavior` becomes `deny` whatever was asked, `downloadPath` dropped', check: denyDownloads }],
+  ['Browser.setDownloadBehavior', { rule: downloadBehaviorRule, check: ruledDownloads }],
+  ['Page.setDownloadBehavior', { rule: downloadBehaviorRule, check: ruledDownloads }],
   [
     'Target.createBrowserContext',
     {

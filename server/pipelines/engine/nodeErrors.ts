@@ -16,6 +16,8 @@ export const nodeErrorCodes = [
   /** A page's renderer process died under the node, the browser lives on: the page is unusable. */
   'renderer_crashed',
   'browser_error',
+  /** `page.download`: the download was cancelled (DOWNLOAD_MAX_BYTES), failed, or never came. */
+  'download_failed',
   'output_too_large',
   'unknown_type',
 ] as const;

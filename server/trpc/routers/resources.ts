@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
+import { BrowserDownload, BrowserSession, SessionResource } from '../../../db/entities/index.ts';
+import { deleteDownload, downloadBlobs, downloadUrl, presentDownload } from '../../browsers/downloads/downloadFiles.ts';
 import { startBrowser, stopBrowser } from '../../browsers/sessions/browserSessions.ts';
 import { presentResource, resourceView } from '../../browsers/sessions/resourceView.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
 import { findInProject, loadChild } from '../../projects/projectRows.ts';
+import { pagination, statusOk } from '../../wireShapes.ts';
 import { type ProjectContext, projectProcedure, router } from '../base.ts';
 
 const tags = ['sessions'];
@@ -18,6 +20,17 @@ async function loadResource(ctx: ProjectContext, sessionId: string, resourceId: 
   const session = await loadSession(ctx, sessionId, action);
   return loadChild(ctx.em, SessionResource, resourceId, { session: session.id }, 'Resource');
 }
+
+/** A downloaded file as the list shows it (docs/browsers.md, Downloads). */
+const downloadView = z.object({
+  id: z.string(),
+  name: z.string(),
+  size: z.number(),
+  mimeType: z.string(),
+  url: z.string().describe('Where its bytes are fetched: GET, with the resource’s read permission'),
+  sourceUrl: z.string().describe('The address it was downloaded from (a data: or blob: URL as its scheme only)'),
+  created: z.string(),
+});
 
 export const resourcesRouter = router({
   start: projectProcedure
@@ -71,5 +84,44 @@ export const resourcesRouter = router({
       const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.write);
       const stopped = await stopBrowser(ctx.deps, ctx.em, resource, 'stopped on request');
       return presentResource(ctx.deps, ctx.project, stopped, { withUrls: false });
+    }),
+
+  downloads: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}/downloads',
+        tags,
+        summary: 'The files the browser downloaded, newest first; kept after it stops, for DOWNLOAD_RETENTION_DAYS',
+      },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100), ...pagination }))
+    .output(z.array(downloadView))
+    .query(async ({ ctx, input }) => {
+      const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.read);
+      const rows = await ctx.em.find(
+        BrowserDownload,
+        { resource: resource.id },
+        { orderBy: { created: 'desc', id: 'asc' }, limit: input.limit, offset: input.offset },
+      );
+      return rows.map((row) => presentDownload(row, downloadUrl(ctx.deps.config.publicUrl, ctx.project.slug, row)));
+    }),
+
+  deleteDownload: projectProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}/downloads/{downloadId}',
+        tags,
+        summary: 'Delete a downloaded file',
+      },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100), downloadId: z.string().max(100) }))
+    .output(statusOk)
+    .mutation(async ({ ctx, input }) => {
+      const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.write);
+      const row = await loadChild(ctx.em, BrowserDownload, input.downloadId, { resource: resource.id }, 'Download');
+      await deleteDownload(ctx.em, downloadBlobs(ctx.deps.orm, ctx.deps.serviceSecret), row);
+      return { status: 'ok' as const };
     }),
 });

@@ -211,7 +211,9 @@ describe('a sandboxed browser', () => {
     }
   });
 
-  it('saves no download anywhere, whatever download behaviour a client sets', { timeout: 90_000 }, async () => {
+  it('keeps no download on the host, whatever download behaviour a client sets: the service takes it from the browser’s folder', {
+    timeout: 90_000,
+  }, async () => {
     const started = await startBrowser();
     try {
       await bothWaysIn(started, async (browser, way) => {
@@ -224,6 +226,11 @@ describe('a sandboxed browser', () => {
         await page.close();
         expect(way).toBeTruthy();
       });
+      // Both ways in, the file landed in the browser's own folder and the service took it from there.
+      const kept = await stack.http.get(`/${project.slug}/api/sessions/${started.sessionId}/${started.resource.id}/downloads`, {
+        token: owner.token,
+      });
+      expect(kept.body.map((file: { name: string }) => file.name)).toEqual(['sandbox-payload.txt', 'sandbox-payload.txt']);
       const folder = path.dirname(cdpSocketOf(started.cdpEndpoint));
       // The profile is a tmpfs inside the sandbox: the browser's own view of it, and of its /tmp, too.
       const inside = `/proc/${chromiumProcesses(started.pid)[0]?.pid}/root`;

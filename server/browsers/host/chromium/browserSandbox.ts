@@ -56,12 +56,12 @@ const ETC_FILES = [
 /**
  * Chromium's enterprise policy inside the sandbox: renderer-side navigations to local schemes are
  * refused by the browser itself (the CDP guard sees only what a client asks, not what a page does),
- * downloads are blocked whatever a client sets, and WebRTC sends nothing around the proxy.
+ * and WebRTC sends nothing around the proxy. Downloads go to the browser's own folder in its
+ * profile (`downloadPolicy`), whatever a client sets (server/browsers/host/downloads/).
  */
 export const BROWSER_POLICY = {
   URLBlocklist: ['file://*', 'chrome://*', 'chrome-untrusted://*', 'devtools://*', 'chrome-extension://*', 'view-source:*', 'filesystem:*'],
   URLAllowlist: ['chrome://new-tab-page', 'chrome://newtab'],
-  DownloadRestrictions: 3,
   WebRtcIPHandling: 'disable_non_proxied_udp',
   WebRtcUdpPortRange: '',
   BrowserSignin: 0,
@@ -71,6 +71,11 @@ export const BROWSER_POLICY = {
   DefaultBrowserSettingEnabled: false,
   MetricsReportingEnabled: false,
 };
+
+/** The policy's part for one browser: its downloads folder, never asked about (CDP overrides it per context too). */
+export function downloadPolicy(downloadsDir: string) {
+  return { DownloadDirectory: downloadsDir, PromptForDownloadLocation: false };
+}
 
 export type SandboxOptions = {
   /** The user browsers run as: BROWSER_SANDBOX_USER when the host runs as root, else the host's own user. */

@@ -14,7 +14,7 @@ import { EgressProxy } from '../egress/egressProxy.ts';
 import { type PersistedProfile, prepareProfile } from '../profiles/persistedProfile.ts';
 import { CdpMux } from '../relay/cdpMux.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
-import { BROWSER_POLICY, chromiumBinary, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
+import { BROWSER_POLICY, chromiumBinary, downloadPolicy, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 
 /**
@@ -94,6 +94,12 @@ export type LaunchedBrowser = {
   context: BrowserContext;
   /** Its profile (Chromium's --user-data-dir); empty for a browser running elsewhere. */
   userDataDir: string;
+  /**
+   * Where its downloads land, as the browser sees it: a folder of its profile, so inside the
+   * sandbox on the profile's bounded tmpfs, which the host reads through the browser's own mount
+   * namespace (server/browsers/host/downloads/). Unset for a browser running elsewhere.
+   */
+  downloadsDir?: string;
   /** Where its DevTools connection is served: the host's Unix socket, or the external URL. */
   cdpEndpoint: string;
   pid: number | null;
@@ -154,6 +160,7 @@ export async function launchChromium(
   const id = randomBytes(8).toString('hex');
   const folder = path.join(options.browsersDir, id);
   const userDataDir = path.join(folder, 'profile');
+  const downloadsDir = path.join(userDataDir, 'downloads');
   // A Unix socket's path holds at most 107 bytes: under a deep DATA_DIR the sockets go to a
   // folder of their own in the temporary folder (removed with the browser).
   const sockets = folder.length + '/run/egress.sock'.length > 100 ? mkdtempSync(path.join(os.tmpdir(), 'bf-')) : folder;
@@ -168,7 +175,8 @@ export async function launchChromium(
     for (const dir of [userDataDir, env.HOME as string]) chownSync(dir, sandbox.uid, sandbox.gid);
     chmodSync(runDir, 0o755);
     chmodSync(policyDir, 0o755);
-    writeFileSync(path.join(policyDir, 'browserflow.json'), JSON.stringify(BROWSER_POLICY), { mode: 0o644 });
+    const policy = { ...BROWSER_POLICY, ...downloadPolicy(downloadsDir) };
+    writeFileSync(path.join(policyDir, 'browserflow.json'), JSON.stringify(policy), { mode: 0o644 });
   }
   const persisted = profile ? { dir: await prepareProfile(folder, userDataDir, profile, sandbox), sandboxed: sandbox !== null } : undefined;
   // Under the egress policy (and always in the sandbox, where it is the only way out) the
@@ -235,6 +243,7 @@ export async function launchChromium(
   const launched: LaunchedBrowser = {
     context: null as never,
     userDataDir,
+    downloadsDir,
     cdpEndpoint: mux.endpoint,
     pid: child.pid ?? null,
     settings,

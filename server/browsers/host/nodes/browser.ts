@@ -3,6 +3,7 @@
  * navigate and act on a page. One entry per type of those specs, but the one that opens a page,
  * which executeNode serves; the table is assembled in ./browserNodes.ts.
  */
+import type { Page } from 'playwright-core';
 import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
 import { evaluateIsolated } from '../../page/isolatedWorld.ts';
 import type { ImplementationsOf } from './browserNode.ts';
@@ -134,4 +135,50 @@ export const browserNodeImplementations = {
     log(ctx, page, 'ran a script in the page');
     return { result: json };
   },
+
+  async 'page.download'(page, inputs, ctx) {
+    const { selector, url, index } = inputs;
+    if (selector !== undefined && url !== undefined) throw new NodeInputError('give `selector` or `url`, not both');
+    if (!ctx.downloads) throw new NodeError('no_page', 'page.download runs only on a session’s browser at its host', { retryable: false });
+    const left = budget(ctx);
+    const frameIds = await attempt('reading the page’s frames', () => frameIdsOf(page));
+    const expected = ctx.downloads.expect(frameIds, left());
+    try {
+      if (selector !== undefined) {
+        await attempt(`clicking \`${selector}\``, () => page.locator(selector).nth(index).click({ timeout: left() }), 'not_found');
+      } else if (url !== undefined) {
+        // A response that is a file aborts the navigation: that is the download starting.
+        await page.goto(url, { timeout: left(), waitUntil: 'commit' }).catch((error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          if (!/ERR_ABORTED|Download is starting/i.test(message))
+            throw new NodeError('navigation_failed', `opening ${url} failed: ${firstLine(message)}`, { cause: error });
+        });
+      }
+      const file = await expected.file.catch((error: unknown) => {
+        throw new NodeError('download_failed', error instanceof Error ? error.message : String(error), { cause: error, retryable: false });
+      });
+      log(ctx, page, `downloaded ${file.name} (${file.size} bytes)`);
+      return { file };
+    } finally {
+      expected.cancel();
+    }
+  },
 } satisfies ImplementationsOf<'browser'>;
+
+/** The ids of a page's frames, as CDP's download events name the frame a download began in. */
+async function frameIdsOf(page: Page) {
+  const session = await page.context().newCDPSession(page);
+  try {
+    type Tree = { frame: { id: string }; childFrames?: Tree[] };
+    const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: Tree };
+    const ids = new Set<string>();
+    const walk = (tree: Tree) => {
+      ids.add(tree.frame.id);
+      for (const child of tree.childFrames ?? []) walk(child);
+    };
+    walk(frameTree);
+    return ids;
+  } finally {
+    await session.detach().catch(() => {});
+  }
+}

@@ -13,6 +13,16 @@ export type BrowserNodeContext = {
   /** Milliseconds the node may take in all. */
   timeoutMs: number;
   log: (entry: NewLogEntry) => void;
+  /** The downloads of the run's browser (`page.download`), where the host keeps them. */
+  downloads?: NodeDownloads;
+};
+
+/** What `page.download` asks of the run's browser (server/browsers/host/downloads/): its next file, from a page's frames. */
+export type NodeDownloads = {
+  expect(
+    frameIds: ReadonlySet<string>,
+    timeoutMs: number,
+  ): { file: Promise<{ id: string; name: string; size: number; mimeType: string; url: string }>; cancel(): void };
 };
 
 /**

@@ -31,6 +31,7 @@ import { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.
 import { checkNodeInputs } from '../../../pipelines/engine/nodeInputs.ts';
 import type { NodeTypeSpec, PageHandle } from '../../../pipelines/engine/nodes/spec.ts';
 import { nodeRegistry } from '../../../pipelines/engine/registry.ts';
+import type { NodeDownloads } from './browserNode.ts';
 import { browserNodes } from './browserNodes.ts';
 
 export { NodeError, NodeInputError } from '../../../pipelines/engine/nodeErrors.ts';
@@ -49,6 +50,8 @@ export type NodeContext = {
   timeoutMs?: number;
   /** Log lines of the node; they never carry input values. */
   log: (entry: NewLogEntry) => void;
+  /** The run's browser's downloads (`page.download`). */
+  downloads?: NodeDownloads;
 };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -123,6 +126,6 @@ export async function executeNode(type: string, rawInputs: Record<string, unknow
   if (page.isClosed()) throw new NodeError('no_page', `the page ${handle.pageId} was closed`, { retryable: false });
   const run = browserNodes.get(type);
   if (!run) throw new NodeError('unknown_type', `no implementation for ${type}`, { retryable: false });
-  const outputs = await run(page, inputs, { timeoutMs, log: ctx.log });
+  const outputs = await run(page, inputs, { timeoutMs, log: ctx.log, downloads: ctx.downloads });
   return { page: handle, ...keepable(spec, outputs) };
 }

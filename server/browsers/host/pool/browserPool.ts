@@ -17,6 +17,7 @@ import {
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
 import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
+import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -56,6 +57,8 @@ export type PoolOptions = WarmPolicyOptions &
     orphanGraceMs?: number;
     /** A persisted session's saved profile at most, compressed (PROFILE_MAX_MB). */
     profileMaxBytes?: number;
+    /** Where finished downloads go, and their bound (server/browsers/host/downloads/); unset, the host does not take them over. */
+    downloads?: DownloadOptions;
   };
 
 /**
@@ -222,6 +225,11 @@ export class BrowserPool {
     return undefined;
   }
 
+  /** The downloads of a running browser (`page.download`). */
+  downloadsOf(resourceId: string) {
+    return this.#running.get(resourceId)?.downloads;
+  }
+
   /** The Playwright context of a running browser (pipeline nodes act on its pages). */
   contextOf(resourceId: string) {
     return this.#running.get(resourceId)?.context;
@@ -383,6 +391,15 @@ export class BrowserPool {
 
   /** Browser logs and network bytes of a resource, from every page it opens. */
   #watch(instance: HostBrowser) {
+    const { downloads } = this.#options;
+    if (downloads)
+      instance.downloads = BrowserDownloads.watch(
+        instance,
+        downloads,
+        () => instance,
+        (entry) => instance.log.push(entry),
+        this.#options.log,
+      );
     if (instance.egress) {
       instance.egress.onBlocked = ({ host, port, reason }) =>
         instance.log.push({

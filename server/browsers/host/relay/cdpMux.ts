@@ -22,6 +22,17 @@ type Message = { id?: number; method?: string; params?: Record<string, unknown>;
 
 type Client = { socket: WebSocket; browserSession: string; sessions: Set<string> };
 
+/**
+ * The host's own watch on its browser (server/browsers/host/downloads/): `command` sees, and may
+ * rewrite in place, every client's command before it reaches the browser; `answered` sees the
+ * result of each; `event` gets the root session's events (the host's own, answered to no client).
+ */
+export type MuxHooks = {
+  command?(message: { method?: string; params?: Record<string, unknown> }): void;
+  answered?(method: string, result: unknown): void;
+  event?(method: string, params: Record<string, unknown>): void;
+};
+
 /** How long the browser may take to answer the first command of a connection. */
 const ATTACH_TIMEOUT_MS = 30_000;
 
@@ -31,11 +42,12 @@ export class CdpMux {
   readonly #wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
   readonly #socketPath: string;
   /** Commands in flight: the id sent to the browser → who asked, under which id. */
-  readonly #pending = new Map<number, { client: Client | null; id: number; resolve?: (message: Message) => void }>();
+  readonly #pending = new Map<number, { client: Client | null; id: number; method?: string; resolve?: (message: Message) => void }>();
   /** Every session a client holds → that client. */
   readonly #owners = new Map<string, Client>();
   #nextId = 1;
   #closed = false;
+  hooks: MuxHooks = {};
   #buffered: Buffer[] = [];
 
   private constructor(read: Readable, write: Writable, socketPath: string) {
@@ -139,7 +151,8 @@ export class CdpMux {
       });
     }
     const id = this.#nextId++;
-    this.#pending.set(id, { client, id: message.id });
+    if (typeof message.method === 'string') this.hooks.command?.(message);
+    this.#pending.set(id, { client, id: message.id, method: message.method });
     this.#send({ ...message, id, sessionId });
   }
 
@@ -176,9 +189,14 @@ export class CdpMux {
       // A flat attach answers with the new session: it is the asker's.
       const attached = (message.result as { sessionId?: unknown } | undefined)?.sessionId;
       if (typeof attached === 'string') this.#own(asked.client, attached);
+      if (asked.method && message.result) this.hooks.answered?.(asked.method, message.result);
       return this.#toClient(asked.client, { ...message, id: asked.id });
     }
-    if (!message.sessionId) return; // the root session's events: the host's own
+    if (!message.sessionId) {
+      // The root session's events: the host's own.
+      if (message.method) this.hooks.event?.(message.method, message.params ?? {});
+      return;
+    }
     const client = this.#owners.get(message.sessionId);
     if (!client) return;
     const attached = message.params?.sessionId;

@@ -274,4 +274,43 @@ export const browserNodeSpecs = [
       },
     }),
   }),
+  nodeSpec({
+    type: 'page.download',
+    title: 'Download a file',
+    description:
+      'Clicks `selector` (a link with `download`, a button whose script builds the file) or opens `url` (a response with `Content-Disposition: attachment`), then waits, within the node’s timeout, for the file the page downloads. The file lands in the browser’s own folder, is kept with the session’s browser (listed, fetched and deleted at `…/sessions/{sessionId}/{resourceId}/downloads`, for DOWNLOAD_RETENTION_DAYS) and `file` refers to it: `{id, name, size, mimeType, url}`, where `url` serves the bytes. A download cancelled past DOWNLOAD_MAX_BYTES fails the node.',
+    category: 'browser',
+    browser: true,
+    inputs: {
+      page: pageIn,
+      selector: { ...selectorIn('the element whose click starts the download'), required: false },
+      index: indexIn,
+      url: {
+        refType: 'string',
+        required: false,
+        nonEmpty: true,
+        check: (value) => (/^https?:\/\//i.test(String(value)) ? null : 'url must be an absolute http(s) URL'),
+        description: 'Absolute URL (http or https) whose response is the file; instead of `selector`.',
+      },
+    },
+    oneOf: ['selector', 'url'],
+    // Said once: at `url` when it is written as a literal, else at `selector`.
+    checkLiteral: (name, _value, inputs) =>
+      (name === 'url' && inputs.selector !== undefined) ||
+      (name === 'selector' && inputs.url !== undefined && typeof inputs.url !== 'string')
+        ? 'give `selector` or `url`, not both'
+        : null,
+    outputs: {
+      page: pageOut,
+      file: {
+        refType: 'record',
+        description: 'The file kept: `{id, name, size, mimeType, url}`; `url` serves its bytes to readers of the session.',
+      },
+    },
+    defaultTimeoutMs: BROWSER_TIMEOUT_MS,
+    example: withPage({
+      open: open('https://example.com/reports'),
+      report: { type: 'page.download', inputs: { page: { $ref: 'open.page' }, selector: 'a#export-csv' } },
+    }),
+  }),
 ];
