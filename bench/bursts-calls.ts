@@ -147,7 +147,11 @@ try {
   const mcp = (client: Client) => () =>
     timed(async () => {
       const result = await client.callTool({ name: 'catalog', arguments: args });
-      if (result.isError) return `tool error: ${JSON.stringify(result.content).slice(0, 100)}`;
+      if (result.isError) {
+        // The error body the tool answers with, as text: its code says which limit or fault.
+        const text = (result.content as { type: string; text?: string }[] | undefined)?.find((part) => part.type === 'text')?.text ?? '';
+        return `tool error ${/"code":"([a-z_]+)"/.exec(text)?.[1] ?? text.slice(0, 80)}`;
+      }
       return threeItems(result.structuredContent) ? undefined : 'unexpected outputs';
     });
 
@@ -209,21 +213,21 @@ try {
   console.log(`bench: (a) paced ${PACE_MS} ms apart, ${PACED} calls each`);
   const pacedRest = await paced(rest, PACED);
   const pacedMcp = await paced(mcp(mcpOne), PACED);
+  poolAfter['calls paced'] = pool();
   const pacedPlaywright = await paced(playwright(own), PACED);
-  poolAfter.paced = pool();
 
   console.log(`bench: (b) back to back, ${BACK_TO_BACK} calls each`);
   const b2bRest = await backToBack(rest, BACK_TO_BACK);
   const b2bPlaywright = await backToBack(playwright(own), BACK_TO_BACK);
   const b2bMcp = await backToBack(mcp(mcpOne), BACK_TO_BACK);
-  poolAfter.backToBack = pool();
+  poolAfter['calls back to back'] = pool();
   await sleep(PACE_MS);
 
   console.log(`bench: (c) ${CALLERS} concurrent callers × ${CONCURRENT} calls`);
   const concRest = await concurrent(async () => rest, CALLERS, CONCURRENT);
   const concPlaywright = await concurrent(async () => playwright(own), CALLERS, CONCURRENT);
   const concMcp = await concurrent(async () => mcp(await mcpClient()), CALLERS, CONCURRENT);
-  poolAfter.concurrent = pool();
+  poolAfter[`${CALLERS} concurrent callers`] = pool();
   // Let the calls' browsers go before the lifecycles.
   for (const until = Date.now() + 60_000; (stack.host?.pool.runningCount ?? 0) > 0 && Date.now() < until; ) await sleep(100);
 
@@ -264,11 +268,11 @@ try {
     });
   console.log(`bench: session lifecycles, ${LIFECYCLES} of each kind, paced then back to back`);
   const pacedLifecycle = await paced(lifecycle, LIFECYCLES);
+  poolAfter['lifecycles paced'] = pool();
   const pacedRaw = await paced(rawLifecycle, LIFECYCLES);
-  poolAfter.lifecyclePaced = pool();
   const b2bLifecycle = await backToBack(lifecycle, LIFECYCLES);
+  poolAfter['lifecycles back to back'] = pool();
   const b2bRaw = await backToBack(rawLifecycle, LIFECYCLES);
-  poolAfter.lifecycleBackToBack = pool();
 
   // The figures.
   const times = (measure: Measure) => measure.outcomes.filter((outcome) => !outcome.failure).map((outcome) => outcome.ms);
@@ -339,7 +343,8 @@ ${goalRow('session lifecycle paced, median / raw', ratio(median(pacedLifecycle),
 
 False failures (the service's calls and lifecycles that did not answer 2xx or failed): **${totalFailures}**.
 
-The warm pool after each phase (the host's own figures, as the host overview shows them):
+The warm pool right after each of the service's phases (the host's own figures, as the host
+overview shows them; the hit rate: starts that took a warm browser over all starts that could):
 ${Object.entries(poolAfter)
   .map(([phase, text]) => `- ${phase}: ${text}`)
   .join('\n')}
