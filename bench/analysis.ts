@@ -66,7 +66,6 @@ const scripted = await startScriptedGoodModel();
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
 const stackStarted = Date.now();
 const stack = await startBenchStack({
-  BROWSER_WARM_POOL: '0',
   // A small local model can wander; each job stops after two minutes.
   AGENT_MAX_SECONDS: String(AGENT_MAX_SECONDS),
   MODELS: JSON.stringify([

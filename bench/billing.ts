@@ -31,7 +31,6 @@ const stack = await startBenchStack({
   // Never reached: nothing here opens a checkout.
   STRIPE_API_BASE: 'http://127.0.0.1:9',
   COORDINATOR_TOKEN,
-  BROWSER_WARM_POOL: '1',
   BROWSERS_PER_HOST: '8',
 });
 

@@ -156,13 +156,11 @@ function isChild(pid: number) {
 }
 
 // 2. The climb: browsers through the api, STEP more per level, until starts get slow.
-console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host with a warm pool of 1)');
+console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host, default warm pool)');
 const room = String(MAX + 2);
 const stack = await startBenchStack({
   BROWSERS_PER_HOST: room,
   BROWSERS_PER_PROJECT: room,
-  BROWSER_WARM_POOL: '1',
-  BROWSER_WARM_RECENT: '0',
   // The browsers stay open, unused, for the whole climb.
   BROWSER_IDLE_TIMEOUT_SECONDS: '3600',
 });
@@ -295,7 +293,7 @@ Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}, ${mb(os.t
 Reproduce: \`npm run bench:browser-density\` (settings in the header of bench/browser-density.ts:
 BENCH_DENSITY_STEP ${STEP}, BENCH_DENSITY_MAX ${MAX}, BENCH_DENSITY_LIMIT_MS ${LIMIT_MS}, BENCH_DENSITY_BUDGET_S ${BUDGET_MS / 1000}).
 
-One browser host (the whole service in one process, as \`npm start\` runs it, warm pool of 1) starts
+One browser host (the whole service in one process, as \`npm start\` runs it, with its default warm pool) starts
 browsers, each for a session of its own: \`POST …/start\`, \`connectOverCDP\` through remoteUrl
 ("usable"), the local page loaded in the browser's page ("loaded"), then the client disconnects and
 the browser idles with its page open. Each level adds ${STEP} browsers: ${STEP - PROBES} untimed, ${FILL_CONCURRENCY} at a time, then

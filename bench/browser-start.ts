@@ -41,10 +41,9 @@ async function firstPage(browser: Browser) {
   return context.pages()[0] ?? (await context.newPage());
 }
 
-console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host with a warm pool of 2)');
-// BROWSER_WARM_RECENT off: it would warm a browser for the cold session's own screen, and the
-// cold row is to measure launches.
-const stack = await startBenchStack({ BROWSER_WARM_POOL: '2', BROWSER_WARM_RECENT: '0', BROWSERS_PER_PROJECT: '4' });
+console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host, default settings)');
+// Default settings, as a fresh `npm start` has them (the warm pool follows demand).
+const stack = await startBenchStack();
 const chromiumPath = stack.config.chromiumPath;
 const reportFile = path.join(import.meta.dirname, '..', 'docs', 'benchmarks', 'browser-start.md');
 try {
@@ -62,9 +61,15 @@ try {
     site.close();
     process.exit(0);
   }
-  const coldSession = (
-    await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'cold', screen: { width: 1281, height: 720 } })
-  ).id;
+  // A cold start's settings must be new to the host: it keeps recently started settings warm
+  // (BROWSER_WARM_RECENT, on by default), so each round's cold session has a screen of its own.
+  const coldSessions = new Set<string>();
+  const newColdSession = async (round: number) => {
+    const screen = { width: 1281 + round, height: 720 };
+    const id = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: `cold-${round}`, screen })).id as string;
+    coldSessions.add(id);
+    return id;
+  };
   const warmSession = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'warm' })).id;
 
   const resourcePath = (sessionId: string, resourceId: string) => `/${stack.slug}/api/sessions/${sessionId}/${resourceId}`;
@@ -85,7 +90,7 @@ try {
     const answered = performance.now() - t0;
     const browser = await chromium.connectOverCDP(resource.remoteUrl);
     const elapsed = performance.now() - t0;
-    (sessionId === coldSession ? coldAnswer : warmAnswer).push(answered);
+    (coldSessions.has(sessionId) ? coldAnswer : warmAnswer).push(answered);
     await browser.close();
     await stop(sessionId, resource.id);
     return { elapsed, warm: resource.warm as boolean };
@@ -110,7 +115,7 @@ try {
   let stoppingAnswers = 0;
   let warmMisses = 0;
   for (let i = 0; i < RUNS; i++) {
-    cold.push((await startToUsable(coldSession)).elapsed);
+    cold.push((await startToUsable(await newColdSession(i))).elapsed);
     await waitForWarm();
     const w = await startToUsable(warmSession);
     if (!w.warm) warmMisses++;
@@ -164,13 +169,14 @@ Measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}, Chromium 
 Reproduce: \`npm run bench:browser-start\` (BENCH_RUNS, BENCH_LIFECYCLE_RUNS to change the counts).
 
 "Usable" means \`POST …/sessions/{id}/start\` answered and Playwright's \`connectOverCDP\` through the
-answer's \`remoteUrl\` (the api's authenticated CDP proxy) completed. The warm pool holds 2 browsers;
-each warm start waits until a host offers one (refill happens in the background). A warm start is
-claimed by the api in the transaction that creates the resource and answered at once; the
-resource's workflow has the host adopt it afterwards. The cold session has a screen of its own;
-the pool of recently started settings (\`BROWSER_WARM_RECENT\`) is off for the run, so its starts
-stay cold. With it on (the default), a session with its own screen started again takes a warm
-browser like the warm rows.
+answer's \`remoteUrl\` (the api's authenticated CDP proxy) completed. The service runs on its
+default settings (the warm pool's floor of 1, growing with the rate of starts up to
+\`BROWSER_WARM_POOL_MAX\`); each warm start waits until a host offers one (refill happens in the
+background). A warm start is claimed by the api in the transaction that creates the resource and
+answered at once; the resource's workflow has the host adopt it afterwards. Each round's cold
+start is of a session with a screen no earlier start had, so it stays cold although the host keeps
+recently started settings warm (\`BROWSER_WARM_RECENT\`): a session with its own screen started
+again takes a warm browser like the warm rows.
 
 A stop answers once it is requested (the workflow signalled, the row \`stopping\`); "stop → stopped"
 is timed from the same request until the workflow recorded the resource \`stopped\` (its

@@ -80,7 +80,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-chaos-'));
 // As root PostgreSQL runs as `postgres`, which must be able to enter DATA_DIR.
 chmodSync(dataDir, 0o755);
 const port = await freePort();
-const env = { ...(await embeddedDefaultsEnv(dataDir, port)), BROWSER_WARM_POOL: '0' };
+const env = await embeddedDefaultsEnv(dataDir, port);
 const http = new HttpClient(`http://127.0.0.1:${port}`);
 let service = spawnService('npm', ['start', '--silent'], env);
 let earlierOutput = '';

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:mcp-call`: a function — a 3-node extraction (a page, goto, extract the list
  * items) — called as an MCP tool (the official SDK client, Streamable HTTP) and through REST
- * execute, on a warm browser pool (BROWSER_WARM_POOL 2). Timed from the request to its result,
+ * execute, on the default settings (the warm pool follows demand). Timed from the request to its result,
  * against an api in the worker's process (as `npm start` runs it: eager workflow starts) and an
  * api on its own (a split deployment: update-with-start), the four interleaved so they share the
  * machine's noise. Each figure is printed beside the goal (issue 14) and the baseline before it.
@@ -36,7 +36,6 @@ const CALLS = Number(process.env.BENCH_RUNS ?? 50);
 const WARMUP = 3;
 /** Calls per measure made back to back, after the paced ones. */
 const BACK_TO_BACK = Math.min(CALLS, 20);
-const WARM_POOL = 2;
 /** After the host is at rest, before a paced call: the last browser's teardown ends meanwhile. */
 const PAUSE_MS = 1_000;
 
@@ -67,8 +66,8 @@ const source = {
   outputs: { first: { $ref: 'items.text' } },
 };
 
-console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host, warm pool 2)');
-const stack = await startBenchStack({ BROWSER_WARM_POOL: String(WARM_POOL) }, { splitApi: true });
+console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host, default settings)');
+const stack = await startBenchStack({}, { splitApi: true });
 try {
   const functionId = (
     await stack.call('PUT', `/${stack.slug}/api/functions`, stack.token, {
@@ -160,11 +159,11 @@ try {
     });
   }
 
-  /** The host at rest: its warm pool full, no browser of a call left, then `PAUSE_MS`. */
+  /** The host at rest: its warm pool at its target, no browser of a call left, then `PAUSE_MS`. */
   async function atRest() {
     const pool = stack.host?.pool;
     const until = Date.now() + 30_000;
-    while (pool && (pool.runningCount > 0 || pool.warmCount < WARM_POOL) && Date.now() < until) await sleep(20);
+    while (pool && (pool.runningCount > 0 || pool.warmCount < pool.warmStatus().target) && Date.now() < until) await sleep(20);
     await sleep(PAUSE_MS);
   }
 
@@ -215,7 +214,7 @@ A function whose source is a 3-node extraction (browser.page → page.goto → e
 list items; outputs \`first\`, \`items\`, \`count\`) against a local page, called as an MCP tool (an
 MCP SDK client, Streamable HTTP transport, API key linked by a client config) and through
 \`POST …/functions/slug/{slug}/execute\` with the same key. Each call runs the function's version on
-a fresh browser, as executing a function does, taken from a warm pool (\`BROWSER_WARM_POOL=2\`).
+a fresh browser, as executing a function does, taken from the warm pool (default settings: it follows demand).
 Timed from the request to the result with structured outputs; ${WARMUP} warm-up rounds are not
 counted. Two apis share one worker and browser host: one on the worker's connection in its
 process, as \`npm start\` runs it (the run's workflow is started eagerly, then awaited with the

@@ -53,7 +53,7 @@ const source = {
 };
 
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
-const stack = await startBenchStack({ BROWSER_WARM_POOL: '0' });
+const stack = await startBenchStack();
 try {
   const sessionId = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'runner' })).id;
   const resource = await stack.call('POST', `/${stack.slug}/api/sessions/${sessionId}/start`, stack.token);

@@ -250,7 +250,21 @@ const environment = z.object({
   /** Unset: from the machine's memory and cores (server/browsers/hosts/hostCapacity.ts). */
   BROWSERS_PER_HOST: z.coerce.number().int().min(1).max(MAX_BROWSERS_PER_HOST).optional(),
   BROWSERS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(4),
+  /**
+   * The warm pool's floor: browsers of the default launch settings a host keeps warm whatever the
+   * demand. Above it the pool follows the recent rate of starts, up to BROWSER_WARM_POOL_MAX
+   * (docs/browsers.md, Warm pool).
+   */
   BROWSER_WARM_POOL: z.coerce.number().int().min(0).max(50).default(1),
+  /**
+   * The most browsers of the default settings a host keeps warm when starts come fast, as far as
+   * its memory holds them. At or below BROWSER_WARM_POOL: a fixed pool of BROWSER_WARM_POOL.
+   */
+  BROWSER_WARM_POOL_MAX: z.coerce.number().int().min(0).max(100).default(8),
+  /** The window over which a host counts starts to size its warm pool: a start stops counting after this. */
+  BROWSER_WARM_DEMAND_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** A warm browser above the pool's current target that waited this long unclaimed is closed: the pool shrinks when demand stops. */
+  BROWSER_WARM_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /**
    * Warm browsers a host keeps, beyond BROWSER_WARM_POOL, for launch settings (screen, args, image)
    * it started recently: one per setting, at most this many; kept until none of that setting
@@ -466,6 +480,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
       perHost: e.BROWSERS_PER_HOST ?? defaultBrowsersPerHost(),
       perProject: e.BROWSERS_PER_PROJECT,
       warmPool: e.BROWSER_WARM_POOL,
+      warmPoolMax: e.BROWSER_WARM_POOL_MAX,
+      warmDemandSeconds: e.BROWSER_WARM_DEMAND_SECONDS,
+      warmIdleSeconds: e.BROWSER_WARM_IDLE_SECONDS,
       warmRecent: e.BROWSER_WARM_RECENT,
       warmRecentSeconds: e.BROWSER_WARM_RECENT_SECONDS,
       idleTimeoutSeconds: e.BROWSER_IDLE_TIMEOUT_SECONDS,

@@ -41,6 +41,7 @@ type Host = {
   load: number;
   warmBrowsers: { count: number; bySignature: Record<string, number> };
   warmSignatures: string[];
+  warmPool: { floor: number; max: number; target: number; size: number } | null;
   lastHeartbeat: string;
   drainingSince: string | null;
   state: 'live' | 'draining' | 'gone';
@@ -94,6 +95,9 @@ describe('GET /api/admin/hosts', () => {
     expect(draining).toMatchObject({ state: 'draining', address: '10.0.0.10' });
     expect(Date.parse(draining?.drainingSince ?? '')).toBeGreaterThan(Date.now() - 60_000);
     expect(own?.warmSignatures.length).toBeGreaterThan(0);
+    // A fixed pool of 1 (the test stack sets no room above BROWSER_WARM_POOL); a row without figures shows none.
+    expect(own?.warmPool).toMatchObject({ floor: 1, max: 1, target: 1 });
+    expect(retired?.warmPool).toBeNull();
     expect((own?.load ?? 0) + (other?.load ?? 0)).toBe(1);
     expect(Object.values(own?.warmBrowsers.bySignature ?? {}).reduce((sum, n) => sum + n, 0)).toBe(own?.warmBrowsers.count);
     for (const host of [own, other]) expect(Date.now() - Date.parse(host?.lastHeartbeat ?? '')).toBeLessThan(15_000);

@@ -43,6 +43,7 @@ export function browserHostProcess(
           BROWSER_HOST_ID: options.hostId,
           DATA_DIR: options.dataDir,
           BROWSER_WARM_POOL: '0',
+          BROWSER_WARM_POOL_MAX: '0',
           BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
           JWT_SECRET: stack.config.jwtSecret,
           LOG_LEVEL: 'warn',

@@ -42,6 +42,7 @@ export async function embeddedDefaultsEnv(dataDir: string, port?: number): Promi
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
     BROWSER_WARM_POOL: '0',
+    BROWSER_WARM_POOL_MAX: '0',
     BROWSER_ALLOWED_PRIVATE_DESTINATIONS: PAGE_HOST,
     LOG_LEVEL: 'info',
   };

@@ -65,8 +65,10 @@ export async function startTestStack(
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     BROWSER_HOST_ID: `host-${taskQueue}`,
-    // No warm browsers unless a test asks: they would turn the cold starts tests expect warm.
+    // No warm browsers unless a test asks: they would turn the cold starts tests expect warm. A
+    // fixed pool (no demand above BROWSER_WARM_POOL) unless a test asks, for the same reason.
     BROWSER_WARM_POOL: '0',
+    BROWSER_WARM_POOL_MAX: '0',
     BROWSER_WARM_RECENT: '0',
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'bf-stack-')),
     JWT_SECRET: randomBytes(32).toString('hex'),

@@ -3,6 +3,11 @@ import { useQuery } from '@tanstack/react-query';
 import { Loaded, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
+/** A hit rate as a percentage; a dash when no start could take a warm browser. */
+function percent(rate: number | null) {
+  return rate === null ? '—' : `${Math.round(rate * 100)} %`;
+}
+
 /** For global admins: the browser hosts, their load against capacity, warm browsers and heartbeat. */
 export function HostsPage() {
   const hosts = useQuery(trpc.admin.hosts.queryOptions(undefined, { refetchInterval: 5_000 }));
@@ -22,6 +27,8 @@ export function HostsPage() {
                   <th>Address</th>
                   <th>Load</th>
                   <th>Warm browsers</th>
+                  <th>Warm pool: target (floor–max)</th>
+                  <th>Warm hit rate</th>
                   <th>Last heartbeat</th>
                 </tr>
               </thead>
@@ -46,6 +53,30 @@ export function HostsPage() {
                       {host.capacity}
                     </td>
                     <td>{host.warmBrowsers.count}</td>
+                    <td>
+                      {host.warmPool ? (
+                        <>
+                          {host.warmPool.target} ({host.warmPool.floor}–{host.warmPool.max})
+                          {host.warmPool.launching > 0 && <span className="muted"> · {host.warmPool.launching} launching</span>}
+                        </>
+                      ) : (
+                        <span className="muted">not reported</span>
+                      )}
+                    </td>
+                    <td>
+                      {host.warmPool ? (
+                        <>
+                          {percent(host.warmPool.hitRate.recent)}{' '}
+                          <span className="muted">
+                            last {host.warmPool.claims.recent.windowSeconds} s ({host.warmPool.claims.recent.warm}/
+                            {host.warmPool.claims.recent.claims}), {percent(host.warmPool.hitRate.sinceStart)} since start (
+                            {host.warmPool.claims.sinceStart.warm}/{host.warmPool.claims.sinceStart.claims})
+                          </span>
+                        </>
+                      ) : (
+                        <span className="muted">—</span>
+                      )}
+                    </td>
                     <td>{when(host.lastHeartbeat)}</td>
                   </tr>
                 ))}

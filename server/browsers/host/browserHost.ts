@@ -16,6 +16,7 @@ import { installTemporalRuntime, runWorker } from '../../infra/temporalRuntime.t
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { downloadBlobs, downloadUrl, keepDownload, mimeTypeOf, presentDownload } from '../downloads/downloadFiles.ts';
+import { spareBrowsers, warmLaunchConcurrency } from '../hosts/hostCapacity.ts';
 import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 import { RelayTokens } from '../tokens/relayTokens.ts';
 import { prepareCgroups } from './chromium/browserCgroups.ts';
@@ -95,6 +96,11 @@ export async function startBrowserHost(options: {
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir,
     warmSize: config.browsers.warmPool,
+    warmMax: config.browsers.warmPoolMax,
+    demandMs: config.browsers.warmDemandSeconds * 1000,
+    idleMs: config.browsers.warmIdleSeconds * 1000,
+    spareBrowsers: () => spareBrowsers(),
+    launchConcurrency: warmLaunchConcurrency(),
     recentSize: config.browsers.warmRecent,
     recentMs: config.browsers.warmRecentSeconds * 1000,
     capacity: config.browsers.perHost,
@@ -186,6 +192,7 @@ export async function startBrowserHost(options: {
       capacity: config.browsers.perHost,
       running: pool.runningCount,
       warmSignatures: pool.warmSignatures,
+      warmPool: pool.warmStatus(),
       drainingSince,
       heartbeatAt: new Date(),
     });
@@ -212,7 +219,7 @@ export async function startBrowserHost(options: {
   });
   const stopWorker = runWorker(worker, connection);
   log.info(
-    `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}, recent ${config.browsers.warmRecent})`,
+    `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}–${Math.max(config.browsers.warmPool, config.browsers.warmPoolMax)}, recent ${config.browsers.warmRecent})`,
   );
 
   /** Waits until no browser runs here, at most `ms`; answers whether none does. */

@@ -33,3 +33,23 @@ export function defaultBrowsersPerHost(machine = { memoryBytes: usableMemory(), 
   const byMemory = Math.floor((machine.memoryBytes * BROWSER_MEMORY_SHARE) / MEMORY_PER_BROWSER);
   return Math.max(1, Math.min(MAX_BROWSERS_PER_HOST, byMemory, BROWSERS_PER_CORE * machine.cores));
 }
+
+/**
+ * How many more browsers this machine's memory holds now: its available memory (the kernel's
+ * MemAvailable, or what its cgroup leaves) less the share kept for the system and the service
+ * (1 − BROWSER_MEMORY_SHARE of the usable memory), at MEMORY_PER_BROWSER each. The warm pool grows
+ * above its floor only into this room (server/browsers/host/pool/warmPolicy.ts).
+ */
+export function spareBrowsers(machine = { availableBytes: process.availableMemory(), memoryBytes: usableMemory() }) {
+  const reserve = machine.memoryBytes * (1 - BROWSER_MEMORY_SHARE);
+  return Math.max(0, Math.floor((machine.availableBytes - reserve) / MEMORY_PER_BROWSER));
+}
+
+/**
+ * Warm launches a host runs at once: one per core. A Chromium launch is a burst of CPU on about one
+ * core (its browser and GPU-less renderer processes start in turn), so more at once only share the
+ * cores and each takes longer; fewer leave cores idle while a burst of starts drains the pool.
+ */
+export function warmLaunchConcurrency(cores = os.availableParallelism()) {
+  return Math.max(1, cores);
+}

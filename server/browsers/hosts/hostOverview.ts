@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { WarmPoolStatus } from '../../../db/entities/BrowserHost.ts';
 import { BrowserHost } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import { HOST_HEARTBEAT_STALE_MS } from '../sessions/browserSessions.ts';
@@ -16,6 +17,11 @@ export type HostOverview = {
   warmBrowsers: { count: number; bySignature: Record<string, number> };
   /** The launch signatures the host keeps warm (its default settings and those started there lately). */
   warmSignatures: string[];
+  /**
+   * The warm pool as the host last reported it: its floor, ceiling and target now (from the recent
+   * rate of starts), its size, and its hit rate. Null for a host that does not report it.
+   */
+  warmPool: (WarmPoolStatus & { hitRate: { recent: number | null; sinceStart: number | null } }) | null;
   lastHeartbeat: Date;
   /** Since when the host drains (SIGTERM): it takes no new browsers; null while it serves. */
   drainingSince: Date | null;
@@ -61,9 +67,20 @@ export async function listHosts(em: EntityManager, now = Date.now()): Promise<Ho
       load: load.get(host.id) ?? 0,
       warmBrowsers: { count: Object.values(bySignature).reduce((sum, n) => sum + n, 0), bySignature },
       warmSignatures: host.warmSignatures ?? [],
+      warmPool: host.warmPool
+        ? {
+            ...host.warmPool,
+            hitRate: { recent: hitRate(host.warmPool.claims.recent), sinceStart: hitRate(host.warmPool.claims.sinceStart) },
+          }
+        : null,
       lastHeartbeat: host.heartbeatAt,
       drainingSince: host.drainingSince ?? null,
       state: !fresh ? 'gone' : host.drainingSince ? 'draining' : 'live',
     };
   });
+}
+
+/** Claims served warm over all claims; null when there were none. */
+function hitRate(claims: { claims: number; warm: number }) {
+  return claims.claims > 0 ? claims.warm / claims.claims : null;
 }

@@ -41,7 +41,7 @@ export type BrowserEnd = 'out_of_memory';
 
 export type PoolOptions = WarmPolicyOptions &
   ChromiumOptions &
-  Pick<WarmPoolOptions, 'onWarmReady' | 'withdrawWarm'> & {
+  Pick<WarmPoolOptions, 'onWarmReady' | 'withdrawWarm' | 'launchConcurrency'> & {
     capacity: number;
     log: Logger;
     /** Receives a resource's browser log lines (console, navigations, errors) in batches. */
@@ -120,6 +120,11 @@ export class BrowserPool {
     return this.#warm.launching;
   }
 
+  /** The warm pool's target, size and hit rate (`WarmPool.status`), as the host overview shows them. */
+  warmStatus() {
+    return this.#warm.status();
+  }
+
   get runningCount() {
     return this.#running.size + this.#launching.size;
   }
@@ -181,7 +186,7 @@ export class BrowserPool {
       this.#heldBefore.delete(spec.resourceId);
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy, a persisted one, or a browser running elsewhere, never takes a warm browser.)
-      if (!spec.proxy && !spec.external && !spec.persist) this.#warm.started(instance.settings, instance.signature);
+      if (!spec.proxy && !spec.external && !spec.persist) this.#warm.started(instance.settings, instance.signature, false);
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
@@ -352,7 +357,7 @@ export class BrowserPool {
     this.#heldBefore.delete(spec.resourceId);
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
-    this.#warm.started(instance.settings, instance.signature);
+    this.#warm.started(instance.settings, instance.signature, true);
     return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
   }
 

@@ -10,6 +10,8 @@ export type HostBrowser = LaunchedBrowser & {
   measured?: boolean;
   resourceId: string;
   projectId: string;
+  /** Set on warm browsers: when it was ready to hand out (ms); one above the pool's target waiting long enough is retired. */
+  warmSince?: number;
   /** Set on warm browsers once their offer is written to `warm_browsers`. */
   offered?: boolean;
   networkBytes: number;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { WarmPoolStatus } from '../../../../db/entities/BrowserHost.ts';
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
+import { defaultLaunchSignature } from '../../launch/launchSignature.ts';
 import type { LaunchedBrowser } from '../chromium/chromiumProcess.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
@@ -16,10 +18,19 @@ import { WarmPolicy, type WarmPolicyOptions } from './warmPolicy.ts';
 const REFILL_AFTER_START_MS = 1_000;
 
 /** A warm launch under way; `taker` is the cold start it was handed to (`takeLaunch`), if any. */
-type WarmLaunch = { signature: string; taker?: { resolve: (browser: LaunchedBrowser) => void; reject: (error: unknown) => void } };
+type WarmLaunch = {
+  signature: string;
+  startedAt: number;
+  taker?: { resolve: (browser: LaunchedBrowser) => void; reject: (error: unknown) => void };
+};
 
 export type WarmPoolOptions = WarmPolicyOptions & {
   log: Logger;
+  /**
+   * Warm launches at once, at most (hostCapacity.ts, `warmLaunchConcurrency`: from the host's
+   * cores). A refill launches up to this many in parallel, and the next as one ends. Unset: 1.
+   */
+  launchConcurrency?: number;
   /** A warm browser is ready to be claimed (the host advertises it in `warm_browsers`). */
   onWarmReady?: (warm: { warmId: string; signature: string; cdpEndpoint: string; pid: number | null }) => Promise<void>;
   /** Withdraws a warm browser's offer; false when it was no longer there (the api claimed it). */
@@ -35,10 +46,11 @@ export type WarmPoolHooks = {
 
 /**
  * The warm browsers of one host: launched before any start asks, for the settings `WarmPolicy`
- * names, and offered to the api (`onWarmReady`); one leaves when the workflow of the start that
- * claimed it has the host adopt it (`take`), and the pool is refilled shortly after every start here. A
- * browser no longer wanted is retired by withdrawing its offer first (`trim`, `drain`), so a
- * browser the api claimed meanwhile stays for its adoption.
+ * names (of the default settings, as many as the recent rate of starts needs), and offered to the
+ * api (`onWarmReady`); one leaves when the workflow of the start that claimed it has the host adopt
+ * it (`take`), and the pool is refilled shortly after every start here, up to `launchConcurrency`
+ * launches at once. A browser no longer wanted is retired by withdrawing its offer first (`trim`,
+ * `drain`), so a browser the api claimed meanwhile stays for its adoption.
  */
 export class WarmPool {
   readonly #options: WarmPoolOptions;
@@ -69,6 +81,25 @@ export class WarmPool {
   /** Warm launches under way that no cold start took over. */
   get launching() {
     return this.#untaken().length;
+  }
+
+  /**
+   * The pool as the host overview shows it: the floor and ceiling of the default settings' pool,
+   * its target now, the browsers waiting and being launched (of every settings kept warm), what
+   * the target is computed from, and the hit rate of the starts here.
+   */
+  status(): WarmPoolStatus {
+    const ready = this.#browsers.filter((browser) => browser.signature === defaultLaunchSignature).length;
+    return {
+      floor: this.#policy.floor,
+      max: this.#policy.max,
+      target: this.#draining ? 0 : this.#policy.target(defaultLaunchSignature, ready),
+      size: this.#browsers.length,
+      launching: this.launching,
+      startsPerMinute: Math.round(this.#policy.demandPerSecond * 60 * 10) / 10,
+      launchMs: Math.round(this.#policy.launchMs),
+      claims: this.#policy.claims(),
+    };
   }
 
   /** The launch signatures kept warm here (the registry's `warm_signatures`): none while draining. */
@@ -113,11 +144,12 @@ export class WarmPool {
   }
 
   /**
-   * A start of `settings` here (cold, or a warm browser of them adopted): keeps one browser of them
-   * warm for the next start (`WarmPolicy`), refills, and retires what that pushed out.
+   * A start of `settings` here that could take a warm browser (`warm`: it did; else it launched
+   * cold): counts toward the demand and the hit rate, keeps one browser of other settings warm for
+   * the next start (`WarmPolicy`), refills, and retires what that pushed out.
    */
-  started(settings: LaunchSettings, signature: string) {
-    this.#policy.startedWith(settings, signature);
+  started(settings: LaunchSettings, signature: string, warm = false) {
+    this.#policy.startedWith(settings, signature, warm);
     this.#refillSoon();
     this.#trimLogged();
   }
@@ -141,9 +173,8 @@ export class WarmPool {
     return this.#launches.filter((launch) => !launch.taker && (signature === undefined || launch.signature === signature));
   }
 
-  /** Browsers of `signature` waiting, and launches of them under way that no start took. */
-  #readyOrLaunching(signature: string) {
-    return this.#browsers.filter((browser) => browser.signature === signature).length + this.#untaken(signature).length;
+  #ready(signature: string) {
+    return this.#browsers.filter((browser) => browser.signature === signature).length;
   }
 
   /** Refills after `REFILL_AFTER_START_MS`; starts meanwhile share the one refill. */
@@ -184,6 +215,9 @@ export class WarmPool {
     } finally {
       this.#trimming = false;
     }
+    // The target may have risen since the last refill (memory freed), and a launch that failed
+    // left a place: both are filled here. A start's own refill, when one is pending, comes soon.
+    if (!this.#refillTimer) this.refill();
   }
 
   /**
@@ -207,23 +241,33 @@ export class WarmPool {
     return this.#browsers.splice(0);
   }
 
-  /** Launches what `signature` lacks of its target. */
+  /**
+   * Launches what `signature` lacks of its target, as far as the launches at once allow (a launch
+   * a cold start took over is that start's now, as its own cold launch would be: it does not
+   * count). The next launch starts as one ends (`#launchEnded`).
+   */
   #topUp(settings: LaunchSettings, signature: string) {
-    const lacking = this.#policy.target(signature) - this.#readyOrLaunching(signature);
-    for (let i = 0; i < lacking; i++) {
-      const launch: WarmLaunch = { signature };
+    const ready = this.#ready(signature);
+    const lacking = this.#policy.target(signature, ready) - ready - this.#untaken(signature).length;
+    const room = Math.max(1, this.#options.launchConcurrency ?? 1) - this.#untaken().length;
+    for (let i = 0; i < Math.min(lacking, room); i++) {
+      const launch: WarmLaunch = { signature, startedAt: Date.now() };
       this.#launches.push(launch);
+      let launchedOne = false;
       this.#hooks
         .launch(settings)
         .then(async (launched) => {
+          launchedOne = true;
           // Settled here, before any wait: a start that comes now finds no launch to take over
           // (its taker would never be answered) and takes the browser once it is offered.
           this.#forget(launch);
+          this.#policy.launched(Date.now() - launch.startedAt);
           // Taken by a cold start: its browser now, whatever became of the pool meanwhile.
           if (launch.taker) return launch.taker.resolve(launched);
           if (this.#closed || this.#draining) return this.#hooks.destroy(launched);
           const warmId = randomUUID();
           const browser = this.#hooks.hold(launched, warmId);
+          browser.warmSince = Date.now();
           this.#browsers.push(browser);
           await this.#options.onWarmReady?.({ warmId, signature, cdpEndpoint: launched.cdpEndpoint, pid: launched.pid });
           browser.offered = true;
@@ -232,8 +276,21 @@ export class WarmPool {
           this.#forget(launch);
           if (launch.taker) return launch.taker.reject(error);
           this.#options.log.error({ err: error }, 'could not launch a warm browser');
+        })
+        .finally(() => {
+          if (launchedOne) this.#launchEnded();
         });
     }
+  }
+
+  /**
+   * A launch's place is free: the pool goes on filling, unless a start's refill is pending (it
+   * waits on purpose, `REFILL_AFTER_START_MS`). A launch that failed leaves its place to the next
+   * heartbeat's `trim`, so a Chromium that cannot start is not retried in a loop.
+   */
+  #launchEnded() {
+    if (this.#refillTimer || this.#closed || this.#draining) return;
+    this.refill();
   }
 
   #forget(launch: WarmLaunch) {
