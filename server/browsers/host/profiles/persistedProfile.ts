@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -131,13 +131,16 @@ export async function closeAndSave(browser: PersistedBrowser, maxBytes: number):
   const exited = await Promise.race([browser.ended?.then(() => true), sleep(EXIT_WAIT_MS, false)]);
   if (!exited) return { cookies, note: notSaved(`Chromium did not exit within ${EXIT_WAIT_MS / 1000} s of its close`) };
   const saved = path.join(profileDir, SAVED);
-  // Without the sandbox the profile folder is the host's: packed here.
-  if (!persisted.sandboxed && !existsSync(saved)) {
-    await run('tar', tarSaveArgs(browser.userDataDir, saved)).catch(() => undefined);
+  // Without the sandbox the profile folder is the host's: packed here (a part, renamed once whole).
+  if (!persisted.sandboxed) {
+    await run('tar', tarSaveArgs(browser.userDataDir, `${saved}.part`))
+      .then(() => renameSync(`${saved}.part`, saved))
+      .catch(() => undefined);
   }
-  if (!existsSync(saved)) return { cookies, note: notSaved('its archive could not be made') };
-  const size = statSync(saved).size;
-  if (size > maxBytes) {
+  const archive = readArchive(saved, maxBytes);
+  if (!archive) return { cookies, note: notSaved('its archive could not be made') };
+  const { size } = archive;
+  if (!archive.bytes) {
     return {
       cookies,
       note: notSaved(
@@ -146,10 +149,32 @@ export async function closeAndSave(browser: PersistedBrowser, maxBytes: number):
     };
   }
   return {
-    archive: readFileSync(saved),
+    archive: archive.bytes,
     cookies,
     note: { context: 'browser', severity: 'info', message: `profile saved (${kilobytes(size)} KB)`, area: 'profile' },
   };
+}
+
+/**
+ * The archive the sandbox left, its size, and its bytes when within `maxBytes`; undefined when there
+ * is none. The folder is the sandbox's user's to write, and the browser is hostile: only a regular
+ * file is read, never through a link (which could name a file of the host) or from a pipe.
+ */
+export function readArchive(file: string, maxBytes: number): { size: number; bytes?: Buffer } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return undefined;
+    if (stat.size > maxBytes) return { size: stat.size };
+    return { size: stat.size, bytes: readFileSync(fd) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function notSaved(why: string): NewLogEntry {
