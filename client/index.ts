@@ -95,6 +95,8 @@ export type BrowserflowWaits = {
 export type BrowserflowFiles = {
   /** The JPEG of a screenshot (one of a run's `screenshots`, or its `url`). Throws on any answer but 200. */
   screenshot(shot: Pick<Screenshot, 'url'> | string): Promise<Uint8Array>;
+  /** The bytes of a browser's downloaded file (one of `resources.downloads`, a `page.download` node's `file`, or its `url`). Throws on any answer but 200. */
+  download(file: { url: string } | string): Promise<Uint8Array>;
 };
 
 export type BrowserflowClient = TRPCClient<AppRouter> & BrowserflowWaits & BrowserflowFiles;
@@ -173,13 +175,14 @@ export function createBrowserflowClient(options: BrowserflowClientOptions): Brow
       }),
     ],
   });
+  const bytesAt = async (url: string) => {
+    const answer = await (options.fetch ?? fetch)(url, { headers });
+    if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
+    return new Uint8Array(await answer.arrayBuffer());
+  };
   const files: BrowserflowFiles = {
-    async screenshot(shot) {
-      const url = typeof shot === 'string' ? shot : shot.url;
-      const answer = await (options.fetch ?? fetch)(url, { headers });
-      if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
-      return new Uint8Array(await answer.arrayBuffer());
-    },
+    screenshot: (shot) => bytesAt(typeof shot === 'string' ? shot : shot.url),
+    download: (file) => bytesAt(typeof file === 'string' ? file : file.url),
   };
   // The procedures' proxy answers every name: the waits and the files are looked up first.
   const extras: Record<string, unknown> = { ...waitsOn(client), ...files };

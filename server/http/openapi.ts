@@ -20,7 +20,12 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     },
   });
   document.openapi = '3.1.0';
-  document.paths = { ...renameForkParameter(document.paths ?? {}), ...documentRoutes(rawRoutes.flatMap((group) => group.routes)) };
+  const procedures = renameForkParameter(document.paths ?? {});
+  document.paths = { ...procedures };
+  // A path may have procedures and raw routes (a download's DELETE and its GET): their methods merge.
+  for (const [path, item] of Object.entries(documentRoutes(rawRoutes.flatMap((group) => group.routes)))) {
+    document.paths[path] = { ...procedures[path], ...item };
+  }
   return withNulRefused(withExactErrors(withWaitingAnswers(document)));
 }
 

@@ -46,7 +46,7 @@ const goto = (from: string, url = 'https://shop.test/') => ({ type: 'page.goto',
 function sampleLiteral(type: string, name: string, input: InputSpec): unknown {
   if (type === 'extract.list' && name === 'fields') return { title: 'h2' };
   if (name === 'pages') return { links: '.pager a' };
-  if (type === 'page.goto' && name === 'url') return 'https://shop.test/';
+  if ((type === 'page.goto' || type === 'page.download') && name === 'url') return 'https://shop.test/';
   if (type === 'page.select' && name === 'value') return 'a';
   if (input.enum) return input.enum[0];
   const samples: Record<Exclude<RefType, 'page'>, unknown> = {
@@ -86,6 +86,8 @@ function sourceFor(type: string, which: 'all' | 'required', overrides: Record<st
   if (spec.oneOf && !spec.oneOf.some((name) => name in inputs))
     inputs[spec.oneOf[0] as string] = sampleLiteral(type, spec.oneOf[0] as string, spec.inputs[spec.oneOf[0] as string] as InputSpec);
   if (type === 'flow.condition' && which === 'all') inputs.operand = 'x';
+  // Its `selector` and `url` are one or the other (its own test below).
+  if (type === 'page.download' && which === 'all') delete inputs.url;
   const node: Record<string, unknown> = { type, inputs: { ...inputs, ...overrides } };
   for (const [key, block] of Object.entries(spec.blocks ?? {})) if (block.required || which === 'all') node[key] = { nodes: {} };
   return { nodes: { tab: page, subject: node } };
@@ -239,6 +241,22 @@ describe('each node type’s contract', () => {
 });
 
 describe('compile errors', () => {
+  it('page.download: a selector or an http(s) URL, one of the two', () => {
+    const download = (inputs: Record<string, unknown>) => ({
+      nodes: { page, open: goto('page'), file: { type: 'page.download', inputs: { page: { $ref: 'open.page' }, ...inputs } } },
+      outputs: { file: { $ref: 'file.file' } },
+    });
+    compiled(download({ selector: 'a#csv' }));
+    compiled(download({ url: 'https://shop.test/export.csv' }));
+    expect(errorsOf(download({}))).toEqual([expect.objectContaining({ node: 'file', code: 'missing_input' })]);
+    expect(errorsOf(download({ selector: 'a', url: 'https://shop.test/x.csv' }))).toEqual([
+      expect.objectContaining({ node: 'file', input: 'url', message: expect.stringContaining('not both') }),
+    ]);
+    expect(errorsOf(download({ url: 'file:///etc/passwd' }))).toEqual([
+      expect.objectContaining({ node: 'file', input: 'url', message: expect.stringContaining('http(s)') }),
+    ]);
+  });
+
   it('invalid_source: not a source at all', () => {
     for (const source of [null, 'nodes', [], {}, { nodes: [] }]) {
       const errors = errorsOf(source);

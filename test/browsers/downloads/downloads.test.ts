@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrowserflowClient } from '../../../client/index.ts';
 import { startTestSite } from '../../support/pages.ts';
 import { createPipeline, settledRun, startRun, userWithSession } from '../../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../../support/stack.ts';
@@ -181,6 +182,13 @@ describe('downloads', () => {
       expect(got.headers.get('content-disposition')).toBe(`attachment; filename="${file.name}"; filename*=UTF-8''${file.name}`);
       expect(got.headers.get('x-content-type-options')).toBe('nosniff');
     }
+
+    // The SDK lists and fetches them alike.
+    const sdk = createBrowserflowClient({ url: stack.url, token: user.token });
+    const listedBySdk = await sdk.resources.downloads.query({ project: user.slug, sessionId: user.sessionId, resourceId });
+    expect(listedBySdk).toEqual(files);
+    const built = files.find((f) => f.name.startsWith('built')) as FileView;
+    expect(Buffer.from(await sdk.download(built)).equals(Buffer.from(builtCsv))).toBe(true);
 
     // Nothing of them on the host: not in HOME, the temporary folder, nor the stack's data folders.
     const dataDir = path.dirname(stack.config.dataDir);

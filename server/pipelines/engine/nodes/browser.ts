@@ -278,7 +278,7 @@ export const browserNodeSpecs = [
     type: 'page.download',
     title: 'Download a file',
     description:
-      'Clicks `selector` (a link with `download`, a button whose script builds the file) or opens `url` (a response with `Content-Disposition: attachment`), then waits, within the node’s timeout, for the file the page downloads. The file lands in the browser’s own folder, is kept with the session’s browser (listed, fetched and deleted at `…/sessions/{sessionId}/{resourceId}/downloads`, for DOWNLOAD_RETENTION_DAYS) and `file` refers to it: `{id, name, size, mimeType, url}`, where `url` serves the bytes. A download cancelled past DOWNLOAD_MAX_BYTES fails the node.',
+      'Clicks `selector` (a link with `download`, a button whose script builds the file) or opens `url` (a response with `Content-Disposition: attachment`), one of the two, then waits, within the node’s timeout, for the file the page downloads. The file lands in the browser’s own folder, is kept with the session’s browser (listed, fetched and deleted at `…/sessions/{sessionId}/{resourceId}/downloads`, for DOWNLOAD_RETENTION_DAYS) and `file` refers to it: `{id, name, size, mimeType, url}`, where `url` serves the bytes. A download cancelled past DOWNLOAD_MAX_BYTES fails the node.',
     category: 'browser',
     browser: true,
     inputs: {
