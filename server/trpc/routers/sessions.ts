@@ -1,6 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
+import {
+  defaultFingerprintMode,
+  defaultLocale,
+  defaultTimezone,
+  fingerprintModeSchema,
+  localeSchema,
+  timezoneSchema,
+} from '../../browsers/launch/fingerprint.ts';
 import { defaultBrowserImage } from '../../browsers/launch/images.ts';
 import { checkImage, defaultScreen, maxLaunchArgsLength, parseLaunchArgs, screenSchema } from '../../browsers/launch/launchSettings.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/proxies/sessionProxies.ts';
@@ -37,6 +45,12 @@ const sessionFields = {
   proxy: sessionProxySchema.nullable(),
   /** A stored proxy of the project (or a dynamic one with an id, copied inline); null removes it. */
   proxyId: z.string().trim().min(1, 'a proxy id; null removes the proxy').max(100).nullable(),
+  /** BCP 47 tag: navigator.languages, Accept-Language and Intl of the session's browser. */
+  locale: localeSchema,
+  /** IANA time zone name of the session's browser. */
+  timezone: timezoneSchema,
+  /** `desktop`: a browser sites do not flag; `automation`: Chromium's honest headless defaults. */
+  fingerprint: fingerprintModeSchema,
 };
 
 const managerView = z.object({
@@ -54,6 +68,9 @@ const sessionView = z.object({
   status: z.enum(['idle', 'running']),
   proxy: proxyEndpointView.nullable(),
   proxyId: z.string().nullable(),
+  locale: z.string(),
+  timezone: z.string(),
+  fingerprint: fingerprintModeSchema,
   manager: managerView,
   created: z.string(),
   updated: z.string(),
@@ -99,6 +116,9 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
     status: manager.runningResources > 0 ? ('running' as const) : ('idle' as const),
     proxy: session.proxy ? presentProxyEndpoint(session.proxy) : null,
     proxyId: session.storedProxy?.id ?? null,
+    locale: session.locale,
+    timezone: session.timezone,
+    fingerprint: session.fingerprint === 'automation' ? ('automation' as const) : ('desktop' as const),
     manager,
     created: iso(session.created),
     updated: iso(session.updated),
@@ -164,6 +184,9 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.default(() => []),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        locale: sessionFields.locale.default(defaultLocale),
+        timezone: sessionFields.timezone.default(defaultTimezone),
+        fingerprint: sessionFields.fingerprint.default(defaultFingerprintMode),
       }),
     )
     .output(z.object({ id: z.string() }))
@@ -181,6 +204,9 @@ export const sessionsRouter = router({
         cookies: input.cookies,
         proxy: proxy.proxy ?? null,
         storedProxy: proxy.storedProxy ?? null,
+        locale: input.locale,
+        timezone: input.timezone,
+        fingerprint: input.fingerprint,
       });
       await ctx.em.flush();
       return { id: session.id };
@@ -213,6 +239,9 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.optional(),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        locale: sessionFields.locale.optional(),
+        timezone: sessionFields.timezone.optional(),
+        fingerprint: sessionFields.fingerprint.optional(),
       }),
     )
     .output(sessionDetailView)
@@ -229,6 +258,9 @@ export const sessionsRouter = router({
       if (input.cookies !== undefined) session.cookies = input.cookies;
       if (proxy.proxy !== undefined) session.proxy = proxy.proxy;
       if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
+      if (input.locale !== undefined) session.locale = input.locale;
+      if (input.timezone !== undefined) session.timezone = input.timezone;
+      if (input.fingerprint !== undefined) session.fingerprint = input.fingerprint;
       await ctx.em.flush();
       // Changes apply at the next start; a running browser keeps what it was launched with.
       return presentDetail(ctx, session);
