@@ -181,8 +181,21 @@ type SessionSettings = {
   proxyUsername: string;
   proxyPassword: string;
   cookies: string;
+  locale: string;
+  timezone: string;
+  fingerprint: string;
 };
-const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '' };
+const noSettings: SessionSettings = {
+  width: '',
+  height: '',
+  proxy: '',
+  proxyUsername: '',
+  proxyPassword: '',
+  cookies: '',
+  locale: '',
+  timezone: '',
+  fingerprint: '',
+};
 
 /** The optional part of a new session, as the API takes it; a malformed field throws its message. */
 function settingsBody(settings: SessionSettings) {
@@ -203,6 +216,9 @@ function settingsBody(settings: SessionSettings) {
       ...(settings.proxyUsername ? { username: settings.proxyUsername, password: settings.proxyPassword } : {}),
     } as SessionExtras['proxy'];
   }
+  if (settings.locale) body.locale = settings.locale;
+  if (settings.timezone) body.timezone = settings.timezone;
+  if (settings.fingerprint) body.fingerprint = settings.fingerprint as SessionExtras['fingerprint'];
   if (settings.cookies.trim()) {
     try {
       body.cookies = JSON.parse(settings.cookies) as SessionExtras['cookies'];
@@ -213,7 +229,7 @@ function settingsBody(settings: SessionSettings) {
   return body;
 }
 
-/** Screen size, a proxy (its password as a password field) and cookies for a new session. */
+/** Screen size, locale, timezone and fingerprint, a proxy (its password as a password field) and cookies for a new session. */
 function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
   const field = (key: keyof SessionSettings) => ({
     value: settings[key],
@@ -230,6 +246,24 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
         <label>
           Screen height
           <input inputMode="numeric" placeholder="720" {...field('height')} />
+        </label>
+      </div>
+      <div className="row">
+        <label>
+          Locale
+          <input placeholder="en-US" {...field('locale')} />
+        </label>
+        <label>
+          Timezone
+          <input placeholder="UTC" {...field('timezone')} />
+        </label>
+        <label>
+          Fingerprint
+          <select {...field('fingerprint')}>
+            <option value="">desktop (default)</option>
+            <option value="desktop">desktop: not flagged as automated</option>
+            <option value="automation">automation: Chromium's honest headless defaults</option>
+          </select>
         </label>
       </div>
       <div className="row">
@@ -269,6 +303,9 @@ function settingsOf(session: Session): SessionSettings {
     proxyUsername: proxy?.username ?? '',
     proxyPassword: '',
     cookies: '',
+    locale: session.locale,
+    timezone: session.timezone,
+    fingerprint: session.fingerprint,
   };
 }
 
@@ -303,6 +340,9 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
           ? { proxy: settings.proxy, proxyUsername: settings.proxyUsername, proxyPassword: settings.proxyPassword }
           : {}),
         cookies: settings.cookies,
+        ...(changed(['locale', 'timezone', 'fingerprint'])
+          ? { locale: settings.locale, timezone: settings.timezone, fingerprint: settings.fingerprint }
+          : {}),
       });
       if (changed(['proxy']) && !settings.proxy) body.proxy = null;
       save.mutate(body);
