@@ -35,7 +35,7 @@ export function canonicalLocale(tag: string): string | null {
 }
 
 let timezones: Map<string, string> | undefined;
-/** ICU's own names (`Asia/Kolkata` stays so, rather than its alias `Asia/Calcutta`), by lower case. */
+/** ICU's own names, by lower case. */
 function knownTimezones() {
   timezones ??= new Map(['UTC', ...Intl.supportedValuesOf('timeZone')].map((name) => [name.toLowerCase(), name]));
   return timezones;
@@ -47,7 +47,10 @@ export function canonicalTimezone(name: string): string | null {
   const known = knownTimezones().get(name.toLowerCase());
   if (known) return known;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    // A newer name ICU keeps as an alias (`Asia/Kolkata` for `Asia/Calcutta`) stays as written
+    // when written as the tz database spells it; otherwise ICU's spelling (the TZ file's name).
+    return name.split('/').every((part) => /^[A-Z]/.test(part)) ? name : resolved;
   } catch {
     return null;
   }
