@@ -2,8 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WarmBrowser } from '../../../db/entities/index.ts';
 import { createProject, registerUser } from '../../support/accounts.ts';
 import { launchChromium } from '../../support/chromium.ts';
 import { OTHER_SITE_HOST, PAGE_HOST, startTestSite } from '../../support/pages.ts';
@@ -49,7 +51,8 @@ const probeSource = `(() => {
 
 beforeAll(async () => {
   stack = await startTestStack(
-    { RATE_LIMITS: 'off', BROWSER_ALLOWED_PRIVATE_DESTINATIONS: `${PAGE_HOST},${OTHER_SITE_HOST}` },
+    // One warm browser of the default settings: a default session's start takes it.
+    { RATE_LIMITS: 'off', BROWSER_ALLOWED_PRIVATE_DESTINATIONS: `${PAGE_HOST},${OTHER_SITE_HOST}`, BROWSER_WARM_POOL: '1' },
     { browserHost: true },
   );
   other = await startTestSite(
@@ -109,7 +112,7 @@ async function createSession(body: Record<string, unknown>) {
 async function start(sessionId: string) {
   const started = await stack.http.post(`/${project.slug}/api/sessions/${sessionId}/start`, undefined, as());
   expect(started.status, started.text).toBe(200);
-  return started.body as { id: string; remoteUrl: string };
+  return started.body as { id: string; remoteUrl: string; warm: boolean };
 }
 
 /** BotD's verdict on the page it runs in. */
@@ -217,6 +220,27 @@ describe('a session’s browser by default', () => {
     expect(seenAgain.inPage).toEqual(seen.inPage);
     await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${second.id}`, as());
   }, 240_000);
+
+  it('is so on a warm browser too: a page opened before the host adopted it waits for the fingerprint', async () => {
+    const deadline = Date.now() + 60_000;
+    while ((await stack.orm.em.fork().count(WarmBrowser, {})) < 1) {
+      if (Date.now() > deadline) throw new Error('no warm browser was offered');
+      await sleep(100);
+    }
+    const sessionId = await createSession({});
+    const resource = await start(sessionId);
+    expect(resource.warm).toBe(true);
+    // At once, as a client would: the api answered before the host adopted the browser.
+    const { browser, page } = await userPage(resource.remoteUrl);
+    expect(await botVerdict(page)).toMatchObject({ bot: false });
+    const seen = await observe(page);
+    await browser.close();
+    expect(seen.inPage).toMatchObject({ languages: ['en-US', 'en'], timeZone: 'UTC', webdriver: false });
+    expect(String(seen.inPage.renderer)).not.toMatch(/swiftshader/i);
+    expect(seen.inWorker.hardwareConcurrency).toBe(seen.inPage.hardwareConcurrency);
+    expect(seen.inFrame.renderer).toBe(seen.inPage.renderer);
+    await stopAndWait(stack.http, `/${project.slug}/api/sessions/${sessionId}/${resource.id}`, as());
+  }, 120_000);
 
   it('while plain headless Playwright on the same page is flagged', async () => {
     const browser = await launchChromium();
