@@ -5,8 +5,9 @@
  * answer and the teardown behind it; and the full lifecycle start → connectOverCDP → goto a local
  * page → stop beside a raw `chromium.launch()` → goto → close. Prints the issue's goals beside
  * their baselines; and a persisted session's restored profile beside a fresh start (support/profileRestore.ts;
- * `BENCH_ONLY=profile` runs that alone and rewrites only its section). Writes
- * docs/benchmarks/browser-start.md (not with BENCH_NO_WRITE=1).
+ * `BENCH_ONLY=profile` runs that alone and rewrites only its section). The fingerprint's cost: start → a local page loaded in a page of the client's
+ * own, cold, for a `desktop` session beside an `automation` one, alternating in the same rounds.
+ * Writes docs/benchmarks/browser-start.md (not with BENCH_NO_WRITE=1).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -71,6 +72,17 @@ try {
     return id;
   };
   const warmSession = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'warm' })).id;
+  // Screens of their own, so both start cold (a warm browser would hide the launch's cost).
+  const desktopSession = (
+    await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'desktop', screen: { width: 1282, height: 720 } })
+  ).id;
+  const automationSession = (
+    await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, {
+      name: 'automation',
+      screen: { width: 1282, height: 720 },
+      fingerprint: 'automation',
+    })
+  ).id;
 
   const resourcePath = (sessionId: string, resourceId: string) => `/${stack.slug}/api/sessions/${sessionId}/${resourceId}`;
 
@@ -96,6 +108,19 @@ try {
     return { elapsed, warm: resource.warm as boolean };
   }
 
+  /** start → connectOverCDP → a page of the client's own → a local page loaded: the fingerprint is in every new page. */
+  async function startToPage(sessionId: string) {
+    const t0 = performance.now();
+    const resource = await stack.call('POST', `/${stack.slug}/api/sessions/${sessionId}/start`, stack.token);
+    const browser = await chromium.connectOverCDP(resource.remoteUrl);
+    const context = browser.contexts()[0] ?? (await browser.newContext());
+    await (await context.newPage()).goto(siteUrl);
+    const elapsed = performance.now() - t0;
+    await browser.close();
+    await stop(sessionId, resource.id);
+    return elapsed;
+  }
+
   // A warm browser is ready once its host has offered it (a row the api can claim).
   const waitForWarm = async () => {
     while ((await stack.orm.em.fork().count(WarmBrowser, {})) < 1) await sleep(20);
@@ -114,6 +139,8 @@ try {
   const stops: { resourceId: string; requestedAt: number }[] = [];
   let stoppingAnswers = 0;
   let warmMisses = 0;
+  const desktop: number[] = [];
+  const automation: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     cold.push((await startToUsable(await newColdSession(i))).elapsed);
     await waitForWarm();
@@ -125,6 +152,19 @@ try {
     const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_FLAGS });
     raw.push(performance.now() - t0);
     await browser.close();
+    // Alternating which goes first, so neither always follows the other's teardown.
+    for (const [sessionId, into] of i % 2
+      ? ([
+          [automationSession, automation],
+          [desktopSession, desktop],
+        ] as const)
+      : ([
+          [desktopSession, desktop],
+          [automationSession, automation],
+        ] as const)) {
+      await waitForTeardowns();
+      into.push(await startToPage(sessionId));
+    }
     if ((i + 1) % 10 === 0) console.log(`bench: ${i + 1}/${RUNS} rounds`);
   }
 
@@ -205,6 +245,21 @@ ${row('POST stop answered (stopping)', stopAnswered)}
 ${row('POST stop → resource stopped (teardown, not waited for)', stopToStopped)}
 ${row('full lifecycle: start → connectOverCDP → goto local page → stop (warm)', lifecycle)}
 ${row('raw playwright-core chromium.launch() → newPage → goto local page → close', rawLifecycle)}
+
+## Fingerprint
+
+A session's default fingerprint (\`desktop\`, docs/sessions-and-proxies.md) against
+\`fingerprint: "automation"\` (Chromium's honest defaults), cold, alternating in the same rounds:
+start → connectOverCDP → a new page of the client's own → a local page loaded. The new page is
+where the injection costs (the host's injector holds it until its script is in).
+
+| measure | runs | median ms | p95 ms |
+|---|---|---|---|
+${row('start → own page loaded, cold, fingerprint desktop', desktop)}
+${row('start → own page loaded, cold, fingerprint automation', automation)}
+
+Cost of the fingerprint (medians): ${(((median(desktop) - median(automation)) / median(automation)) * 100).toFixed(1)} % (goal: at most 10 %).
+The warm rows above are \`desktop\` sessions (the default) on warm browsers launched for it.
 
 Warm starts that missed the pool: ${warmMisses} of ${RUNS}. Stops answered \`stopping\` (the rest had
 already stopped): ${stoppingAnswers} of ${stopAnswered.length}.

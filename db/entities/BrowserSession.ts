@@ -25,6 +25,16 @@ export type SessionCookie = {
   partitionKey?: CookiePartitionKey;
 };
 
+/**
+ * What a session's browser shows sites beyond its launch flags, generated once (at its first start
+ * with the `desktop` fingerprint) and kept, so that it is the same at every start on every host.
+ */
+export type StoredFingerprint = {
+  webgl: { vendor: string; renderer: string };
+  hardwareConcurrency: number;
+  deviceMemory: number;
+};
+
 export type SessionProxy = { protocol: string; hostname: string; port: number; username: string | null; password: string | null };
 
 /** A browser definition (spec "Session"); starting it creates a SessionResource. */
@@ -47,6 +57,12 @@ export const BrowserSession = defineEntity({
     storedProxy: () => p.manyToOne(StoredProxy).nullable().deleteRule('set null'),
     /** Its browser's profile is saved at each stop and restored at the next start (server/browsers/sessions/sessionProfiles.ts). */
     persist: p.boolean().default(false),
+    /** `desktop` or `automation` (server/browsers/launch/fingerprint.ts); locale and timezone as BCP 47 and IANA names. */
+    fingerprint: p.string().length(20).default('desktop'),
+    locale: p.string().length(35).default('en-US'),
+    timezone: p.string().length(64).default('UTC'),
+    /** Generated at the first `desktop` start and kept; never shown. */
+    fingerprintData: p.json<StoredFingerprint>().nullable().hidden(),
     created: created(),
     updated: updated(),
   },

@@ -272,6 +272,9 @@ describe('project settings and session settings', () => {
     await form.getByText('Screen, proxy and cookies').click();
     await form.getByLabel('Screen width').fill('1024');
     await form.getByLabel('Screen height').fill('600');
+    await form.getByLabel('Locale').fill('fr-FR');
+    await form.getByLabel('Timezone').fill('Europe/Paris');
+    await form.getByLabel('Fingerprint').selectOption('automation');
     await form.getByLabel('Proxy', { exact: true }).fill('http://proxy.example.test:3128');
     await form.getByLabel('Proxy user').fill('alice');
     expect(await form.getByLabel('Proxy password').getAttribute('type')).toBe('password');
@@ -282,7 +285,13 @@ describe('project settings and session settings', () => {
     const sessions = (await stack.http.get(`/${project.slug}/api/sessions`, { token: user.token })).body as { id: string; name: string }[];
     const created = sessions.find((session) => session.name === 'with settings') as { id: string };
     const detail = (await stack.http.get(`/${project.slug}/api/sessions/${created.id}`, { token: user.token })).body;
-    expect(detail).toMatchObject({ screen: { width: 1024, height: 600 }, proxy: { hostname: 'proxy.example.test', port: 3128 } });
+    expect(detail).toMatchObject({
+      screen: { width: 1024, height: 600 },
+      proxy: { hostname: 'proxy.example.test', port: 3128 },
+      locale: 'fr-FR',
+      timezone: 'Europe/Paris',
+      fingerprint: 'automation',
+    });
     expect(detail.cookies).toEqual([expect.objectContaining({ name: 'sid', domain: 'shop.example.test' })]);
     expect(JSON.stringify(detail)).not.toContain('proxy-pass-1');
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { BrowserSession, Screen } from '../../../db/entities/BrowserSession.ts';
 import { BadRequest } from '../../errors.ts';
 import { PLAYWRIGHT_FEATURES } from './chromiumFlags.ts';
+import { type FingerprintMode, fingerprintModes, type LaunchFingerprint } from './fingerprint.ts';
 import { isKnownImage } from './images.ts';
 
 /**
@@ -10,15 +11,24 @@ import { isKnownImage } from './images.ts';
  * session, so the screen fits a real display and the flags leave the host in charge.
  */
 
-/** What a browser is launched with and cannot change afterwards: a warm browser fits a start only if these match. */
-export type LaunchSettings = { image: string; screen: Screen; args: readonly string[] };
+/**
+ * What a browser is launched with and cannot change afterwards: a warm browser fits a start only if
+ * these match. No `fingerprint` is the default one (`defaultLaunchFingerprint`).
+ */
+export type LaunchSettings = { image: string; screen: Screen; args: readonly string[]; fingerprint?: LaunchFingerprint };
 
 /**
  * A stored session's launch settings, its flags parsed: what the api's warm-browser signature and
  * the host's launch both read, so they agree on what a session launches with.
  */
-export function launchSettingsOf(session: Pick<BrowserSession, 'image' | 'screen' | 'args'>) {
-  return { image: session.image, screen: session.screen, args: parseLaunchArgs(session.args) } satisfies LaunchSettings;
+export function launchSettingsOf(session: Pick<BrowserSession, 'image' | 'screen' | 'args' | 'fingerprint' | 'locale' | 'timezone'>) {
+  const mode = (fingerprintModes as readonly string[]).includes(session.fingerprint) ? (session.fingerprint as FingerprintMode) : 'desktop';
+  return {
+    image: session.image,
+    screen: session.screen,
+    args: parseLaunchArgs(session.args),
+    fingerprint: { mode, locale: session.locale, timezone: session.timezone },
+  } satisfies LaunchSettings;
 }
 
 export const defaultScreen: Screen = { width: 1280, height: 720 };

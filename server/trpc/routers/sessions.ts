@@ -1,6 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { BrowserSession, SessionResource } from '../../../db/entities/index.ts';
+import {
+  defaultFingerprintMode,
+  defaultLocale,
+  defaultTimezone,
+  fingerprintModeSchema,
+  localeSchema,
+  timezoneSchema,
+} from '../../browsers/launch/fingerprint.ts';
 import { defaultBrowserImage } from '../../browsers/launch/images.ts';
 import { checkImage, defaultScreen, maxLaunchArgsLength, parseLaunchArgs, screenSchema } from '../../browsers/launch/launchSettings.ts';
 import { presentProxyEndpoint, proxyEndpointView, sessionProxySchema } from '../../browsers/proxies/sessionProxies.ts';
@@ -40,6 +48,12 @@ const sessionFields = {
   proxyId: z.string().trim().min(1, 'a proxy id; null removes the proxy').max(100).nullable(),
   /** Keep the browser's profile (cookies, localStorage, IndexedDB, service workers) across starts. */
   persist: z.boolean(),
+  /** BCP 47 tag: navigator.languages, Accept-Language and Intl of the session's browser. */
+  locale: localeSchema,
+  /** IANA time zone name of the session's browser. */
+  timezone: timezoneSchema,
+  /** `desktop`: a browser sites do not flag; `automation`: Chromium's honest headless defaults. */
+  fingerprint: fingerprintModeSchema,
 };
 
 const managerView = z.object({
@@ -58,6 +72,9 @@ const sessionView = z.object({
   proxy: proxyEndpointView.nullable(),
   proxyId: z.string().nullable(),
   persist: z.boolean(),
+  locale: z.string(),
+  timezone: z.string(),
+  fingerprint: fingerprintModeSchema,
   manager: managerView,
   created: z.string(),
   updated: z.string(),
@@ -104,6 +121,9 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
     proxy: session.proxy ? presentProxyEndpoint(session.proxy) : null,
     proxyId: session.storedProxy?.id ?? null,
     persist: session.persist,
+    locale: session.locale,
+    timezone: session.timezone,
+    fingerprint: session.fingerprint === 'automation' ? ('automation' as const) : ('desktop' as const),
     manager,
     created: iso(session.created),
     updated: iso(session.updated),
@@ -170,6 +190,9 @@ export const sessionsRouter = router({
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
         persist: sessionFields.persist.default(false),
+        locale: sessionFields.locale.default(defaultLocale),
+        timezone: sessionFields.timezone.default(defaultTimezone),
+        fingerprint: sessionFields.fingerprint.default(defaultFingerprintMode),
       }),
     )
     .output(z.object({ id: z.string() }))
@@ -188,6 +211,9 @@ export const sessionsRouter = router({
         proxy: proxy.proxy ?? null,
         storedProxy: proxy.storedProxy ?? null,
         persist: input.persist,
+        locale: input.locale,
+        timezone: input.timezone,
+        fingerprint: input.fingerprint,
       });
       await ctx.em.flush();
       return { id: session.id };
@@ -221,6 +247,9 @@ export const sessionsRouter = router({
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
         persist: sessionFields.persist.optional(),
+        locale: sessionFields.locale.optional(),
+        timezone: sessionFields.timezone.optional(),
+        fingerprint: sessionFields.fingerprint.optional(),
       }),
     )
     .output(sessionDetailView)
@@ -239,6 +268,9 @@ export const sessionsRouter = router({
       if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
       const forgetsProfile = input.persist === false && session.persist;
       if (input.persist !== undefined) session.persist = input.persist;
+      if (input.locale !== undefined) session.locale = input.locale;
+      if (input.timezone !== undefined) session.timezone = input.timezone;
+      if (input.fingerprint !== undefined) session.fingerprint = input.fingerprint;
       await ctx.em.flush();
       // Turned off: the saved profile is forgotten (a browser running now saves nothing at its stop).
       if (forgetsProfile) await deleteSessionProfile(ctx.deps.orm, session.id);

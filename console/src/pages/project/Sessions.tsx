@@ -183,8 +183,22 @@ type SessionSettings = {
   cookies: string;
   /** Keep the browser's profile across starts (docs/sessions-and-proxies.md, Profiles that persist). */
   persist: boolean;
+  locale: string;
+  timezone: string;
+  fingerprint: string;
 };
-const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '', persist: false };
+const noSettings: SessionSettings = {
+  width: '',
+  height: '',
+  proxy: '',
+  proxyUsername: '',
+  proxyPassword: '',
+  cookies: '',
+  persist: false,
+  locale: '',
+  timezone: '',
+  fingerprint: '',
+};
 
 /** The optional part of a new session, as the API takes it; a malformed field throws its message. */
 function settingsBody(settings: SessionSettings) {
@@ -206,6 +220,9 @@ function settingsBody(settings: SessionSettings) {
       ...(settings.proxyUsername ? { username: settings.proxyUsername, password: settings.proxyPassword } : {}),
     } as SessionExtras['proxy'];
   }
+  if (settings.locale) body.locale = settings.locale;
+  if (settings.timezone) body.timezone = settings.timezone;
+  if (settings.fingerprint) body.fingerprint = settings.fingerprint as SessionExtras['fingerprint'];
   if (settings.cookies.trim()) {
     try {
       body.cookies = JSON.parse(settings.cookies) as SessionExtras['cookies'];
@@ -216,7 +233,7 @@ function settingsBody(settings: SessionSettings) {
   return body;
 }
 
-/** Screen size, a proxy (its password as a password field) and cookies for a new session. */
+/** Screen size, locale, timezone and fingerprint, a proxy (its password as a password field) and cookies for a new session. */
 function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
   const field = (key: Exclude<keyof SessionSettings, 'persist'>) => ({
     value: settings[key],
@@ -237,6 +254,24 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
         <label>
           Screen height
           <input inputMode="numeric" placeholder="720" {...field('height')} />
+        </label>
+      </div>
+      <div className="row">
+        <label>
+          Locale
+          <input placeholder="en-US" {...field('locale')} />
+        </label>
+        <label>
+          Timezone
+          <input placeholder="UTC" {...field('timezone')} />
+        </label>
+        <label>
+          Fingerprint
+          <select {...field('fingerprint')}>
+            <option value="">desktop (default)</option>
+            <option value="desktop">desktop: not flagged as automated</option>
+            <option value="automation">automation: Chromium's honest headless defaults</option>
+          </select>
         </label>
       </div>
       <div className="row">
@@ -277,6 +312,9 @@ function settingsOf(session: Session): SessionSettings {
     proxyPassword: '',
     cookies: '',
     persist: session.persist,
+    locale: session.locale,
+    timezone: session.timezone,
+    fingerprint: session.fingerprint,
   };
 }
 
@@ -311,6 +349,9 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
           ? { proxy: settings.proxy, proxyUsername: settings.proxyUsername, proxyPassword: settings.proxyPassword }
           : {}),
         cookies: settings.cookies,
+        ...(changed(['locale', 'timezone', 'fingerprint'])
+          ? { locale: settings.locale, timezone: settings.timezone, fingerprint: settings.fingerprint }
+          : {}),
       });
       if (changed(['proxy']) && !settings.proxy) body.proxy = null;
       if (changed(['persist'])) body.persist = settings.persist;

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { EgressPolicy } from '../../../net/egressPolicy.ts';
 import { CHROMIUM_FLAGS, LEAN_FEATURES, PLAYWRIGHT_FEATURES, PLAYWRIGHT_SWITCHES, withFeatures } from '../../launch/chromiumFlags.ts';
+import { defaultLaunchFingerprint, fingerprintFlags } from '../../launch/fingerprint.ts';
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import { launchSignature } from '../../launch/launchSignature.ts';
 import { EgressProxy } from '../egress/egressProxy.ts';
@@ -15,6 +16,9 @@ import { type PersistedProfile, prepareProfile } from '../profiles/persistedProf
 import { CdpMux } from '../relay/cdpMux.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, downloadPolicy, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
+import { attachFingerprint } from '../fingerprint/browserFingerprint.ts';
+import type { FingerprintInjector } from '../fingerprint/fingerprintInjector.ts';
+import { browserMajorVersion } from './browserVersion.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 
 /**
@@ -34,7 +38,7 @@ const REQUIRED_FLAGS = [...new Set([...PLAYWRIGHT_SWITCHES, ...CHROMIUM_FLAGS.fi
  * the host's is), the screen, the session's flags, and one feature switch of each kind carrying
  * Playwright's features, the host's memory savings and the session's own (`withFeatures`).
  */
-export function chromiumArgs(settings: LaunchSettings, options: { egress: boolean; sandbox: boolean }) {
+export function chromiumArgs(settings: LaunchSettings, options: { egress: boolean; sandbox: boolean; major?: string }) {
   const { screen, args } = settings;
   return withFeatures(
     [
@@ -43,6 +47,7 @@ export function chromiumArgs(settings: LaunchSettings, options: { egress: boolea
       ...(options.egress ? EGRESS_FLAGS : []),
       `--window-size=${screen.width},${screen.height}`,
       `--screen-info={0,0 ${screen.width}x${screen.height}}`,
+      ...(options.major ? fingerprintFlags(settings.fingerprint ?? defaultLaunchFingerprint, options.major) : []),
       ...args,
     ],
     [PLAYWRIGHT_FEATURES, LEAN_FEATURES],
@@ -120,6 +125,8 @@ export type LaunchedBrowser = {
   sockets?: string;
   /** Its cgroups (memory, pids, CPU), which every process of it is in from the start. */
   cgroup?: BrowserCgroup;
+  /** Puts the session's fingerprint into every target (a `desktop` browser launched here). */
+  fingerprint?: FingerprintInjector;
   /** Resolves when it ends, however: its process exited (reaped, so `isAlive` says no), or a browser running elsewhere disconnected. */
   ended?: Promise<void>;
   /** A persisted session's: the host's folder its profile is restored from and saved to (../profiles/persistedProfile.ts). */
@@ -167,7 +174,11 @@ export async function launchChromium(
   const runDir = path.join(sockets, 'run');
   const policyDir = path.join(folder, 'policy');
   mkdirSync(folder, { recursive: true, mode: 0o711 });
-  const env = browserEnvironment(userDataDir);
+  // The session's timezone is the process's own: every frame and worker reads it, as on a desktop.
+  const env: Record<string, string> = {
+    ...browserEnvironment(userDataDir),
+    TZ: (settings.fingerprint ?? defaultLaunchFingerprint).timezone,
+  };
   for (const dir of [userDataDir, env.HOME as string, runDir, policyDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(sockets, 0o711);
   const { sandbox } = options;
@@ -192,7 +203,7 @@ export async function launchChromium(
   if (sandbox && egress) chmodSync(path.join(runDir, 'egress.sock'), 0o666);
   const proxyServer = sandbox ? `http://127.0.0.1:${PROXY_PORT}` : (egress?.server ?? proxy?.server);
   const args = [
-    ...chromiumArgs(settings, { egress: egress !== null, sandbox: sandbox !== null }),
+    ...chromiumArgs(settings, { egress: egress !== null, sandbox: sandbox !== null, major: browserMajorVersion(options.chromiumPath) }),
     ...(proxyServer ? [`--proxy-server=${proxyServer}`, '--proxy-bypass-list=<-loopback>'] : []),
     `--user-data-dir=${userDataDir}`,
     '--remote-debugging-pipe',
@@ -274,6 +285,7 @@ export async function launchChromium(
     context.on('page', size);
     await Promise.all(context.pages().map(size));
     launched.context = context;
+    launched.fingerprint = await attachFingerprint(mux.endpoint, settings);
   } catch (error) {
     // No profile worth Chromium's own close: a launch that failed is ended at once.
     await destroyBrowser(launched, { closeFirst: false });
@@ -347,6 +359,7 @@ export async function destroyBrowser(browser: LaunchedBrowser, { closeFirst = tr
     await Promise.race([browser.remote?.close().catch(() => {}), sleep(5000)]);
     return;
   }
+  browser.fingerprint?.close();
   if (closeFirst) {
     // Chromium's own close first (it flushes its profile), at most 5 s; then whatever is left is killed.
     await browser.mux?.command('Browser.close', {}, 5000).catch(() => {});

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { SessionCookie } from '../../../../db/entities/BrowserSession.ts';
+import type { SessionCookie, StoredFingerprint } from '../../../../db/entities/BrowserSession.ts';
 import type { BrowserUsage } from '../../../../workflows/contracts/browserSession.ts';
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import { launchSignature } from '../../launch/launchSignature.ts';
@@ -18,6 +18,7 @@ import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/laun
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
 import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
 import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
+import { applyFingerprint } from '../fingerprint/browserFingerprint.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -34,6 +35,8 @@ export type LaunchSpec = LaunchSettings & {
   proxy: BrowserProxy | null;
   /** A persisted session's profile (never a warm browser): restored at launch, saved at the stop. */
   persist?: PersistedProfile | null;
+  /** The session's generated fingerprint (a `desktop` one), applied to its browser's targets. */
+  fingerprintData?: StoredFingerprint | null;
 };
 
 /** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
@@ -355,6 +358,7 @@ export class BrowserPool {
     instance.log.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
     this.#running.set(spec.resourceId, instance);
     this.#heldBefore.delete(spec.resourceId);
+    await applyFingerprint(instance, spec.fingerprintData);
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
     this.#warm.started(instance.settings, instance.signature, true);
@@ -363,7 +367,7 @@ export class BrowserPool {
 
   /** A cold start's browser: launched here, or a browser running elsewhere taken over. */
   async #launchFor(spec: LaunchSpec): Promise<HostBrowser> {
-    const settings = { image: spec.image, screen: spec.screen, args: spec.args };
+    const settings = { image: spec.image, screen: spec.screen, args: spec.args, fingerprint: spec.fingerprint };
     // Without a proxy, a warm launch of the same settings under way is taken over: it comes sooner.
     const underWay = spec.external || spec.proxy || spec.persist ? undefined : this.#warm.takeLaunch(launchSignature(settings));
     const browser = spec.external
@@ -380,6 +384,7 @@ export class BrowserPool {
     instance.log.secrets = [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4);
     if (spec.persist && browser.persisted) instance.log.push(restoredNote(spec.persist));
     try {
+      await applyFingerprint(instance, spec.fingerprintData);
       // The same call a warm start makes in the api, so a session's cookies apply alike.
       if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
       this.#watch(instance);
