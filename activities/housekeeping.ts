@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { PostgresBlobStore } from '../server/blobs/blobStore.ts';
+import { RECORDINGS_ROOT } from '../server/browsers/recordings/recordingFiles.ts';
 import { dispatchDeliveries, settleAbandonedDeliveries, startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
 import { projectsWithQueuedDeliveries } from '../server/webhooks/inFlight.ts';
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
@@ -9,7 +11,7 @@ import type { ActivityDeps } from './deps.ts';
  * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
- * empty once ended; webhook deliveries a month old; and run screenshots past their retention.
+ * empty once ended; webhook deliveries a month old; run screenshots and browser recordings past their retention.
  * Before that, it fails the webhook deliveries in flight that no workflow works on any more.
  */
 const expiredTables = [
@@ -44,6 +46,9 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
         const result = await connection.execute(`delete from ${table} where ${column} < now() - ${keep}${unless}`, [], 'run');
         deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
       }
+      // Browser recordings keep RECORDING_RETENTION_DAYS from each part's write (docs/browsers.md, Recordings).
+      const recordingsBefore = new Date(Date.now() - config.recordings.retentionDays * 86_400_000);
+      deleted.recordings = await new PostgresBlobStore(orm).deleteOlder(RECORDINGS_ROOT, recordingsBefore);
       if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
       // And the webhook deliveries whose workflow never started (Temporal was away at the event).
       const unstarted = await unstartedDeliveries(orm.em.fork(), UNSTARTED_DELIVERY_GRACE_SECONDS);

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { SessionResource } from '../../db/entities/index.ts';
+import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { LaunchError } from '../../server/browsers/host/chromium/launchErrors.ts';
 import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
 import type { BrowserPool, LaunchSpec } from '../../server/browsers/host/pool/browserPool.ts';
@@ -56,6 +56,8 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
       projectId: resource.project.id,
       ...launchSettingsOfStored(session),
       cookies: session.cookies,
+      // A run started with `record` that starts its own browser records it from the start.
+      record: session.record || (await em.count(PipelineRun, { resource: resourceId, record: true })) > 0,
       proxy: proxy
         ? {
             server: `${proxy.protocol}://${proxy.hostname}:${proxy.port}`,

@@ -45,6 +45,8 @@ export const BrowserSession = defineEntity({
     proxy: p.json<SessionProxy>().nullable().hidden(),
     /** Or a stored proxy of the project. */
     storedProxy: () => p.manyToOne(StoredProxy).nullable().deleteRule('set null'),
+    /** Its browsers record every page with rrweb (docs/browsers.md, Recordings). */
+    record: p.boolean().default(false),
     created: created(),
     updated: updated(),
   },

@@ -15,6 +15,7 @@ import { prepareSharedDataDir } from '../../infra/dataDir.ts';
 import { installTemporalRuntime, runWorker } from '../../infra/temporalRuntime.ts';
 import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
+import { recordingBlobs } from '../recordings/recordingFiles.ts';
 import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 import { RelayTokens } from '../tokens/relayTokens.ts';
 import { prepareCgroups } from './chromium/browserCgroups.ts';
@@ -98,6 +99,7 @@ export async function startBrowserHost(options: {
     onLog: (resourceId, projectId, entries, secrets) =>
       appendLogs(orm.em.fork(), projectId, logStreams.resource(resourceId), entries, secrets),
     onEnded: tellEnded,
+    recordings: { blobs: recordingBlobs(orm, resolveJwtSecret(config)), maxBytes: config.recordings.maxBytes },
     onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, {
         id: warmId,

@@ -37,6 +37,8 @@ const sessionFields = {
   proxy: sessionProxySchema.nullable(),
   /** A stored proxy of the project (or a dynamic one with an id, copied inline); null removes it. */
   proxyId: z.string().trim().min(1, 'a proxy id; null removes the proxy').max(100).nullable(),
+  /** Record every page of its browsers with rrweb (docs/browsers.md, Recordings). */
+  record: z.boolean(),
 };
 
 const managerView = z.object({
@@ -55,6 +57,7 @@ const sessionView = z.object({
   proxy: proxyEndpointView.nullable(),
   proxyId: z.string().nullable(),
   manager: managerView,
+  record: z.boolean(),
   created: z.string(),
   updated: z.string(),
 });
@@ -100,6 +103,7 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
     proxy: session.proxy ? presentProxyEndpoint(session.proxy) : null,
     proxyId: session.storedProxy?.id ?? null,
     manager,
+    record: session.record,
     created: iso(session.created),
     updated: iso(session.updated),
   };
@@ -164,6 +168,7 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.default(() => []),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        record: sessionFields.record.default(false),
       }),
     )
     .output(z.object({ id: z.string() }))
@@ -181,6 +186,7 @@ export const sessionsRouter = router({
         cookies: input.cookies,
         proxy: proxy.proxy ?? null,
         storedProxy: proxy.storedProxy ?? null,
+        record: input.record,
       });
       await ctx.em.flush();
       return { id: session.id };
@@ -213,6 +219,7 @@ export const sessionsRouter = router({
         cookies: sessionFields.cookies.optional(),
         proxy: sessionFields.proxy.optional(),
         proxyId: sessionFields.proxyId.optional(),
+        record: sessionFields.record.optional(),
       }),
     )
     .output(sessionDetailView)
@@ -229,6 +236,7 @@ export const sessionsRouter = router({
       if (input.cookies !== undefined) session.cookies = input.cookies;
       if (proxy.proxy !== undefined) session.proxy = proxy.proxy;
       if (proxy.storedProxy !== undefined) session.storedProxy = proxy.storedProxy;
+      if (input.record !== undefined) session.record = input.record;
       await ctx.em.flush();
       // Changes apply at the next start; a running browser keeps what it was launched with.
       return presentDetail(ctx, session);

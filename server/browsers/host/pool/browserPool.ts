@@ -16,6 +16,7 @@ import {
 } from '../chromium/chromiumProcess.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
+import { BrowserRecorder, type RecorderOptions } from '../recording/browserRecorder.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -30,6 +31,8 @@ export type LaunchSpec = LaunchSettings & {
   projectId: string;
   cookies: SessionCookie[];
   proxy: BrowserProxy | null;
+  /** Record its pages with rrweb from the start (the session's `record`, or a run's). */
+  record?: boolean;
 };
 
 /** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
@@ -51,6 +54,8 @@ export type PoolOptions = WarmPolicyOptions &
     stillWanted?: StillWanted;
     /** How long a browser may stay unwanted before `reconcile` destroys it (and replaces a warm one). */
     orphanGraceMs?: number;
+    /** Where recordings go (../recording/browserRecorder.ts); unset, no browser records. */
+    recordings?: Pick<RecorderOptions, 'blobs' | 'maxBytes'>;
   };
 
 /**
@@ -174,6 +179,7 @@ export class BrowserPool {
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy, or a browser running elsewhere, never takes a warm browser.)
       if (!spec.proxy && !spec.external) this.#warm.started(instance.settings, instance.signature);
+      if (spec.record) await this.record(spec.resourceId);
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
@@ -230,7 +236,29 @@ export class BrowserPool {
   hideInLogs(resourceId: string, values: readonly string[]): () => Promise<void> {
     const instance = this.#running.get(resourceId);
     if (!instance) return async () => {};
-    return instance.log.hide(values);
+    const unmask = instance.recorder?.hide(values);
+    const release = instance.log.hide(values);
+    return async () => {
+      unmask?.();
+      await release();
+    };
+  }
+
+  /**
+   * Records every page of a resource's browser from now on, until it stops (a session's `record`
+   * from its start; a run's from its first browser node); idempotent. Resolves once its open pages
+   * record. No-op without a recordings store or a running browser.
+   */
+  async record(resourceId: string) {
+    const instance = this.#running.get(resourceId);
+    if (!instance || !this.#options.recordings) return;
+    instance.recorder ??= new BrowserRecorder({
+      ...this.#options.recordings,
+      resourceId,
+      note: (entry) => instance.log.push(entry),
+      log: this.#options.log,
+    });
+    await instance.recorder.start(instance.context);
   }
 
   /**
@@ -317,6 +345,7 @@ export class BrowserPool {
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
     this.#warm.started(instance.settings, instance.signature);
+    if (spec.record) await this.record(spec.resourceId);
     return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
   }
 
@@ -384,6 +413,7 @@ export class BrowserPool {
   }
 
   async #destroy(instance: LaunchedBrowser | HostBrowser) {
+    if ('recorder' in instance) await instance.recorder?.stop();
     if ('log' in instance) await instance.log.flushNow();
     await destroyBrowser(instance);
   }

@@ -1,4 +1,5 @@
 import type { LaunchedBrowser } from '../chromium/chromiumProcess.ts';
+import type { BrowserRecorder } from '../recording/browserRecorder.ts';
 import type { BrowserLog } from './browserLogs.ts';
 
 /** A browser of this host as the pool holds it: running for a resource, or warm (resource to come). */
@@ -18,4 +19,6 @@ export type HostBrowser = LaunchedBrowser & {
   unwantedSince?: number;
   /** Set once the kernel killed a process of it for memory: the whole browser was ended then. */
   outOfMemory?: boolean;
+  /** Set once it records its pages (a session's `record`, or a run's). */
+  recorder?: BrowserRecorder;
 };
