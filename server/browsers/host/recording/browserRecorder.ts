@@ -4,7 +4,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { BlobStore } from '../../../blobs/blobStore.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { manifestKey, partKey, type RecordedPage, type RecordingManifest, scrubSecrets } from '../../recordings/recordingFiles.ts';
-import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_WORLD, recorderSource } from './recorderWorld.ts';
+import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource } from './recorderWorld.ts';
 
 /** A part is written once this much (uncompressed) waits, or `PART_MS` after its first batch. */
 const PART_BYTES = 512 * 1024;
@@ -113,19 +113,21 @@ export class BrowserRecorder {
     }
     const recording: PageRecording = { record, session, contexts: new Set(), pending: [], pendingBytes: 0 };
     this.#pages.set(page, recording);
-    session.on('Runtime.executionContextCreated', ({ context }) => {
-      if (context.name !== RECORDER_WORLD) return;
-      recording.contexts.add(context.id);
-      void this.#call(recording, context.id, `start(${JSON.stringify({ maskAll: this.#masking > 0 })})`);
-    });
     session.on('Runtime.executionContextDestroyed', ({ executionContextId }) => recording.contexts.delete(executionContextId));
     session.on('Runtime.executionContextsCleared', () => recording.contexts.clear());
-    session.on('Runtime.bindingCalled', ({ name, payload }) => {
-      if (name === RECORDER_BINDING) this.#received(recording, payload);
+    session.on('Runtime.bindingCalled', ({ name, payload, executionContextId }) => {
+      if (name !== RECORDER_BINDING) return;
+      // A document's recorder says it is ready once its world's script ran: it is started then, with what to mask.
+      if (payload === RECORDER_READY) {
+        recording.contexts.add(executionContextId);
+        void this.#call(recording, executionContextId, `start(${JSON.stringify({ maskAll: this.#masking > 0 })})`);
+      } else this.#received(recording, payload);
     });
     page.once('close', () => this.#writePart(recording));
     try {
       await session.send('Runtime.enable');
+      // Without the Page domain on, this session's scripts run only in the document it found (runImmediately), not in those that follow.
+      await session.send('Page.enable');
       await session.send('Runtime.addBinding', { name: RECORDER_BINDING, executionContextName: RECORDER_WORLD });
       await session.send('Page.addScriptToEvaluateOnNewDocument', {
         source: recorderSource(),

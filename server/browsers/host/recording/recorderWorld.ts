@@ -8,13 +8,15 @@ import path from 'node:path';
  * script cannot see it (no global, no patched prototype, no listener of its world), nor call the
  * binding its events leave through (`RECORDER_BINDING`, installed in this world only).
  *
- * It records nothing until the host starts it (`start`), with what it must mask: password inputs
+ * It says it is ready through the binding and records nothing until the host starts it (`start`), with what it must mask: password inputs
  * always, and every input while a run with secrets drives the browser (`mask`). It is never handed
  * a value to look for: secret values a page prints as text are replaced on the host's side
  * (../../recordings/recordingFiles.ts, `scrubSecrets`).
  */
 export const RECORDER_WORLD = 'browserflow-recorder';
 export const RECORDER_BINDING = '__browserflowRecording';
+/** What a document's recorder sends first, once its control is in place: the host starts it then. */
+export const RECORDER_READY = 'ready';
 /** The world's control object, a global of the isolated world only. */
 export const RECORDER_CONTROL = '__browserflowRecorder';
 
@@ -122,6 +124,7 @@ export function recorderSource() {
       flush();
     },
   };
+  send(${JSON.stringify(RECORDER_READY)});
 })();`;
   return source;
 }
