@@ -4,6 +4,7 @@ import { WriteButton } from '../../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../../api.ts';
 import { LiveLogs } from '../../components/LiveLogs.tsx';
 import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
+import { Recording } from '../../components/RecordingPlayer.tsx';
 import { trpc } from '../../trpc.ts';
 
 /** The project's sessions, a page at a time: each with its settings and running browsers, and a form that creates one. */
@@ -92,7 +93,7 @@ function SessionCard({ slug, session }: { slug: string; session: Session }) {
       <ErrorLine error={start.error} />
       <SessionEditor slug={slug} session={session} onChange={refresh} />
       {browsers.map((resource) => (
-        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} onChange={refresh} />
+        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} recorded={session.record} onChange={refresh} />
       ))}
     </article>
   );
@@ -103,11 +104,13 @@ function Browser({
   slug,
   sessionId,
   resource,
+  recorded,
   onChange,
 }: {
   slug: string;
   sessionId: string;
   resource: Resource;
+  recorded: boolean;
   onChange: () => unknown;
 }) {
   const stop = useMutation({
@@ -135,6 +138,12 @@ function Browser({
         <details>
           <summary>Live view</summary>
           <iframe className="live" title={`live view of ${resource.id}`} src={resource.vncUrl} />
+        </details>
+      )}
+      {recorded && (
+        <details>
+          <summary>Recording</summary>
+          <Recording slug={slug} sessionId={sessionId} resourceId={resource.id} />
         </details>
       )}
       <details>
@@ -181,8 +190,9 @@ type SessionSettings = {
   proxyUsername: string;
   proxyPassword: string;
   cookies: string;
+  record: boolean;
 };
-const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '' };
+const noSettings: SessionSettings = { width: '', height: '', proxy: '', proxyUsername: '', proxyPassword: '', cookies: '', record: false };
 
 /** The optional part of a new session, as the API takes it; a malformed field throws its message. */
 function settingsBody(settings: SessionSettings) {
@@ -210,12 +220,13 @@ function settingsBody(settings: SessionSettings) {
       throw new Error('Cookies are a JSON list, e.g. [{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]');
     }
   }
+  if (settings.record) body.record = true;
   return body;
 }
 
 /** Screen size, a proxy (its password as a password field) and cookies for a new session. */
 function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
-  const field = (key: keyof SessionSettings) => ({
+  const field = (key: Exclude<keyof SessionSettings, 'record'>) => ({
     value: settings[key],
     onChange: (event: { target: { value: string } }) => onChange({ ...settings, [key]: event.target.value }),
   });
@@ -255,6 +266,10 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
           {...field('cookies')}
         />
       </label>
+      <label>
+        <input type="checkbox" checked={settings.record} onChange={(event) => onChange({ ...settings, record: event.target.checked })} />{' '}
+        Record its browsers' pages (rrweb)
+      </label>
     </details>
   );
 }
@@ -269,6 +284,7 @@ function settingsOf(session: Session): SessionSettings {
     proxyUsername: proxy?.username ?? '',
     proxyPassword: '',
     cookies: '',
+    record: session.record,
   };
 }
 
@@ -305,6 +321,7 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
         cookies: settings.cookies,
       });
       if (changed(['proxy']) && !settings.proxy) body.proxy = null;
+      if (changed(['record'])) body.record = settings.record;
       save.mutate(body);
     } catch (error) {
       setProblem((error as Error).message);

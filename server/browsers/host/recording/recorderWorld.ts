@@ -72,6 +72,8 @@ export function recorderSource() {
   source = `(() => {
   // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
   if (window !== window.top) return;
+  // A tab's first blank document (before its first navigation) has nothing to replay.
+  if (location.href === 'about:blank') return;
   const __bfWasPassword = new WeakSet();
   const module = { exports: {} };
   const exports = module.exports;
