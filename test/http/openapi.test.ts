@@ -63,6 +63,9 @@ const beyondTheSpec = [
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/cdp',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/live',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/live/ws',
+  // A browser's recordings (docs/browsers.md, Recordings).
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/recordings',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/recordings/{page}',
   // The MCP endpoint's other methods (streamable HTTP).
   'POST /{project}/api/mcp-servers/{serverId}/mcp',
   'DELETE /{project}/api/mcp-servers/{serverId}/mcp',
