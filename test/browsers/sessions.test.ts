@@ -175,6 +175,7 @@ describe('creating, reading, changing and deleting sessions', () => {
       proxy: { protocol: 'http', hostname: 'proxy.example.test', port: 8080, username: null, hasPassword: true },
       proxyId: null,
       manager: { runningResources: 0, lastStarted: null },
+      record: false,
       created: expect.any(String),
       updated: expect.any(String),
       // A domain without a path gets `/`; domains are stored lower-case.
