@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { PostgresBlobStore } from '../server/blobs/blobStore.ts';
 import { deleteExpiredDownloads } from '../server/browsers/downloads/downloadFiles.ts';
+import { RECORDINGS_ROOT } from '../server/browsers/recordings/recordingFiles.ts';
 import { dispatchDeliveries, settleAbandonedDeliveries, startWebhookDeliveries, unstartedDeliveries } from '../server/webhooks/events.ts';
 import { projectsWithQueuedDeliveries } from '../server/webhooks/inFlight.ts';
 import type { HousekeepingActivities } from '../workflows/contracts/periodic.ts';
@@ -12,6 +13,7 @@ import type { ActivityDeps } from './deps.ts';
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
  * empty once ended; webhook deliveries a month old; run screenshots and browser downloads past their retention.
+ * empty once ended; webhook deliveries a month old; run screenshots and browser recordings past their retention.
  * Before that, it fails the webhook deliveries in flight that no workflow works on any more.
  */
 const expiredTables = [
@@ -48,6 +50,9 @@ export function createHousekeepingActivities({ orm, config, log }: ActivityDeps)
       }
       // Browser downloads keep DOWNLOAD_RETENTION_DAYS: their rows and their files in the blob store.
       deleted.browser_downloads = await deleteExpiredDownloads(orm, new PostgresBlobStore(orm), config.downloads.retentionDays);
+      // Browser recordings keep RECORDING_RETENTION_DAYS from each part's write (docs/browsers.md, Recordings).
+      const recordingsBefore = new Date(Date.now() - config.recordings.retentionDays * 86_400_000);
+      deleted.recordings = await new PostgresBlobStore(orm).deleteOlder(RECORDINGS_ROOT, recordingsBefore);
       if (Object.values(deleted).some((count) => count > 0)) log.info({ deleted }, 'deleted expired rows');
       // And the webhook deliveries whose workflow never started (Temporal was away at the event).
       const unstarted = await unstartedDeliveries(orm.em.fork(), UNSTARTED_DELIVERY_GRACE_SECONDS);

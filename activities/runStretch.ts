@@ -56,7 +56,7 @@ export type NodeRunner = (
 ) => Promise<Record<string, unknown>>;
 
 /** What a node's runner knows of its run: where it belongs, and which pictures it takes. */
-export type RunOfNode = { projectId: string; screenshots: PipelineRun['screenshots'] };
+export type RunOfNode = { projectId: string; screenshots: PipelineRun['screenshots']; record: boolean };
 
 /** The attempt was given up: Temporal no longer counts on it, or a newer attempt took over here. */
 class AttemptLost extends Error {
@@ -204,7 +204,7 @@ async function runNodeAttempts({ attempt, store, run, secrets, runNode, check }:
   return { outputs, started };
 }
 
-const runOfNode = (run: PipelineRun): RunOfNode => ({ projectId: run.project.id, screenshots: run.screenshots });
+const runOfNode = (run: PipelineRun): RunOfNode => ({ projectId: run.project.id, screenshots: run.screenshots, record: run.record });
 
 /** Ends the stretch with the failure of the node at `path`, once what is pending is stored. */
 async function failNode(store: StretchStore, path: string, message: string, code: string): Promise<never> {

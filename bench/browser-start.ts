@@ -23,6 +23,10 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 50);
 const LIFECYCLE_RUNS = Number(process.env.BENCH_LIFECYCLE_RUNS ?? 20);
 const PROFILE_RUNS = Number(process.env.BENCH_PROFILE_RUNS ?? 20);
 const ONLY_PROFILE = process.env.BENCH_ONLY === 'profile';
+/** Rounds of the recorder's variant (docs/browsers.md, Recordings): a recorded session beside a plain one, cold and warm. */
+const RECORD_RUNS = Number(process.env.BENCH_RECORD_RUNS ?? 20);
+/** The issue's goal for the recorder (35): at most 10 % more from start to a loaded page. */
+const RECORD_GOAL_RATIO = 1.1;
 
 /** The issue's goals (14, Speed). */
 const STOP_GOAL_MS = 50;
@@ -83,6 +87,16 @@ try {
       fingerprint: 'automation',
     })
   ).id;
+  // Cold rounds take sessions of screens new to the host (it keeps recently started settings warm).
+  const coldRecordSession = async (round: number, record: boolean) =>
+    (
+      await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, {
+        name: `${record ? 'recorded' : 'plain'} cold ${round}`,
+        screen: { width: 1400 + 2 * round + (record ? 1 : 0), height: 720 },
+        record,
+      })
+    ).id as string;
+  const recordedWarm = (await stack.call('PUT', `/${stack.slug}/api/sessions`, stack.token, { name: 'recorded warm', record: true })).id;
 
   const resourcePath = (sessionId: string, resourceId: string) => `/${stack.slug}/api/sessions/${sessionId}/${resourceId}`;
 
@@ -188,6 +202,37 @@ try {
     await own.close();
     rawLifecycle.push(performance.now() - r0);
   }
+  const median = (values: number[]) => percentile(values, 50);
+  // The recorder's cost: start → usable → the local page loaded, recorded beside plain, alternating.
+  async function startToLoaded(sessionId: string) {
+    const t0 = performance.now();
+    const resource = await stack.call('POST', `/${stack.slug}/api/sessions/${sessionId}/start`, stack.token);
+    const browser = await chromium.connectOverCDP(resource.remoteUrl);
+    const usable = performance.now() - t0;
+    await (await firstPage(browser)).goto(siteUrl);
+    const loaded = performance.now() - t0;
+    await browser.close();
+    await stop(sessionId, resource.id);
+    return { usable, loaded };
+  }
+  const recordRows = { plainCold: [] as number[], recordedCold: [] as number[], plainWarm: [] as number[], recordedWarm: [] as number[] };
+  const recordUsable = { plainCold: [] as number[], recordedCold: [] as number[], plainWarm: [] as number[], recordedWarm: [] as number[] };
+  for (let i = 0; i < RECORD_RUNS; i++) {
+    for (const [key, sessionId, warmStart] of [
+      ['plainCold', await coldRecordSession(i, false), false],
+      ['recordedCold', await coldRecordSession(i, true), false],
+      ['plainWarm', warmSession, true],
+      ['recordedWarm', recordedWarm, true],
+    ] as const) {
+      await waitForTeardowns();
+      if (warmStart) await waitForWarm();
+      const timed = await startToLoaded(sessionId);
+      recordRows[key].push(timed.loaded);
+      recordUsable[key].push(timed.usable);
+    }
+  }
+  const recordCost = (plain: number[], recorded: number[]) => median(recorded) / median(plain);
+
   // Every stop's teardown, from its request until the workflow recorded it stopped.
   const ids = stops.map((entry) => entry.resourceId);
   while ((await stack.orm.em.fork().count(SessionResource, { id: { $in: ids }, status: 'stopping' })) > 0) await sleep(100);
@@ -196,7 +241,6 @@ try {
   );
   const stopToStopped = stops.map((entry) => (stoppedAt.get(entry.resourceId) ?? Number.NaN) - entry.requestedAt);
 
-  const median = (values: number[]) => percentile(values, 50);
   const ms = (value: number) => `${value.toFixed(0)} ms`;
   const row = (name: string, values: number[]) =>
     `| ${name} | ${values.length} | ${percentile(values, 50).toFixed(0)} | ${percentile(values, 95).toFixed(0)} |`;
@@ -264,7 +308,23 @@ The warm rows above are \`desktop\` sessions (the default) on warm browsers laun
 Warm starts that missed the pool: ${warmMisses} of ${RUNS}. Stops answered \`stopping\` (the rest had
 already stopped): ${stoppingAnswers} of ${stopAnswered.length}.
 
-${await measureProfileRestore(stack, PROFILE_RUNS)}`;
+${await measureProfileRestore(stack, PROFILE_RUNS)}
+
+## Recorder (issue 35)
+
+A session with \`record: true\` beside the same session without it, in the same run, alternating
+(\`BENCH_RECORD_RUNS\` rounds): start → \`connectOverCDP\` usable → \`goto\` of the local page
+loaded. A cold recorded start waits for the recorder on the browser's first tab before it answers;
+a warm one is adopted (and starts recording) after the api answered; every document then gets
+rrweb's recorder (about 280 KB of script) in its own world.
+
+| measure | runs | plain median ms | recorded median ms | recorded / plain | goal ≤ ${RECORD_GOAL_RATIO} |
+|---|---|---|---|---|---|
+| start → usable, cold | ${RECORD_RUNS} | ${median(recordUsable.plainCold).toFixed(0)} | ${median(recordUsable.recordedCold).toFixed(0)} | ${recordCost(recordUsable.plainCold, recordUsable.recordedCold).toFixed(2)} | ${met(recordCost(recordUsable.plainCold, recordUsable.recordedCold) <= RECORD_GOAL_RATIO)} |
+| start → usable → page loaded, cold | ${RECORD_RUNS} | ${median(recordRows.plainCold).toFixed(0)} | ${median(recordRows.recordedCold).toFixed(0)} | ${recordCost(recordRows.plainCold, recordRows.recordedCold).toFixed(2)} | ${met(recordCost(recordRows.plainCold, recordRows.recordedCold) <= RECORD_GOAL_RATIO)} |
+| start → usable, warm | ${RECORD_RUNS} | ${median(recordUsable.plainWarm).toFixed(0)} | ${median(recordUsable.recordedWarm).toFixed(0)} | ${recordCost(recordUsable.plainWarm, recordUsable.recordedWarm).toFixed(2)} | ${met(recordCost(recordUsable.plainWarm, recordUsable.recordedWarm) <= RECORD_GOAL_RATIO)} |
+| start → usable → page loaded, warm | ${RECORD_RUNS} | ${median(recordRows.plainWarm).toFixed(0)} | ${median(recordRows.recordedWarm).toFixed(0)} | ${recordCost(recordRows.plainWarm, recordRows.recordedWarm).toFixed(2)} | ${met(recordCost(recordRows.plainWarm, recordRows.recordedWarm) <= RECORD_GOAL_RATIO)} |
+`;
   if (process.env.BENCH_NO_WRITE !== '1') {
     const dir = path.join(import.meta.dirname, '..', 'docs', 'benchmarks');
     mkdirSync(dir, { recursive: true });

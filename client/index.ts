@@ -56,6 +56,12 @@ export type WebhookEndpoint = RouterOutputs['webhooks']['get'];
 export type WebhookDelivery = RouterOutputs['webhooks']['delivery'];
 /** A picture of a run's page, as `run.screenshots` lists it (docs/pipelines.md, Screenshots). */
 export type Screenshot = Run['screenshots'][number];
+/**
+ * A browser's recordings (docs/browsers.md, Recordings): `bf.resources.recordings.query(…)` lists
+ * the recorded pages, `bf.resources.recording.query({…, page})` answers one's rrweb events.
+ */
+export type Recordings = RouterOutputs['resources']['recordings'];
+export type RecordedPageEvents = RouterOutputs['resources']['recording'];
 
 export type WaitOptions = {
   /** How long to wait in all, in milliseconds; default 120 000. */

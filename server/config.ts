@@ -337,6 +337,9 @@ const environment = z.object({
   /** Browser downloads (docs/browsers.md, Downloads): the most one browser may download, in bytes, and how many days files are kept. */
   DOWNLOAD_MAX_BYTES: z.coerce.number().int().min(0).max(1_000_000_000).default(100_000_000),
   DOWNLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  /** Browser recordings (docs/browsers.md, Recordings): the most one browser's recording takes, compressed, and how many days they are kept. */
+  RECORDING_MAX_BYTES: z.coerce.number().int().min(0).max(10_000_000_000).default(50_000_000),
+  RECORDING_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(14),
   /** Webhook retries (docs/webhooks.md): the first wait, the longest, and how long to keep trying. */
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(7200),
@@ -510,6 +513,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
     screenshots: { maxBytesPerRun: e.RUN_SCREENSHOTS_MAX_BYTES, retentionDays: e.RUN_SCREENSHOT_RETENTION_DAYS },
     downloads: { maxBytesPerBrowser: e.DOWNLOAD_MAX_BYTES, retentionDays: e.DOWNLOAD_RETENTION_DAYS },
+    recordings: { maxBytes: e.RECORDING_MAX_BYTES, retentionDays: e.RECORDING_RETENTION_DAYS },
     /** Models besides `builtin`, and the bounds of one agent job. */
     agents: { models, localModel, maxSteps: e.AGENT_MAX_STEPS, maxTokens: e.AGENT_MAX_TOKENS, maxSeconds: e.AGENT_MAX_SECONDS },
     billing,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/activity';
-import { BrowserSession, SessionResource } from '../../db/entities/index.ts';
+import { BrowserSession, PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { LaunchError } from '../../server/browsers/host/chromium/launchErrors.ts';
 import { generateFingerprint } from '../../server/browsers/host/fingerprint/browserFingerprint.ts';
 import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
@@ -63,6 +63,8 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
       // A persisted session's profile of its last stop (sealed in the blob store): read here, on the host that launches it.
       persist: session.persist && !resource.externalCdpUrl ? { archive: (await profiles.load(session.id)) ?? null } : null,
       fingerprintData: session.fingerprint === 'desktop' ? await storedFingerprint(em, session) : null,
+      // A run started with `record` that starts its own browser records it from the start.
+      record: session.record || (await em.count(PipelineRun, { resource: resourceId, record: true })) > 0,
       proxy: proxy
         ? {
             server: `${proxy.protocol}://${proxy.hostname}:${proxy.port}`,

@@ -69,6 +69,8 @@ export function createPipelineRunHostActivities(
           // A data node of the stretch needs no browser: it runs here as it would anywhere.
           if (!node.browser) return executeDataNode(node.type, inputs);
           const context = browser();
+          // Before its secrets are hidden: the recorder hides them too from then on.
+          if (run.record) await pool.record(call.resourceId);
           runs.hideSecrets(call.runId, call.resourceId, hidden);
           const pages = runs.nodePages(call.runId, path, context);
           const downloads = pool.downloadsOf(call.resourceId)?.forRun(call.runId);

@@ -63,6 +63,8 @@ export const BrowserSession = defineEntity({
     timezone: p.string().length(64).default('UTC'),
     /** Generated at the first `desktop` start and kept; never shown. */
     fingerprintData: p.json<StoredFingerprint>().nullable().hidden(),
+    /** Its browsers record every page with rrweb (docs/browsers.md, Recordings). */
+    record: p.boolean().default(false),
     created: created(),
     updated: updated(),
   },

@@ -37,6 +37,8 @@ export const PipelineRun = defineEntity({
     readsCookies: p.boolean().default(false),
     /** Pictures of its pages: none, where a node failed, or after every browser node too (RunScreenshot). */
     screenshots: p.enum(screenshotModes).default('failures'),
+    /** Its browser records every page with rrweb from the run's first browser node on (docs/browsers.md, Recordings). */
+    record: p.boolean().default(false),
     status: p.enum(runStatuses).default('queued'),
     evaluation: p.enum(evaluationStatuses).default('pending'),
     /** Arguments (secret parameters redacted) and results. */

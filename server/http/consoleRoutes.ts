@@ -10,11 +10,15 @@ export const consoleDist = path.join(import.meta.dirname, '..', '..', 'console',
 
 /**
  * The console's page and assets come from this origin only; it calls the API here, shows live
- * views it links to in a tab of their own, and is never framed.
+ * views it links to in a tab of their own, and is never framed. Inline styles are allowed for the
+ * replay of recordings: rrweb's player rebuilds a recorded page (its `<style>` elements and `style`
+ * attributes) in an iframe of the console's own document, which has the console's policy. No
+ * script runs there (its sandbox, and `script-src 'self'`), and its images and fonts load from
+ * this origin only, so a replayed page calls out nowhere.
  */
 const consoleSecurity = {
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',

@@ -219,6 +219,15 @@ export function canSeeRunOutputs(subject: Subject, project: ProjectRef, run: { s
 }
 
 /**
+ * Which action reading a browser's recording takes (docs/browsers.md, Recordings): `sessions.read`
+ * on its session, as the browser itself; and `cookies.read` there too where the browser was fed
+ * cookies (the session stores some) or a run on it read them: its pages show what they unlocked.
+ */
+export function recordingActions(browser: { sessionHasCookies: boolean; runsReadCookies: boolean }) {
+  return browser.sessionHasCookies || browser.runsReadCookies ? [sessionActions.read, sessionActions.readCookies] : [sessionActions.read];
+}
+
+/**
  * May this subject attach an API key owned by `keyOwnerId` to something (MCP client configs,
  * spec 5.11): its own keys only, global admins excepted.
  */

@@ -50,6 +50,8 @@ type RunTarget = {
   freshBrowser?: boolean;
   /** Pictures of its pages (docs/pipelines.md, Screenshots); `failures` when not given. */
   screenshots?: PipelineRun['screenshots'];
+  /** Record its browser's pages with rrweb (docs/browsers.md, Recordings). */
+  record?: boolean;
 } & (
   | {
       /** A pipeline version: its errors and `args` are checked here against its plan. */
@@ -241,6 +243,7 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
       args: shownArgs,
       sealedSecrets,
       screenshots: target.screenshots ?? 'failures',
+      record: target.record ?? false,
     });
     return { run, reservation };
   });

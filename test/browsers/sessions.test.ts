@@ -180,6 +180,7 @@ describe('creating, reading, changing and deleting sessions', () => {
       timezone: 'UTC',
       fingerprint: 'desktop',
       manager: { runningResources: 0, lastStarted: null },
+      record: false,
       created: expect.any(String),
       updated: expect.any(String),
       // A domain without a path gets `/`; domains are stored lower-case.

@@ -67,6 +67,9 @@ const beyondTheSpec = [
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/downloads',
   'GET /{project}/api/sessions/{sessionId}/{resourceId}/downloads/{downloadId}',
   'DELETE /{project}/api/sessions/{sessionId}/{resourceId}/downloads/{downloadId}',
+  // A browser's recordings (docs/browsers.md, Recordings).
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/recordings',
+  'GET /{project}/api/sessions/{sessionId}/{resourceId}/recordings/{page}',
   // The MCP endpoint's other methods (streamable HTTP).
   'POST /{project}/api/mcp-servers/{serverId}/mcp',
   'DELETE /{project}/api/mcp-servers/{serverId}/mcp',

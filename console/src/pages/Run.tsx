@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from '../api.ts';
 import { LiveLogs } from '../components/LiveLogs.tsx';
 import { Block, ErrorLine, Loaded, RunStatus, when } from '../components/parts.tsx';
+import { Recording } from '../components/RecordingPlayer.tsx';
 import { Screenshots, stepsOf } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -92,6 +93,17 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
                   ))}
                 </tbody>
               </table>
+            )}
+            {data.recording && ended(data.status.pipeline) && (
+              <>
+                <h2>Recording</h2>
+                <Recording
+                  slug={slug}
+                  sessionId={data.recording.split('/').at(-3) as string}
+                  resourceId={data.recording.split('/').at(-2) as string}
+                  runLogs={`/${encodeURIComponent(slug)}/api/pipelines/${encodeURIComponent(pipelineId)}/${encodeURIComponent(runId)}/logs`}
+                />
+              </>
             )}
             {Object.keys(data.args).length > 0 && (
               <>

@@ -17,6 +17,7 @@ import { appendLogs, logStreams } from '../../logs/logWriter.ts';
 import { EgressPolicy } from '../../net/egressPolicy.ts';
 import { downloadBlobs, downloadUrl, keepDownload, mimeTypeOf, presentDownload } from '../downloads/downloadFiles.ts';
 import { spareBrowsers, warmLaunchConcurrency } from '../hosts/hostCapacity.ts';
+import { recordingBlobs } from '../recordings/recordingFiles.ts';
 import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 import { RelayTokens } from '../tokens/relayTokens.ts';
 import { prepareCgroups } from './chromium/browserCgroups.ts';
@@ -108,6 +109,7 @@ export async function startBrowserHost(options: {
     onLog: (resourceId, projectId, entries, secrets) =>
       appendLogs(orm.em.fork(), projectId, logStreams.resource(resourceId), entries, secrets),
     onEnded: tellEnded,
+    recordings: { blobs: recordingBlobs(orm, resolveJwtSecret(config)), maxBytes: config.recordings.maxBytes },
     onWarmReady: async ({ warmId, signature, cdpEndpoint, pid }) => {
       await orm.em.fork().insert(WarmBrowser, {
         id: warmId,

@@ -40,6 +40,9 @@ export const runView = z.object({
   /** Which pictures the run takes, and those taken so far (left out with the outputs when withheld). */
   screenshotMode: z.enum(screenshotModes),
   screenshots: z.array(screenshotView),
+  /** Whether the run was started with `record`, and its browser's recordings (GET), for callers who may read that session. */
+  record: z.boolean(),
+  recording: z.string().nullable(),
   created: z.string(),
   started: z.string().nullable(),
   finished: z.string().nullable(),
@@ -78,6 +81,11 @@ async function present(ctx: ProjectContext, pipeline: Pipeline, run: PipelineRun
     screenshotMode: run.screenshots,
     // A picture shows what the outputs would: withheld alike.
     screenshots: showOutputs ? await screenshotsOf(ctx.em, ctx.deps.config, ctx.project, { run: run.id }) : [],
+    record: run.record,
+    recording:
+      resources.length && run.resource && run.session && (run.record || run.session.record)
+        ? `/${ctx.project.slug}/api/sessions/${run.session.id}/${run.resource.id}/recordings`
+        : null,
     created: iso(run.created),
     started: run.startedAt ? iso(run.startedAt) : null,
     finished: run.finishedAt ? iso(run.finishedAt) : null,
@@ -105,6 +113,8 @@ export const pipelineRunsRouter = router({
         version: z.string().max(100).optional(),
         args: z.record(z.string(), z.unknown()).optional(),
         screenshots: screenshotsOption,
+        /** Record the run's browser with rrweb from its first browser node on (docs/browsers.md, Recordings). */
+        record: z.boolean().optional(),
         wait: waitField,
       }),
     )
@@ -124,6 +134,7 @@ export const pipelineRunsRouter = router({
         session,
         args: input.args ?? {},
         screenshots: input.screenshots,
+        record: input.record,
         // Needs the plan, which startRun loads: whether it reads cookies decides what is required.
         authorize: (run) => authorizeRunOnSession(ctx.subject, ctx.ref, session.id, run),
       });

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { BrowserDownload, BrowserSession, SessionResource } from '../../../db/entities/index.ts';
 import { deleteDownload, downloadBlobs, downloadUrl, presentDownload } from '../../browsers/downloads/downloadFiles.ts';
+import { recordingBlobs } from '../../browsers/recordings/recordingFiles.ts';
+import {
+  presentRecordedPage,
+  presentRecordings,
+  recordingAccess,
+  recordingEventsView,
+  recordingsView,
+} from '../../browsers/recordings/recordingViews.ts';
 import { startBrowser, stopBrowser } from '../../browsers/sessions/browserSessions.ts';
 import { presentResource, resourceView } from '../../browsers/sessions/resourceView.ts';
 import { sessionActions } from '../../permissions/permissions.ts';
@@ -31,6 +39,13 @@ const downloadView = z.object({
   sourceUrl: z.string().describe('The address it was downloaded from (a data: or blob: URL as its scheme only)'),
   created: z.string(),
 });
+/** A browser whose recording the caller may read (`recordingActions`), and the store it lies in. */
+async function loadRecorded(ctx: ProjectContext, sessionId: string, resourceId: string) {
+  const session = await loadSession(ctx, sessionId, sessionActions.read);
+  const resource = await loadChild(ctx.em, SessionResource, resourceId, { session: session.id }, 'Resource');
+  for (const action of await recordingAccess(ctx.em, session, resource)) ctx.authorize(action, session.id);
+  return { resource, blobs: recordingBlobs(ctx.deps.orm, ctx.deps.serviceSecret) };
+}
 
 export const resourcesRouter = router({
   start: projectProcedure
@@ -65,6 +80,40 @@ export const resourcesRouter = router({
     .query(async ({ ctx, input }) => {
       const resource = await loadResource(ctx, input.sessionId, input.resourceId, sessionActions.read);
       return presentResource(ctx.deps, ctx.project, resource, { withUrls: true, subject: ctx.subject });
+    }),
+
+  recordings: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}/recordings',
+        tags,
+        summary: 'The browser’s recorded pages (rrweb), with what each holds',
+        description:
+          'A browser records when its session has `record: true` or a run on it was started with `record: true` (docs/browsers.md, Recordings). Needs `sessions.read` on the session, and `cookies.read` where the session has cookies or a run on the browser read them.',
+      },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100) }))
+    .output(recordingsView)
+    .query(async ({ ctx, input }) => {
+      const { resource, blobs } = await loadRecorded(ctx, input.sessionId, input.resourceId);
+      return presentRecordings(blobs, resource.id);
+    }),
+
+  recording: projectProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/{project}/api/sessions/{sessionId}/{resourceId}/recordings/{page}',
+        tags,
+        summary: 'One recorded page’s rrweb events, for rrweb’s player',
+      },
+    })
+    .input(z.strictObject({ ...ids, resourceId: z.string().max(100), page: z.coerce.number().int().min(0).max(100_000) }))
+    .output(recordingEventsView)
+    .query(async ({ ctx, input }) => {
+      const { resource, blobs } = await loadRecorded(ctx, input.sessionId, input.resourceId);
+      return presentRecordedPage(blobs, resource.id, input.page);
     }),
 
   stop: projectProcedure

@@ -54,6 +54,8 @@ const sessionFields = {
   timezone: timezoneSchema,
   /** `desktop`: a browser sites do not flag; `automation`: Chromium's honest headless defaults. */
   fingerprint: fingerprintModeSchema,
+  /** Record every page of its browsers with rrweb (docs/browsers.md, Recordings). */
+  record: z.boolean(),
 };
 
 const managerView = z.object({
@@ -76,6 +78,7 @@ const sessionView = z.object({
   timezone: z.string(),
   fingerprint: fingerprintModeSchema,
   manager: managerView,
+  record: z.boolean(),
   created: z.string(),
   updated: z.string(),
 });
@@ -125,6 +128,7 @@ function present(session: BrowserSession, stats: ResourceStats | undefined) {
     timezone: session.timezone,
     fingerprint: session.fingerprint === 'automation' ? ('automation' as const) : ('desktop' as const),
     manager,
+    record: session.record,
     created: iso(session.created),
     updated: iso(session.updated),
   };
@@ -193,6 +197,7 @@ export const sessionsRouter = router({
         locale: sessionFields.locale.default(defaultLocale),
         timezone: sessionFields.timezone.default(defaultTimezone),
         fingerprint: sessionFields.fingerprint.default(defaultFingerprintMode),
+        record: sessionFields.record.default(false),
       }),
     )
     .output(z.object({ id: z.string() }))
@@ -214,6 +219,7 @@ export const sessionsRouter = router({
         locale: input.locale,
         timezone: input.timezone,
         fingerprint: input.fingerprint,
+        record: input.record,
       });
       await ctx.em.flush();
       return { id: session.id };
@@ -250,6 +256,7 @@ export const sessionsRouter = router({
         locale: sessionFields.locale.optional(),
         timezone: sessionFields.timezone.optional(),
         fingerprint: sessionFields.fingerprint.optional(),
+        record: sessionFields.record.optional(),
       }),
     )
     .output(sessionDetailView)
@@ -271,6 +278,7 @@ export const sessionsRouter = router({
       if (input.locale !== undefined) session.locale = input.locale;
       if (input.timezone !== undefined) session.timezone = input.timezone;
       if (input.fingerprint !== undefined) session.fingerprint = input.fingerprint;
+      if (input.record !== undefined) session.record = input.record;
       await ctx.em.flush();
       // Turned off: the saved profile is forgotten (a browser running now saves nothing at its stop).
       if (forgetsProfile) await deleteSessionProfile(ctx.deps.orm, session.id);

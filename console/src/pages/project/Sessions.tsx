@@ -4,6 +4,7 @@ import { WriteButton } from '../../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../../api.ts';
 import { LiveLogs } from '../../components/LiveLogs.tsx';
 import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
+import { Recording } from '../../components/RecordingPlayer.tsx';
 import { trpc } from '../../trpc.ts';
 
 /** The project's sessions, a page at a time: each with its settings and running browsers, and a form that creates one. */
@@ -92,7 +93,7 @@ function SessionCard({ slug, session }: { slug: string; session: Session }) {
       <ErrorLine error={start.error} />
       <SessionEditor slug={slug} session={session} onChange={refresh} />
       {browsers.map((resource) => (
-        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} onChange={refresh} />
+        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} recorded={session.record} onChange={refresh} />
       ))}
     </article>
   );
@@ -103,11 +104,13 @@ function Browser({
   slug,
   sessionId,
   resource,
+  recorded,
   onChange,
 }: {
   slug: string;
   sessionId: string;
   resource: Resource;
+  recorded: boolean;
   onChange: () => unknown;
 }) {
   const stop = useMutation({
@@ -135,6 +138,12 @@ function Browser({
         <details>
           <summary>Live view</summary>
           <iframe className="live" title={`live view of ${resource.id}`} src={resource.vncUrl} />
+        </details>
+      )}
+      {recorded && (
+        <details>
+          <summary>Recording</summary>
+          <Recording slug={slug} sessionId={sessionId} resourceId={resource.id} />
         </details>
       )}
       <details>
@@ -186,6 +195,8 @@ type SessionSettings = {
   locale: string;
   timezone: string;
   fingerprint: string;
+  /** Record its browsers' pages with rrweb (docs/browsers.md, Recordings). */
+  record: boolean;
 };
 const noSettings: SessionSettings = {
   width: '',
@@ -198,6 +209,7 @@ const noSettings: SessionSettings = {
   locale: '',
   timezone: '',
   fingerprint: '',
+  record: false,
 };
 
 /** The optional part of a new session, as the API takes it; a malformed field throws its message. */
@@ -230,12 +242,13 @@ function settingsBody(settings: SessionSettings) {
       throw new Error('Cookies are a JSON list, e.g. [{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]');
     }
   }
+  if (settings.record) body.record = true;
   return body;
 }
 
 /** Screen size, locale, timezone and fingerprint, a proxy (its password as a password field) and cookies for a new session. */
 function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
-  const field = (key: Exclude<keyof SessionSettings, 'persist'>) => ({
+  const field = (key: Exclude<keyof SessionSettings, 'persist' | 'record'>) => ({
     value: settings[key],
     onChange: (event: { target: { value: string } }) => onChange({ ...settings, [key]: event.target.value }),
   });
@@ -297,6 +310,10 @@ function SettingsFields({ settings, onChange }: { settings: SessionSettings; onC
           {...field('cookies')}
         />
       </label>
+      <label>
+        <input type="checkbox" checked={settings.record} onChange={(event) => onChange({ ...settings, record: event.target.checked })} />{' '}
+        Record its browsers' pages (rrweb)
+      </label>
     </details>
   );
 }
@@ -315,6 +332,7 @@ function settingsOf(session: Session): SessionSettings {
     locale: session.locale,
     timezone: session.timezone,
     fingerprint: session.fingerprint,
+    record: session.record,
   };
 }
 
@@ -355,6 +373,7 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
       });
       if (changed(['proxy']) && !settings.proxy) body.proxy = null;
       if (changed(['persist'])) body.persist = settings.persist;
+      if (changed(['record'])) body.record = settings.record;
       save.mutate(body);
     } catch (error) {
       setProblem((error as Error).message);

@@ -19,6 +19,7 @@ import { isAlive, ProcessTable } from '../chromium/processes.ts';
 import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
 import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { applyFingerprint } from '../fingerprint/browserFingerprint.ts';
+import { BrowserRecorder, type RecorderOptions } from '../recording/browserRecorder.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
 import { killLeftoverBrowsers, OrphanCleanup, type StillWanted } from './orphanCleanup.ts';
@@ -37,6 +38,8 @@ export type LaunchSpec = LaunchSettings & {
   persist?: PersistedProfile | null;
   /** The session's generated fingerprint (a `desktop` one), applied to its browser's targets. */
   fingerprintData?: StoredFingerprint | null;
+  /** Record its pages with rrweb from the start (the session's `record`, or a run's). */
+  record?: boolean;
 };
 
 /** Why a browser of this host ended without a stop, when the host knows better than "it exited". */
@@ -62,6 +65,8 @@ export type PoolOptions = WarmPolicyOptions &
     profileMaxBytes?: number;
     /** Where finished downloads go, and their bound (server/browsers/host/downloads/); unset, the host does not take them over. */
     downloads?: DownloadOptions;
+    /** Where recordings go (../recording/browserRecorder.ts); unset, no browser records. */
+    recordings?: Pick<RecorderOptions, 'blobs' | 'maxBytes'>;
   };
 
 /**
@@ -190,6 +195,7 @@ export class BrowserPool {
       // A proxy-less start found no warm browser of its settings: keep one for the next start.
       // (A session with a proxy, a persisted one, or a browser running elsewhere, never takes a warm browser.)
       if (!spec.proxy && !spec.external && !spec.persist) this.#warm.started(instance.settings, instance.signature, false);
+      if (spec.record) await this.record(spec.resourceId);
       return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: instance.warm };
     } finally {
       this.#launching.delete(spec.resourceId);
@@ -251,7 +257,29 @@ export class BrowserPool {
   hideInLogs(resourceId: string, values: readonly string[]): () => Promise<void> {
     const instance = this.#running.get(resourceId);
     if (!instance) return async () => {};
-    return instance.log.hide(values);
+    const unmask = instance.recorder?.hide(values);
+    const release = instance.log.hide(values);
+    return async () => {
+      unmask?.();
+      await release();
+    };
+  }
+
+  /**
+   * Records every page of a resource's browser from now on, until it stops (a session's `record`
+   * from its start; a run's from its first browser node); idempotent. Resolves once its open pages
+   * record. No-op without a recordings store or a running browser.
+   */
+  async record(resourceId: string) {
+    const instance = this.#running.get(resourceId);
+    if (!instance || !this.#options.recordings) return;
+    instance.recorder ??= new BrowserRecorder({
+      ...this.#options.recordings,
+      resourceId,
+      note: (entry) => instance.log.push(entry),
+      log: this.#options.log,
+    });
+    await instance.recorder.start(instance.context);
   }
 
   /**
@@ -362,6 +390,7 @@ export class BrowserPool {
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
     this.#warm.started(instance.settings, instance.signature, true);
+    if (spec.record) await this.record(spec.resourceId);
     return { cdpEndpoint: instance.cdpEndpoint, pid: instance.pid, warm: true };
   }
 
@@ -440,6 +469,7 @@ export class BrowserPool {
   }
 
   async #destroy(instance: LaunchedBrowser | HostBrowser) {
+    if ('recorder' in instance) await instance.recorder?.stop();
     if ('log' in instance) await instance.log.flushNow();
     await destroyBrowser(instance);
   }

@@ -1,5 +1,6 @@
 import type { LaunchedBrowser } from '../chromium/chromiumProcess.ts';
 import type { BrowserDownloads } from '../downloads/browserDownloads.ts';
+import type { BrowserRecorder } from '../recording/browserRecorder.ts';
 import type { BrowserLog } from './browserLogs.ts';
 
 /** A browser of this host as the pool holds it: running for a resource, or warm (resource to come). */
@@ -23,4 +24,6 @@ export type HostBrowser = LaunchedBrowser & {
   outOfMemory?: boolean;
   /** Its downloads, once the pool watches it (a browser running elsewhere has none of the host's). */
   downloads?: BrowserDownloads;
+  /** Set once it records its pages (a session's `record`, or a run's). */
+  recorder?: BrowserRecorder;
 };

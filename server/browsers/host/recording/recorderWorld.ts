@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/**
+ * What runs in each recorded page: rrweb's recorder, in an isolated world of its own
+ * (`RECORDER_WORLD`), which shares the page's DOM and none of its JavaScript. The page's own
+ * script cannot see it (no global, no patched prototype, no listener of its world), nor call the
+ * binding its events leave through (`RECORDER_BINDING`, installed in this world only).
+ *
+ * It says it is ready through the binding and records nothing until the host starts it (`start`), with what it must mask: password inputs
+ * always, and every input while a run with secrets drives the browser (`mask`). It is never handed
+ * a value to look for: secret values a page prints as text are replaced on the host's side
+ * (../../recordings/recordingFiles.ts, `scrubSecrets`).
+ */
+export const RECORDER_WORLD = 'browserflow-recorder';
+export const RECORDER_BINDING = '__browserflowRecording';
+/** What a document's recorder sends first, once its control is in place: the host starts it then. */
+export const RECORDER_READY = 'ready';
+/** The world's control object, a global of the isolated world only. */
+export const RECORDER_CONTROL = '__browserflowRecorder';
+
+/** Events a batch holds at most before it is sent, and how long the first of a batch waits. */
+const BATCH_EVENTS = 200;
+const BATCH_MS = 500;
+
+/** The input types rrweb can mask; all are handed to `maskInputFn`, which decides. */
+const maskableTypes = [
+  'color',
+  'date',
+  'datetime-local',
+  'email',
+  'month',
+  'number',
+  'range',
+  'search',
+  'tel',
+  'text',
+  'time',
+  'url',
+  'week',
+  'textarea',
+  'select',
+  'password',
+];
+
+/**
+ * rrweb marks an input whose type changed from `password` with an attribute (`data-rr-is-password`),
+ * which the page could see. Here the mark is a WeakSet of the world instead.
+ */
+function withoutPasswordAttribute(source: string) {
+  const replacements: [string, string][] = [
+    ['t.setAttribute("data-rr-is-password","true")', '__bfWasPassword.add(t)'],
+    ['e.hasAttribute("data-rr-is-password")', '__bfWasPassword.has(e)'],
+  ];
+  let patched = source;
+  for (const [from, to] of replacements) {
+    if (!patched.includes(from))
+      throw new Error(`rrweb's recorder changed: "${from}" not found (server/browsers/host/recording/recorderWorld.ts)`);
+    patched = patched.replace(from, to);
+  }
+  return patched;
+}
+
+let source: string | undefined;
+
+/** The script the host adds to every document of a recorded page, in `RECORDER_WORLD`. */
+export function recorderSource() {
+  if (source) return source;
+  const rrwebDir = path.dirname(createRequire(import.meta.url).resolve('rrweb'));
+  const rrweb = withoutPasswordAttribute(readFileSync(path.join(rrwebDir, 'rrweb.umd.min.cjs'), 'utf8'));
+  source = `(() => {
+  // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
+  if (window !== window.top) return;
+  // A tab's first blank document (before its first navigation) has nothing to replay.
+  if (location.href === 'about:blank') return;
+  const __bfWasPassword = new WeakSet();
+  const module = { exports: {} };
+  const exports = module.exports;
+  ${rrweb}
+  const rrweb = module.exports;
+  const send = globalThis[${JSON.stringify(RECORDER_BINDING)}];
+  const maskableTypes = ${JSON.stringify(maskableTypes)};
+  let buffer = [];
+  let timer = null;
+  let maskAll = false;
+  let stopRecording = null;
+  const flush = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (buffer.length === 0) return;
+    const batch = buffer;
+    buffer = [];
+    send(JSON.stringify(batch));
+  };
+  const isPassword = (element) => {
+    if (element && element.type === 'password') __bfWasPassword.add(element);
+    return __bfWasPassword.has(element);
+  };
+  globalThis[${JSON.stringify(RECORDER_CONTROL)}] = {
+    start(options) {
+      maskAll = Boolean(options.maskAll);
+      if (stopRecording) return;
+      stopRecording = rrweb.record({
+        emit(event) {
+          buffer.push(event);
+          if (buffer.length >= ${BATCH_EVENTS}) flush();
+          else if (timer === null) timer = setTimeout(flush, ${BATCH_MS});
+        },
+        maskInputOptions: Object.fromEntries(maskableTypes.map((type) => [type, true])),
+        maskInputFn: (text, element) => (maskAll || isPassword(element) ? '*'.repeat(text.length) : text),
+        recordCanvas: false,
+        collectFonts: false,
+        inlineImages: false,
+        recordCrossOriginIframes: false,
+        sampling: { mousemove: 50, scroll: 150, input: 'last' },
+      }) || null;
+      addEventListener('pagehide', flush);
+    },
+    mask(all) {
+      maskAll = Boolean(all);
+    },
+    flush,
+    stop() {
+      if (stopRecording) stopRecording();
+      flush();
+    },
+  };
+  send(${JSON.stringify(RECORDER_READY)});
+})();`;
+  return source;
+}
