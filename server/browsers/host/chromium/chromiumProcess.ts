@@ -12,12 +12,12 @@ import { defaultLaunchFingerprint, fingerprintFlags } from '../../launch/fingerp
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import { launchSignature } from '../../launch/launchSignature.ts';
 import { EgressProxy } from '../egress/egressProxy.ts';
+import { attachFingerprint } from '../fingerprint/browserFingerprint.ts';
+import type { FingerprintInjector } from '../fingerprint/fingerprintInjector.ts';
 import { type PersistedProfile, prepareProfile } from '../profiles/persistedProfile.ts';
 import { CdpMux } from '../relay/cdpMux.ts';
 import { type BrowserCgroup, type BrowserCgroups, joinCommand } from './browserCgroups.ts';
 import { BROWSER_POLICY, chromiumBinary, downloadPolicy, PROXY_PORT, type SandboxOptions, sandboxCommand } from './browserSandbox.ts';
-import { attachFingerprint } from '../fingerprint/browserFingerprint.ts';
-import type { FingerprintInjector } from '../fingerprint/fingerprintInjector.ts';
 import { browserMajorVersion } from './browserVersion.ts';
 import { findProcessesMentioning, isAlive } from './processes.ts';
 

@@ -16,9 +16,9 @@ import {
 } from '../chromium/chromiumProcess.ts';
 import { CapacityReached, HostDraining, WarmBrowserGone } from '../chromium/launchErrors.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
-import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
 import { BrowserDownloads, type DownloadOptions } from '../downloads/browserDownloads.ts';
 import { applyFingerprint } from '../fingerprint/browserFingerprint.ts';
+import { closeAndSave, type PersistedProfile, restoredNote, type SavedProfile } from '../profiles/persistedProfile.ts';
 import { BrowserRecorder, type RecorderOptions } from '../recording/browserRecorder.ts';
 import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 import type { HostBrowser } from './hostBrowser.ts';
