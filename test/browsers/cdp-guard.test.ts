@@ -581,9 +581,10 @@ describe('WebSockets a client abandons', () => {
       const row = await stack.orm.em.fork().findOneOrFail(SessionResource, { id: resource.id }, { fields: ['cdpEndpoint'] });
       const cdpSocket = cdpSocketOf(row.cdpEndpoint as string);
       const liveWs = resource.vncUrl.replace(/^http/, 'ws').replace('/live?', '/live/ws?');
-      // The host's own Playwright holds one connection to the browser's CDP pipe.
+      // The host's own Playwright and its fingerprint injector (a `desktop` session's) hold one
+      // connection each to the browser's CDP pipe.
       const held = connectionsTo(cdpSocket);
-      expect(held).toBe(1);
+      expect(held).toBe(2);
       // Gone as soon as the upgrade answers: the api is still checking the token then.
       const abandon = (url: string) =>
         new Promise<void>((resolve) => {

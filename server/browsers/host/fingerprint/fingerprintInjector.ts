@@ -79,9 +79,11 @@ export class FingerprintInjector {
     });
     // A worker that never runs a script (its fetch failed) is not waited for.
     const gaveUp = new Promise<void>((resolve) => setTimeout(resolve, WORKER_SCRIPT_WAIT_MS).unref());
-    await send('Debugger.enable');
-    await send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptExecution' });
-    await send('Runtime.runIfWaitingForDebugger');
+    await Promise.all([
+      send('Debugger.enable'),
+      send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptExecution' }),
+      send('Runtime.runIfWaitingForDebugger'),
+    ]);
     await Promise.race([paused, gaveUp]);
     this.#client.off('Debugger.paused', onPaused);
     await send('Runtime.evaluate', { expression: script, silent: true }).catch(() => {});
@@ -94,18 +96,22 @@ export class FingerprintInjector {
     try {
       if (WORKERS.has(targetInfo.type)) {
         await this.#beforeFirstScript(sessionId, fingerprint.script);
+        await send('Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
       } else if (targetInfo.type === 'page' || targetInfo.type === 'iframe') {
-        // Chromium runs a session's scripts on new documents only while its Page domain is on.
-        await send('Page.enable');
-        await send('Page.addScriptToEvaluateOnNewDocument', { source: fingerprint.script, runImmediately: true });
-        await send('Emulation.setLocaleOverride', { locale: fingerprint.locale }).catch(() => {});
+        // Sent at once, without waiting between them (a target handles its commands in order),
+        // and all answered before the target may run: it waits two round trips, not five.
+        await Promise.all([
+          // Chromium runs a session's scripts on new documents only while its Page domain is on.
+          send('Page.enable'),
+          send('Page.addScriptToEvaluateOnNewDocument', { source: fingerprint.script, runImmediately: true }),
+          send('Emulation.setLocaleOverride', { locale: fingerprint.locale }).catch(() => {}),
+          // Its own iframes out of process and its workers wait for us in turn.
+          send('Target.setAutoAttach', AUTO_ATTACH).catch(() => {}),
+        ]);
       }
-      // Its own iframes out of process and its workers wait for us in turn.
-      await send('Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
     } catch {
       // The target went away meanwhile, or is of a kind without these domains: nothing to patch.
-    } finally {
-      if (attached.waitingForDebugger) await send('Runtime.runIfWaitingForDebugger').catch(() => {});
     }
+    if (attached.waitingForDebugger) await send('Runtime.runIfWaitingForDebugger').catch(() => {});
   }
 }
