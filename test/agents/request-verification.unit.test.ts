@@ -110,6 +110,13 @@ describe('the terms of a request', () => {
     // Words that narrow nothing a page shows are no qualifiers.
     expect(readRequestTerms('list the upcoming events')?.qualifiers).toEqual([]);
     expect(readRequestTerms('extract the matching books')?.qualifiers).toEqual([]);
+    // Nor a verb run into the phrase, a keyword the request types, or things listed with their kind.
+    expect(readRequestTerms('http://x.test/catalog open every product n get its details')?.qualifiers).toEqual([]);
+    expect(readRequestTerms('http://x.test/lookup find dune books')?.qualifiers).toEqual([]);
+    expect(readRequestTerms('http://x.test/products all products + prices, load more')).toMatchObject({
+      kind: { kind: 'money' },
+      qualifiers: [],
+    });
   });
 
   it('a qualifier is found by its words or their synonyms; the missing ones are named', () => {

@@ -25,7 +25,7 @@ import { analysisToolSpecs } from '../tools.ts';
 import { languageModel } from './models.ts';
 import { declarationsFor, pagesShowed, singleValueForRecords } from './outputCheck.ts';
 import { requestFitProblems } from './requestFit.ts';
-import { anyPageNames, notFoundMessage, verifyAgainstRequest } from './verification.ts';
+import { anyPageNames, askedFor, notFoundMessage, readRequestTerms, verifyAgainstRequest } from './verification.ts';
 
 /** `temporal`: the client the activity runs with, read only for the shutdown a turn's metering may call for. */
 type Deps = { orm: MikroORM; config: Config; serviceSecret: string; temporal: () => Client };
@@ -110,12 +110,22 @@ function pageModelsSeen(messages: AgentMessage[]): PageModel[] {
   return models;
 }
 
-function limitReached(config: Config, job: Job, step: number): TurnResult | null {
+/**
+ * The ending of a job that reached a bound, or null. An analysis's names what it was looking for,
+ * in the words of its request ("… without finding 'e-mail address' of a 'branch manager'").
+ */
+function limitReached(config: Config, job: Job, step: number, request?: string): TurnResult | null {
+  const terms = request ? readRequestTerms(request) : null;
+  const looking = terms ? ` without finding ${askedFor(terms)}` : '';
   if (job.usage.inputTokens + job.usage.outputTokens >= config.agents.maxTokens) {
-    return { calls: [], done: true, error: { code: 'token_limit', message: `the job used its ${config.agents.maxTokens} tokens` } };
+    return {
+      calls: [],
+      done: true,
+      error: { code: 'token_limit', message: `the job used its ${config.agents.maxTokens} tokens${looking}` },
+    };
   }
   if (step > config.agents.maxSteps) {
-    return { calls: [], done: true, error: { code: 'step_limit', message: `the job took its ${config.agents.maxSteps} steps` } };
+    return { calls: [], done: true, error: { code: 'step_limit', message: `the job took its ${config.agents.maxSteps} steps${looking}` } };
   }
   return null;
 }
@@ -134,7 +144,7 @@ const analysisAnswerJsonSchema = {
 export async function analysisTurn(deps: Deps, jobId: string, step: number): Promise<TurnResult> {
   const em = deps.orm.em.fork();
   const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['messages', 'sealedSecrets'] });
-  const limit = limitReached(deps.config, job, step);
+  const limit = limitReached(deps.config, job, step, job.prompt);
   if (limit) return limit;
   const { hidden } = await jobHidden(em, deps.serviceSecret, job);
   if (job.messages.length === 0) {

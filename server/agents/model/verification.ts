@@ -13,6 +13,7 @@
  * When one fails the job ends loud, naming the words it could not find, as the user wrote them.
  */
 import type { PageModel } from '../page/pageModel.ts';
+import { readPromptValues } from '../promptValues.ts';
 import type { Proposal, ProposalStep } from '../proposal.ts';
 import { kindName, kindOfWords, namesKind, senses, type ValueKind } from './lexicon.ts';
 import { DETERMINERS, GENERIC, PHRASE_END, requestedNoun, stems } from './requestReading.ts';
@@ -50,7 +51,11 @@ const tokensOf = (request: string) =>
     .toLowerCase()
     .match(/[a-z][a-z0-9'’-]*|[,.;:!?()]/g) ?? [];
 
-const content = (word: string) => !GENERIC.has(word) && !DETERMINERS.has(word) && !NOT_QUALIFIERS.has(word) && word.length > 1;
+/** Verbs a hurried request runs into its noun phrase ("open every product n get its details"). */
+const VERB_WORDS =
+  /^(?:extract|list|get|collect|read|scrape|return|show|fetch|give|grab|pull|find|want|need|download|export|copy|gather|see|open|visit|follow|go|click|pls|please|plz|gimme|thx)$/;
+const content = (word: string) =>
+  !GENERIC.has(word) && !DETERMINERS.has(word) && !NOT_QUALIFIERS.has(word) && !VERB_WORDS.test(word) && word.length > 1;
 
 /**
  * The terms of `request`: its noun phrase (requestReading.ts), the kind of value it names, and the
@@ -60,11 +65,23 @@ const content = (word: string) => !GENERIC.has(word) && !DETERMINERS.has(word) &
 export function readRequestTerms(request: string): RequestTerms | null {
   const noun = requestedNoun(request);
   if (!noun?.words.length) return null;
-  const words = noun.words;
+  // A value the request gives (a search keyword, "find dune books") is typed, not looked for.
+  const given = new Set(
+    readPromptValues(request, { placeholders: true })
+      .values.filter((value) => !value.secret)
+      .flatMap((value) => value.value.toLowerCase().split(/\s+/)),
+  );
+  const words = noun.words.filter((word) => !VERB_WORDS.test(word) && !given.has(word));
+  if (!words.length) return null;
   const kind = kindOfWords(words);
   const kindWords = new Set(kind?.words ?? []);
   // Without a kind, the last word is the thing asked for; the words before it narrow it.
-  const modifiers = words.filter((word, index) => !kindWords.has(word) && (kind || index < words.length - 1) && content(word));
+  // A plural before the kind names the things themselves, listed with it ("products + prices"),
+  // which the listing's fit already reads (requestFit.ts); a singular narrows ("manager e-mail").
+  const plural = (word: string) => /[^s]s$/.test(word) && !/(?:us|is)$/.test(word);
+  const modifiers = words.filter(
+    (word, index) => !kindWords.has(word) && (kind ? !plural(word) : index < words.length - 1) && content(word),
+  );
   const qualifiers: string[] = [];
   if (modifiers.length) qualifiers.push(modifiers.join(' '));
   // The phrase after the noun: "… of every savings account", "… in the kitchen category".
@@ -195,8 +212,7 @@ const kindPlural = (kind: ValueKind) =>
  * "'interest rate' of a 'savings account'".
  */
 export function askedFor(terms: RequestTerms) {
-  const thing = terms.kind ? terms.phrase : terms.phrase;
-  return terms.of ? `${quoted(thing)} of a ${quoted(terms.of)}` : quoted(thing);
+  return terms.of ? `${quoted(terms.phrase)} of a ${quoted(terms.of)}` : quoted(terms.phrase);
 }
 
 /**
