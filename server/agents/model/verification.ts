@@ -196,6 +196,8 @@ function stepFields(step: ProposalStep, seen: readonly PageModel[]): { names: st
 
 /** Whether what an extract step reads can hold values of `kind`: a column or label named for it, or a sample of it. */
 export function stepHoldsKind(kind: ValueKind, step: ProposalStep, seen: readonly PageModel[]): boolean {
+  // One text (a heading, a title): the page model shows no sample of it; the dry run checks its value.
+  if (step.action === 'extract_text') return true;
   const { names, samples, table } = stepFields(step, seen);
   if (names.some((name) => namesKind(name, kind))) return true;
   if (samples.some((sample) => valueIsOfKind(kind, sample))) return true;
