@@ -99,7 +99,8 @@ export function createAgentJobActivities({
       const status = run.status === 'succeeded' ? 'succeeded' : run.status === 'cancelled' ? 'cancelled' : 'failed';
       const result = run.result ?? null;
       const declarations = ((job.analysis as AnalysisJob | null)?.output?.outputs ?? []) as OutputDeclaration[];
-      const mismatches = status === 'succeeded' ? checkOutputs(declarations, result) : undefined;
+      const prompt = (job.analysis as AnalysisJob | null)?.prompt;
+      const mismatches = status === 'succeeded' ? checkOutputs(declarations, result, prompt) : undefined;
       job.dryRun = { status, runId, result, error: run.error ?? null, ...(mismatches ? { mismatches } : {}) };
       await em.flush();
       // What is told goes on to the job's messages, log and ending, which readers of the job see

@@ -54,6 +54,12 @@ const stepSchema = z.strictObject({
   value: z.string().max(2000).optional().describe('fill/select: the value; "{{name}}" for a parameter.'),
   key: z.string().max(40).optional().describe('press: the key, e.g. Enter.'),
   waitForLoad: z.boolean().optional().describe('click/press: the action loads a new page.'),
+  waitForSelector: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('click/select that changes the page without loading one (a tab, an accordion, a dropdown): the element it shows.'),
   fields: z
     .array(
       z.strictObject({
@@ -119,7 +125,7 @@ export function checkProposal(proposal: Proposal, knownSelectors: ReadonlySet<st
         );
       }
     }
-    for (const selector of [step.selector, step.pagesSelector, step.paging?.selector]) {
+    for (const selector of [step.selector, step.pagesSelector, step.paging?.selector, step.waitForSelector]) {
       if (selector && !knownSelectors.has(selector)) {
         problems.push(
           `${where}: the selector ${JSON.stringify(selector)} is not in any page model you were shown; use one from page_model`,
@@ -187,11 +193,18 @@ export function sourceFromProposal(proposal: Proposal, defaults: Record<string, 
         const key = name(step.action);
         nodes[key] = { type: `page.${step.action}`, inputs: { page: ref, selector: step.selector, value: value(step.value ?? '') } };
         page = `${key}.page`;
+        if (step.action === 'select' && step.waitForSelector) {
+          // A dropdown whose change event fills a list: wait for the list before reading it.
+          const wait = name('shown');
+          nodes[wait] = { type: 'page.wait', inputs: { page: { $ref: page }, selector: step.waitForSelector, state: 'visible' } };
+          page = `${wait}.page`;
+        }
         break;
       }
       case 'click': {
         const key = name('click');
-        nodes[key] = { type: 'page.click', inputs: { page: ref, selector: step.selector, ...waitFor } };
+        const shown = !step.waitForLoad && step.waitForSelector ? { waitForSelector: step.waitForSelector } : {};
+        nodes[key] = { type: 'page.click', inputs: { page: ref, selector: step.selector, ...waitFor, ...shown } };
         page = `${key}.page`;
         break;
       }

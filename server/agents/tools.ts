@@ -50,6 +50,21 @@ export const analysisToolSpecs = {
       'Scrolls the page to the bottom and waits a moment for it to load more (infinite scroll); answers whether the page changed. Call page_model after it to see the listing as it is now.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   },
+  walk_listing: {
+    description:
+      'Walks the listing of the current page to its end in one call, as its pagination says: follows the pager to each page not read yet, clicks the "more" button until it is gone or adds nothing, or scrolls until nothing more loads. Answers the paging an extraction step needs (null when the listing does not go on) and the listings of every page read.',
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  select: {
+    description:
+      'Chooses an option of a <select> (by its value or its text) and waits for the page to stop changing: a dropdown that fills a list on its change event. Call page_model after it.',
+    inputSchema: {
+      type: 'object',
+      properties: { selector, value: { type: 'string' } },
+      required: ['selector', 'value'],
+      additionalProperties: false,
+    },
+  },
   fill: {
     description: 'Types a value into an input. Write a parameter as {{name}} (secret values are only known by name).',
     inputSchema: {

@@ -73,14 +73,22 @@ async function analyseGenerateAndRun(prompt: string) {
   const seen = new Map<string, number>();
   for (const message of analysis.messages as { role: string; content: unknown }[]) {
     if (message.role !== 'tool' || !Array.isArray(message.content)) continue;
-    for (const part of message.content as { toolName: string; output: { value: PageModel } }[]) {
-      if (part.toolName !== 'page_model' || !part.output?.value?.url) continue;
-      const model = part.output.value;
-      const count =
-        model.tables.find((table) => table.selector === extraction.selector)?.rowCount ??
-        model.lists.find((list) => list.itemSelector === extraction.selector)?.count ??
-        0;
-      seen.set(model.url, Math.max(seen.get(model.url) ?? 0, count));
+    for (const part of message.content as { toolName: string; output: { value: PageModel | { pages: PageModel[] } } }[]) {
+      // The page models read one by one, and those of the walk through the listing (one call).
+      const value = part.output?.value;
+      const models =
+        part.toolName === 'page_model' && value && 'url' in value
+          ? [value]
+          : part.toolName === 'walk_listing' && value && 'pages' in value
+            ? value.pages
+            : [];
+      for (const model of models) {
+        const count =
+          model.tables.find((table) => table.selector === extraction.selector)?.rowCount ??
+          model.lists.find((list) => list.itemSelector === extraction.selector)?.count ??
+          0;
+        seen.set(model.url, Math.max(seen.get(model.url) ?? 0, count));
+      }
     }
   }
   expect([...seen.values()].reduce((sum, count) => sum + count, 0)).toBe(15);

@@ -15,22 +15,24 @@
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { NAME_PATTERN } from '../../pipelines/language.ts';
-import type { PageForm, PageList, PageModel, PageTable } from '../page/pageModel.ts';
+import type { PageControl, PageForm, PageList, PageModel, PageTable } from '../page/pageModel.ts';
 import { readPromptValues } from '../promptValues.ts';
 import type { GoalNotFound, OutputDeclaration, Paging, Proposal, ProposalStep } from '../proposal.ts';
 import { sourceFromProposal } from '../proposal.ts';
-import { failed, requestText, type ToolEvent, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
+import { failed, requestText, tokenUsage, toolCaller, toolEvents } from './promptReading.ts';
 import {
   listText,
   mentions,
   namesPlace,
   pageFitsRequest,
   requestedNoun,
+  stems,
   tableText,
   wantsDetails,
   wantsEmptySearch,
   wantsItemPages,
 } from './requestReading.ts';
+import { notFoundMessage, verifyAgainstRequest } from './verification.ts';
 
 /** A rough size in tokens (4 characters each), so usage and limits mean something for builtin too. */
 const tokens = (text: string) => Math.ceil(text.length / 4);
@@ -70,16 +72,14 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
   // The stored prompt: its secrets already stand as `{{name}}`.
   const { values } = readPromptValues(request, { placeholders: true });
   const allEvents = toolEvents(prompt);
-  // The walk through a paged listing comes last and adds no steps: the rest reads the page before it.
-  const events = allEvents.filter((event) => !isWalk(event));
+  // The walk through a paged listing comes last, in one call, and adds no steps.
+  const walked = allEvents.find((event) => event.name === 'walk_listing' && !failed(event));
+  const events = allEvents.filter((event) => event.name !== 'walk_listing');
   const models = events.filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object');
   const current = models[models.length - 1]?.output as PageModel | undefined;
   if (!current) return [call('page_model', {})];
   // A list whose items' own pages were read is not walked: those pages are the data.
   const detailsRead = events.some((event) => event.name === 'navigate');
-  const walk = detailsRead
-    ? { started: false, calls: [], paging: undefined }
-    : walkListing(current, allEvents, toolCaller(prompt, WALK_PREFIX));
   const steps: ProposalStep[] = [];
   for (const event of events) {
     const input = event.input as { selector?: string; value?: string; key?: string; url?: string; waitForLoad?: boolean };
@@ -93,6 +93,8 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
         waitForLoad: input.waitForLoad,
         evidence: 'the control the prompt leads through',
       });
+    if (event.name === 'select')
+      steps.push({ action: 'select', selector: input.selector, value: input.value, evidence: 'the option the prompt names' });
     if (event.name === 'press')
       steps.push({
         action: 'press',
@@ -103,10 +105,10 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
       });
   }
   const acted = new Set(
-    events.filter((event) => ['fill', 'click', 'press'].includes(event.name)).map((event) => String(event.input.selector)),
+    events.filter((event) => ['fill', 'click', 'press', 'select'].includes(event.name)).map((event) => String(event.input.selector)),
   );
-  // Once the walk has begun, it goes on to its end and then the proposal follows.
-  if (walk.started) return walk.calls.length ? walk.calls : propose();
+  // Once the listing was walked, the proposal follows.
+  if (walked) return propose();
   const byName = new Map(values.map((value) => [value.name, value]));
   const placeholder = (name: string) => `{{${name}}}`;
 
@@ -142,94 +144,65 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
     if (href) return [call('navigate', { url: href }), call('page_model', {})];
   }
 
-  if (walk.calls.length) return walk.calls;
+  // A tab, an accordion or a dropdown option the prompt names, not chosen yet: one step of its own.
+  const control = controlFor(request, current, acted, quoted);
+  if (control)
+    return [
+      control.kind === 'select'
+        ? call('select', { selector: control.selector, value: control.value })
+        : call('click', { selector: control.selector }),
+      call('page_model', {}),
+    ];
+  // A listing that goes on past the page: walked to its end in one call.
+  if (!detailsRead && current.pagination) return [call('walk_listing', {})];
   return propose();
 
   function propose(): LanguageModelV4Content[] {
     const seen = models.map((event) => event.output as PageModel);
     const visited = events.some((event) => event.name === 'navigate');
-    const paging = walk.paging;
-    return [
-      {
-        type: 'text',
-        text: JSON.stringify(proposeExtraction(request, current as PageModel, seen[0] as PageModel, steps, values, seen, visited, paging)),
-      },
-    ];
+    const walk = walked?.output as { paging?: Paging | null; pages?: PageModel[] } | undefined;
+    const paging = walk?.paging ?? undefined;
+    const answer = proposeExtraction(request, current as PageModel, seen[0] as PageModel, steps, values, seen, visited, paging);
+    // The extraction is verified against the request: its kind of value and its qualifiers.
+    const problem = 'steps' in answer ? verifyAgainstRequest(answer, request, seen) : null;
+    const verified = problem
+      ? { goalNotFound: notFoundMessage(problem.terms, problem, whatPageShows(current as PageModel)).slice(0, 500) }
+      : answer;
+    return [{ type: 'text', text: JSON.stringify(verified) }];
   }
 }
 
-// ---- the walk through a paged listing ---------------------------------------------------------
+// ---- tabs, accordions and dropdowns -------------------------------------------------------------
 
-/** Tool calls of the walk carry this id prefix, so later turns tell them from the steps taken. */
-const WALK_PREFIX = 'builtin-walk';
-const isWalk = (event: ToolEvent) => event.id.startsWith(`${WALK_PREFIX}-`);
-/** Pages (or loads, or scrolls) the walk reads at most: the analysis has a step bound. */
-const MAX_WALK = 12;
+/** Words of a control's text that name nothing in particular ("All", "Choose…", "Show"). */
+const CONTROL_NOISE = /^(?:all|any|choose|select|pick|show|hide|more|less|open|close|none|other|please|the|a|an|of|and|or|to|by|\W+)$/;
 
-/** The item count of each table and list of `base`, as `page` shows them. */
-function listingCounts(base: PageModel, page: PageModel) {
-  return [
-    ...base.tables.map((table) => page.tables.find((other) => other.selector === table.selector)?.rowCount ?? 0),
-    ...base.lists.map((list) => page.lists.find((other) => other.itemSelector === list.itemSelector)?.count ?? 0),
-  ];
+/** Whether the request names `text` (every word of it that means something, singular or plural alike). */
+function requestNames(request: string, text: string, quoted: string[]) {
+  if (quoted.includes(text.toLowerCase())) return true;
+  const asked = stems(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '));
+  const own = [...stems(text)].filter((word) => word.length > 1 && !CONTROL_NOISE.test(word));
+  return own.length > 0 && own.length <= 4 && own.every((word) => asked.has(word));
 }
-const grewFrom = (base: PageModel, before: PageModel, after: PageModel) => {
-  const was = listingCounts(base, before);
-  return listingCounts(base, after).some((count, index) => count > (was[index] ?? 0));
-};
 
 /**
- * Walks the listing of `base` (the page the steps lead to) the way its pager says, one turn at a
- * time, so the page models the analysis saw hold every page: the pager's next page (the "next"
- * link, else the first numbered page not read yet) until there is none; the "more" button until it
- * is gone or adds nothing; the bottom of the page until scrolling adds nothing. `calls`: the next
- * turn (none when done); `paging`: what the extraction step says, once the walk showed it works.
+ * The control the request names and the steps have not chosen yet: an option of a dropdown (its
+ * text in the request, "in the kitchen category"), a tab not shown yet, or an accordion not open.
  */
-function walkListing(base: PageModel, events: ToolEvent[], call: ReturnType<typeof toolCaller>) {
-  const walked = events.filter(isWalk);
-  const seen = walked
-    .filter((event) => event.name === 'page_model' && event.output && typeof event.output === 'object')
-    .map((event) => event.output as PageModel);
-  const latest = seen[seen.length - 1] ?? base;
-  const pagination = base.pagination;
-  const lastAction = [...walked].reverse().find((event) => event.name !== 'page_model');
-  const started = walked.length > 0;
-  const done = (paging?: Paging) => ({ started, calls: [] as LanguageModelV4Content[], paging });
-  if (!pagination) return done();
-  const anyGrowth = seen.some((page, index) => grewFrom(base, seen[index - 1] ?? base, page));
-  if (seen.length >= MAX_WALK || (lastAction && failed(lastAction)))
-    return done((pagination.kind === 'links' ? seen.length > 0 : anyGrowth) ? paging() : undefined);
-  function paging(): Paging {
-    return pagination?.kind === 'scroll' ? { kind: 'scroll' } : { kind: pagination?.kind ?? 'links', selector: pagination?.selector };
+function controlFor(request: string, page: PageModel, acted: Set<string>, quoted: string[]) {
+  const controls: PageControl[] = page.controls ?? [];
+  for (const control of controls) {
+    if (control.kind !== 'select' || acted.has(control.selector)) continue;
+    const option = (control.options ?? [])
+      .filter((candidate) => candidate.value !== '' && requestNames(request, candidate.text, quoted))
+      .sort((a, b) => b.text.length - a.text.length)[0];
+    if (option) return { kind: 'select' as const, selector: control.selector, value: option.value };
   }
-  if (pagination.kind === 'links') {
-    if (!pagination.selector) return done();
-    // Pages are known by address and by the number the pager shows as current; a start page that
-    // shows neither as such is page 1 (the "1" link on later pages leads back to it).
-    const read = [base, ...seen];
-    const addresses = new Set(read.map((page) => page.url.split('#')[0]));
-    const numbers = new Set(read.map((page) => page.pagination?.current).filter((number): number is string => Boolean(number)));
-    // (Its own address only: a page read later is in `addresses` too, and is not the start.)
-    const startNumber = base.pagination?.pages.find((link) => link.href.split('#')[0] === base.url.split('#')[0])?.text;
-    if (!base.pagination?.current && !startNumber) numbers.add('1');
-    const unread = (link: { href: string; text: string } | null | undefined) =>
-      Boolean(
-        link && /^https?:/.test(link.href) && !addresses.has(link.href.split('#')[0]) && !numbers.has(link.text.replace(/^page /i, '')),
-      );
-    const onwards = latest.pagination?.kind === 'links' ? latest.pagination : null;
-    const next = onwards && (unread(onwards.next) ? onwards.next : onwards.pages.find(unread));
-    if (!next) return done(read.length > 1 ? paging() : undefined);
-    return { started: true, calls: [call('navigate', { url: next.href }), call('page_model', {})], paging: undefined };
+  for (const control of controls) {
+    if (control.kind === 'select' || control.selected || acted.has(control.selector)) continue;
+    if (requestNames(request, control.text, quoted)) return { kind: control.kind, selector: control.selector, value: '' };
   }
-  // more and scroll: go on while the last action made the listing grow; page only if one did.
-  const grew = seen.length === 0 || grewFrom(base, seen[seen.length - 2] ?? base, latest);
-  if (!grew) return done(anyGrowth ? paging() : undefined);
-  if (pagination.kind === 'more') {
-    const button = latest.pagination?.kind === 'more' ? latest.pagination.selector : undefined;
-    if (!button) return done(anyGrowth ? paging() : undefined);
-    return { started: true, calls: [call('click', { selector: button }), call('page_model', {})], paging: undefined };
-  }
-  return { started: true, calls: [call('scroll', {}), call('page_model', {})], paging: undefined };
+  return null;
 }
 
 /** The inputs of a form the prompt's values fit, by purpose and by name. */
@@ -444,6 +417,12 @@ function proposeExtraction(
   if (page.tables.length + page.lists.length > 1)
     risks.push('the page has several tables or lists; the one whose words best match the prompt was chosen');
   if (paging) risks.push(`the listing was read across every page the analysis reached (${paging.kind}); the run reads it the same way`);
+  // A control that changes the page without leaving it (a tab, an accordion, a dropdown): the run
+  // waits for the listing it shows before reading it.
+  const extraction = all.find((step) => step.action.startsWith('extract_'));
+  const shownBy = extraction?.action === 'extract_fields' ? undefined : extraction?.selector;
+  if (shownBy)
+    for (const step of all) if ((step.action === 'click' && !step.waitForLoad) || step.action === 'select') step.waitForSelector = shownBy;
   const used = new Set(all.flatMap((step) => [...(step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)].map((match) => match[1])));
   return {
     goal: request.slice(0, 500) || 'extract the page’s data',

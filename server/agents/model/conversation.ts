@@ -25,12 +25,15 @@ import { analysisToolSpecs } from '../tools.ts';
 import { languageModel } from './models.ts';
 import { declarationsFor, pagesShowed, singleValueForRecords } from './outputCheck.ts';
 import { requestFitProblems } from './requestFit.ts';
+import { anyPageNames, askedFor, notFoundMessage, readRequestTerms, verifyAgainstRequest } from './verification.ts';
 
 /** `temporal`: the client the activity runs with, read only for the shutdown a turn's metering may call for. */
 type Deps = { orm: MikroORM; config: Config; serviceSecret: string; temporal: () => Client };
 type Job = AnalysisJob | GenerationJob;
 
 const MODEL_CALL_TIMEOUT_MS = 120_000;
+/** Starts the refusal of a proposal whose extraction does not match the request's words. */
+const UNVERIFIED_MARK = 'the extraction could not be verified against the request';
 
 const ANALYSIS_SYSTEM = `You study a live web page to propose the steps of a browser automation pipeline.
 Use the tools: page_model first; act in your own tab with fill, click and press to reach the data; call page_model again after each page change.
@@ -97,17 +100,32 @@ function pageModelsSeen(messages: AgentMessage[]): PageModel[] {
       if (part.toolName === 'page_model' && part.output?.type === 'json' && part.output.value && typeof part.output.value === 'object') {
         models.push(part.output.value as PageModel);
       }
+      // A walk through a paged listing answers the listings of every page it read.
+      if (part.toolName === 'walk_listing' && part.output?.type === 'json') {
+        const pages = (part.output.value as { pages?: unknown } | null)?.pages;
+        if (Array.isArray(pages)) models.push(...(pages.filter((page) => page && typeof page === 'object') as PageModel[]));
+      }
     }
   }
   return models;
 }
 
-function limitReached(config: Config, job: Job, step: number): TurnResult | null {
+/**
+ * The ending of a job that reached a bound, or null. An analysis's names what it was looking for,
+ * in the words of its request ("… without finding 'e-mail address' of a 'branch manager'").
+ */
+function limitReached(config: Config, job: Job, step: number, request?: string): TurnResult | null {
+  const terms = request ? readRequestTerms(request) : null;
+  const looking = terms ? ` without finding ${askedFor(terms)}` : '';
   if (job.usage.inputTokens + job.usage.outputTokens >= config.agents.maxTokens) {
-    return { calls: [], done: true, error: { code: 'token_limit', message: `the job used its ${config.agents.maxTokens} tokens` } };
+    return {
+      calls: [],
+      done: true,
+      error: { code: 'token_limit', message: `the job used its ${config.agents.maxTokens} tokens${looking}` },
+    };
   }
   if (step > config.agents.maxSteps) {
-    return { calls: [], done: true, error: { code: 'step_limit', message: `the job took its ${config.agents.maxSteps} steps` } };
+    return { calls: [], done: true, error: { code: 'step_limit', message: `the job took its ${config.agents.maxSteps} steps${looking}` } };
   }
   return null;
 }
@@ -126,7 +144,7 @@ const analysisAnswerJsonSchema = {
 export async function analysisTurn(deps: Deps, jobId: string, step: number): Promise<TurnResult> {
   const em = deps.orm.em.fork();
   const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['messages', 'sealedSecrets'] });
-  const limit = limitReached(deps.config, job, step);
+  const limit = limitReached(deps.config, job, step, job.prompt);
   if (limit) return limit;
   const { hidden } = await jobHidden(em, deps.serviceSecret, job);
   if (job.messages.length === 0) {
@@ -188,6 +206,22 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
   const heading = proposal && singleValueForRecords(proposal, job.prompt);
   if (heading) problems.push(heading);
   if (proposal && !problems.length) problems.push(...requestFitProblems(proposal, job.prompt, seen));
+  // Verified against the request, whatever the model: the kind of value and the qualifiers it names.
+  const unverified = proposal && !problems.length ? verifyAgainstRequest(proposal, job.prompt, seen) : null;
+  if (unverified) {
+    const named = unverified.missing.filter((phrase) => anyPageNames(phrase, seen));
+    const refusedBefore = job.messages.some((message) => JSON.stringify(message.content).includes(UNVERIFIED_MARK));
+    // Words no page shows, or a second miss: the pages do not hold it, and the job says which words.
+    if (named.length < unverified.missing.length || refusedBefore || (unverified.kind && !unverified.missing.length)) {
+      const message = jobRedactor(hidden).text(
+        notFoundMessage(unverified.terms, unverified, pagesShowed(seen).replace(/^the pages showed: /, '')),
+      );
+      return { calls: [], done: true, error: { code: 'goal_not_found', message } };
+    }
+    problems.push(
+      `${UNVERIFIED_MARK}: nothing near what it extracts says ${named.map((phrase) => `'${phrase}'`).join(' or ')}, which the request asks for, though the pages show those words elsewhere: extract what is named by them (a heading, a caption, a label, a tab or an option), or answer {"goalNotFound": "why"}`,
+    );
+  }
   if (problems.length || !proposal) {
     await recordMessages(
       em,

@@ -11,11 +11,21 @@ import { uniqueKeys } from '../../pipelines/cellValues.ts';
 import type { PageModel } from '../page/pageModel.ts';
 import type { OutputDeclaration, Proposal, ProposalStep } from '../proposal.ts';
 import { asksForRecords } from './requestReading.ts';
+import { kindMismatch } from './verification.ts';
 
 /** One difference between a dry run's result and a declaration. */
 export type OutputMismatch = {
   output: string;
-  kind: 'missing_output' | 'not_records' | 'empty_list' | 'too_few' | 'missing_field' | 'empty_field' | 'label_field' | 'empty_value';
+  kind:
+    | 'missing_output'
+    | 'not_records'
+    | 'empty_list'
+    | 'too_few'
+    | 'missing_field'
+    | 'empty_field'
+    | 'label_field'
+    | 'empty_value'
+    | 'wrong_kind';
   message: string;
 };
 
@@ -143,9 +153,18 @@ function labelField(field: string, records: (Record<string, unknown> | null)[]) 
   return typeof first === 'string' && first.trim() !== '' && records.every((record) => record?.[field] === first);
 }
 
-/** Every way `result` differs from the declarations; empty when it is what was promised. */
-export function checkOutputs(declarations: readonly OutputDeclaration[], result: Record<string, unknown> | null): OutputMismatch[] {
+/**
+ * Every way `result` differs from the declarations, and from the kind of value `request` (the
+ * analysis's prompt) names (verification.ts); empty when it is what was promised.
+ */
+export function checkOutputs(
+  declarations: readonly OutputDeclaration[],
+  result: Record<string, unknown> | null,
+  request?: string,
+): OutputMismatch[] {
   const mismatches: OutputMismatch[] = [];
+  const wrongKind = request !== undefined && result ? kindMismatch(request, result) : null;
+  if (wrongKind) mismatches.push({ output: declarations[0]?.name ?? 'result', kind: 'wrong_kind', message: wrongKind });
   const out = result ?? {};
   for (const declaration of declarations) {
     const { name } = declaration;

@@ -5,6 +5,7 @@
  * requestFit.ts and outputCheck.ts hold every model's proposal to the same ones.
  */
 import type { PageList, PageModel, PageTable } from '../page/pageModel.ts';
+import { senses, stem } from './lexicon.ts';
 
 /** A search asked for without a keyword: "all results of the search form", "submit the search empty". */
 export const wantsEmptySearch = (request: string) =>
@@ -34,19 +35,19 @@ export const namesPlace = (request: string, text: string) =>
   ).test(request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' '));
 
 /** Words that name a container or nothing in particular, not what is asked for. */
-const GENERIC = new Set(
+export const GENERIC = new Set(
   `table tables list lists row rows item items record records entry entries data result results everything all things stuff content
   contents details detail info information value values text page pages site website thing one ones field fields form forms search`.split(
     /\s+/,
   ),
 );
-const DETERMINERS = new Set(
+export const DETERMINERS = new Set(
   `all every each the a an of my our their your its this these those any latest current whole entire full complete me us them em`.split(
     /\s+/,
   ),
 );
 /** Where the noun phrase after the verb ends. */
-const PHRASE_END = new Set(
+export const PHRASE_END = new Set(
   `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but it they we you u i`.split(
     /\s+/,
   ),
@@ -61,14 +62,7 @@ function plural(word: string) {
   if (/(?:s|x|z|ch|sh)$/.test(word)) return `${word}es`;
   return `${word}s`;
 }
-/** One form for singular and plural: `stories` and `story` → `story`, `boxes` → `box`. */
-const stem = (word: string) =>
-  word
-    .toLowerCase()
-    .replace(/ies$/, 'y')
-    .replace(/(?:ss|x|z|ch|sh)es$/, (ending) => ending.slice(0, -2))
-    .replace(/([^s])s$/, '$1');
-const stems = (text: string) =>
+export const stems = (text: string) =>
   new Set(
     (
       text
@@ -187,10 +181,13 @@ function nounOf(request: string): { words: string[]; name: string } | null {
   return null;
 }
 
-/** Whether `text` names one of `words` (singular or plural alike). */
+/**
+ * Whether `text` names one of `words`: singular or plural alike, or by a word of the same group of
+ * the lexicon (lexicon.ts: "name" is named by a "title", "price" by a "cost").
+ */
 export const mentions = (words: string[], text: string) => {
   const inText = stems(text);
-  return words.some((word) => inText.has(stem(word)));
+  return words.some((word) => senses(word).some((sense) => inText.has(sense)));
 };
 /**
  * What an `<article>` item is, in the HTML standard's own words: "a forum post, a magazine or

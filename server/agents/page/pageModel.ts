@@ -69,6 +69,18 @@ export type PagePagination = {
   pages: PageLink[];
   next: PageLink | null;
 };
+/**
+ * A control that changes what the page shows without leaving it: a `tab`, an `accordion` (a
+ * summary or a button with `aria-expanded`; `selected` when open) or a `select` (a dropdown whose
+ * change event fills a list), with its options.
+ */
+export type PageControl = {
+  kind: 'tab' | 'accordion' | 'select';
+  selector: string;
+  text: string;
+  selected?: boolean;
+  options?: { value: string; text: string }[];
+};
 export type PageModel = {
   url: string;
   title: string;
@@ -81,6 +93,8 @@ export type PageModel = {
   tables: PageTable[];
   lists: PageList[];
   details: PageDetail[];
+  /** Tabs, accordions and dropdowns (older page models have none). */
+  controls?: PageControl[];
 };
 
 /** Every selector a page model names: what a proposal may use. */
@@ -110,5 +124,6 @@ export function pageModelSelectors(model: PageModel): Set<string> {
     add(list.linkSelector);
   }
   for (const detail of model.details) add(detail.selector);
+  for (const control of model.controls ?? []) add(control.selector);
   return selectors;
 }

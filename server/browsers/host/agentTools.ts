@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { AnalysisJob, Pipeline, PipelineVersion, type ScreenshotBox } from '../../../db/entities/index.ts';
 import type { ToolCallRequest } from '../../../workflows/contracts/agentJobs.ts';
 import { jobHidden, recordMessages } from '../../agents/messages.ts';
+import type { PageModel } from '../../agents/page/pageModel.ts';
 import { readPageModel } from '../../agents/page/readPageModel.ts';
+import { MAX_WALK_PAGES, nextWalkStep, type WalkStep, walkPage } from '../../agents/page/walk.ts';
 import { fillPlaceholders } from '../../agents/promptValues.ts';
 import { proposalSchema } from '../../agents/proposal.ts';
 import { isAnalysisTool } from '../../agents/tools.ts';
@@ -51,6 +53,10 @@ function settleAfterAction(page: Page) {
   );
 }
 const MAX_SNAPSHOT = 40_000;
+/** How long one `walk_listing` call walks at most: it must end well within its activity's 90 s. */
+const WALK_MS = 50_000;
+/** How long a step of the walk waits for its control: a "more" button that is gone or disabled ends the walk. */
+const WALK_ACTION_MS = 3_000;
 
 /**
  * An aria snapshot without what is typed into fields (`- textbox "E-mail": ada@…`): values a user
@@ -162,6 +168,19 @@ export class AgentTabs {
         await changed;
         return settle(input.waitForLoad);
       }
+      case 'walk_listing':
+        return this.#walk(page);
+      case 'select': {
+        if (typeof input.value !== 'string') throw new Error('value is required');
+        const target = page.locator(selector()).first();
+        const changed = settleAfterAction(page).catch(() => false);
+        const value = fillPlaceholders(input.value, { ...job.values, ...secrets });
+        // By value, else by the option's text.
+        await target
+          .selectOption(value, { timeout: ACTION_TIMEOUT_MS })
+          .catch(() => target.selectOption({ label: value }, { timeout: ACTION_TIMEOUT_MS }));
+        return { changed: await changed, ...(await settle()) };
+      }
       case 'scroll': {
         const changed = settleAfterAction(page).catch(() => false);
         await evaluateIsolated(page, () => window.scrollTo(0, document.documentElement.scrollHeight));
@@ -198,6 +217,40 @@ export class AgentTabs {
           outputs: Object.keys(node.outputs ?? {}),
         }));
     }
+  }
+
+  /**
+   * Walks the listing of the page to its end in one tool call (server/agents/page/walk.ts): every
+   * page, load or scroll the pagination calls for, within MAX_WALK_PAGES and WALK_MS. Answers the
+   * paging that worked and each page's listings.
+   */
+  async #walk(page: Page) {
+    const base = await readPageModel(page);
+    const pages: PageModel[] = [];
+    const started = Date.now();
+    let failed = false;
+    for (;;) {
+      const { next, paging } = nextWalkStep(base, pages, failed || Date.now() - started > WALK_MS);
+      if (!next) return { paging: paging ?? null, pages: pages.map(walkPage) };
+      try {
+        await this.#walkStep(page, next);
+        pages.push(await readPageModel(page));
+      } catch {
+        failed = true;
+      }
+      if (pages.length >= MAX_WALK_PAGES) failed = true;
+    }
+  }
+
+  async #walkStep(page: Page, step: WalkStep) {
+    if (step.kind === 'navigate') {
+      await page.goto(step.url, { timeout: ACTION_TIMEOUT_MS, waitUntil: 'load' });
+      return;
+    }
+    const changed = settleAfterAction(page).catch(() => false);
+    if (step.kind === 'click') await page.locator(step.selector).first().click({ timeout: WALK_ACTION_MS });
+    else await evaluateIsolated(page, () => window.scrollTo(0, document.documentElement.scrollHeight));
+    await changed;
   }
 
   /**

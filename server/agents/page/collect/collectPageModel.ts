@@ -1,5 +1,6 @@
 import type { PageModel } from '../pageModel.ts';
 import { readButtons } from './buttons.ts';
+import { readControls } from './controls.ts';
 import { readDetails } from './details.ts';
 import { readForms } from './forms.ts';
 import { readHeadings } from './headings.ts';
@@ -37,5 +38,6 @@ export function collectPageModel(): PageModel {
     tables,
     lists,
     details,
+    controls: readControls(),
   };
 }

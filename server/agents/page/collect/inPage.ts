@@ -19,6 +19,7 @@
 import * as accessibleName from './accessibleName.ts';
 import * as buttons from './buttons.ts';
 import * as collectPageModel from './collectPageModel.ts';
+import * as controls from './controls.ts';
 import * as details from './details.ts';
 import * as forms from './forms.ts';
 import * as headings from './headings.ts';
@@ -39,6 +40,7 @@ export const modules = {
   accessibleName,
   buttons,
   collectPageModel,
+  controls,
   details,
   forms,
   headings,
@@ -59,6 +61,7 @@ export const modules = {
 export type Parts = typeof accessibleName &
   typeof buttons &
   typeof collectPageModel &
+  typeof controls &
   typeof details &
   typeof forms &
   typeof headings &
