@@ -1,15 +1,15 @@
 /**
  * # The held-out set of the analysis benchmark (issue 38)
  *
- * Written on 2026-12-07 by the team member who had not worked on the proposer, without reading
- * `server/agents/` or how the proposer works inside: only the benchmark harness, the tuned set's
- * `Shape` type, the spec and the API docs. The pages and prompts are new; none is a copy of a tuned
- * page (bench/support/shapes.ts).
+ * Written on 2026-12-07 (branch r38-heldout) by the team member who had not worked on the
+ * proposer, without reading `server/agents/` or how the proposer works inside: only the benchmark
+ * harness, the tuned set's `Shape` type, the spec and the API docs. The pages and prompts are new;
+ * none is a copy of a tuned page (bench/support/shapes.ts).
  *
  * - `BENCH_SET=heldout npm run bench:analysis` scores it and writes the "Held-out set (issue 38)"
  *   section of docs/benchmarks/analysis.md; the tuned sections are left as they are.
- * - **Do not tune to it.** Nobody working on the proposer reads these pages or the outcomes per
- *   shape to change the proposer. It is scored once, at the end of a change; the next change to the
+ * - **Do not tune to it.** Nobody changes the proposer after reading these pages or their outcomes
+ *   shape by shape. It is scored once, at the end of a change; the next change to the
  *   proposer is scored on a **new** held-out set, written the same way by someone who has not read
  *   the proposer. Once scored, this set is as good as tuned.
  * - 20 shapes, **one prompt each** (20 prompts per model): each shape's prompt is written either with
