@@ -16,12 +16,26 @@
  * BENCH_MODELS=builtin,local picks models; BENCH_SHAPES=pager,login picks the shapes whose name
  * holds one of the words. A run of every shape rewrites the sections of the models it ran in
  * docs/benchmarks/analysis.md and keeps the others; a filtered run only prints.
+ *
+ * BENCH_SET=heldout scores the held-out set instead (bench/support/heldoutShapes.ts, issue 38): 20
+ * shapes with one prompt each, scored the same way, written to the file's "Held-out set (issue 38)"
+ * section only (bench/support/heldoutReport.ts); a run of the tuned set keeps that section as it is.
+ * It is scored once at the end of a change, never tuned to.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import {
+  heldoutBlock,
+  heldoutBlockOf,
+  heldoutModelsOf,
+  type ModelSection,
+  type Summary,
+  withHeldoutBlock,
+} from './support/heldoutReport.ts';
+import { heldoutShapes, startHeldoutSite } from './support/heldoutShapes.ts';
 import { startScriptedGoodModel } from './support/scriptedModel.ts';
-import { type Phrasing, SECRET, type Shape, shapes, startShapesSite } from './support/shapes.ts';
+import { type Phrasing, SECRET, type Shape, startShapesSite, shapes as tunedShapes } from './support/shapes.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
 
 const AGENT_MAX_SECONDS = 120;
@@ -49,7 +63,13 @@ type Outcome = {
   /** The prompt's password came back in a job's answer (prompt, messages, output). */
   secretOut: boolean;
 };
-type Summary = { correct: number; loud: number; silentWrong: number; prompts: number; redesign: string; minutes: string; measured: string };
+const benchSet = process.env.BENCH_SET ?? 'tuned';
+if (benchSet !== 'tuned' && benchSet !== 'heldout') {
+  console.error(`bench: BENCH_SET=${benchSet}: it is "tuned" (the default) or "heldout"`);
+  process.exit(1);
+}
+const heldout = benchSet === 'heldout';
+const shapes = heldout ? heldoutShapes : tunedShapes;
 
 const shapeFilter = (process.env.BENCH_SHAPES ?? '')
   .split(',')
@@ -61,7 +81,7 @@ if (!chosen.length) {
   process.exit(1);
 }
 
-const site = await startShapesSite();
+const site = heldout ? await startHeldoutSite() : await startShapesSite();
 const scripted = await startScriptedGoodModel();
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
 const stackStarted = Date.now();
@@ -236,7 +256,7 @@ async function chain(shape: Shape, phrasing: Phrasing, model: string): Promise<O
     const analysis = await request('PUT', `${api}/pipelines/${pipelineId}/analysis`, {
       session: sessionId,
       model,
-      prompt: shape.prompts[phrasing](site.url),
+      prompt: shape.prompts[phrasing]?.(site.url),
     });
     if (analysis.status !== 200) return loud(`analysis refused: ${analysis.status} ${ending(analysis.body)}`);
     const analysed = await awaitJob('analysis', analysis.body.id);
@@ -296,7 +316,7 @@ function modelTitle(model: string) {
   return `\`${model}\``;
 }
 
-function section(model: string, outcomes: Outcome[], ms: number, extra: string[]): { summary: Summary; text: string } {
+function section(model: string, outcomes: Outcome[], ms: number, extra: string[]): ModelSection {
   const count = (verdict: Verdict) => outcomes.filter((outcome) => outcome.verdict === verdict).length;
   const correctRuns = outcomes.filter((outcome) => outcome.redesign !== undefined);
   const times = outcomes.filter((outcome) => outcome.accepted).map((outcome) => outcome.ms);
@@ -312,7 +332,7 @@ function section(model: string, outcomes: Outcome[], ms: number, extra: string[]
     measured,
   };
   const text = [
-    `### ${modelTitle(model)}`,
+    `${heldout ? '####' : '###'} ${modelTitle(model)}`,
     '',
     `Measured ${measured}: ${outcomes.length} prompts in ${minutes(ms)}.`,
     '',
@@ -338,14 +358,15 @@ const models = (process.env.BENCH_MODELS ?? `builtin,${stack.config.agents.local
   .split(',')
   .map((model) => model.trim())
   .filter(Boolean);
-const sections = new Map<string, { summary: Summary; text: string }>();
+const sections = new Map<string, ModelSection>();
 try {
   for (const model of models) {
     const modelStarted = Date.now();
     site.setCosmetic(false);
     const outcomes: Outcome[] = [];
     for (const shape of chosen) {
-      for (const phrasing of phrasings) {
+      // A held-out shape has one prompt, in one of the phrasings.
+      for (const phrasing of phrasings.filter((each) => shape.prompts[each])) {
         const outcome = await chain(shape, phrasing, model);
         outcomes.push(outcome);
         console.log(`${model}: ${shape.name} (${phrasing}): ${outcome.verdict} in ${outcome.ms} ms ${outcome.note}`);
@@ -378,15 +399,38 @@ try {
 }
 
 const file = path.join(import.meta.dirname, '..', 'docs', 'benchmarks', 'analysis.md');
+const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
+const byModelOrder = (a: string, b: string) => (MODEL_ORDER.indexOf(a) + 1 || 99) - (MODEL_ORDER.indexOf(b) + 1 || 99);
+console.log([...sections.values()].map((entry) => entry.text).join('\n\n'));
+if (shapeFilter.length) {
+  console.log(
+    `bench: BENCH_SHAPES is set (${chosen.length} of ${shapes.length} shapes): ${path.relative(process.cwd(), file)} is left as it was`,
+  );
+  process.exit(0);
+}
+if (heldout) {
+  // Only the held-out block changes; its models not run now are kept as a former run wrote them.
+  const models = new Map([...heldoutModelsOf(before), ...sections]);
+  const block = heldoutBlock({
+    shapes,
+    url: site.url,
+    models: [...models.keys()].sort(byModelOrder).map((model) => [model, models.get(model) as ModelSection]),
+    machine: machineLine(),
+  });
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, withHeldoutBlock(before || '# Benchmark: analysis → generation\n', block));
+  console.log(`bench: wrote the held-out section of ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
+}
 // The sections a partial run (BENCH_MODELS) did not measure are kept from the file as they were.
-const kept = new Map<string, { summary: Summary; text: string }>();
-if (existsSync(file)) {
-  for (const match of readFileSync(file, 'utf8').matchAll(/<!-- model (\S+) (\{.*?\}) -->\n([\s\S]*?)\n<!-- \/model \1 -->/g)) {
+const kept = new Map<string, ModelSection>();
+if (before) {
+  for (const match of before.matchAll(/<!-- model (\S+) (\{.*?\}) -->\n([\s\S]*?)\n<!-- \/model \1 -->/g)) {
     kept.set(match[1] as string, { summary: JSON.parse(match[2] as string), text: match[3] as string });
   }
 }
 const all = new Map([...kept, ...sections]);
-const order = [...all.keys()].sort((a, b) => (MODEL_ORDER.indexOf(a) + 1 || 99) - (MODEL_ORDER.indexOf(b) + 1 || 99));
+const order = [...all.keys()].sort(byModelOrder);
 
 const report = [
   '# Benchmark: analysis → generation',
@@ -428,25 +472,20 @@ const report = [
   '| --- | --- | --- |',
   ...shapes.map(
     (shape) =>
-      `| ${cell(shape.name)} | ${cell(shown(shape.prompts.careful(site.url)))} | ${cell(shown(shape.prompts.hurried(site.url)))} |`,
+      `| ${cell(shape.name)} | ${cell(shown(shape.prompts.careful?.(site.url) ?? '-'))} | ${cell(shown(shape.prompts.hurried?.(site.url) ?? '-'))} |`,
   ),
   '',
   '## Per model',
   '',
   ...order.flatMap((model) => {
-    const { summary, text } = all.get(model) as { summary: Summary; text: string };
+    const { summary, text } = all.get(model) as ModelSection;
     return [`<!-- model ${model} ${JSON.stringify(summary)} -->`, text, `<!-- /model ${model} -->`, ''];
   }),
 ].join('\n');
 
-console.log([...sections.values()].map((entry) => entry.text).join('\n\n'));
-if (shapeFilter.length) {
-  console.log(
-    `bench: BENCH_SHAPES is set (${chosen.length} of ${shapes.length} shapes): ${path.relative(process.cwd(), file)} is left as it was`,
-  );
-} else {
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, report);
-  console.log(`bench: wrote ${path.relative(process.cwd(), file)}`);
-}
+mkdirSync(path.dirname(file), { recursive: true });
+// The held-out section (issue 38) is its own set's: kept as it is.
+const heldoutSection = heldoutBlockOf(before);
+writeFileSync(file, heldoutSection ? withHeldoutBlock(report, heldoutSection) : report);
+console.log(`bench: wrote ${path.relative(process.cwd(), file)}`);
 process.exit(0);

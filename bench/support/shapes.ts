@@ -21,7 +21,8 @@ export type Phrasing = 'careful' | 'hurried';
 
 export type Shape = {
   name: string;
-  prompts: Record<Phrasing, (url: string) => string>;
+  /** The prompts, by phrasing: both on the tuned shapes, one on each held-out shape (bench/support/heldoutShapes.ts). */
+  prompts: Partial<Record<Phrasing, (url: string) => string>>;
   /**
    * The password the prompts give. A version holds no secret value, so a run passes it to each
    * secret parameter of the version, as its user would.

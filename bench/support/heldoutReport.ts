@@ -1,0 +1,96 @@
+/**
+ * The "Held-out set (issue 38)" section of docs/benchmarks/analysis.md: written by
+ * `BENCH_SET=heldout npm run bench:analysis`, kept as it is by a run of the tuned set, and the other
+ * way round. It lies between `<!-- heldout -->` and `<!-- /heldout -->`; its per-model parts between
+ * `<!-- heldout-model … -->` markers, which the tuned set's `<!-- model … -->` pattern does not match.
+ */
+import type { Shape } from './shapes.ts';
+
+export type Summary = {
+  correct: number;
+  loud: number;
+  silentWrong: number;
+  prompts: number;
+  redesign: string;
+  minutes: string;
+  measured: string;
+};
+export type ModelSection = { summary: Summary; text: string };
+
+const BLOCK = /<!-- heldout -->\n[\s\S]*?<!-- \/heldout -->\n?/;
+
+const cell = (text: string) => text.replaceAll('|', '/').replaceAll('\n', ' ').replaceAll('<', '&lt;');
+
+/** The held-out block of a file's text, or ''. */
+export function heldoutBlockOf(fileText: string) {
+  return BLOCK.exec(fileText)?.[0] ?? '';
+}
+
+/** The per-model parts of the held-out block, as a former run wrote them. */
+export function heldoutModelsOf(fileText: string) {
+  const models = new Map<string, ModelSection>();
+  for (const match of heldoutBlockOf(fileText).matchAll(
+    /<!-- heldout-model (\S+) (\{.*?\}) -->\n([\s\S]*?)\n<!-- \/heldout-model \1 -->/g,
+  )) {
+    models.set(match[1] as string, { summary: JSON.parse(match[2] as string), text: match[3] as string });
+  }
+  return models;
+}
+
+/** The file's text with its held-out block replaced by `block`, or with `block` added at the end. */
+export function withHeldoutBlock(fileText: string, block: string) {
+  if (BLOCK.test(fileText)) return fileText.replace(BLOCK, () => block);
+  return `${fileText.replace(/\n*$/, '')}\n\n${block}`;
+}
+
+/**
+ * The held-out block: what the set is, the summary per model (none before it is scored), the prompts,
+ * and each model's part. `url` is the site's address, shown as `{site}`.
+ */
+export function heldoutBlock(options: { shapes: Shape[]; url: string; models: [string, ModelSection][]; machine: string }) {
+  const { shapes, url, models, machine } = options;
+  const missing = shapes.filter((shape) => shape.goalMissing).length;
+  const count = (phrasing: 'careful' | 'hurried') => shapes.filter((shape) => shape.prompts[phrasing]).length;
+  return [
+    '<!-- heldout -->',
+    '## Held-out set (issue 38)',
+    '',
+    `Command: \`BENCH_SET=heldout npm run bench:analysis\` (bench/analysis.ts). ${shapes.length} page shapes (bench/support/heldoutShapes.ts), written for issue 38 by a team member who had not read the proposer (\`server/agents/\`), with **one prompt per shape** as a user would type it (${count('careful')} written with care, ${count('hurried')} hurried): ${shapes.length} prompts per model. ${shapes.length - missing} pages hold what is asked; ${missing} do not, while something that looks like it is there (a loud end is the right answer on those).`,
+    '',
+    'Each prompt goes through the chain the tuned set goes through and is scored the same way (correct / loud / silent wrong, never `force`, then the correct versions again after a cosmetic redesign). **Do not tune to this set**: it is scored once, at the end of a change; the next change to the proposer is scored on a new held-out set. A run with `BENCH_SHAPES` only prints; a run of every held-out shape rewrites the parts of the models it ran here and keeps the others; the tuned sections above are left as they are.',
+    '',
+    ...(models.length ? [machine, ''] : []),
+    '### Summary',
+    '',
+    ...(models.length
+      ? [
+          '| model | correct | loud | silent wrong | correct after the redesign | run time | measured |',
+          '| --- | --- | --- | --- | --- | --- | --- |',
+          ...models.map(
+            ([model, { summary }]) =>
+              `| \`${model}\` | ${summary.correct}/${summary.prompts} | ${summary.loud}/${summary.prompts} | ${summary.silentWrong}/${summary.prompts} | ${summary.redesign} | ${summary.minutes} | ${summary.measured} |`,
+          ),
+        ]
+      : ['Not scored yet: it is scored once, at the end of the change of issue 38.']),
+    '',
+    '### The prompts',
+    '',
+    '`{site}` is the local site’s address.',
+    '',
+    '| # | shape | phrasing | prompt | the page holds what is asked |',
+    '| --- | --- | --- | --- | --- |',
+    ...shapes.map((shape, index) => {
+      const [phrasing, prompt] = Object.entries(shape.prompts)[0] ?? ['-', () => ''];
+      return `| ${index + 1} | ${cell(shape.name)} | ${phrasing} | ${cell(prompt(url).replaceAll(url, '{site}'))} | ${shape.goalMissing ? 'no' : `yes (${shape.expected.length} records)`} |`;
+    }),
+    '',
+    ...models.flatMap(([model, { summary, text }]) => [
+      `<!-- heldout-model ${model} ${JSON.stringify(summary)} -->`,
+      text,
+      `<!-- /heldout-model ${model} -->`,
+      '',
+    ]),
+    '<!-- /heldout -->',
+    '',
+  ].join('\n');
+}
