@@ -12,8 +12,7 @@ import type { ActivityDeps } from './deps.ts';
  * every login with 2FA on), one-time mail tokens, external registrations and links waiting for
  * confirmation (they hold a provider's e-mail and names), kept a day past expiry so a late request
  * still gets "expired" rather than "unknown" for a while; rate-limit windows, which count as
- * empty once ended; webhook deliveries a month old; run screenshots and browser downloads past their retention.
- * empty once ended; webhook deliveries a month old; run screenshots and browser recordings past their retention.
+ * empty once ended; webhook deliveries a month old; run screenshots, browser downloads and recordings past their retention.
  * Before that, it fails the webhook deliveries in flight that no workflow works on any more.
  */
 const expiredTables = [

@@ -498,9 +498,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
       egress: e.BROWSER_EGRESS_POLICY === 'open' ? null : { allowed: allowedDestinations },
       /** The user sandboxed browsers run as; null: BROWSER_SANDBOX=off. */
       sandboxUser: e.BROWSER_SANDBOX === 'on' ? e.BROWSER_SANDBOX_USER : null,
-      /** What each browser may hold (server/browsers/host/chromium/browserCgroups.ts, and its disk in browserSandbox.ts). */
       /** A persisted session's saved profile at most, compressed. */
       profileMaxBytes: e.PROFILE_MAX_MB * MB,
+      /** What each browser may hold (server/browsers/host/chromium/browserCgroups.ts, and its disk in browserSandbox.ts). */
       limits: {
         memoryBytes: e.BROWSER_MEMORY_LIMIT_MB * MB,
         diskBytes: e.BROWSER_DISK_LIMIT_MB * MB,

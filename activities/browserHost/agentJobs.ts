@@ -5,7 +5,10 @@ import { nodeFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { HostActivityDeps, HostBrowsers } from './hostBrowsers.ts';
 
 /** The host's side of an analysis (workflows/agentJobs.ts): its tool calls and pictures, in the job's own tab of the browser. */
-export function createAgentJobHostActivities({ orm, config, log, serviceSecret }: HostActivityDeps, { runs, contextOf }: HostBrowsers) {
+export function createAgentJobHostActivities(
+  { orm, config, log, serviceSecret }: HostActivityDeps,
+  { pool, runs, contextOf }: HostBrowsers,
+) {
   const agentTabs = new AgentTabs({ orm, serviceSecret });
   return {
     /** An analysis turn's tool calls, in the job's own tab of the browser (server/browsers/host/agentTools.ts). */
@@ -16,7 +19,7 @@ export function createAgentJobHostActivities({ orm, config, log, serviceSecret }
       const activity = Context.current();
       const beat = setInterval(() => activity.heartbeat(), 1000);
       try {
-        await agentTabs.run(call.jobId, context, call.calls, call.step);
+        await agentTabs.run(call.jobId, context, call.calls, call.step, (values) => pool.hideInLogs(call.resourceId, values));
       } finally {
         clearInterval(beat);
       }

@@ -89,10 +89,35 @@ export class AgentTabs {
   }
 
   /** Runs a turn's tool calls in order and stores their results as one tool message. */
-  async run(jobId: string, context: BrowserContext, calls: ToolCallRequest[], step: number) {
+  async run(
+    jobId: string,
+    context: BrowserContext,
+    calls: ToolCallRequest[],
+    step: number,
+    hide?: (values: string[]) => () => Promise<void>,
+  ) {
     const em = this.#orm.em.fork();
     const job = await em.findOneOrFail(AnalysisJob, { id: jobId }, { populate: ['sealedSecrets', 'session'] });
     const { secrets, hidden } = await jobHidden(em, this.#serviceSecret, job);
+    // The job's secrets stay out of the browser's log and recording while its tools type them.
+    const release = hide?.(Object.values(secrets));
+    try {
+      await this.#runCalls(em, job, jobId, context, calls, step, secrets, hidden);
+    } finally {
+      await release?.();
+    }
+  }
+
+  async #runCalls(
+    em: ReturnType<MikroORM['em']['fork']>,
+    job: AnalysisJob,
+    jobId: string,
+    context: BrowserContext,
+    calls: ToolCallRequest[],
+    step: number,
+    secrets: Record<string, string>,
+    hidden: Awaited<ReturnType<typeof jobHidden>>['hidden'],
+  ) {
     // The first address the prompt names, without the punctuation that follows it in a sentence;
     // a password in it was sealed with the job (`https://ada:{{password}}@…`) and is put back here.
     const named = /https?:\/\/[^\s"'<>]+/.exec(job.prompt)?.[0]?.replace(/[.,;:!?)\]]+$/, '');

@@ -243,7 +243,7 @@ export const functionsRouter = router({
       openapi: {
         method: 'POST',
         path: `${base}/slug/{slug}/execute`,
-        errorResponses: [402, 429],
+        errorResponses: [402, 409, 429],
         tags,
         summary: 'Execute a function by slug: `{identifier, outputs, result}`',
         description: executeDescription,
@@ -435,7 +435,7 @@ export const functionsRouter = router({
       openapi: {
         method: 'POST',
         path: `${base}/{functionId}/execute`,
-        errorResponses: [402, 429],
+        errorResponses: [402, 409, 429],
         tags,
         summary: 'Execute by id or slug (the spec’s by-id route); the slug route is the supported one',
         description: `\`functionId\` is the function's id or its slug. ${executeDescription}`,

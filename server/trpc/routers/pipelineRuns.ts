@@ -98,7 +98,7 @@ export const pipelineRunsRouter = router({
       openapi: {
         method: 'POST',
         path: '/{project}/api/pipelines/{pipelineId}/start',
-        errorResponses: [402, 429],
+        errorResponses: [402, 409, 429],
         tags,
         summary: 'Run a version of the pipeline on a session',
         description:

@@ -119,16 +119,16 @@ describe('a browser recorder', () => {
     const store = new PostgresBlobStore(orm);
     await store.put('recordings/old-one/0-0', Buffer.from('old'));
     await store.put('recordings/new-one/0-0', Buffer.from('new'));
-    await store.put('downloads/old-one/file', Buffer.from('not a recording'));
+    await store.put('other/old-one/file', Buffer.from('not a recording'));
     await orm.em
       .getConnection()
-      .execute(`update blobs set created = now() - interval '15 days' where key in ('recordings/old-one/0-0', 'downloads/old-one/file')`);
+      .execute(`update blobs set created = now() - interval '15 days' where key in ('recordings/old-one/0-0', 'other/old-one/file')`);
     const config = loadConfig({ RECORDING_RETENTION_DAYS: '14' });
     const housekeeping = createHousekeepingActivities({ orm, config, log: silent } as never);
     const deleted = await housekeeping.deleteExpiredRows();
     expect(deleted.recordings).toBe(1);
     expect(await store.get('recordings/old-one/0-0')).toBeUndefined();
     expect(await store.get('recordings/new-one/0-0')).toBeDefined();
-    expect(await store.get('downloads/old-one/file')).toBeDefined();
+    expect(await store.get('other/old-one/file')).toBeDefined();
   }, 60_000);
 });

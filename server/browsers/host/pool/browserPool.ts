@@ -326,6 +326,8 @@ export class BrowserPool {
     if (!instance) return false;
     this.#running.delete(resourceId);
     try {
+      // The recording's last batches leave while the browser still runs (the save closes it).
+      if (instance.persisted && keep) await instance.recorder?.stop().catch(() => undefined);
       if (instance.persisted && keep) await this.#saveProfile(instance, keep);
     } finally {
       await this.#destroy(instance);
