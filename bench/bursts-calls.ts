@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type Browser, chromium } from 'playwright-core';
+import { CHROMIUM_FLAGS } from '../server/browsers/launch/chromiumFlags.ts';
 import { writeFiguresBlock } from './support/figuresBlock.ts';
 import { BENCH_PAGE_HOST, machineLine, percentile, startBenchStack } from './support/stack.ts';
 
@@ -34,15 +35,8 @@ const LIFECYCLES = setting('BENCH_LIFECYCLES', 10);
 const PACE_MS = setting('BENCH_PACE_MS', 2_000);
 const WARMUP = 2;
 
-/** The flags this machine needs for a Chromium of its own (no user namespaces for Chromium's sandbox here). */
-const PLAYWRIGHT_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+/** The flags this machine needs for a Chromium of its own: the service's own list. */
+const PLAYWRIGHT_FLAGS = CHROMIUM_FLAGS;
 
 /** Issue 36, Done when. */
 const GOALS = { backToBack: 1.2, paced: 1.0, concurrentRate: 0.8, lifecycleBackToBack: 0.4, lifecyclePaced: 0.25 };
