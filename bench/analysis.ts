@@ -20,7 +20,9 @@
  * BENCH_SET=heldout scores the held-out set instead (bench/support/heldoutShapes.ts, issue 38): 20
  * shapes with one prompt each, scored the same way, written to the file's "Held-out set (issue 38)"
  * section only (bench/support/heldoutReport.ts); a run of the tuned set keeps that section as it is.
- * It is scored once at the end of a change, never tuned to.
+ * It is scored once at the end of a change, never tuned to. BENCH_SET=heldout2 does the same with the
+ * second held-out set (bench/support/heldoutShapes2.ts): 20 shapes with two prompts each, written to
+ * the "Held-out set 2" section. A run of any set keeps the other sets' sections as they are.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,11 +31,13 @@ import {
   heldoutBlock,
   heldoutBlockOf,
   heldoutModelsOf,
+  heldoutSets,
   type ModelSection,
   type Summary,
   withHeldoutBlock,
 } from './support/heldoutReport.ts';
 import { heldoutShapes, startHeldoutSite } from './support/heldoutShapes.ts';
+import { heldoutShapes2, startHeldout2Site } from './support/heldoutShapes2.ts';
 import { startScriptedGoodModel } from './support/scriptedModel.ts';
 import { type Phrasing, SECRET, type Shape, startShapesSite, shapes as tunedShapes } from './support/shapes.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
@@ -64,12 +68,13 @@ type Outcome = {
   secretOut: boolean;
 };
 const benchSet = process.env.BENCH_SET ?? 'tuned';
-if (benchSet !== 'tuned' && benchSet !== 'heldout') {
-  console.error(`bench: BENCH_SET=${benchSet}: it is "tuned" (the default) or "heldout"`);
+if (benchSet !== 'tuned' && benchSet !== 'heldout' && benchSet !== 'heldout2') {
+  console.error(`bench: BENCH_SET=${benchSet}: it is "tuned" (the default), "heldout" or "heldout2"`);
   process.exit(1);
 }
-const heldout = benchSet === 'heldout';
-const shapes = heldout ? heldoutShapes : tunedShapes;
+/** The held-out set scored, or null for the tuned set. */
+const heldout = benchSet === 'tuned' ? null : benchSet;
+const shapes = heldout === 'heldout2' ? heldoutShapes2 : heldout ? heldoutShapes : tunedShapes;
 
 const shapeFilter = (process.env.BENCH_SHAPES ?? '')
   .split(',')
@@ -81,7 +86,7 @@ if (!chosen.length) {
   process.exit(1);
 }
 
-const site = heldout ? await startHeldoutSite() : await startShapesSite();
+const site = heldout === 'heldout2' ? await startHeldout2Site() : heldout ? await startHeldoutSite() : await startShapesSite();
 const scripted = await startScriptedGoodModel();
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
 const stackStarted = Date.now();
@@ -365,7 +370,7 @@ try {
     site.setCosmetic(false);
     const outcomes: Outcome[] = [];
     for (const shape of chosen) {
-      // A held-out shape has one prompt, in one of the phrasings.
+      // A shape of the first held-out set has one prompt, in one of the phrasings.
       for (const phrasing of phrasings.filter((each) => shape.prompts[each])) {
         const outcome = await chain(shape, phrasing, model);
         outcomes.push(outcome);
@@ -410,15 +415,16 @@ if (shapeFilter.length) {
 }
 if (heldout) {
   // Only the held-out block changes; its models not run now are kept as a former run wrote them.
-  const models = new Map([...heldoutModelsOf(before), ...sections]);
+  const models = new Map([...heldoutModelsOf(before, heldout), ...sections]);
   const block = heldoutBlock({
     shapes,
     url: site.url,
     models: [...models.keys()].sort(byModelOrder).map((model) => [model, models.get(model) as ModelSection]),
     machine: machineLine(),
+    set: heldout,
   });
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, withHeldoutBlock(before || '# Benchmark: analysis → generation\n', block));
+  writeFileSync(file, withHeldoutBlock(before || '# Benchmark: analysis → generation\n', block, heldout));
   console.log(`bench: wrote the held-out section of ${path.relative(process.cwd(), file)}`);
   process.exit(0);
 }
@@ -484,8 +490,13 @@ const report = [
 ].join('\n');
 
 mkdirSync(path.dirname(file), { recursive: true });
-// The held-out section (issue 38) is its own set's: kept as it is.
-const heldoutSection = heldoutBlockOf(before);
-writeFileSync(file, heldoutSection ? withHeldoutBlock(report, heldoutSection) : report);
+// The held-out sections are their own sets': kept as they are.
+writeFileSync(
+  file,
+  heldoutSets.reduce((text, set) => {
+    const section = heldoutBlockOf(before, set);
+    return section ? withHeldoutBlock(text, section, set) : text;
+  }, report),
+);
 console.log(`bench: wrote ${path.relative(process.cwd(), file)}`);
 process.exit(0);

@@ -1,10 +1,15 @@
 /**
- * The "Held-out set (issue 38)" section of docs/benchmarks/analysis.md: written by
- * `BENCH_SET=heldout npm run bench:analysis`, kept as it is by a run of the tuned set, and the other
- * way round. It lies between `<!-- heldout -->` and `<!-- /heldout -->`; its per-model parts between
- * `<!-- heldout-model … -->` markers, which the tuned set's `<!-- model … -->` pattern does not match.
+ * The held-out sections of docs/benchmarks/analysis.md, one per held-out set: "Held-out set (issue
+ * 38)" written by `BENCH_SET=heldout npm run bench:analysis`, "Held-out set 2" by
+ * `BENCH_SET=heldout2 …`. A run of one set keeps the other sections as they are. A set's section lies
+ * between `<!-- <set> -->` and `<!-- /<set> -->`; its per-model parts between `<!-- <set>-model … -->`
+ * markers, which the tuned set's `<!-- model … -->` pattern and the other sets' do not match.
  */
-import type { Shape } from './shapes.ts';
+import { SECRET, type Shape } from './shapes.ts';
+
+/** The held-out sets, by their `BENCH_SET` name. */
+export type HeldoutSet = 'heldout' | 'heldout2';
+export const heldoutSets: HeldoutSet[] = ['heldout', 'heldout2'];
 
 export type Summary = {
   correct: number;
@@ -17,29 +22,30 @@ export type Summary = {
 };
 export type ModelSection = { summary: Summary; text: string };
 
-const BLOCK = /<!-- heldout -->\n[\s\S]*?<!-- \/heldout -->\n?/;
+const blockOf = (set: HeldoutSet) => new RegExp(`<!-- ${set} -->\\n[\\s\\S]*?<!-- \\/${set} -->\\n?`);
 
 const cell = (text: string) => text.replaceAll('|', '/').replaceAll('\n', ' ').replaceAll('<', '&lt;');
 
-/** The held-out block of a file's text, or ''. */
-export function heldoutBlockOf(fileText: string) {
-  return BLOCK.exec(fileText)?.[0] ?? '';
+/** A held-out set's block of a file's text, or ''. */
+export function heldoutBlockOf(fileText: string, set: HeldoutSet = 'heldout') {
+  return blockOf(set).exec(fileText)?.[0] ?? '';
 }
 
-/** The per-model parts of the held-out block, as a former run wrote them. */
-export function heldoutModelsOf(fileText: string) {
+/** The per-model parts of a held-out set's block, as a former run wrote them. */
+export function heldoutModelsOf(fileText: string, set: HeldoutSet = 'heldout') {
   const models = new Map<string, ModelSection>();
-  for (const match of heldoutBlockOf(fileText).matchAll(
-    /<!-- heldout-model (\S+) (\{.*?\}) -->\n([\s\S]*?)\n<!-- \/heldout-model \1 -->/g,
+  for (const match of heldoutBlockOf(fileText, set).matchAll(
+    new RegExp(`<!-- ${set}-model (\\S+) (\\{.*?\\}) -->\\n([\\s\\S]*?)\\n<!-- \\/${set}-model \\1 -->`, 'g'),
   )) {
     models.set(match[1] as string, { summary: JSON.parse(match[2] as string), text: match[3] as string });
   }
   return models;
 }
 
-/** The file's text with its held-out block replaced by `block`, or with `block` added at the end. */
-export function withHeldoutBlock(fileText: string, block: string) {
-  if (BLOCK.test(fileText)) return fileText.replace(BLOCK, () => block);
+/** The file's text with a held-out set's block replaced by `block`, or with `block` added at the end. */
+export function withHeldoutBlock(fileText: string, block: string, set: HeldoutSet = 'heldout') {
+  const pattern = blockOf(set);
+  if (pattern.test(fileText)) return fileText.replace(pattern, () => block);
   return `${fileText.replace(/\n*$/, '')}\n\n${block}`;
 }
 
@@ -47,7 +53,14 @@ export function withHeldoutBlock(fileText: string, block: string) {
  * The held-out block: what the set is, the summary per model (none before it is scored), the prompts,
  * and each model's part. `url` is the site's address, shown as `{site}`.
  */
-export function heldoutBlock(options: { shapes: Shape[]; url: string; models: [string, ModelSection][]; machine: string }) {
+export function heldoutBlock(options: {
+  shapes: Shape[];
+  url: string;
+  models: [string, ModelSection][];
+  machine: string;
+  set?: HeldoutSet;
+}) {
+  if (options.set === 'heldout2') return heldout2Block(options);
   const { shapes, url, models, machine } = options;
   const missing = shapes.filter((shape) => shape.goalMissing).length;
   const count = (phrasing: 'careful' | 'hurried') => shapes.filter((shape) => shape.prompts[phrasing]).length;
@@ -91,6 +104,62 @@ export function heldoutBlock(options: { shapes: Shape[]; url: string; models: [s
       '',
     ]),
     '<!-- /heldout -->',
+    '',
+  ].join('\n');
+}
+
+const summaryTable = (models: [string, ModelSection][], notYet: string) =>
+  models.length
+    ? [
+        '| model | correct | loud | silent wrong | correct after the redesign | run time | measured |',
+        '| --- | --- | --- | --- | --- | --- | --- |',
+        ...models.map(
+          ([model, { summary }]) =>
+            `| \`${model}\` | ${summary.correct}/${summary.prompts} | ${summary.loud}/${summary.prompts} | ${summary.silentWrong}/${summary.prompts} | ${summary.redesign} | ${summary.minutes} | ${summary.measured} |`,
+        ),
+      ]
+    : [notYet];
+
+/**
+ * The "Held-out set 2" block (bench/support/heldoutShapes2.ts): as the first set's, with both prompts
+ * of each shape in its table and the password of the sign-in prompts shown as `<secret>`.
+ */
+function heldout2Block(options: { shapes: Shape[]; url: string; models: [string, ModelSection][]; machine: string }) {
+  const { shapes, url, models, machine } = options;
+  const missing = shapes.filter((shape) => shape.goalMissing).length;
+  const prompts = shapes.reduce((sum, shape) => sum + Object.keys(shape.prompts).length, 0);
+  const shown = (prompt: string | undefined) => (prompt ? cell(prompt.replaceAll(url, '{site}').replaceAll(SECRET, '<secret>')) : '-');
+  return [
+    '<!-- heldout2 -->',
+    '## Held-out set 2',
+    '',
+    `Command: \`BENCH_SET=heldout2 npm run bench:analysis\` (bench/analysis.ts). ${shapes.length} page shapes (bench/support/heldoutShapes2.ts), written blind to the proposer: its author never opened \`server/agents/\`, the discussion of outcomes in this file, or the tuned pages beyond their format, and used none of the tuned set's or the first held-out set's page designs. **Two prompts per shape**, one written with care and one hurried: ${prompts} prompts per model. ${shapes.length - missing} pages hold what is asked; ${missing} do not, while something that looks like it is there (a loud end is the right answer on those). \`node bench/support/checkHeldout2Pages.ts\` checks the pages and the expected records in Chromium, without any analysis.`,
+    '',
+    'Each prompt goes through the chain the tuned set goes through and is scored the same way (correct / loud / silent wrong, never `force`, then the correct versions again after a cosmetic redesign). **Do not tune to this set**: it is scored once, at the end of a change; once scored it is as good as tuned. A run with `BENCH_SHAPES` only prints; a run of every shape rewrites the parts of the models it ran here and keeps the others; the other sections are left as they are.',
+    '',
+    ...(models.length ? [machine, ''] : []),
+    '### Summary',
+    '',
+    ...summaryTable(models, 'Not scored yet: it is scored once, by the integrator, at the end of a change to the proposer.'),
+    '',
+    '### The prompts',
+    '',
+    '`{site}` is the local site’s address, `<secret>` the password.',
+    '',
+    '| # | shape | careful | hurried | the page holds what is asked |',
+    '| --- | --- | --- | --- | --- |',
+    ...shapes.map(
+      (shape, index) =>
+        `| ${index + 1} | ${cell(shape.name)} | ${shown(shape.prompts.careful?.(url))} | ${shown(shape.prompts.hurried?.(url))} | ${shape.goalMissing ? 'no' : `yes (${shape.expected.length} records)`} |`,
+    ),
+    '',
+    ...models.flatMap(([model, { summary, text }]) => [
+      `<!-- heldout2-model ${model} ${JSON.stringify(summary)} -->`,
+      text,
+      `<!-- /heldout2-model ${model} -->`,
+      '',
+    ]),
+    '<!-- /heldout2 -->',
     '',
   ].join('\n');
 }
