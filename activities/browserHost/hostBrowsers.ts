@@ -1,8 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/activity';
-import { BrowserSession, PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { LaunchError } from '../../server/browsers/host/chromium/launchErrors.ts';
-import { generateFingerprint } from '../../server/browsers/host/fingerprint/browserFingerprint.ts';
+import { sessionFingerprint } from '../../server/browsers/host/fingerprint/browserFingerprint.ts';
 import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
 import type { BrowserPool, LaunchSpec } from '../../server/browsers/host/pool/browserPool.ts';
 import { launchSettingsOf } from '../../server/browsers/launch/launchSettings.ts';
@@ -62,7 +61,7 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
       cookies: session.cookies,
       // A persisted session's profile of its last stop (sealed in the blob store): read here, on the host that launches it.
       persist: session.persist && !resource.externalCdpUrl ? { archive: (await profiles.load(session.id)) ?? null } : null,
-      fingerprintData: session.fingerprint === 'desktop' ? await storedFingerprint(em, session) : null,
+      fingerprintData: session.fingerprint === 'desktop' ? await sessionFingerprint(em, session) : null,
       // A run started with `record` that starts its own browser records it from the start.
       record: session.record || (await em.count(PipelineRun, { resource: resourceId, record: true })) > 0,
       proxy: proxy
@@ -129,18 +128,6 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
   }
 
   return { pool, runs, loadLaunch, contextOf, hostFailure, shutDownFailure };
-}
-
-/**
- * The session's generated fingerprint, generated and stored at its first `desktop` start. Two
- * starts at once (two hosts) may both generate one: the first written wins, and both use it.
- */
-async function storedFingerprint(em: EntityManager, session: BrowserSession) {
-  if (session.fingerprintData) return session.fingerprintData;
-  const generated = await generateFingerprint();
-  await em.nativeUpdate(BrowserSession, { id: session.id, fingerprintData: null }, { fingerprintData: generated });
-  const stored = await em.fork().findOne(BrowserSession, { id: session.id }, { fields: ['fingerprintData'] });
-  return stored?.fingerprintData ?? generated;
 }
 
 /**

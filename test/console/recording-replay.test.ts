@@ -7,13 +7,16 @@ import { createPipeline, settledRun } from '../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /**
- * A recorded run replayed in the console (docs/browsers.md, Recordings), in real Chromium: the
- * run's page is rebuilt in rrweb's player, with the run's steps as marks on its timeline.
+ * What a run's browser leaves, in the console, in real Chromium: a recorded run replayed
+ * (docs/browsers.md, Recordings), the run's page rebuilt in rrweb's player with the run's steps as
+ * marks on its timeline; and the files it downloaded (Downloads), listed, fetched and deleted.
  */
 
 let stack: TestStack;
 let browser: Browser;
 let site: Awaited<ReturnType<typeof startTestSite>>;
+
+const CSV = 'id,name\n1,"console, listed"\n2,second row\n';
 
 const PAGE = `<!doctype html><html><head><title>Shop login</title><style>h1{color:#036}</style></head>
 <body><h1 id="welcome">Welcome to the replayed shop</h1><label>Password <input id="pass" type="password"></label></body></html>`;
@@ -26,12 +29,93 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(PAGE);
     },
+    '/reports': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>Reports</title><a id="csv" href="/report.csv" download="monthly-report.csv">CSV</a>');
+    },
+    '/report.csv': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="monthly-report.csv"' });
+      res.end(CSV);
+    },
   });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
   await site?.close();
   await stack?.close();
+});
+
+/** A new user's console, signed in, in a context of its own. */
+async function signedIn(email: string) {
+  const context = await browser.newContext({ baseURL: stack.url, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto('/');
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), { timeout: 30_000 }).toBe(true);
+  return { context, page };
+}
+
+describe('a run’s downloads in the console', () => {
+  it('lists the CSV a run downloaded, fetches it through its link, and deletes it after a confirm', async () => {
+    const { email, token } = await registerUser(stack);
+    const { slug } = await createProject(stack, token);
+    const session = await stack.http.put(`/${slug}/api/sessions`, { name: 'downloading' }, { token });
+    expect(session.status, session.text).toBe(200);
+    const pipelineId = await createPipeline(
+      stack,
+      slug,
+      { token },
+      {
+        nodes: {
+          page: { type: 'browser.page' },
+          open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/reports` } },
+          csv: { type: 'page.download', inputs: { page: { $ref: 'open.page' }, selector: '#csv' } },
+        },
+        outputs: { file: { $ref: 'csv.file' } },
+      },
+    );
+    const started = await stack.http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: session.body.id }, { token });
+    expect(started.status, started.text).toBe(200);
+    const run = await settledRun(stack, `/${slug}/api/pipelines/${pipelineId}/${started.body.id}`, { token });
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    const listPath = `/${slug}/api/sessions/${session.body.id}/${run.resources[0].id}/downloads`;
+    expect(((await stack.http.get(listPath, { token })).body as { name: string }[]).map((file) => file.name)).toEqual([
+      'monthly-report.csv',
+    ]);
+
+    const { context, page } = await signedIn(email);
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(error.message));
+    await page.goto(`/#/projects/${slug}/pipelines/${pipelineId}/runs/${run.id}`);
+    await page.getByRole('heading', { name: 'Downloads' }).waitFor({ timeout: 30_000 });
+    const row = page.getByRole('row', { name: 'download monthly-report.csv' });
+    await expect.poll(() => row.isVisible(), { timeout: 20_000 }).toBe(true);
+    const cells = await row.getByRole('cell').allTextContents();
+    expect(cells.slice(0, 3)).toEqual(['monthly-report.csv', `${CSV.length} B`, 'text/csv']);
+    expect(cells[3]).not.toBe('—');
+
+    // Its link fetches the file, byte for byte, with the console's own sign-in.
+    const link = row.getByRole('link', { name: 'monthly-report.csv' });
+    expect(await link.getAttribute('download')).toBe('monthly-report.csv');
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const fetched = await context.request.get(download.url());
+    expect(fetched.status()).toBe(200);
+    expect((await fetched.body()).toString()).toBe(CSV);
+
+    // Delete asks first: Cancel keeps it, Yes deletes it.
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await row.isVisible()).toBe(true);
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0);
+    expect((await stack.http.get(listPath, { token })).body).toEqual([]);
+    expect((await context.request.get(download.url())).status()).toBe(404);
+    expect(failures).toEqual([]);
+    await context.close();
+  }, 240_000);
 });
 
 describe('a recorded run in the console', () => {

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { bf } from '../api.ts';
+import { Downloads } from '../components/Downloads.tsx';
 import { LiveLogs } from '../components/LiveLogs.tsx';
 import { Block, ErrorLine, Loaded, RunStatus, when } from '../components/parts.tsx';
 import { Recording } from '../components/RecordingPlayer.tsx';
@@ -105,6 +106,9 @@ export function RunPage({ slug, pipelineId, runId }: { slug: string; pipelineId:
                 />
               </>
             )}
+            {data.resources.map((r) => (
+              <Downloads key={r.id} slug={slug} sessionId={r.session} resourceId={r.id} live={!ended(data.status.pipeline)} heading />
+            ))}
             {Object.keys(data.args).length > 0 && (
               <>
                 <h2>Arguments</h2>

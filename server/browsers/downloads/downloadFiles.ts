@@ -31,9 +31,13 @@ export type DownloadView = {
   created: string;
 };
 
-/** `/{project}/api/sessions/{session}/{resource}/downloads/{id}` under PUBLIC_URL. */
-export function downloadUrl(publicUrl: string, project: string, row: { session: { id: string }; resource: { id: string }; id: string }) {
-  return `${publicUrl}/${project}/api/sessions/${row.session.id}/${row.resource.id}/downloads/${row.id}`;
+/** `/{project}/api/sessions/{session}/{resource}/downloads/{id}` under PUBLIC_URL, `project` its slug (as every link the API gives). */
+export function downloadUrl(
+  publicUrl: string,
+  projectSlug: string,
+  row: { session: { id: string }; resource: { id: string }; id: string },
+) {
+  return `${publicUrl}/${projectSlug}/api/sessions/${row.session.id}/${row.resource.id}/downloads/${row.id}`;
 }
 
 export function presentDownload(row: BrowserDownload, url: string): DownloadView {

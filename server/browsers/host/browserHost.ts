@@ -5,7 +5,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost/index.ts';
-import { BrowserHost, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
+import { BrowserHost, Project, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import { browserEndedSignal, browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
@@ -148,7 +148,9 @@ export async function startBrowserHost(options: {
       maxBytes: config.downloads.maxBytesPerBrowser,
       keep: async (file) => {
         const row = await keepDownload(orm, downloads, { ...file, mimeType: mimeTypeOf(file.name) });
-        const view = presentDownload(row, downloadUrl(config.publicUrl, row.project.id, row));
+        // The project's slug, as the list route (server/trpc/routers/resources.ts) and every other link of the API name it.
+        const project = await orm.em.fork().findOneOrFail(Project, { id: row.project.id }, { fields: ['slug'] });
+        const view = presentDownload(row, downloadUrl(config.publicUrl, project.slug, row));
         return { id: view.id, name: view.name, size: view.size, mimeType: view.mimeType, url: view.url };
       },
     },

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../../api.ts';
+import { Downloads } from '../../components/Downloads.tsx';
 import { LiveLogs } from '../../components/LiveLogs.tsx';
 import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
 import { Recording } from '../../components/RecordingPlayer.tsx';
@@ -146,6 +147,10 @@ function Browser({
           <Recording slug={slug} sessionId={sessionId} resourceId={resource.id} />
         </details>
       )}
+      <details>
+        <summary>Downloads</summary>
+        <Downloads slug={slug} sessionId={sessionId} resourceId={resource.id} live />
+      </details>
       <details>
         <summary>Logs</summary>
         <LiveLogs

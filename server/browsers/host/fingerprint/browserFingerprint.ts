@@ -1,4 +1,6 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { StoredFingerprint } from '../../../../db/entities/BrowserSession.ts';
+import { BrowserSession } from '../../../../db/entities/index.ts';
 import { defaultLaunchFingerprint } from '../../launch/fingerprint.ts';
 import type { LaunchSettings } from '../../launch/launchSettings.ts';
 import { FingerprintInjector } from './fingerprintInjector.ts';
@@ -18,16 +20,31 @@ export async function attachFingerprint(cdpEndpoint: string, settings: LaunchSet
 
 /**
  * Every target of `browser` from now on (and those held so far) gets the session's fingerprint.
- * `stored`: the session's generated part; a session without one (it never reaches here so from a
- * start, which generates it first) gets one generated for this browser only.
+ * `stored`: the session's generated part (`sessionFingerprint`, read by the launch). A browser
+ * launched without one (a launch not of a session's start: the host's own tests) gets the launch's
+ * part and its screen only: nothing is generated here, so a session's browsers never show a
+ * fingerprint other than its stored one.
  */
-export async function applyFingerprint(
+export function applyFingerprint(
   browser: { fingerprint?: FingerprintInjector; settings: LaunchSettings },
   stored: StoredFingerprint | null | undefined,
 ) {
   if (!browser.fingerprint) return;
   const { locale } = browser.settings.fingerprint ?? defaultLaunchFingerprint;
-  browser.fingerprint.apply({ ...(stored ?? (await generateFingerprint())), screen: browser.settings.screen }, locale);
+  browser.fingerprint.apply({ ...stored, screen: browser.settings.screen }, locale);
+}
+
+/**
+ * The session's generated fingerprint, generated (`generateFingerprint`, the only caller) and
+ * stored at its first `desktop` start. Two starts at once (two hosts) may both generate one: the
+ * first written wins, and both use it.
+ */
+export async function sessionFingerprint(em: EntityManager, session: Pick<BrowserSession, 'id' | 'fingerprintData'>) {
+  if (session.fingerprintData) return session.fingerprintData;
+  const generated = await generateFingerprint();
+  await em.nativeUpdate(BrowserSession, { id: session.id, fingerprintData: null }, { fingerprintData: generated });
+  const stored = await em.fork().findOne(BrowserSession, { id: session.id }, { fields: ['fingerprintData'] });
+  return stored?.fingerprintData ?? generated;
 }
 
 let generator: Promise<{ getFingerprint(options: object): { fingerprint: GeneratedFingerprint } }> | undefined;
@@ -41,7 +58,7 @@ type GeneratedFingerprint = {
  * desktop Chrome on Linux (the platform the browser really runs): a GPU's WebGL vendor and
  * renderer, the CPU count and memory that go with it. Loaded at the first call (about 0.4 s).
  */
-export async function generateFingerprint(): Promise<StoredFingerprint> {
+async function generateFingerprint(): Promise<StoredFingerprint> {
   generator ??= import('fingerprint-generator').then(({ FingerprintGenerator }) => new FingerprintGenerator());
   const { fingerprint } = (await generator).getFingerprint({
     browsers: ['chrome'],

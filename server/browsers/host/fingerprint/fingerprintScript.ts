@@ -1,7 +1,10 @@
 import type { Screen, StoredFingerprint } from '../../../../db/entities/BrowserSession.ts';
 
-/** What the injected script makes a page or worker see, beyond what the launch flags already set. */
-export type PageFingerprint = StoredFingerprint & { screen: Screen };
+/**
+ * What the injected script makes a page or worker see, beyond what the launch flags already set:
+ * the session's generated part (absent for a browser not launched for a session's start) and its screen.
+ */
+export type PageFingerprint = Partial<StoredFingerprint> & { screen: Screen };
 
 /**
  * The script run in the main world of every document and worker of a `desktop` browser before its
@@ -56,14 +59,16 @@ function inject(fp: PageFingerprint) {
   };
 
   for (const navigator of [scope.Navigator, scope.WorkerNavigator]) {
-    patchGetter(navigator, 'hardwareConcurrency', fp.hardwareConcurrency);
-    patchGetter(navigator, 'deviceMemory', fp.deviceMemory);
+    if (fp.hardwareConcurrency !== undefined) patchGetter(navigator, 'hardwareConcurrency', fp.hardwareConcurrency);
+    if (fp.deviceMemory !== undefined) patchGetter(navigator, 'deviceMemory', fp.deviceMemory);
   }
 
   // WEBGL_debug_renderer_info's UNMASKED_VENDOR_WEBGL and UNMASKED_RENDERER_WEBGL.
+  const webgl = fp.webgl;
   const unmasked = (result: unknown, args: unknown[]) =>
-    args[0] === 0x9245 ? fp.webgl.vendor : args[0] === 0x9246 ? fp.webgl.renderer : result;
-  for (const context of [scope.WebGLRenderingContext, scope.WebGL2RenderingContext]) patchMethod(context, 'getParameter', unmasked);
+    args[0] === 0x9245 ? webgl?.vendor : args[0] === 0x9246 ? webgl?.renderer : result;
+  if (webgl)
+    for (const context of [scope.WebGLRenderingContext, scope.WebGL2RenderingContext]) patchMethod(context, 'getParameter', unmasked);
 
   // A maximised window on the session's screen: the window is never larger than the screen.
   if (scope.Screen && scope.window) {

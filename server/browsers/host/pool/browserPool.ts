@@ -388,7 +388,7 @@ export class BrowserPool {
     instance.log.secrets = spec.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4);
     this.#running.set(spec.resourceId, instance);
     this.#heldBefore.delete(spec.resourceId);
-    await applyFingerprint(instance, spec.fingerprintData);
+    applyFingerprint(instance, spec.fingerprintData);
     // What the client did before this adoption (it may already have navigated) is logged now.
     await instance.log.flush();
     this.#warm.started(instance.settings, instance.signature, true);
@@ -415,7 +415,7 @@ export class BrowserPool {
     instance.log.secrets = [spec.proxy?.password ?? '', ...spec.cookies.map((cookie) => cookie.value)].filter((s) => s.length >= 4);
     if (spec.persist && browser.persisted) instance.log.push(restoredNote(spec.persist));
     try {
-      await applyFingerprint(instance, spec.fingerprintData);
+      applyFingerprint(instance, spec.fingerprintData);
       // The same call a warm start makes in the api, so a session's cookies apply alike.
       if (spec.cookies.length) await setSessionCookies(instance.cdpEndpoint, spec.cookies);
       this.#watch(instance);

@@ -125,15 +125,19 @@ export class BrowserRecorder {
     });
     page.once('close', () => this.#writePart(recording));
     try {
-      await session.send('Runtime.enable');
-      // Without the Page domain on, this session's scripts run only in the document it found (runImmediately), not in those that follow.
-      await session.send('Page.enable');
-      await session.send('Runtime.addBinding', { name: RECORDER_BINDING, executionContextName: RECORDER_WORLD });
-      await session.send('Page.addScriptToEvaluateOnNewDocument', {
-        source: recorderSource(),
-        worldName: RECORDER_WORLD,
-        runImmediately: true,
-      });
+      // Sent at once, not one after the other: Chromium runs a session's commands in the order they
+      // came, and a warm start's attach overlaps the client's first navigation (one round trip, not four).
+      await Promise.all([
+        session.send('Runtime.enable'),
+        // Without the Page domain on, this session's scripts run only in the document it found (runImmediately), not in those that follow.
+        session.send('Page.enable'),
+        session.send('Runtime.addBinding', { name: RECORDER_BINDING, executionContextName: RECORDER_WORLD }),
+        session.send('Page.addScriptToEvaluateOnNewDocument', {
+          source: recorderSource(),
+          worldName: RECORDER_WORLD,
+          runImmediately: true,
+        }),
+      ]);
     } catch (error) {
       // The page closed meanwhile, most likely: nothing of it to record.
       this.#options.log.debug({ err: error, resourceId: this.#options.resourceId }, 'could not start recording a page');

@@ -46,19 +46,22 @@ const maskableTypes = [
 
 /**
  * rrweb marks an input whose type changed from `password` with an attribute (`data-rr-is-password`),
- * which the page could see. Here the mark is a WeakSet of the world instead.
+ * which the page could see. Here the mark is a WeakSet of the world instead. The minifier names the
+ * element differently from one build to the next, so the calls are matched with its name.
  */
 function withoutPasswordAttribute(source: string) {
-  const replacements: [string, string][] = [
-    ['t.setAttribute("data-rr-is-password","true")', '__bfWasPassword.add(t)'],
-    ['e.hasAttribute("data-rr-is-password")', '__bfWasPassword.has(e)'],
+  const replacements: [RegExp, (name: string) => string][] = [
+    [/\b([A-Za-z_$][\w$]*)\.setAttribute\("data-rr-is-password","true"\)/, (name) => `__bfWasPassword.add(${name})`],
+    [/\b([A-Za-z_$][\w$]*)\.hasAttribute\("data-rr-is-password"\)/, (name) => `__bfWasPassword.has(${name})`],
   ];
   let patched = source;
   for (const [from, to] of replacements) {
-    if (!patched.includes(from))
-      throw new Error(`rrweb's recorder changed: "${from}" not found (server/browsers/host/recording/recorderWorld.ts)`);
-    patched = patched.replace(from, to);
+    const found = from.exec(patched);
+    if (!found?.[1]) throw new Error(`rrweb's recorder changed: ${from} not found (server/browsers/host/recording/recorderWorld.ts)`);
+    patched = patched.replace(from, to(found[1]));
   }
+  if (patched.includes('data-rr-is-password"'))
+    throw new Error(`rrweb's recorder changed: it still sets data-rr-is-password (server/browsers/host/recording/recorderWorld.ts)`);
   return patched;
 }
 
@@ -67,8 +70,10 @@ let source: string | undefined;
 /** The script the host adds to every document of a recorded page, in `RECORDER_WORLD`. */
 export function recorderSource() {
   if (source) return source;
-  const rrwebDir = path.dirname(createRequire(import.meta.url).resolve('rrweb'));
-  const rrweb = withoutPasswordAttribute(readFileSync(path.join(rrwebDir, 'rrweb.umd.min.cjs'), 'utf8'));
+  // rrweb's recorder alone (@rrweb/record, about 77 KB minified), not the whole of rrweb with its
+  // replayer (about 280 KB): every recorded document compiles it (docs/benchmarks/browser-start.md, Recorder).
+  const recordDir = path.dirname(createRequire(import.meta.url).resolve('@rrweb/record'));
+  const rrweb = withoutPasswordAttribute(readFileSync(path.join(recordDir, 'record.umd.min.cjs'), 'utf8'));
   source = `(() => {
   // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
   if (window !== window.top) return;
