@@ -258,3 +258,14 @@ describe("the dry run's result held to the values the request names", () => {
     expect(checkOutputs(declarations, result, 'plans - name, monthly cost')).toEqual([]);
   });
 });
+
+describe('a hyphenated qualifier', () => {
+  it('is found in the words of a page, which are read apart at hyphens', async () => {
+    const { missingQualifiers, readRequestTerms } = await import('../../server/agents/model/verification.ts');
+    const terms = readRequestTerms('copy the fixed-rate bonds table');
+    if (!terms) throw new Error('no terms');
+    expect(terms.qualifiers).toEqual(['fixed-rate']);
+    expect(missingQualifiers(terms, 'Fixed-rate bonds Bond Term Rate (AER)')).toEqual([]);
+    expect(missingQualifiers(terms, 'Easy access savings Account Rate (AER)')).toEqual(['fixed-rate']);
+  });
+});

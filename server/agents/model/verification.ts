@@ -114,7 +114,9 @@ export function readRequestTerms(request: string): RequestTerms | null {
 export function missingQualifiers(terms: RequestTerms, near: string): string[] {
   const there = stems(near);
   const found = (word: string) => senses(word).some((sense) => there.has(sense));
-  return terms.qualifiers.filter((phrase) => !phrase.split(' ').every(found));
+  // A page's words are read apart at hyphens ("Fixed-rate" → fixed, rate): so is a hyphenated qualifier.
+  const foundWord = (word: string) => found(word) || (word.includes('-') && word.split('-').filter(Boolean).every(found));
+  return terms.qualifiers.filter((phrase) => !phrase.split(' ').every(foundWord));
 }
 
 /** Every text of a page that names what is on it: its title, headings, listings' names and labels, controls. */
@@ -297,7 +299,8 @@ export function anyPageNames(phrase: string, seen: readonly PageModel[]): boolea
         ...page.details.map((detail) => detail.sample),
       ].join(' '),
     );
-    return phrase.split(' ').every((word) => senses(word).some((sense) => all.has(sense)));
+    const found = (word: string) => senses(word).some((sense) => all.has(sense));
+    return phrase.split(' ').every((word) => found(word) || (word.includes('-') && word.split('-').filter(Boolean).every(found)));
   });
 }
 
