@@ -269,3 +269,15 @@ describe('a hyphenated qualifier', () => {
     expect(missingQualifiers(terms, 'Easy access savings Account Rate (AER)')).toEqual(['fixed-rate']);
   });
 });
+
+describe("a record's own name", () => {
+  it('is held by a field named for the thing listed ("every office - name, phone")', () => {
+    const fields = [
+      { name: 'office', values: ['Harbour'] },
+      { name: 'phone', values: ['+44 20 7946 0101'] },
+      { name: 'opens', values: ['09:00'] },
+    ];
+    expect(coverAttributes(requestedAttributes('every office - name, phone'), fields, ['office']).missing).toEqual([]);
+    expect(coverAttributes(requestedAttributes('every office - name, phone'), fields).missing.map((a) => a.written)).toEqual(['name']);
+  });
+});

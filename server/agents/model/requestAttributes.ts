@@ -9,6 +9,7 @@
 import type { PageModel } from '../page/pageModel.ts';
 import type { Proposal, ProposalStep } from '../proposal.ts';
 import { kindOfWords, senses, type ValueKind } from './lexicon.ts';
+import { requestedNoun } from './requestReading.ts';
 import { fieldsOfKind } from './valueKinds.ts';
 
 /** One value the request names for each record, as the user wrote it, with what it means. */
@@ -174,6 +175,7 @@ export type SeenField = { name: string; values: unknown[] };
 export function coverAttributes(
   attributes: readonly RequestAttribute[],
   fields: readonly SeenField[],
+  thing: readonly string[] = [],
 ): { held: Map<RequestAttribute, string>; missing: RequestAttribute[] } {
   const held = new Map<RequestAttribute, string>();
   const used = new Set<string>();
@@ -187,12 +189,14 @@ export function coverAttributes(
       attribute,
       fields.find((field) => !used.has(field.name) && namedFor(attribute, field.name)),
     );
-  // A name not named as such: the text of the item's link names the item ("Brook Cottage").
+  // A name not named as such: a field named for the thing listed ("office" in "every office - name"),
+  // or the text of the item's link ("Brook Cottage").
+  const named = thingField(fields, thing);
   for (const attribute of attributes)
     if (!held.has(attribute) && attribute.kind === 'name')
       take(
         attribute,
-        fields.find((field) => !used.has(field.name) && field.name === 'link'),
+        [named, fields.find((field) => field.name === 'link')].find((field) => field && !used.has(field.name)),
       );
   for (const attribute of attributes) {
     if (held.has(attribute) || !attribute.kind || attribute.kind === 'name') continue;
@@ -218,6 +222,14 @@ export function coverAttributes(
   if (left.length === 1 && !left[0]?.kind && unnamed.length === 1) take(left[0] as RequestAttribute, unnamed[0]);
   return { held, missing: attributes.filter((attribute) => !held.has(attribute)) };
 }
+
+/** The field named for the thing the request lists: `office` when it asks for "every office". */
+function thingField(fields: readonly SeenField[], thing: readonly string[]) {
+  return fields.find((field) => thing.some((word) => namedFor({ written: word, words: [word], kind: null }, field.name)));
+}
+
+/** The words of what the request lists ("every office" → office), which name its records' own name field. */
+const thingOf = (request: string) => requestedNoun(request)?.words ?? [];
 
 /** The fields an extract step reads, with the samples the pages showed of them. */
 export function fieldsOfStep(step: ProposalStep, seen: readonly PageModel[]): SeenField[] {
@@ -255,33 +267,38 @@ export function missingAttributes(proposal: Proposal, request: string, seen: rea
   const attributes = requestedAttributes(request);
   const extracts = proposal.steps.filter((step) => step.action.startsWith('extract_'));
   if (!attributes.length || !extracts.length || extracts.some((step) => step.action === 'extract_text')) return [];
-  const perStep = extracts.map((step) => coverAttributes(attributes, fieldsOfStep(step, seen)).missing);
+  const thing = thingOf(request);
+  const perStep = extracts.map((step) => coverAttributes(attributes, fieldsOfStep(step, seen), thing).missing);
   // One step holding an attribute is enough: "the title on the list, the price on each page".
   return attributes.filter((attribute) => perStep.every((missing) => missing.includes(attribute)));
 }
 
 /** The name field of a record the request lists things of: "products with their prices" names the product too. */
-const nameField = (fields: readonly SeenField[]) =>
+const nameField = (fields: readonly SeenField[], thing: readonly string[]) =>
   fields.find((field) => nameWords(field.name).some((word) => senses('name').includes(word))) ??
+  thingField(fields, thing) ??
   fields.find((field) => field.name === 'link');
 
 /**
  * The proposal with each record narrowed to what `request` names: the fields of a list or of each
- * page that hold the request's attributes (and the thing's name, asked or not), the others left
+ * page that hold the request's attributes (and the thing's name, asked or not, or else the first
+ * field), the others left
  * out. A step whose fields do not hold every attribute is left as it is (the verification ends
  * that job loud); a table keeps its columns.
  */
 export function narrowToRequest(proposal: Proposal, request: string, seen: readonly PageModel[]): Proposal {
   const attributes = requestedAttributes(request);
   if (!attributes.length) return proposal;
+  const thing = thingOf(request);
   const dropped = new Map<string, Set<string>>();
   const steps = proposal.steps.map((step, index) => {
     if ((step.action !== 'extract_list' && step.action !== 'extract_fields') || !step.fields?.length) return step;
     const fields = fieldsOfStep(step, seen);
-    const { held, missing } = coverAttributes(attributes, fields);
+    const { held, missing } = coverAttributes(attributes, fields, thing);
     if (missing.length) return step;
     const keep = new Set(held.values());
-    const name = nameField(fields);
+    // The thing's own name, or else its first field (what the item shows first names it: "Harbour").
+    const name = nameField(fields, thing) ?? fields[0];
     if (name) keep.add(name.name);
     const narrowed = step.fields.filter((field) => keep.has(field.name));
     if (!narrowed.length) return step;
@@ -306,6 +323,7 @@ export function narrowToRequest(proposal: Proposal, request: string, seen: reado
 export function attributesNotInResult(request: string, result: Record<string, unknown> | null): string[] {
   const attributes = requestedAttributes(request);
   if (!attributes.length || !result) return [];
+  const thing = thingOf(request);
   const outputs = Object.values(result);
   // One value (a heading, a text): not records; the declarations check it.
   if (!outputs.some((value) => Array.isArray(value) || (value && typeof value === 'object'))) return [];
@@ -315,7 +333,7 @@ export function attributesNotInResult(request: string, result: Record<string, un
     );
     const names = [...new Set(records.flatMap((record) => Object.keys(record)))];
     const fields = names.map((name) => ({ name, values: records.map((record) => record[name]) }));
-    return coverAttributes(attributes, fields).missing;
+    return coverAttributes(attributes, fields, thing).missing;
   });
   return attributes.filter((attribute) => missingPer.every((missing) => missing.includes(attribute))).map((attribute) => attribute.written);
 }
