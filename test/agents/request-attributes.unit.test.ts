@@ -281,3 +281,44 @@ describe("a record's own name", () => {
     expect(coverAttributes(requestedAttributes('every office - name, phone'), fields).missing.map((a) => a.written)).toEqual(['name']);
   });
 });
+
+describe('narrowing keeps what names each record', () => {
+  const offices = page({
+    lists: [
+      {
+        selector: '#offices',
+        itemSelector: '#offices > dl',
+        count: 4,
+        fields: [
+          { name: 'office', selector: 'dd.o', sample: 'Harbour' },
+          { name: 'phone', selector: 'dd.p', sample: '+44 20 7946 0101' },
+          { name: 'opens', selector: 'dd.h', sample: '09:00' },
+        ],
+      },
+    ],
+  });
+  const proposal: Proposal = {
+    goal: 'g',
+    startUrl: 'http://shop.test/',
+    steps: [
+      {
+        action: 'extract_list',
+        selector: '#offices > dl',
+        output: 'offices',
+        evidence: 'e',
+        fields: [
+          { name: 'office', selector: 'dd.o' },
+          { name: 'phone', selector: 'dd.p' },
+          { name: 'opens', selector: 'dd.h' },
+        ],
+      },
+    ],
+    parameters: [],
+    outputs: [],
+    risks: [],
+  };
+  it('the first field when no field is a name: "the phone numbers of the offices" keeps office and phone', () => {
+    const narrowed = narrowToRequest(proposal, 'list the phone numbers of the offices', [offices]);
+    expect(narrowed.steps[0]?.fields?.map((field) => field.name)).toEqual(['office', 'phone']);
+  });
+});

@@ -229,7 +229,11 @@ function thingField(fields: readonly SeenField[], thing: readonly string[]) {
 }
 
 /** The words of what the request lists ("every office" → office), which name its records' own name field. */
-const thingOf = (request: string) => requestedNoun(request)?.words ?? [];
+const thingOf = (request: string, attributes: readonly RequestAttribute[]) => {
+  // "the phone numbers of the offices": the noun read is the value asked, not the thing listed.
+  const asked = new Set(attributes.flatMap((attribute) => attribute.written.split(' ')));
+  return (requestedNoun(request)?.words ?? []).filter((word) => !asked.has(word));
+};
 
 /** The fields an extract step reads, with the samples the pages showed of them. */
 export function fieldsOfStep(step: ProposalStep, seen: readonly PageModel[]): SeenField[] {
@@ -267,7 +271,7 @@ export function missingAttributes(proposal: Proposal, request: string, seen: rea
   const attributes = requestedAttributes(request);
   const extracts = proposal.steps.filter((step) => step.action.startsWith('extract_'));
   if (!attributes.length || !extracts.length || extracts.some((step) => step.action === 'extract_text')) return [];
-  const thing = thingOf(request);
+  const thing = thingOf(request, attributes);
   const perStep = extracts.map((step) => coverAttributes(attributes, fieldsOfStep(step, seen), thing).missing);
   // One step holding an attribute is enough: "the title on the list, the price on each page".
   return attributes.filter((attribute) => perStep.every((missing) => missing.includes(attribute)));
@@ -289,7 +293,7 @@ const nameField = (fields: readonly SeenField[], thing: readonly string[]) =>
 export function narrowToRequest(proposal: Proposal, request: string, seen: readonly PageModel[]): Proposal {
   const attributes = requestedAttributes(request);
   if (!attributes.length) return proposal;
-  const thing = thingOf(request);
+  const thing = thingOf(request, attributes);
   const dropped = new Map<string, Set<string>>();
   const steps = proposal.steps.map((step, index) => {
     if ((step.action !== 'extract_list' && step.action !== 'extract_fields') || !step.fields?.length) return step;
@@ -297,8 +301,14 @@ export function narrowToRequest(proposal: Proposal, request: string, seen: reado
     const { held, missing } = coverAttributes(attributes, fields, thing);
     if (missing.length) return step;
     const keep = new Set(held.values());
-    // The thing's own name, or else its first field (what the item shows first names it: "Harbour").
-    const name = nameField(fields, thing) ?? fields[0];
+    // The thing's own name, unless a value asked is it; or else its first field left (what the item
+    // shows first names it: "Harbour").
+    const named = nameField(
+      fields.filter((field) => keep.has(field.name)),
+      thing,
+    );
+    const rest = fields.filter((field) => !keep.has(field.name));
+    const name = named ? null : (nameField(rest, thing) ?? rest[0]);
     if (name) keep.add(name.name);
     const narrowed = step.fields.filter((field) => keep.has(field.name));
     if (!narrowed.length) return step;
@@ -323,7 +333,7 @@ export function narrowToRequest(proposal: Proposal, request: string, seen: reado
 export function attributesNotInResult(request: string, result: Record<string, unknown> | null): string[] {
   const attributes = requestedAttributes(request);
   if (!attributes.length || !result) return [];
-  const thing = thingOf(request);
+  const thing = thingOf(request, attributes);
   const outputs = Object.values(result);
   // One value (a heading, a text): not records; the declarations check it.
   if (!outputs.some((value) => Array.isArray(value) || (value && typeof value === 'object'))) return [];
