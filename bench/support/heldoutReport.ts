@@ -72,6 +72,8 @@ export function heldoutBlock(options: {
     '',
     'Each prompt goes through the chain the tuned set goes through and is scored the same way (correct / loud / silent wrong, never `force`, then the correct versions again after a cosmetic redesign). **Do not tune to this set**: it is scored once, at the end of a change; the next change to the proposer is scored on a new held-out set. A run with `BENCH_SHAPES` only prints; a run of every held-out shape rewrites the parts of the models it ran here and keeps the others; the tuned sections above are left as they are.',
     '',
+    '**This set is spent: it is now a development set.** Scored once on 2026-12-07 at commit 98d4ccf (`builtin` 5/20 correct, 8 silent wrong; `local` 5/20 correct, 6 silent wrong), it was then used to develop the change that followed (the values a request names for each record, "every page", hyphenated qualifiers): its figures below measure that work, not how the proposer does on pages nobody tuned for. A new held-out set, written by someone else, judges the change.',
+    '',
     ...(models.length ? [machine, ''] : []),
     '### Summary',
     '',

@@ -118,18 +118,32 @@ describe('data behind an interaction becomes a version that reads it', () => {
     expect(records).toEqual(hours.map(([day, opens, closes]) => ({ Day: day, Opens: opens, Closes: closes })));
   }, 400_000);
 
-  it('a list of definition lists: one record per office, fields named by their terms', async () => {
+  it('a list of definition lists: one record per office, fields named by their terms, narrowed to what was asked', async () => {
     const { records } = await analyseGenerateAndRun(`list the phone numbers of the offices on ${site.url}/offices`);
-    expect(records).toEqual(offices);
+    // The phone numbers asked, with what names each office (its first field); not the opening time.
+    expect(records).toEqual(offices.map(({ office, phone }) => ({ office, phone })));
   }, 400_000);
 
-  it('cards whose names are their titles: "names" finds them', async () => {
+  it('cards whose names are their titles: "names" finds them, and only they are kept', async () => {
     const { records } = await analyseGenerateAndRun(`list the names of the plants at ${site.url}/plants`);
-    expect(shown(records)).toEqual(served(plants));
+    expect(shown(records)).toEqual(plants.map(([name]) => [name]));
+  }, 400_000);
+
+  it('the values named for each record: kept by their labels, the others left out', async () => {
+    const { records } = await analyseGenerateAndRun(`${site.url}/offices every office - name, phone`);
+    expect(records).toEqual(offices.map(({ office, phone }) => ({ office, phone })));
   }, 400_000);
 });
 
 describe('data the page does not hold ends loud, naming the words the user wrote', () => {
+  it('a value asked of each record that no field holds: goal_not_found names it, as written', async () => {
+    const { analysis, analysisUrl } = await analyse(`${site.url}/offices every office: name, phone and fax number`);
+    expect(analysis.error?.code).toBe('goal_not_found');
+    expect(analysis.error.message).toMatch(/^could not extract all that was asked: no field of what it extracts holds 'fax number'/);
+    const accept = await stack.http.post(`${analysisUrl}/accept`, { model: 'builtin' }, { token });
+    expect(accept.status).toBe(400);
+  }, 400_000);
+
   it('e-mail addresses asked of a page of phones: goal_not_found names the e-mail address and the manager', async () => {
     const { analysis, analysisUrl } = await analyse(`get each office manager's e-mail address from ${site.url}/offices`);
     expect(analysis.error?.code).toBe('goal_not_found');

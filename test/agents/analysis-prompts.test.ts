@@ -170,9 +170,9 @@ describe('tables, definition lists and lists the way pages write them', () => {
     });
   }, 240_000);
 
-  it('a definition list on a page is one record named by its terms', async () => {
+  it('a definition list on a page is one record named by its terms, narrowed to the values asked', async () => {
     const { generation } = await analyseAndGenerate(`Open ${site.url}/chair and get the price and weight of the chair`);
-    expect(generation.dryRun.result).toEqual({ details: { price: '120.00', weight: '7 kg', wood: 'Oak' } });
+    expect(generation.dryRun.result).toEqual({ details: { price: '120.00', weight: '7 kg' } });
   }, 240_000);
 
   it('definition lists repeated as cards are records whose fields are named by their terms', async () => {

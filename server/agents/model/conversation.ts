@@ -24,6 +24,7 @@ import { checkProposal, goalNotFoundSchema, type Proposal, proposalSchema, sourc
 import { analysisToolSpecs } from '../tools.ts';
 import { languageModel } from './models.ts';
 import { declarationsFor, pagesShowed, singleValueForRecords } from './outputCheck.ts';
+import { narrowToRequest } from './requestAttributes.ts';
 import { requestFitProblems } from './requestFit.ts';
 import { anyPageNames, askedFor, notFoundMessage, readRequestTerms, verifyAgainstRequest } from './verification.ts';
 
@@ -212,15 +213,30 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     const named = unverified.missing.filter((phrase) => anyPageNames(phrase, seen));
     const refusedBefore = job.messages.some((message) => JSON.stringify(message.content).includes(UNVERIFIED_MARK));
     // Words no page shows, or a second miss: the pages do not hold it, and the job says which words.
+    const lacking = unverified.attributes.length > 0 || unverified.pages !== null;
     if (named.length < unverified.missing.length || refusedBefore || (unverified.kind && !unverified.missing.length)) {
       const message = jobRedactor(hidden).text(
         notFoundMessage(unverified.terms, unverified, pagesShowed(seen).replace(/^the pages showed: /, '')),
       );
       return { calls: [], done: true, error: { code: 'goal_not_found', message } };
     }
-    problems.push(
-      `${UNVERIFIED_MARK}: nothing near what it extracts says ${named.map((phrase) => `'${phrase}'`).join(' or ')}, which the request asks for, though the pages show those words elsewhere: extract what is named by them (a heading, a caption, a label, a tab or an option), or answer {"goalNotFound": "why"}`,
-    );
+    if (lacking && !unverified.missing.length)
+      problems.push(
+        `${UNVERIFIED_MARK}: ${[
+          unverified.attributes.length
+            ? `no field of what it extracts holds ${unverified.attributes.map((words) => `'${words}'`).join(' or ')}, which the request asks for each record: extract a field that holds each (by its label, or its values)`
+            : '',
+          unverified.pages
+            ? `the request asks for '${unverified.pages}', but no step goes on past the first page: give the listing its paging (links, a "more" button, or scroll)`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('; ')}, or answer {"goalNotFound": "why"}`,
+      );
+    else
+      problems.push(
+        `${UNVERIFIED_MARK}: nothing near what it extracts says ${named.map((phrase) => `'${phrase}'`).join(' or ')}, which the request asks for, though the pages show those words elsewhere: extract what is named by them (a heading, a caption, a label, a tab or an option), or answer {"goalNotFound": "why"}`,
+      );
   }
   if (problems.length || !proposal) {
     await recordMessages(
@@ -232,6 +248,8 @@ export async function analysisTurn(deps: Deps, jobId: string, step: number): Pro
     );
     return { calls: [], done: false };
   }
+  // Each record narrowed to the values the request names, when it names them (requestAttributes.ts).
+  proposal = narrowToRequest(proposal, job.prompt, seen);
   job.output = jobRedactor(hidden).object({
     ...proposal,
     // What each output must be, checked against the generation's dry run (outputCheck.ts).

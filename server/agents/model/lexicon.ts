@@ -17,12 +17,14 @@ const SYNONYMS: readonly (readonly string[])[] = [
   ['email', 'e-mail', 'mail', 'mailbox'],
   ['phone', 'telephone', 'tel', 'mobile', 'cell'],
   ['url', 'link', 'website', 'homepage', 'href', 'site'],
-  ['date', 'day', 'published', 'posted'],
+  ['date', 'day', 'published', 'posted', 'when'],
   ['rating', 'score', 'stars', 'grade'],
   ['quantity', 'qty', 'count'],
   ['person', 'people', 'member', 'employee', 'staff'],
   ['description', 'summary', 'blurb'],
-  ['address', 'location'],
+  ['address', 'location', 'place', 'venue', 'where'],
+  ['length', 'duration', 'runtime'],
+  ['distance', 'far'],
 ];
 
 /** One form for singular and plural: `stories` → `story`, `boxes` → `box`, `prices` → `price`. */

@@ -10,6 +10,7 @@
 import { uniqueKeys } from '../../pipelines/cellValues.ts';
 import type { PageModel } from '../page/pageModel.ts';
 import type { OutputDeclaration, Proposal, ProposalStep } from '../proposal.ts';
+import { attributesNotInResult } from './requestAttributes.ts';
 import { asksForRecords } from './requestReading.ts';
 import { kindMismatch } from './verification.ts';
 
@@ -25,7 +26,8 @@ export type OutputMismatch = {
     | 'empty_field'
     | 'label_field'
     | 'empty_value'
-    | 'wrong_kind';
+    | 'wrong_kind'
+    | 'missing_attribute';
   message: string;
 };
 
@@ -165,6 +167,14 @@ export function checkOutputs(
   const mismatches: OutputMismatch[] = [];
   const wrongKind = request !== undefined && result ? kindMismatch(request, result) : null;
   if (wrongKind) mismatches.push({ output: declarations[0]?.name ?? 'result', kind: 'wrong_kind', message: wrongKind });
+  // Every value the request names for each record is held by a field of some output.
+  const absent = request !== undefined && result ? attributesNotInResult(request, result) : [];
+  if (absent.length)
+    mismatches.push({
+      output: declarations[0]?.name ?? 'result',
+      kind: 'missing_attribute',
+      message: `the request asks for ${absent.map((words) => `'${words}'`).join(', ')} of each record, but no field of the result holds ${absent.length === 1 ? 'it' : 'them'}`,
+    });
   const out = result ?? {};
   for (const declaration of declarations) {
     const { name } = declaration;

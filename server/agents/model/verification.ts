@@ -16,6 +16,7 @@ import type { PageModel } from '../page/pageModel.ts';
 import { readPromptValues } from '../promptValues.ts';
 import type { Proposal, ProposalStep } from '../proposal.ts';
 import { kindName, kindOfWords, namesKind, senses, type ValueKind } from './lexicon.ts';
+import { missingAttributes, requestedAttributes } from './requestAttributes.ts';
 import { DETERMINERS, GENERIC, PHRASE_END, requestedNoun, stems } from './requestReading.ts';
 import { fieldsOfKind, valueIsOfKind } from './valueKinds.ts';
 
@@ -113,7 +114,9 @@ export function readRequestTerms(request: string): RequestTerms | null {
 export function missingQualifiers(terms: RequestTerms, near: string): string[] {
   const there = stems(near);
   const found = (word: string) => senses(word).some((sense) => there.has(sense));
-  return terms.qualifiers.filter((phrase) => !phrase.split(' ').every(found));
+  // A page's words are read apart at hyphens ("Fixed-rate" → fixed, rate): so is a hyphenated qualifier.
+  const foundWord = (word: string) => found(word) || (word.includes('-') && word.split('-').filter(Boolean).every(found));
+  return terms.qualifiers.filter((phrase) => !phrase.split(' ').every(foundWord));
 }
 
 /** Every text of a page that names what is on it: its title, headings, listings' names and labels, controls. */
@@ -221,12 +224,23 @@ export function askedFor(terms: RequestTerms) {
  * The sentence a job that cannot verify its extraction against the request ends with: what was
  * asked, the words it could not find (as the user wrote them), and what the page shows instead.
  */
-export function notFoundMessage(terms: RequestTerms, problem: { missing: string[]; kind: ValueKind | null }, shows: string) {
+export function notFoundMessage(
+  terms: RequestTerms,
+  problem: { missing: string[]; kind: ValueKind | null; attributes?: string[]; pages?: string | null },
+  shows: string,
+) {
   const parts: string[] = [];
+  if (problem.attributes?.length) parts.push(`no field of what it extracts holds ${problem.attributes.map(quoted).join(' or ')}`);
+  if (problem.pages)
+    parts.push(
+      `the request asks for ${quoted(problem.pages)}, but nothing goes on past the first page (no pager link or button was found)`,
+    );
   if (problem.missing.length) parts.push(`nothing near what it shows says ${problem.missing.map(quoted).join(' or ')}`);
   if (problem.kind)
     parts.push(`no ${kindName[problem.kind]} is there for ${quoted(terms.kind?.words.join(' ') ?? kindName[problem.kind])}`);
-  return `found no ${askedFor(terms)} on the page: ${parts.join('; ')}; it shows ${shows}`;
+  // Only values of each record or pages missing: what was asked is there, not all of it.
+  const lead = problem.missing.length || problem.kind ? `found no ${askedFor(terms)} on the page` : 'could not extract all that was asked';
+  return `${lead}: ${parts.join('; ')}; it shows ${shows}`;
 }
 
 /**
@@ -238,16 +252,37 @@ export function verifyAgainstRequest(
   proposal: Proposal,
   request: string,
   seen: readonly PageModel[],
-): { terms: RequestTerms; missing: string[]; kind: ValueKind | null } | null {
-  const terms = readRequestTerms(request);
-  if (!terms) return null;
+): { terms: RequestTerms; missing: string[]; kind: ValueKind | null; attributes: string[]; pages: string | null } | null {
   const extracts = proposal.steps.filter((step) => step.action.startsWith('extract_'));
   if (!extracts.length) return null;
+  // The values named for each record ("name, monthly cost, how much data"): each held by a field.
+  const attributes = missingAttributes(proposal, request, seen).map((attribute) => attribute.written);
+  // "every page", "all the pages": a listing read on its first page only is not that.
+  const everyPage = everyPageWords(request);
+  const pages = everyPage && !extracts.some((step) => step.paging || step.pagesSelector) ? everyPage : null;
+  const terms = readRequestTerms(request) ?? termsOfAttributes(request);
+  if (!terms) return null;
   // The qualifiers every extract step misses (one step naming them is enough).
   const missingPerStep = extracts.map((step) => missingQualifiers(terms, nearExtraction(proposal, step, seen)));
   const missing = terms.qualifiers.filter((phrase) => missingPerStep.every((list) => list.includes(phrase)));
   const kind = terms.kind && !extracts.some((step) => stepHoldsKind(terms.kind?.kind as ValueKind, step, seen)) ? terms.kind.kind : null;
-  return missing.length || kind ? { terms, missing, kind } : null;
+  return missing.length || kind || attributes.length || pages ? { terms, missing, kind, attributes, pages } : null;
+}
+
+/** Terms for a request whose noun phrase names nothing, but which names values: "whats on? name, when and place". */
+function termsOfAttributes(request: string): RequestTerms | null {
+  const attributes = requestedAttributes(request);
+  if (!attributes.length) return null;
+  return { phrase: attributes.map((attribute) => attribute.written).join(', '), kind: null, qualifiers: [], of: null };
+}
+
+/** The words by which a request asks for every page of a listing ("on all pages", "every page"), or null. */
+export function everyPageWords(request: string): string | null {
+  const text = request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' ');
+  const found =
+    /\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?pages?\b/i.exec(text) ??
+    /\b(?:to|till|until)\s+the\s+(?:last|final)\s+(?:page|one)\b/i.exec(text);
+  return found ? found[0] : null;
 }
 
 /** Whether any page seen names the words of `phrase` anywhere in what its page model shows. */
@@ -264,7 +299,8 @@ export function anyPageNames(phrase: string, seen: readonly PageModel[]): boolea
         ...page.details.map((detail) => detail.sample),
       ].join(' '),
     );
-    return phrase.split(' ').every((word) => senses(word).some((sense) => all.has(sense)));
+    const found = (word: string) => senses(word).some((sense) => all.has(sense));
+    return phrase.split(' ').every((word) => found(word) || (word.includes('-') && word.split('-').filter(Boolean).every(found)));
   });
 }
 
