@@ -285,9 +285,8 @@ const nameField = (fields: readonly SeenField[], thing: readonly string[]) =>
 
 /**
  * The proposal with each record narrowed to what `request` names: the fields of a list or of each
- * page that hold the request's attributes (and the thing's name, asked or not, or else the first
- * field), the others left
- * out. A step whose fields do not hold every attribute is left as it is (the verification ends
+ * page that hold the request's attributes (and, for a list, the thing's name, asked or not, or else the first
+ * field), the others left out. A step whose fields do not hold every attribute is left as it is (the verification ends
  * that job loud); a table keeps its columns.
  */
 export function narrowToRequest(proposal: Proposal, request: string, seen: readonly PageModel[]): Proposal {
@@ -307,8 +306,9 @@ export function narrowToRequest(proposal: Proposal, request: string, seen: reado
       fields.filter((field) => keep.has(field.name)),
       thing,
     );
+    // One record (a details page, a definition list) is the thing itself: it keeps only what was asked.
     const rest = fields.filter((field) => !keep.has(field.name));
-    const name = named ? null : (nameField(rest, thing) ?? rest[0]);
+    const name = named || step.action !== 'extract_list' ? null : (nameField(rest, thing) ?? rest[0]);
     if (name) keep.add(name.name);
     const narrowed = step.fields.filter((field) => keep.has(field.name));
     if (!narrowed.length) return step;
