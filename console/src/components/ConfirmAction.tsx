@@ -36,7 +36,7 @@ export function ConfirmAction({
       >
         {children}
       </Button>
-      <Modal opened={open} onClose={() => setOpen(false)} title={title}>
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={open} onClose={() => setOpen(false)} title={title}>
         <Stack>
           <Text size="sm">{question}</Text>
           <Group justify="flex-end">

@@ -40,7 +40,7 @@ export function PasswordChange() {
           />
           <PasswordInput
             label="New password"
-            description="At least 8 characters"
+            placeholder="At least 8 characters"
             autoComplete="new-password"
             value={password}
             onChange={(event) => setPassword(event.currentTarget.value)}

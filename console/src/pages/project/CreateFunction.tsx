@@ -85,7 +85,7 @@ export function CreateFunction({ slug, empty = false }: { slug: string; empty?: 
       ) : (
         <Group>{button}</Group>
       )}
-      <Modal opened={open} onClose={() => setOpen(false)} title="Create function from a pipeline" size="lg">
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={open} onClose={() => setOpen(false)} title="Create function from a pipeline" size="lg">
         {open && <CreateFunctionForm slug={slug} onDone={() => setOpen(false)} />}
       </Modal>
     </>
@@ -187,7 +187,6 @@ function CreateFunctionForm({ slug, onDone }: { slug: string; onDone: () => void
         />
         <TextInput
           label="Name"
-          required
           value={name}
           onChange={(event) => {
             setName(event.currentTarget.value);
@@ -197,8 +196,6 @@ function CreateFunctionForm({ slug, onDone }: { slug: string; onDone: () => void
         />
         <TextInput
           label="Slug"
-          description="Callers execute the function by it: letters, digits, - and _"
-          required
           value={fnSlug}
           onChange={(event) => {
             setSlugEdited(true);
@@ -245,7 +242,7 @@ function InterfacePreview({ parameters, outputs, skipped }: { parameters: Parame
         Interface, from the version
       </Text>
       {rows.length === 0 ? (
-        <Text size="sm" c="dimmed">
+        <Text size="sm">
           The version declares no parameters and no outputs.
         </Text>
       ) : (
@@ -271,7 +268,7 @@ function InterfacePreview({ parameters, outputs, skipped }: { parameters: Parame
         </Table.ScrollContainer>
       )}
       {skipped.length > 0 && (
-        <Text size="xs" c="dimmed">
+        <Text size="xs">
           Left out (a page is no function output): {skipped.join(', ')}
         </Text>
       )}

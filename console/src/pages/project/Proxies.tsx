@@ -34,7 +34,7 @@ export function ProxiesPage({ project }: { project: string }) {
         <Title order={2}>Proxies</Title>
         {proxies.data && proxies.data.length > 0 && createButton}
       </Group>
-      <Text c="dimmed" size="sm">
+      <Text size="sm">
         A session can send its browser's traffic through one of these.
       </Text>
       {proxies.isError && <FormError error={proxies.error} fields={[]} title="The proxies could not be read" />}
@@ -67,7 +67,7 @@ export function ProxiesPage({ project }: { project: string }) {
           </Table>
         </Table.ScrollContainer>
       )}
-      <Modal opened={creating} onClose={() => setCreating(false)} title="Add proxy">
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={creating} onClose={() => setCreating(false)} title="Add proxy">
         {creating && <CreateProxyForm project={project} onDone={() => setCreating(false)} />}
       </Modal>
     </Stack>
@@ -167,14 +167,12 @@ function CreateProxyForm({ project, onDone }: { project: string; onDone: () => v
         />
         <TextInput
           label="Host"
-          required
           value={values.hostname}
           onChange={(event) => set('hostname')(event.currentTarget.value)}
           error={fieldError(error, ['hostname'])}
         />
         <TextInput
           label="Port"
-          required
           inputMode="numeric"
           value={values.port}
           onChange={(event) => set('port')(event.currentTarget.value)}

@@ -47,7 +47,7 @@ export function WebhooksPage({ project }: { project: string }) {
         <Title order={2}>Webhooks</Title>
         {webhooks.data && webhooks.data.length > 0 && createButton}
       </Group>
-      <Text c="dimmed" size="sm">
+      <Text size="sm">
         The service POSTs each event an endpoint wants to its URL, signed with the endpoint's secret (Standard Webhooks).
       </Text>
       {secret && (
@@ -68,7 +68,7 @@ export function WebhooksPage({ project }: { project: string }) {
       {webhooks.data?.map((webhook) => (
         <WebhookCard key={webhook.id} project={project} webhook={webhook} onSecret={setSecret} />
       ))}
-      <Modal opened={creating} onClose={() => setCreating(false)} title="Add webhook" size="lg">
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={creating} onClose={() => setCreating(false)} title="Add webhook" size="lg">
         {creating && (
           <CreateWebhookForm
             project={project}
@@ -114,14 +114,12 @@ function CreateWebhookForm({
         <TextInput
           label="URL"
           placeholder="https://example.com/hooks/browserflow"
-          required
           value={url}
           onChange={(event) => setUrl(event.currentTarget.value)}
           error={fieldError(create.error, ['url'])}
         />
         <MultiSelect
           label="Events"
-          description="What the endpoint hears of"
           data={[...events]}
           value={chosen}
           onChange={setChosen}
@@ -173,10 +171,10 @@ function WebhookCard({
           <Text fw={500} style={{ overflowWrap: 'anywhere' }}>
             {webhook.url}
           </Text>
-          <Badge color={webhook.enabled ? 'green' : 'gray'}>{webhook.enabled ? 'enabled' : 'disabled'}</Badge>
+          <Badge variant="light" color={webhook.enabled ? 'green' : 'gray'}>{webhook.enabled ? 'enabled' : 'disabled'}</Badge>
         </Group>
         {webhook.description && (
-          <Text size="sm" c="dimmed">
+          <Text size="sm">
             {webhook.description}
           </Text>
         )}
@@ -238,7 +236,7 @@ function DeliveryLog({ project, webhookId }: { project: string; webhookId: strin
   if (!deliveries.data) return <Skeleton height={60} />;
   if (deliveries.data.length === 0) {
     return (
-      <Text size="sm" c="dimmed">
+      <Text size="sm">
         No deliveries yet: one is made when an event this endpoint wants happens in the project.
       </Text>
     );
@@ -278,19 +276,19 @@ function DeliveryRow({ project, webhookId, delivery }: { project: string; webhoo
       <Table.Td>
         {delivery.event}
         {delivery.resentFrom && (
-          <Text span size="xs" c="dimmed">
+          <Text span size="xs">
             {' '}
             (resent)
           </Text>
         )}
       </Table.Td>
       <Table.Td>
-        <Badge color={statusColor[delivery.status]}>{delivery.queued ? 'queued' : delivery.status}</Badge>
+        <Badge variant="light" color={statusColor[delivery.status]}>{delivery.queued ? 'queued' : delivery.status}</Badge>
       </Table.Td>
       <Table.Td>
         {delivery.attempts.length}
         {last && (
-          <Text span size="xs" c="dimmed">
+          <Text span size="xs">
             {' '}
             · last {last.statusCode ?? last.error ?? 'no answer'}
           </Text>

@@ -24,14 +24,21 @@ export const morePages: MorePage[] = [
 /** Where a `morePages` entry is reached. */
 export const hrefOfMore = (project: string, key: string) => `#/projects/${encodeURIComponent(project)}/more/${encodeURIComponent(key)}`;
 
+/** A link colour readable on either scheme's background (the blue's darkest shade on light, lightest on dark). */
+const linkColor = 'var(--mantine-color-blue-light-color)';
+
 /** One entry's page, under a trail back to its project (or a note when no entry has that key). */
 export function MorePageView({ project, pageKey }: { project: string; pageKey: string }) {
   const page = morePages.find((entry) => entry.key === pageKey);
   return (
     <Stack>
       <Breadcrumbs>
-        <Anchor href={hrefOf({ page: 'projects' })}>Projects</Anchor>
-        <Anchor href={hrefOf({ page: 'project', slug: project, tab: 'sessions' })}>{project}</Anchor>
+        <Anchor href={hrefOf({ page: 'projects' })} c={linkColor} underline="always">
+          Projects
+        </Anchor>
+        <Anchor href={hrefOf({ page: 'project', slug: project, tab: 'sessions' })} c={linkColor} underline="always">
+          {project}
+        </Anchor>
         <span>{page?.label ?? 'Not found'}</span>
       </Breadcrumbs>
       {page ? page.element({ project }) : <p>There is no page “{pageKey}” in this console.</p>}
