@@ -85,7 +85,13 @@ export function CreateFunction({ slug, empty = false }: { slug: string; empty?: 
       ) : (
         <Group>{button}</Group>
       )}
-      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={open} onClose={() => setOpen(false)} title="Create function from a pipeline" size="lg">
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={open}
+        onClose={() => setOpen(false)}
+        title="Create function from a pipeline"
+        size="lg"
+      >
         {open && <CreateFunctionForm slug={slug} onDone={() => setOpen(false)} />}
       </Modal>
     </>
@@ -242,9 +248,7 @@ function InterfacePreview({ parameters, outputs, skipped }: { parameters: Parame
         Interface, from the version
       </Text>
       {rows.length === 0 ? (
-        <Text size="sm">
-          The version declares no parameters and no outputs.
-        </Text>
+        <Text size="sm">The version declares no parameters and no outputs.</Text>
       ) : (
         <Table.ScrollContainer minWidth={300}>
           <Table aria-label="function interface" striped>
@@ -267,11 +271,7 @@ function InterfacePreview({ parameters, outputs, skipped }: { parameters: Parame
           </Table>
         </Table.ScrollContainer>
       )}
-      {skipped.length > 0 && (
-        <Text size="xs">
-          Left out (a page is no function output): {skipped.join(', ')}
-        </Text>
-      )}
+      {skipped.length > 0 && <Text size="xs">Left out (a page is no function output): {skipped.join(', ')}</Text>}
     </Stack>
   );
 }

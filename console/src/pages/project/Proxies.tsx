@@ -34,9 +34,7 @@ export function ProxiesPage({ project }: { project: string }) {
         <Title order={2}>Proxies</Title>
         {proxies.data && proxies.data.length > 0 && createButton}
       </Group>
-      <Text size="sm">
-        A session can send its browser's traffic through one of these.
-      </Text>
+      <Text size="sm">A session can send its browser's traffic through one of these.</Text>
       {proxies.isError && <FormError error={proxies.error} fields={[]} title="The proxies could not be read" />}
       {!proxies.data && !proxies.isError && <Skeleton height={80} />}
       {proxies.data?.length === 0 && (

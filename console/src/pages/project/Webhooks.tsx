@@ -68,7 +68,13 @@ export function WebhooksPage({ project }: { project: string }) {
       {webhooks.data?.map((webhook) => (
         <WebhookCard key={webhook.id} project={project} webhook={webhook} onSecret={setSecret} />
       ))}
-      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={creating} onClose={() => setCreating(false)} title="Add webhook" size="lg">
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={creating}
+        onClose={() => setCreating(false)}
+        title="Add webhook"
+        size="lg"
+      >
         {creating && (
           <CreateWebhookForm
             project={project}
@@ -118,13 +124,7 @@ function CreateWebhookForm({
           onChange={(event) => setUrl(event.currentTarget.value)}
           error={fieldError(create.error, ['url'])}
         />
-        <MultiSelect
-          label="Events"
-          data={[...events]}
-          value={chosen}
-          onChange={setChosen}
-          error={fieldError(create.error, ['events'])}
-        />
+        <MultiSelect label="Events" data={[...events]} value={chosen} onChange={setChosen} error={fieldError(create.error, ['events'])} />
         <TextInput
           label="Description"
           value={description}
@@ -171,13 +171,11 @@ function WebhookCard({
           <Text fw={500} style={{ overflowWrap: 'anywhere' }}>
             {webhook.url}
           </Text>
-          <Badge variant="light" color={webhook.enabled ? 'green' : 'gray'}>{webhook.enabled ? 'enabled' : 'disabled'}</Badge>
+          <Badge variant="light" color={webhook.enabled ? 'green' : 'gray'}>
+            {webhook.enabled ? 'enabled' : 'disabled'}
+          </Badge>
         </Group>
-        {webhook.description && (
-          <Text size="sm">
-            {webhook.description}
-          </Text>
-        )}
+        {webhook.description && <Text size="sm">{webhook.description}</Text>}
         <Group gap={4}>
           {webhook.events.map((name) => (
             <Badge key={name} variant="light">
@@ -235,11 +233,7 @@ function DeliveryLog({ project, webhookId }: { project: string; webhookId: strin
   if (deliveries.isError) return <FormError error={deliveries.error} fields={[]} title="The delivery log could not be read" />;
   if (!deliveries.data) return <Skeleton height={60} />;
   if (deliveries.data.length === 0) {
-    return (
-      <Text size="sm">
-        No deliveries yet: one is made when an event this endpoint wants happens in the project.
-      </Text>
-    );
+    return <Text size="sm">No deliveries yet: one is made when an event this endpoint wants happens in the project.</Text>;
   }
   return (
     <Table.ScrollContainer minWidth={480}>
@@ -283,7 +277,9 @@ function DeliveryRow({ project, webhookId, delivery }: { project: string; webhoo
         )}
       </Table.Td>
       <Table.Td>
-        <Badge variant="light" color={statusColor[delivery.status]}>{delivery.queued ? 'queued' : delivery.status}</Badge>
+        <Badge variant="light" color={statusColor[delivery.status]}>
+          {delivery.queued ? 'queued' : delivery.status}
+        </Badge>
       </Table.Td>
       <Table.Td>
         {delivery.attempts.length}
