@@ -84,7 +84,7 @@ function ProxyRow({ project, proxy }: { project: string; proxy: Proxy }) {
       <Table.Td>
         {proxy.name ?? '—'}
         {proxy.source === 'dynamic' && (
-          <Badge ml="xs" variant="light" color="gray">
+          <Badge ml="xs" variant="default">
             provider
           </Badge>
         )}
@@ -97,7 +97,7 @@ function ProxyRow({ project, proxy }: { project: string; proxy: Proxy }) {
           <ConfirmAction
             size="xs"
             color="red"
-            variant="light"
+            variant="default"
             leftSection={<IconTrash size={14} />}
             title="Delete this proxy?"
             question={`${address} is removed for good; sessions that use it start without a proxy.`}

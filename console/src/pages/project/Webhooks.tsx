@@ -171,25 +171,25 @@ function WebhookCard({
           <Text fw={500} style={{ overflowWrap: 'anywhere' }}>
             {webhook.url}
           </Text>
-          <Badge variant="light" color={webhook.enabled ? 'green' : 'gray'}>
+          <Badge variant="dot" color={webhook.enabled ? 'green' : 'gray'}>
             {webhook.enabled ? 'enabled' : 'disabled'}
           </Badge>
         </Group>
         {webhook.description && <Text size="sm">{webhook.description}</Text>}
         <Group gap={4}>
           {webhook.events.map((name) => (
-            <Badge key={name} variant="light">
+            <Badge key={name} variant="default">
               {name}
             </Badge>
           ))}
         </Group>
         <Group gap="xs">
-          <Button size="xs" variant="light" onClick={() => setShowLog(!showLog)} aria-expanded={showLog}>
+          <Button size="xs" variant="default" onClick={() => setShowLog(!showLog)} aria-expanded={showLog}>
             {showLog ? 'Hide deliveries' : 'Deliveries'}
           </Button>
           <ConfirmAction
             size="xs"
-            variant="light"
+            variant="default"
             leftSection={<IconRefresh size={14} />}
             title="Rotate the signing secret?"
             question="Deliveries from now on are signed with a new secret; the receiver must be given it, or it will refuse them."
@@ -202,7 +202,7 @@ function WebhookCard({
           <ConfirmAction
             size="xs"
             color="red"
-            variant="light"
+            variant="default"
             leftSection={<IconTrash size={14} />}
             title="Delete this webhook?"
             question={`${webhook.url} hears nothing more, and its delivery log goes with it.`}
@@ -277,7 +277,7 @@ function DeliveryRow({ project, webhookId, delivery }: { project: string; webhoo
         )}
       </Table.Td>
       <Table.Td>
-        <Badge variant="light" color={statusColor[delivery.status]}>
+        <Badge variant="dot" color={statusColor[delivery.status]}>
           {delivery.queued ? 'queued' : delivery.status}
         </Badge>
       </Table.Td>
