@@ -11,6 +11,7 @@ import { HostsPage } from './pages/Hosts.tsx';
 import { PipelinePage } from './pages/Pipeline.tsx';
 import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
+import { MorePageView } from './pages/project/morePages.tsx';
 import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
 import { hrefOf, useRoute } from './route.ts';
@@ -47,7 +48,9 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         <nav>
           <a
             href={hrefOf({ page: 'projects' })}
-            aria-current={['projects', 'project', 'pipeline', 'run', 'analysis', 'generation'].includes(route.page) ? 'page' : undefined}
+            aria-current={
+              ['projects', 'project', 'pipeline', 'run', 'analysis', 'generation', 'more'].includes(route.page) ? 'page' : undefined
+            }
           >
             Projects
           </a>
@@ -81,6 +84,8 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
             {route.page === 'generation' && (
               <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
             )}
+            {/* r37b: the pages of morePages.tsx, until r37a's shell routes them */}
+            {route.page === 'more' && <MorePageView project={route.slug} pageKey={route.key} />}
           </ProjectScope>
         )}
         {route.page === 'keys' && <ApiKeysPage />}

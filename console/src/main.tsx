@@ -1,8 +1,14 @@
+// r37b: Mantine for the pages of console/src/pages/project/morePages.tsx (until r37a's shell provides it).
+import '@mantine/core/styles.css';
+import { createTheme, MantineProvider } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
 import './style.css';
+
+// r37b: filled colours and links at shade 8, so white text on them and links on white meet WCAG AA (axe).
+const theme = createTheme({ primaryShade: { light: 8, dark: 8 } });
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -16,8 +22,10 @@ const queryClient = new QueryClient({
 
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <App />
-    </QueryClientProvider>
+    <MantineProvider theme={theme}>
+      <QueryClientProvider client={queryClient}>
+        <App />
+      </QueryClientProvider>
+    </MantineProvider>
   </StrictMode>,
 );

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useState } from 'react';
 import { bf } from '../api.ts';
+import { PasswordChange } from '../components/PasswordChange.tsx';
 import { ErrorLine, Loaded } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
@@ -10,6 +11,7 @@ export function AccountPage() {
   return (
     <>
       <h1>Account</h1>
+      <PasswordChange />
       <TwoFactor />
       <ExternalAccounts />
     </>

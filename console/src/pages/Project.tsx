@@ -3,6 +3,7 @@ import { Loaded } from '../components/parts.tsx';
 import { hrefOf, type ProjectTab } from '../route.ts';
 import { trpc } from '../trpc.ts';
 import { FunctionsTab } from './project/Functions.tsx';
+import { hrefOfMore, morePages } from './project/morePages.tsx';
 import { PipelinesTab } from './project/Pipelines.tsx';
 import { SessionsTab } from './project/Sessions.tsx';
 import { ProjectSettings } from './project/Settings.tsx';
@@ -23,6 +24,12 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: ProjectTab }) {
             {(['sessions', 'pipelines', 'functions', 'settings'] as const).map((name) => (
               <a key={name} href={hrefOf({ page: 'project', slug, tab: name })} aria-current={tab === name ? 'page' : undefined}>
                 {name[0]?.toUpperCase() + name.slice(1)}
+              </a>
+            ))}
+            {/* r37b: the pages of morePages.tsx, until r37a's sidebar lists them */}
+            {morePages.map((page) => (
+              <a key={page.key} href={hrefOfMore(slug, page.key)}>
+                {page.label}
               </a>
             ))}
           </nav>

@@ -5,6 +5,7 @@ import { bf, type RouterOutputs } from '../../api.ts';
 import { ArgumentInput, argsOf } from '../../components/ArgumentInput.tsx';
 import { Block, Copyable, ErrorLine, Loaded, usePagedList } from '../../components/parts.tsx';
 import { trpc } from '../../trpc.ts';
+import { CreateFunction } from './CreateFunction.tsx';
 
 type PipelineFunction = RouterOutputs['functions']['list'][number];
 type McpServer = RouterOutputs['mcpServers']['list'][number];
@@ -20,9 +21,14 @@ export function FunctionsTab({ slug }: { slug: string }) {
         <Loaded query={functions}>
           {(rows) =>
             rows.length === 0 ? (
-              <p className="muted">No functions yet.</p>
+              <CreateFunction slug={slug} empty />
             ) : (
-              rows.map((fn) => <FunctionCard key={fn.id} slug={slug} fn={fn} />)
+              <>
+                <CreateFunction slug={slug} />
+                {rows.map((fn) => (
+                  <FunctionCard key={fn.id} slug={slug} fn={fn} />
+                ))}
+              </>
             )
           }
         </Loaded>
