@@ -1,10 +1,10 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { BrowserContext } from 'playwright-core';
 import { failOnPageCrash } from '../../server/browsers/host/chromium/pageCrashes.ts';
 import { executeNode } from '../../server/browsers/host/nodes/executeNode.ts';
 import { keepScreenshot, type ScreenshotKind, wantsScreenshot } from '../../server/browsers/host/nodes/runScreenshots.ts';
 import { executeDataNode } from '../../server/pipelines/engine/dataNodes.ts';
 import { NodeError } from '../../server/pipelines/engine/nodeErrors.ts';
-import type { BrowserContext } from 'playwright-core';
 import {
   type BrowserNodeCall,
   type BrowserStretchCall,
@@ -43,13 +43,19 @@ export function createPipelineRunHostActivities(
    */
   async function callContext(runId: string, call: CallOfActivity) {
     const open = call.open && Context.current().info.attempt === 1;
-    const context = await projectBrowsers.contextFor(runId, () => loadCall(call), open).catch((error: unknown) => {
-      if (error instanceof ApplicationFailure) throw error;
-      throw new NodeError('browser_crashed', `the call’s browser could not give it a context: ${error instanceof Error ? error.message : String(error)}`, {
-        retryable: false,
-        cause: error,
+    const context = await projectBrowsers
+      .contextFor(runId, () => loadCall(call), open)
+      .catch((error: unknown) => {
+        if (error instanceof ApplicationFailure) throw error;
+        throw new NodeError(
+          'browser_crashed',
+          `the call’s browser could not give it a context: ${error instanceof Error ? error.message : String(error)}`,
+          {
+            retryable: false,
+            cause: error,
+          },
+        );
       });
-    });
     if (!context) throw callHostFailure();
     return context;
   }
@@ -101,7 +107,8 @@ export function createPipelineRunHostActivities(
           await shoot('step', outputs.page);
           return outputs;
         } catch (error) {
-          const failed = error instanceof CancelledFailure ? undefined : (failure() ?? (await projectBrowsers.failureAfter(call.runId, 1000)));
+          const failed =
+            error instanceof CancelledFailure ? undefined : (failure() ?? (await projectBrowsers.failureAfter(call.runId, 1000)));
           if (failed) throw failed;
           if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
           throw error;

@@ -18,6 +18,7 @@ import {
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { requireFunds } from '../billing/ledger.ts';
+import { callHostFor, callQueueOf, runsAsCall } from '../browsers/calls/calls.ts';
 import {
   type BrowserStartDeps,
   completeBrowserStart,
@@ -25,7 +26,6 @@ import {
   startBrowser,
   stopBrowser,
 } from '../browsers/sessions/browserSessions.ts';
-import { callHostFor, callQueueOf, runsAsCall } from '../browsers/calls/calls.ts';
 import { BadRequest, ServiceUnavailable } from '../errors.ts';
 import { requireRefusedUpdate, workflowClosed } from '../infra/waiting.ts';
 import { repeatWhileEngineSlow, startOnce } from '../infra/workflowErrors.ts';

@@ -46,7 +46,11 @@ export function callQueueOf(config: Pick<Config, 'calls'>) {
  * set of hosts stays the same, and a host that goes only moves the projects it had.
  */
 export async function callHostFor(em: EntityManager, projectId: string) {
-  const hosts = await em.find(BrowserHost, { heartbeatAt: { $gt: new Date(Date.now() - HOST_HEARTBEAT_STALE_MS) } }, { fields: ['id', 'drainingSince'] });
+  const hosts = await em.find(
+    BrowserHost,
+    { heartbeatAt: { $gt: new Date(Date.now() - HOST_HEARTBEAT_STALE_MS) } },
+    { fields: ['id', 'drainingSince'] },
+  );
   if (!hosts.length) throw new ServiceUnavailable('No browser host is running');
   const serving = hosts.filter((host) => !host.drainingSince);
   if (!serving.length) throw new LimitReached('browser_hosts_full', 'Every browser host is draining; try again later');

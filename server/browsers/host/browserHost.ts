@@ -311,6 +311,8 @@ export async function startBrowserHost(options: {
   let stopping: Promise<void> | undefined;
   return {
     pool,
+    /** The projects' browsers for calls (docs/browsers.md, Contexts for calls). */
+    projectBrowsers,
     drain,
     /**
      * Kills every browser of this host at once, synchronously (an exit that cannot wait: a second

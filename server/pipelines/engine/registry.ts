@@ -49,7 +49,8 @@ export function planReadsCookies(plan: Plan | null): boolean {
 
 /** Whether a plan (in any of its sub-graphs) has a node of one of `types`. */
 export function planHasNodeOf(plan: Plan | null, types: readonly string[]): boolean {
-  const has = (step: PlanStep): boolean => types.includes(step.type) || Object.values(step.blocks ?? {}).some((block) => block.steps.some(has));
+  const has = (step: PlanStep): boolean =>
+    types.includes(step.type) || Object.values(step.blocks ?? {}).some((block) => block.steps.some(has));
   return plan?.steps.some(has) ?? false;
 }
 

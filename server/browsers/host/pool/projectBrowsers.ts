@@ -298,7 +298,10 @@ export class ProjectBrowsers {
     }
     const memory = browser.pid ? (this.#processes.measureTree(browser.pid)?.memoryBytes ?? 0) : 0;
     if (memory > this.#options.memoryShareBytes) {
-      this.#retire(owner, `it took ${Math.round(memory / 2 ** 20)} MB, over its share of ${Math.round(this.#options.memoryShareBytes / 2 ** 20)} MB`);
+      this.#retire(
+        owner,
+        `it took ${Math.round(memory / 2 ** 20)} MB, over its share of ${Math.round(this.#options.memoryShareBytes / 2 ** 20)} MB`,
+      );
     }
   }
 
@@ -326,7 +329,8 @@ export class ProjectBrowsers {
     owner.destroyed ??= (async () => {
       this.#all.delete(owner);
       const browser = owner.browser ?? (await owner.launching.catch(() => undefined));
-      if (browser) await destroyBrowser(browser).catch((error) => this.#options.log.warn({ err: error }, 'could not destroy a project browser'));
+      if (browser)
+        await destroyBrowser(browser).catch((error) => this.#options.log.warn({ err: error }, 'could not destroy a project browser'));
     })();
     return owner.destroyed;
   }
