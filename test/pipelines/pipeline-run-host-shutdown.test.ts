@@ -85,11 +85,16 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A run on a new session's browser (the run starts it), once it waits in `wait`. */
+/**
+ * A run on a new session's browser (the run starts it), once it waits in `wait`. It records, so it
+ * needs a browser of its own: a plain run would be a call, in a context (docs/browsers.md, Contexts for calls).
+ */
 async function runWaitingOn(hostId: string) {
   const session = await stack.http.put(`/${slug}/api/sessions`, { name: `s-${Date.now()}` }, as);
   expect(session.status, session.text).toBe(200);
-  const run = await startRun(stack, slug, as, pipelineId, session.body.id);
+  const started = await stack.http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: session.body.id, record: true }, as);
+  expect(started.status, started.text).toBe(200);
+  const run = { runId: started.body.id as string, runUrl: `/${slug}/api/pipelines/${pipelineId}/${started.body.id}` };
   await expect
     .poll(async () => (await stack.http.get(run.runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 100 })
     .toBeTruthy();
