@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import { BrowserSession, PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { LaunchError } from '../../server/browsers/host/chromium/launchErrors.ts';
 import { sessionFingerprint } from '../../server/browsers/host/fingerprint/browserFingerprint.ts';
 import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
@@ -140,7 +140,7 @@ export function createHostBrowsers({ pool, projectBrowsers, orm, config, log, se
     return {
       projectId: call.projectId,
       settings: launchSettingsOfStored(session),
-      fingerprintData: session.fingerprint === 'desktop' ? await storedFingerprint(em, session) : null,
+      fingerprintData: session.fingerprint === 'desktop' ? await sessionFingerprint(em, session) : null,
       cookies: session.cookies,
     };
   }
