@@ -24,14 +24,9 @@ import { prepareCgroups } from './chromium/browserCgroups.ts';
 import { prepareSandbox } from './chromium/browserSandbox.ts';
 import { findProcessesMentioning, killProcessGroupsOf } from './chromium/processes.ts';
 import { BrowserPool } from './pool/browserPool.ts';
-import { ProjectBrowsers } from './pool/projectBrowsers.ts';
 import { startBrowserRelay } from './relay/browserRelay.ts';
 
 const HEARTBEAT_MS = 5_000;
-/** The share of BROWSER_MEMORY_LIMIT_MB past which a project's browser for calls is replaced. */
-const CALL_BROWSER_MEMORY_SHARE = 0.75;
-/** Stopped without a drain, how long its calls' contexts and browsers get to close. */
-const CALLS_CLOSE_MS = 3_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */
 const DRAIN_STOP_WAIT_MS = 30_000;
 /**
@@ -94,26 +89,13 @@ export async function startBrowserHost(options: {
   // Derived once for the process: the relay's tokens, the activities' sealed values and the downloads' seal use it.
   const serviceSecret = resolveJwtSecret(config);
   const downloads = downloadBlobs(orm, serviceSecret);
-  const chromium = {
+  const pool = new BrowserPool({
     chromiumPath: config.chromiumPath,
     sandbox,
     cgroups,
     diskBytes: config.browsers.limits.diskBytes,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir,
-  };
-  // Calls run in contexts of their project's browser (docs/browsers.md, Contexts for calls): the
-  // same launch as every browser here (sandbox, egress policy, cgroups, fingerprint).
-  const projectBrowsers = new ProjectBrowsers({
-    chromium,
-    maxContexts: config.calls.browserMaxContexts,
-    maxAgeMs: config.calls.browserMaxAgeSeconds * 1000,
-    // Replaced before the kernel's limit would kill it under its calls.
-    memoryShareBytes: config.browsers.limits.memoryBytes * CALL_BROWSER_MEMORY_SHARE,
-    log,
-  });
-  const pool = new BrowserPool({
-    ...chromium,
     warmSize: config.browsers.warmPool,
     warmMax: config.browsers.warmPoolMax,
     demandMs: config.browsers.warmDemandSeconds * 1000,
@@ -224,7 +206,6 @@ export async function startBrowserHost(options: {
     heartbeat().catch((error) => log.warn({ err: error }, 'browser host heartbeat failed'));
     pool.reconcile().catch((error) => log.warn({ err: error }, 'could not reconcile the browsers with the database'));
     pool.trimWarm().catch((error) => log.warn({ err: error }, 'could not retire warm browsers'));
-    projectBrowsers.reconcile();
   }, HEARTBEAT_MS);
 
   installTemporalRuntime(log);
@@ -233,7 +214,7 @@ export async function startBrowserHost(options: {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: browserHostQueue(hostId),
-    activities: createBrowserHostActivities({ pool, projectBrowsers, orm, config, log, serviceSecret }),
+    activities: createBrowserHostActivities({ pool, orm, config, log, serviceSecret }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
     // A stretch heartbeats its progress as it stores it (activities/runStretch.ts): sent within
     // this time instead of 0.8 × the heartbeat timeout, a retry after a crash resumes from it and
@@ -245,12 +226,11 @@ export async function startBrowserHost(options: {
     `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}–${Math.max(config.browsers.warmPool, config.browsers.warmPoolMax)}, recent ${config.browsers.warmRecent})`,
   );
 
-  /** Waits until no browser runs here and no call has a context here, at most `ms`; answers whether none does. */
-  const emptied = async (ms: number, { calls = true } = {}) => {
+  /** Waits until no browser runs here, at most `ms`; answers whether none does. */
+  const emptied = async (ms: number) => {
     const until = Date.now() + ms;
-    const busy = () => pool.runningCount > 0 || (calls && projectBrowsers.callCount > 0);
-    while (busy() && Date.now() < until) await sleep(Math.min(250, Math.max(1, until - Date.now())));
-    return !busy();
+    while (pool.runningCount > 0 && Date.now() < until) await sleep(Math.min(250, Math.max(1, until - Date.now())));
+    return pool.runningCount === 0;
   };
 
   /**
@@ -261,10 +241,8 @@ export async function startBrowserHost(options: {
   const stopBrowsers = async (reason: string, waitMs: number) => {
     // Before any browser closes: the nodes that fail on them say the host was shut down.
     pool.closing(reason);
-    // The calls' browsers close beside the sessions' (bounded): their calls end `host_shutdown`.
-    const callsClosed = projectBrowsers.close(reason, CALLS_CLOSE_MS);
     const resourceIds = pool.resourceIds;
-    if (resourceIds.length === 0) return callsClosed;
+    if (resourceIds.length === 0) return;
     log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
     // The fact, beside the reason's words: a run whose next node comes to a restarted host finds
     // its browser stopped by the shutdown, and ends `host_shutdown` (activities/browserHost/hostBrowsers.ts).
@@ -287,9 +265,8 @@ export async function startBrowserHost(options: {
     await Promise.race([Promise.all(ended), sleep(waitMs, undefined, { signal: waited.signal }).catch(() => {})]);
     waited.abort();
     // The workflows stop them through this host's worker, which still runs; what they leave, close() kills.
-    if (!(await emptied(Math.max(0, until - Date.now()), { calls: false })))
+    if (!(await emptied(Math.max(0, until - Date.now()))))
       log.warn({ resourceIds: pool.resourceIds }, 'browsers left running after their stop: killing them');
-    await callsClosed;
   };
 
   /**
@@ -313,8 +290,6 @@ export async function startBrowserHost(options: {
   let stopping: Promise<void> | undefined;
   return {
     pool,
-    /** The projects' browsers for calls (docs/browsers.md, Contexts for calls). */
-    projectBrowsers,
     drain,
     /**
      * Kills every browser of this host at once, synchronously (an exit that cannot wait: a second
@@ -334,10 +309,7 @@ export async function startBrowserHost(options: {
           await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
         clearInterval(timer);
         // The worker's stop cancels what still runs on the browsers, which close right after.
-        const reason = how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId);
-        pool.closing(reason);
-        // Calls' browsers close first, bounded: one that hangs must not hold up the rest of the shutdown.
-        await projectBrowsers.close(reason, CALLS_CLOSE_MS);
+        pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
         // Best effort: at shutdown the database may already be going away.
         await orm.em
           .fork()
