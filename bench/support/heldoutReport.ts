@@ -99,16 +99,20 @@ export function heldoutBlock(options: {
       return `| ${index + 1} | ${cell(shape.name)} | ${phrasing} | ${cell(prompt(url).replaceAll(url, '{site}'))} | ${shape.goalMissing ? 'no' : `yes (${shape.expected.length} records)`} |`;
     }),
     '',
-    ...models.flatMap(([model, { summary, text }]) => [
-      `<!-- heldout-model ${model} ${JSON.stringify(summary)} -->`,
-      text,
-      `<!-- /heldout-model ${model} -->`,
-      '',
-    ]),
+    ...modelSections('heldout', models),
     '<!-- /heldout -->',
     '',
   ].join('\n');
 }
+
+/** Each model's part of a set's block, between the markers a later run finds it by (`<!-- heldout-model … -->`). */
+const modelSections = (set: string, models: [string, ModelSection][]) =>
+  models.flatMap(([model, { summary, text }]) => [
+    `<!-- ${set}-model ${model} ${JSON.stringify(summary)} -->`,
+    text,
+    `<!-- /${set}-model ${model} -->`,
+    '',
+  ]);
 
 const summaryTable = (models: [string, ModelSection][], notYet: string) =>
   models.length
@@ -155,12 +159,7 @@ function heldout2Block(options: { shapes: Shape[]; url: string; models: [string,
         `| ${index + 1} | ${cell(shape.name)} | ${shown(shape.prompts.careful?.(url))} | ${shown(shape.prompts.hurried?.(url))} | ${shape.goalMissing ? 'no' : `yes (${shape.expected.length} records)`} |`,
     ),
     '',
-    ...models.flatMap(([model, { summary, text }]) => [
-      `<!-- heldout2-model ${model} ${JSON.stringify(summary)} -->`,
-      text,
-      `<!-- /heldout2-model ${model} -->`,
-      '',
-    ]),
+    ...modelSections('heldout2', models),
     '<!-- /heldout2 -->',
     '',
   ].join('\n');
