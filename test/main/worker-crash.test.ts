@@ -92,7 +92,7 @@ describe('a control worker that dies', () => {
             page: { type: 'browser.page' },
             open: { type: 'page.goto', inputs: { page: { $ref: 'page.page' }, url: `${site.url}/survivor` } },
             // The worker is killed while this runs on the browser host.
-            pause: { type: 'page.wait', inputs: { page: { $ref: 'open.page' }, ms: 4000 } },
+            pause: { type: 'page.wait', inputs: { page: { $ref: 'open.page' }, ms: 10_000 } },
             heading: { type: 'extract.text', inputs: { page: { $ref: 'pause.page' }, selector: '#greeting' } },
             line: { type: 'text.template', inputs: { template: 'seen: {{heading}}', heading: { $ref: 'heading.text' } } },
           },
@@ -114,6 +114,8 @@ describe('a control worker that dies', () => {
     await expect.poll(async () => (await getRun()).nodeOutputs.open, { timeout: 60_000, interval: 200 }).toBeTruthy();
     const before = await getRun();
     expect(before.status.pipeline).toBe('running');
+    // Killed while the pause runs: nothing after it has been done by the first worker.
+    expect(before.nodeOutputs.pause).toBeUndefined();
 
     await killWorkerProcess(first);
     const second = await startWorkerProcess();

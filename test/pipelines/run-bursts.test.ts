@@ -69,13 +69,14 @@ const activeBrowsers = () =>
   stack.orm.em.fork().count(SessionResource, { project: project.id, status: { $in: [...activeResourceStatuses] } });
 
 /**
- * A start, as a client makes it: a 503 `service_unavailable` ("try again shortly", the database
- * slow to answer while the whole suite runs) is asked again, up to five times; any other answer counts.
+ * A start, as a client makes it: a 503 ("try again shortly": `service_unavailable`, the database
+ * slow to answer while the whole suite runs, or `browser_start_failed`, a Chromium that did not
+ * answer in time on a machine that busy) is asked again, up to five times; any other answer counts.
  */
 async function startRun(pipelineId: string, session: string) {
   for (let attempt = 1; ; attempt++) {
     const started = await stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session }, as);
-    if (started.status === 503 && started.body?.code === 'service_unavailable' && attempt < 5) {
+    if (started.status === 503 && attempt < 5) {
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
       continue;
     }

@@ -23,6 +23,8 @@ export const RECORDER_CONTROL = '__browserflowRecorder';
 /** Events a batch holds at most before it is sent, and how long the first of a batch waits. */
 const BATCH_EVENTS = 200;
 const BATCH_MS = 500;
+/** How long a recorder started before its document loaded waits for the load before it records anyway. */
+const LOAD_WAIT_MS = 3000;
 
 /** The input types rrweb can mask; all are handed to `maskInputFn`, which decides. */
 const maskableTypes = [
@@ -90,6 +92,8 @@ export function recorderSource() {
   let timer = null;
   let maskAll = false;
   let stopRecording = null;
+  let started = false;
+  let stopped = false;
   const flush = () => {
     if (timer !== null) clearTimeout(timer);
     timer = null;
@@ -105,28 +109,44 @@ export function recorderSource() {
   globalThis[${JSON.stringify(RECORDER_CONTROL)}] = {
     start(options) {
       maskAll = Boolean(options.maskAll);
-      if (stopRecording) return;
-      stopRecording = rrweb.record({
-        emit(event) {
-          buffer.push(event);
-          if (buffer.length >= ${BATCH_EVENTS}) flush();
-          else if (timer === null) timer = setTimeout(flush, ${BATCH_MS});
-        },
-        maskInputOptions: Object.fromEntries(maskableTypes.map((type) => [type, true])),
-        maskInputFn: (text, element) => (maskAll || isPassword(element) ? '*'.repeat(text.length) : text),
-        recordCanvas: false,
-        collectFonts: false,
-        inlineImages: false,
-        recordCrossOriginIframes: false,
-        sampling: { mousemove: 50, scroll: 150, input: 'last' },
-      }) || null;
-      addEventListener('pagehide', flush);
+      if (started) return;
+      started = true;
+      let begun = false;
+      const begin = () => {
+        if (stopped || begun) return;
+        begun = true;
+        stopRecording = rrweb.record({
+          emit(event) {
+            buffer.push(event);
+            if (buffer.length >= ${BATCH_EVENTS}) flush();
+            else if (timer === null) timer = setTimeout(flush, ${BATCH_MS});
+          },
+          maskInputOptions: Object.fromEntries(maskableTypes.map((type) => [type, true])),
+          maskInputFn: (text, element) => (maskAll || isPassword(element) ? '*'.repeat(text.length) : text),
+          recordCanvas: false,
+          collectFonts: false,
+          inlineImages: false,
+          recordCrossOriginIframes: false,
+          sampling: { mousemove: 50, scroll: 150, input: 'last' },
+        }) || null;
+        addEventListener('pagehide', flush);
+      };
+      // The first snapshot is taken in a task of its own once the document has loaded, not inside
+      // its load event (rrweb's own choice), which the page's load (and a client's goto) would
+      // wait for. The snapshot holds the whole document as it is then, masked as above. A page
+      // whose load never comes (a resource that hangs) is recorded from a few seconds on.
+      if (document.readyState === 'complete') begin();
+      else {
+        addEventListener('load', () => setTimeout(begin, 0), { once: true });
+        setTimeout(begin, ${LOAD_WAIT_MS});
+      }
     },
     mask(all) {
       maskAll = Boolean(all);
     },
     flush,
     stop() {
+      stopped = true;
       if (stopRecording) stopRecording();
       flush();
     },
