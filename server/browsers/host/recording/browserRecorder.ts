@@ -4,7 +4,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { BlobStore } from '../../../blobs/blobStore.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { manifestKey, partKey, type RecordedPage, type RecordingManifest, scrubSecrets } from '../../recordings/recordingFiles.ts';
-import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource } from './recorderWorld.ts';
+import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource, recorderStub } from './recorderWorld.ts';
 
 /** A part is written once this much (uncompressed) waits, or `PART_MS` after its first batch. */
 const PART_BYTES = 512 * 1024;
@@ -117,10 +117,10 @@ export class BrowserRecorder {
     session.on('Runtime.executionContextsCleared', () => recording.contexts.clear());
     session.on('Runtime.bindingCalled', ({ name, payload, executionContextId }) => {
       if (name !== RECORDER_BINDING) return;
-      // A document's recorder says it is ready once its world's script ran: it is started then, with what to mask.
+      // A document's stub says it is ready once the document loaded: the recorder is sent into its world then, and started with what to mask.
       if (payload === RECORDER_READY) {
         recording.contexts.add(executionContextId);
-        void this.#call(recording, executionContextId, `start(${JSON.stringify({ maskAll: this.#masking > 0 })})`);
+        void this.#call(recording, executionContextId, `start(${JSON.stringify({ maskAll: this.#masking > 0 })})`, recorderSource());
       } else this.#received(recording, payload);
     });
     page.once('close', () => this.#writePart(recording));
@@ -133,7 +133,7 @@ export class BrowserRecorder {
         session.send('Page.enable'),
         session.send('Runtime.addBinding', { name: RECORDER_BINDING, executionContextName: RECORDER_WORLD }),
         session.send('Page.addScriptToEvaluateOnNewDocument', {
-          source: recorderSource(),
+          source: recorderStub(),
           worldName: RECORDER_WORLD,
           runImmediately: true,
         }),
@@ -144,10 +144,13 @@ export class BrowserRecorder {
     }
   }
 
-  /** Calls the recorder world's control in one of the page's documents; a document gone meanwhile is no failure. */
-  async #call(page: PageRecording, contextId: number, call: string) {
+  /**
+   * Calls the recorder world's control in one of the page's documents, after `before` (the recorder
+   * itself, the first time); a document gone meanwhile is no failure.
+   */
+  async #call(page: PageRecording, contextId: number, call: string, before = '') {
     await page.session
-      .send('Runtime.evaluate', { expression: `globalThis.${RECORDER_CONTROL}?.${call}`, contextId })
+      .send('Runtime.evaluate', { expression: `${before};globalThis.${RECORDER_CONTROL}?.${call}`, contextId })
       .catch(() => page.contexts.delete(contextId));
   }
 

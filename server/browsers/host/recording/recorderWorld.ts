@@ -8,14 +8,18 @@ import path from 'node:path';
  * script cannot see it (no global, no patched prototype, no listener of its world), nor call the
  * binding its events leave through (`RECORDER_BINDING`, installed in this world only).
  *
- * It says it is ready through the binding and records nothing until the host starts it (`start`), with what it must mask: password inputs
- * always, and every input while a run with secrets drives the browser (`mask`). It is never handed
+ * Every document of a recorded page gets only a small script at its start (`recorderStub`), which
+ * says through the binding that the document is ready once it has loaded. The host then sends the
+ * recorder itself (`recorderSource`, about 79 KB) into that document's world and starts it, with
+ * what it must mask: password inputs always, and every input while a run with secrets drives the
+ * browser (`mask`). So the page's own load (and a client's goto) never waits for the recorder to
+ * be compiled or for its first snapshot, which holds the whole document as it is once loaded. It is never handed
  * a value to look for: secret values a page prints as text are replaced on the host's side
  * (../../recordings/recordingFiles.ts, `scrubSecrets`).
  */
 export const RECORDER_WORLD = 'browserflow-recorder';
 export const RECORDER_BINDING = '__browserflowRecording';
-/** What a document's recorder sends first, once its control is in place: the host starts it then. */
+/** What a document's stub sends once the document has loaded: the host sends the recorder then. */
 export const RECORDER_READY = 'ready';
 /** The world's control object, a global of the isolated world only. */
 export const RECORDER_CONTROL = '__browserflowRecorder';
@@ -25,6 +29,8 @@ const BATCH_EVENTS = 200;
 const BATCH_MS = 500;
 /** How long a recorder started before its document loaded waits for the load before it records anyway. */
 const LOAD_WAIT_MS = 3000;
+/** How long a loaded document waits for an idle moment before its recorder is sent anyway. */
+const IDLE_WAIT_MS = 1000;
 
 /** The input types rrweb can mask; all are handed to `maskInputFn`, which decides. */
 const maskableTypes = [
@@ -67,9 +73,37 @@ function withoutPasswordAttribute(source: string) {
   return patched;
 }
 
+/** The script the host adds to every document of a recorded page, in `RECORDER_WORLD`. */
+export function recorderStub() {
+  return `(() => {
+  // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
+  if (window !== window.top) return;
+  // A tab's first blank document (before its first navigation) has nothing to replay.
+  if (location.href === 'about:blank') return;
+  const send = globalThis[${JSON.stringify(RECORDER_BINDING)}];
+  let sent = false;
+  const ready = () => {
+    if (sent) return;
+    sent = true;
+    send(${JSON.stringify(RECORDER_READY)});
+  };
+  if (document.readyState === 'complete') requestIdleCallback(ready, { timeout: ${IDLE_WAIT_MS} });
+  else {
+    // Once the page is idle after its load event, which a goto waits for; a load that never comes
+    // (a resource that hangs) is not waited for past a few seconds.
+    addEventListener('load', () => requestIdleCallback(ready, { timeout: ${IDLE_WAIT_MS} }), { once: true });
+    setTimeout(ready, ${LOAD_WAIT_MS});
+  }
+})();`;
+}
+
 let source: string | undefined;
 
-/** The script the host adds to every document of a recorded page, in `RECORDER_WORLD`. */
+/**
+ * rrweb's recorder with the world's control (`RECORDER_CONTROL`), sent by the host into a
+ * document's recorder world once its stub said it is ready; a second evaluation in the same
+ * document changes nothing.
+ */
 export function recorderSource() {
   if (source) return source;
   // rrweb's recorder alone (@rrweb/record, about 77 KB minified), not the whole of rrweb with its
@@ -77,10 +111,7 @@ export function recorderSource() {
   const recordDir = path.dirname(createRequire(import.meta.url).resolve('@rrweb/record'));
   const rrweb = withoutPasswordAttribute(readFileSync(path.join(recordDir, 'record.umd.min.cjs'), 'utf8'));
   source = `(() => {
-  // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
-  if (window !== window.top) return;
-  // A tab's first blank document (before its first navigation) has nothing to replay.
-  if (location.href === 'about:blank') return;
+  if (globalThis[${JSON.stringify(RECORDER_CONTROL)}]) return;
   const __bfWasPassword = new WeakSet();
   const module = { exports: {} };
   const exports = module.exports;
@@ -92,7 +123,6 @@ export function recorderSource() {
   let timer = null;
   let maskAll = false;
   let stopRecording = null;
-  let started = false;
   let stopped = false;
   const flush = () => {
     if (timer !== null) clearTimeout(timer);
@@ -109,37 +139,22 @@ export function recorderSource() {
   globalThis[${JSON.stringify(RECORDER_CONTROL)}] = {
     start(options) {
       maskAll = Boolean(options.maskAll);
-      if (started) return;
-      started = true;
-      let begun = false;
-      const begin = () => {
-        if (stopped || begun) return;
-        begun = true;
-        stopRecording = rrweb.record({
-          emit(event) {
-            buffer.push(event);
-            if (buffer.length >= ${BATCH_EVENTS}) flush();
-            else if (timer === null) timer = setTimeout(flush, ${BATCH_MS});
-          },
-          maskInputOptions: Object.fromEntries(maskableTypes.map((type) => [type, true])),
-          maskInputFn: (text, element) => (maskAll || isPassword(element) ? '*'.repeat(text.length) : text),
-          recordCanvas: false,
-          collectFonts: false,
-          inlineImages: false,
-          recordCrossOriginIframes: false,
-          sampling: { mousemove: 50, scroll: 150, input: 'last' },
-        }) || null;
-        addEventListener('pagehide', flush);
-      };
-      // The first snapshot is taken in a task of its own once the document has loaded, not inside
-      // its load event (rrweb's own choice), which the page's load (and a client's goto) would
-      // wait for. The snapshot holds the whole document as it is then, masked as above. A page
-      // whose load never comes (a resource that hangs) is recorded from a few seconds on.
-      if (document.readyState === 'complete') begin();
-      else {
-        addEventListener('load', () => setTimeout(begin, 0), { once: true });
-        setTimeout(begin, ${LOAD_WAIT_MS});
-      }
+      if (stopRecording || stopped) return;
+      stopRecording = rrweb.record({
+        emit(event) {
+          buffer.push(event);
+          if (buffer.length >= ${BATCH_EVENTS}) flush();
+          else if (timer === null) timer = setTimeout(flush, ${BATCH_MS});
+        },
+        maskInputOptions: Object.fromEntries(maskableTypes.map((type) => [type, true])),
+        maskInputFn: (text, element) => (maskAll || isPassword(element) ? '*'.repeat(text.length) : text),
+        recordCanvas: false,
+        collectFonts: false,
+        inlineImages: false,
+        recordCrossOriginIframes: false,
+        sampling: { mousemove: 50, scroll: 150, input: 'last' },
+      }) || null;
+      addEventListener('pagehide', flush);
     },
     mask(all) {
       maskAll = Boolean(all);
@@ -151,7 +166,6 @@ export function recorderSource() {
       flush();
     },
   };
-  send(${JSON.stringify(RECORDER_READY)});
 })();`;
   return source;
 }
