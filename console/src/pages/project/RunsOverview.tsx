@@ -31,7 +31,14 @@ type Status = Run['status'];
 
 const PAGE = 20;
 const statuses: Status[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
-const statusColor: Record<Status, string> = { queued: 'gray', running: 'blue', succeeded: 'green', failed: 'red', cancelled: 'orange' };
+/** Shade 8 under white text: AA contrast (a light badge's is not, on a striped row). */
+const statusColor: Record<Status, string> = {
+  queued: 'gray.8',
+  running: 'blue.8',
+  succeeded: 'green.8',
+  failed: 'red.8',
+  cancelled: 'violet.8',
+};
 const filterFields = ['status', 'pipelineId', 'functionId', 'from', 'to'] as const;
 
 /** A `datetime-local` value (the browser's time zone) as the API's ISO time; what is not a time goes as typed, for the API to name. */
@@ -250,7 +257,7 @@ function RunRow({ project, run }: { project: string; run: Run }) {
   return (
     <Table.Tr aria-label={`run ${run.id}`}>
       <Table.Td>
-        <Badge color={statusColor[run.status]} variant="light">
+        <Badge color={statusColor[run.status]} variant="dot">
           {run.status}
         </Badge>
       </Table.Td>
