@@ -17,6 +17,8 @@ export const evaluationStatuses = ['pending', 'running', 'completed', 'failed', 
 export const PipelineRun = defineEntity({
   name: 'PipelineRun',
   tableName: 'pipeline_runs',
+  /** The project's runs by time: the console's runs overview (server/trpc/routers/projectOverview.ts). */
+  indexes: [{ properties: ['project', 'created'] }],
   properties: {
     id: id(),
     project: () => p.manyToOne(Project).deleteRule('cascade').index(),

@@ -15,6 +15,8 @@ export type UsageUnit = (typeof usageUnits)[number];
 export const UsageRecord = defineEntity({
   name: 'UsageRecord',
   tableName: 'usage_records',
+  /** A project's usage by time: the console's usage page (server/trpc/routers/projectOverview.ts). */
+  indexes: [{ properties: ['project', 'created'] }],
   properties: {
     id: id(),
     /** Null once the project is deleted: the account's usage (what it paid for) outlives it. */

@@ -12,6 +12,7 @@ import { passwordRouter } from './routers/password.ts';
 import { pipelineNodesRouter } from './routers/pipelineNodes.ts';
 import { pipelineRunsRouter } from './routers/pipelineRuns.ts';
 import { pipelinesRouter } from './routers/pipelines.ts';
+import { projectOverviewRouter } from './routers/projectOverview.ts';
 import { projectsRouter } from './routers/projects.ts';
 import { proxiesRouter } from './routers/proxies.ts';
 import { resourcesRouter } from './routers/resources.ts';
@@ -50,6 +51,8 @@ export const appRouter = router({
   functions: functionsRouter,
   mcpServers: mcpServersRouter,
   mcpClientConfigs: mcpClientConfigsRouter,
+  // The console's runs overview and project usage (issue 37): tRPC only, no REST route.
+  projectOverview: projectOverviewRouter,
 });
 
 export type AppRouter = typeof appRouter;

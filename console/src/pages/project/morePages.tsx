@@ -1,8 +1,10 @@
 import { Anchor, Breadcrumbs, Stack } from '@mantine/core';
-import { IconWebhook, IconWorldWww } from '@tabler/icons-react';
+import { IconChartBar, IconListDetails, IconWebhook, IconWorldWww } from '@tabler/icons-react';
 import type React from 'react';
 import { hrefOf } from '../../route.ts';
 import { ProxiesPage } from './Proxies.tsx';
+import { RunsOverviewPage } from './RunsOverview.tsx';
+import { UsagePage } from './Usage.tsx';
 import { WebhooksPage } from './Webhooks.tsx';
 
 /**
@@ -19,6 +21,8 @@ export type MorePage = {
 export const morePages: MorePage[] = [
   { key: 'webhooks', label: 'Webhooks', icon: IconWebhook, element: WebhooksPage },
   { key: 'proxies', label: 'Proxies', icon: IconWorldWww, element: ProxiesPage },
+  { key: 'runs', label: 'Runs', icon: IconListDetails, element: RunsOverviewPage },
+  { key: 'usage', label: 'Usage', icon: IconChartBar, element: UsagePage },
 ];
 
 /** Where a `morePages` entry is reached. */
