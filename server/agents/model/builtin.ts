@@ -153,6 +153,10 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
         : call('click', { selector: control.selector }),
       call('page_model', {}),
     ];
+  // Closed accordions, none named, on a page whose listings do not hold what is asked: every one is
+  // opened in one turn (their panels may hold it), once.
+  const closed = closedPanels(request, current, acted, events);
+  if (closed.length) return [...closed.map((selector) => call('click', { selector })), call('page_model', {})];
   // A listing that goes on past the page: walked to its end in one call.
   if (!detailsRead && current.pagination) return [call('walk_listing', {})];
   return propose();
@@ -203,6 +207,21 @@ function controlFor(request: string, page: PageModel, acted: Set<string>, quoted
     if (requestNames(request, control.text, quoted)) return { kind: control.kind, selector: control.selector, value: '' };
   }
   return null;
+}
+
+/**
+ * The closed accordions to open when none is named: the page's listings (if any) do not fit the
+ * request, and no accordion was opened yet. Opening a panel only shows what the page holds; what is
+ * then read is verified against the request as any listing is.
+ */
+function closedPanels(request: string, page: PageModel, acted: Set<string>, events: ReturnType<typeof toolEvents>) {
+  const accordions = (page.controls ?? []).filter((control) => control.kind === 'accordion');
+  if (events.some((event) => event.name === 'click' && accordions.some((control) => control.selector === event.input.selector))) return [];
+  if (pageFitsRequest(request, page, acted.size > 0).fitting) return [];
+  return accordions
+    .filter((control) => !control.selected && !acted.has(control.selector))
+    .map((control) => control.selector)
+    .slice(0, 12);
 }
 
 /** The inputs of a form the prompt's values fit, by purpose and by name. */

@@ -47,6 +47,12 @@ export type PageList = {
   linkSelector?: string;
   /** What names the list on the page: its aria-label, or the nearest heading before it. */
   heading?: string | null;
+  /**
+   * The list of every group this one is a group of: lists of the same items under their own
+   * headings (an accordion's panels, a list of lists) are also read as one list, whose selector
+   * this is.
+   */
+  groupOf?: string;
 };
 /**
  * A labelled value of a detail page: a `<dl>` entry, a row of a table of row headers
