@@ -18,6 +18,8 @@ export type FormInput = {
   required: boolean;
   /** Whether it holds a value now; the value itself is never read. */
   filled: boolean;
+  /** A select's options (the page's own text, at most 40), so that one the request names can be chosen. */
+  options?: { value: string; text: string }[];
 };
 export type PageForm = { selector: string; purpose: 'login' | 'search' | 'other'; inputs: FormInput[]; submit: ElementRef[] };
 export type PageLink = ElementRef & { href: string };
