@@ -158,7 +158,16 @@ describe('forms, tables, lists and details as the page shows them', () => {
         inputs: [
           { selector: 'input[name="mail"]', label: 'E-mail', type: 'email', name: 'mail', required: true, filled: false },
           { selector: 'input[name="pass"]', label: '', type: 'password', name: 'pass', required: true, filled: true },
-          { selector: 'select[name="lang"]', label: '', type: 'select', name: 'lang', required: false, filled: true },
+          // A select's options are the page's own text, so one the request names can be chosen.
+          {
+            selector: 'select[name="lang"]',
+            label: '',
+            type: 'select',
+            name: 'lang',
+            required: false,
+            filled: true,
+            options: [{ value: 'en', text: 'en' }],
+          },
         ],
         submit: [{ selector: 'role=button[name="Sign in"s]', text: 'Sign in' }],
       },

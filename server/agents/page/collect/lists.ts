@@ -109,13 +109,13 @@ export function listItems(container: Element, pager: Element | null, control: El
 }
 
 /**
- * The selector of a list's items: its container's, then the items' tag. `<article>`s that are all
- * the page has are named by their tag alone: a container without a name of its own (`main`, a
- * wrapper) may change in a redesign, the articles stay.
+ * The selector of a list's items: its container's, then the items' tag. `<article>`s or
+ * `<section>`s that are all the page has are named by their tag alone: a container without a name
+ * of its own (`main`, a wrapper) may change in a redesign, the articles stay.
  */
 export function itemSelectorOf(containerSelector: string, items: Element[]) {
   const tag = (items[0] as Element).tagName;
   const itemTag = tag.toLowerCase();
-  if (tag === 'ARTICLE' && document.querySelectorAll('article').length === items.length) return 'article';
+  if (/^(?:ARTICLE|SECTION)$/.test(tag) && document.querySelectorAll(itemTag).length === items.length) return itemTag;
   return usesEngine(containerSelector) ? `${containerSelector} >> :scope > ${itemTag}` : `${containerSelector} > ${itemTag}`;
 }
