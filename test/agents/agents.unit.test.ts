@@ -2,8 +2,9 @@ import { generateText, jsonSchema, Output } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinModel } from '../../server/agents/model/builtin.ts';
+import { builtinModel, namedFormValues } from '../../server/agents/model/builtin.ts';
 import { requestedNoun } from '../../server/agents/model/requestReading.ts';
+import type { PageForm } from '../../server/agents/page/pageModel.ts';
 import { fillPlaceholders, readPromptValues } from '../../server/agents/promptValues.ts';
 import { checkProposal, type Proposal, proposalSchema, sourceFromProposal } from '../../server/agents/proposal.ts';
 import { hideFieldValues } from '../../server/browsers/host/agentTools.ts';
@@ -279,5 +280,44 @@ describe('prompts written the ways users write them', () => {
       ['scrape the product reviews list', 'reviews'],
     ];
     for (const [request, name] of cases) expect(requestedNoun(request)?.name, request).toBe(name);
+  });
+});
+
+describe('a form filled from the words of the request', () => {
+  const form: PageForm = {
+    selector: 'form',
+    purpose: 'search',
+    inputs: [
+      { selector: '#postcode', label: 'Your postcode', type: 'text', name: 'postcode', required: false, filled: false },
+      {
+        selector: '#trade',
+        label: 'Trade',
+        type: 'select',
+        name: 'trade',
+        required: false,
+        filled: false,
+        options: [
+          { value: '', text: 'Choose…' },
+          { value: 'plumber', text: 'Plumbers' },
+          { value: 'roofer', text: 'Roofers' },
+        ],
+      },
+    ],
+    submit: [{ selector: 'form button', text: 'Find' }],
+  };
+
+  it('an option the request names, and a code or number written after a field’s label', () => {
+    expect(namedFormValues('find roofers near the postcode SW1A 1AA and list their phones', form, [])).toEqual([
+      { kind: 'fill', selector: '#postcode', value: 'SW1A 1AA' },
+      { kind: 'select', selector: '#trade', value: 'roofer' },
+    ]);
+    expect(namedFormValues("plumbers, postcode: 'M1 2AB'", form, [])).toEqual([
+      { kind: 'fill', selector: '#postcode', value: 'M1 2AB' },
+      { kind: 'select', selector: '#trade', value: 'plumber' },
+    ]);
+  });
+
+  it('never ordinary words after the label, nor an option the request does not name', () => {
+    expect(namedFormValues('list the tradespeople near my postcode please', form, [])).toEqual([]);
   });
 });

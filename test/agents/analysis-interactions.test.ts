@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerUser } from '../support/accounts.ts';
-import { hours, offices, plans, plants, quotes, seeds, startInteractionSite, stock, trails } from '../support/interactionPages.ts';
+import {
+  hours,
+  menu,
+  offices,
+  plans,
+  plants,
+  quotes,
+  seeds,
+  startInteractionSite,
+  stock,
+  trails,
+  vets,
+} from '../support/interactionPages.ts';
 import { createPipeline, settledJob, settledRun } from '../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -116,6 +128,21 @@ describe('data behind an interaction becomes a version that reads it', () => {
     const { steps, records } = await analyseGenerateAndRun(`extract the opening hours from ${site.url}/help`);
     expect(steps).toContainEqual(expect.objectContaining({ action: 'click', waitForSelector: '#hours' }));
     expect(records).toEqual(hours.map(([day, opens, closes]) => ({ Day: day, Opens: opens, Closes: closes })));
+  }, 400_000);
+
+  it('accordions none of which the request names: every closed one opened, the groups read as one list', async () => {
+    const { steps, records } = await analyseGenerateAndRun(`list every dish on the menu with its price at ${site.url}/menu`);
+    expect(steps.filter((step) => step.action === 'click')).toHaveLength(menu.length);
+    expect(shown(records)).toEqual(served(menu.flatMap(([, dishes]) => dishes)));
+  }, 400_000);
+
+  it('a form filled from the request’s own words (an option it names, a postcode after its label), then its results', async () => {
+    const { steps, records } = await analyseGenerateAndRun(
+      `find vets for horses near the postcode YO1 7HH on ${site.url}/vets and list their names, phone numbers and how far away they are`,
+    );
+    expect(steps).toContainEqual(expect.objectContaining({ action: 'fill', selector: '#postcode', value: 'YO1 7HH' }));
+    expect(steps).toContainEqual(expect.objectContaining({ action: 'select', selector: '#animal', value: 'horses' }));
+    expect(shown(records)).toEqual(served(vets.horses as string[][]));
   }, 400_000);
 
   it('a list of definition lists: one record per office, fields named by their terms, narrowed to what was asked', async () => {

@@ -158,7 +158,16 @@ describe('forms, tables, lists and details as the page shows them', () => {
         inputs: [
           { selector: 'input[name="mail"]', label: 'E-mail', type: 'email', name: 'mail', required: true, filled: false },
           { selector: 'input[name="pass"]', label: '', type: 'password', name: 'pass', required: true, filled: true },
-          { selector: 'select[name="lang"]', label: '', type: 'select', name: 'lang', required: false, filled: true },
+          // A select's options are the page's own text, so one the request names can be chosen.
+          {
+            selector: 'select[name="lang"]',
+            label: '',
+            type: 'select',
+            name: 'lang',
+            required: false,
+            filled: true,
+            options: [{ value: 'en', text: 'en' }],
+          },
         ],
         submit: [{ selector: 'role=button[name="Sign in"s]', text: 'Sign in' }],
       },
@@ -221,12 +230,84 @@ describe('forms, tables, lists and details as the page shows them', () => {
         fields: [
           { name: 'link', selector: 'a', sample: 'Dune' },
           { name: 'link_url', selector: 'a', attribute: 'href', sample: `${served.url}/b/Dune` },
-          { name: 'author', selector: '.v', sample: 'Frank Herbert' },
+          // Its place in the item, not its class: a redesign renames classes.
+          { name: 'author', selector: ':scope > span:nth-of-type(2)', sample: 'Frank Herbert' },
           { name: 'price', selector: 'b', sample: '$9.99' },
           { name: 'pages', selector: 'em', sample: '412 pages' },
         ],
       },
     ]);
+  });
+
+  it('a field is found by its place in the item, by a class only when the items differ in their places', async () => {
+    const { lists } = await readIn(
+      `<ul id="a"><li><span class="t">One</span> <span class="p">£1</span></li><li><span class="t">Two</span> <span class="p">£2</span></li><li><span class="t">Three</span> <span class="p">£3</span></li></ul>
+       <ul id="b"><li><span class="t">One</span> <span class="p">£1</span></li><li><i>new</i><span class="t">Two</span> <span class="p">£2</span></li><li><span class="t">Three</span> <span class="p">£3</span></li></ul>`,
+      ({ readLists }) => readLists(null, null),
+    );
+    // Two lists alike without headings of their own are two lists, not groups of one.
+    expect(lists.map((list) => list.fields.map((field) => field.selector))).toEqual([
+      [':scope > span:nth-of-type(1)', ':scope > span:nth-of-type(2)'],
+      [':scope > span:nth-of-type(1)', ':scope > span:nth-of-type(2)'],
+    ]);
+    const { lists: shifted } = await readIn(
+      `<ul id="c"><li><b>One</b> <span class="x">sale</span> <span class="p">£1</span></li><li><b>Two</b> <span class="p">£2</span></li><li><b>Three</b> <span class="p">£3</span></li></ul>`,
+      ({ readLists }) => readLists(null, null),
+    );
+    // The price is the second span of one item and the first of another: only its class picks it out.
+    expect(shifted[0]?.fields.map((field) => field.selector)).toEqual(['b', '.p']);
+  });
+
+  it('a property of a nested microdata item is named and picked through that item’s own property', async () => {
+    const events = ['Fair', 'Quiz', 'Gig'];
+    const { lists } = await readIn(
+      `<ul aria-label="Events">${events
+        .map(
+          (name, i) =>
+            `<li itemscope itemtype="https://schema.org/Event"><span itemprop="name">${name}</span><time itemprop="startDate">${i + 1} May</time><div itemprop="location" itemscope><span itemprop="name">Hall ${i}</span></div></li>`,
+        )
+        .join('')}</ul>`,
+      ({ readLists }) => readLists(null, null),
+    );
+    expect(lists[0]?.fields).toEqual([
+      { name: 'name', selector: '[itemprop="name"]', sample: 'Fair' },
+      { name: 'start_date', selector: '[itemprop="startDate"]', sample: '1 May' },
+      { name: 'location', selector: '[itemprop="location"] [itemprop="name"]', sample: 'Hall 0' },
+    ]);
+  });
+
+  it('lists of the same items under their own headings are read as one list too; a group in each card is not', async () => {
+    const groups = [
+      ['Languages', ['Spanish', 'French', 'Italian']],
+      ['Crafts', ['Pottery', 'Drawing']],
+    ] as const;
+    const { lists } = await readIn(
+      `<h1>Classes</h1><div>${groups
+        .map(
+          ([group, names], i) =>
+            `<h2>${group}</h2><div id="g${i}"><ul>${names.map((name) => `<li><span>${name}</span> <span>£${name.length}</span></li>`).join('')}</ul></div>`,
+        )
+        .join('')}</div>`,
+      ({ readLists }) => readLists(null, null),
+    );
+    const union = '#g0 > ul, #g1 > ul';
+    expect(lists.map((list) => [list.selector, list.itemSelector, list.count, list.heading, list.groupOf])).toEqual([
+      ['#g0 > ul', '#g0 > ul > li', 3, 'Languages', union],
+      ['#g1 > ul', '#g1 > ul > li', 2, 'Crafts', union],
+      [union, '#g0 > ul > li, #g1 > ul > li', 5, 'Classes', undefined],
+    ]);
+    expect(await served.page.locator(lists[2]?.itemSelector ?? '').count()).toBe(5);
+    // One definition list in each card: the cards are the records, and their rows no list of lists.
+    const { lists: cards } = await readIn(
+      `<div id="plans">${['Basic', 'Plus', 'Max']
+        .map(
+          (plan) =>
+            `<section><h3>${plan}</h3><dl><div><dt>Fee</dt><dd>£${plan.length}</dd></div><div><dt>Data</dt><dd>${plan.length} GB</dd></div></dl></section>`,
+        )
+        .join('')}</div>`,
+      ({ readLists }) => readLists(null, null),
+    );
+    expect(cards.filter((list) => list.groupOf || list.selector.includes(','))).toEqual([]);
   });
 
   it('the details of a page are its labelled values outside any list', async () => {

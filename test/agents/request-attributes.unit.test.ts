@@ -109,6 +109,23 @@ describe('which field holds each value', () => {
     expect(heldBy(held)).toEqual({ name: 'link', 'phone number': 'text' });
   });
 
+  it('names no field is named for: the first field (a table’s first column), unless its values are of another kind', () => {
+    const { held, missing } = coverAttributes(attributesOf('list their names, phone numbers and how far away they are'), [
+      { name: 'Business', values: [] },
+      { name: 'Phone', values: [] },
+      { name: 'Distance', values: [] },
+    ]);
+    expect(heldBy(held)).toEqual({ names: 'Business', 'phone numbers': 'Phone', 'how far away': 'Distance' });
+    expect(missing).toEqual([]);
+    // A first field of dates or prices names nothing.
+    expect(
+      coverAttributes(attributesOf("each one's name, price"), [
+        { name: 'Opens', values: ['2027-01-08'] },
+        { name: 'Price', values: ['£4.00'] },
+      ]).missing.map((attribute) => attribute.written),
+    ).toEqual(['name']);
+  });
+
   it('one value left that names no kind takes the one field the page did not name, decoration aside', () => {
     const { held } = coverAttributes(attributesOf('concerts with their title and venue'), [
       { name: 'title', values: ['Low Tide Brass'] },
@@ -246,6 +263,14 @@ describe("the dry run's result held to the values the request names", () => {
     expect(attributesNotInResult('list the plans', result)).toEqual([]);
   });
 
+  it('the first field of a stored result (which keeps no key order) is the first the analysis declared', () => {
+    // As a stored result gives the keys back: shortest first.
+    const rows = { vets: [{ Phone: '01904 960 210', Practice: 'Ouse Equine', Distance: '2.1 miles' }] };
+    const request = 'list their names, phone numbers and how far away they are';
+    expect(attributesNotInResult(request, rows, { vets: ['Practice', 'Phone', 'Distance'] })).toEqual([]);
+    expect(attributesNotInResult(request, rows)).toEqual(['names']);
+  });
+
   it('a value missing from the result is a mismatch of its own, in the words of the request', () => {
     const declarations = [{ name: 'plans', description: 'd', kind: 'records' as const, fields: ['title'] }];
     expect(checkOutputs(declarations, result, 'plans - name, roaming')).toEqual([
@@ -278,7 +303,17 @@ describe("a record's own name", () => {
       { name: 'opens', values: ['09:00'] },
     ];
     expect(coverAttributes(requestedAttributes('every office - name, phone'), fields, ['office']).missing).toEqual([]);
-    expect(coverAttributes(requestedAttributes('every office - name, phone'), fields).missing.map((a) => a.written)).toEqual(['name']);
+    // Without the thing, the first field holds the name (its values are no date, price, phone…).
+    expect(heldBy(coverAttributes(requestedAttributes('every office - name, phone'), fields).held)).toEqual({
+      name: 'office',
+      phone: 'phone',
+    });
+    const [, ...notFirst] = fields;
+    expect(
+      coverAttributes(requestedAttributes('every office - name, phone'), [...notFirst, fields[0] as (typeof fields)[0]]).missing.map(
+        (a) => a.written,
+      ),
+    ).toEqual(['name']);
   });
 });
 

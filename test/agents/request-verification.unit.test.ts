@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kindOfWords, sameSense } from '../../server/agents/model/lexicon.ts';
+import { kindOfWords, sameSense, stem } from '../../server/agents/model/lexicon.ts';
 import { mentions } from '../../server/agents/model/requestReading.ts';
 import { fieldsOfKind, valueIsOfKind } from '../../server/agents/model/valueKinds.ts';
 import {
@@ -85,6 +85,12 @@ describe('the lexicon', () => {
     expect(mentions(['names'], 'div.plants h3 title number text')).toBe(true);
   });
 
+  it('singular and plural share a stem, a word ending in -ze as any other: sizes, prizes, boxes, buzzes', () => {
+    expect(['size', 'sizes'].map(stem)).toEqual(['size', 'size']);
+    expect(['prize', 'prizes'].map(stem)).toEqual(['prize', 'prize']);
+    expect(['box', 'boxes', 'buzz', 'buzzes', 'branch', 'branches'].map(stem)).toEqual(['box', 'box', 'buzz', 'buzz', 'branch', 'branch']);
+  });
+
   it('a compound names its kind before its parts: a phone number is a phone, an e-mail address an e-mail', () => {
     expect(kindOfWords(['phone', 'number'])).toEqual({ kind: 'phone', words: ['phone', 'number'] });
     expect(kindOfWords(['manager', 'e-mail', 'address'])).toEqual({ kind: 'email', words: ['e-mail', 'address'] });
@@ -113,6 +119,10 @@ describe('the terms of a request', () => {
     // Nor a verb run into the phrase, a keyword the request types, or things listed with their kind.
     expect(readRequestTerms('http://x.test/catalog open every product n get its details')?.qualifiers).toEqual([]);
     expect(readRequestTerms('http://x.test/lookup find dune books')?.qualifiers).toEqual([]);
+    // A verb ends the phrase ("the sizes of the trail boot are in stock": no 'are' to find).
+    expect(readRequestTerms('how many of each size of the trail boot are in stock?')?.qualifiers).not.toContainEqual(
+      expect.stringContaining('are'),
+    );
     expect(readRequestTerms('http://x.test/products all products + prices, load more')).toMatchObject({
       kind: { kind: 'money' },
       qualifiers: [],

@@ -69,6 +69,42 @@ export const plants = [
   ['Fern', '15', 'Likes a damp bathroom'],
 ];
 
+/** A menu in closed `<details>`, one per course; no request names a course. */
+export const menu: [string, string[][]][] = [
+  [
+    'Starters',
+    [
+      ['Leek soup', '£6.00'],
+      ['Smoked trout pâté', '£8.50'],
+    ],
+  ],
+  [
+    'Mains',
+    [
+      ['Mushroom pie', '£14.00'],
+      ['Hake with greens', '£17.50'],
+      ['Lamb hotpot', '£16.00'],
+    ],
+  ],
+  [
+    'Puddings',
+    [
+      ['Treacle tart', '£7.00'],
+      ['Apple crumble', '£6.50'],
+    ],
+  ],
+];
+
+/** Practices a form finds, by the animal chosen, once a postcode is given. */
+export const vets: Record<string, string[][]> = {
+  cats: [['Whisker Clinic', '01904 960 101', '0.8 miles']],
+  horses: [
+    ['Ouse Equine', '01904 960 210', '2.1 miles'],
+    ['Minster Farm Vets', '01904 960 322', '4.6 miles'],
+    ['Vale Horse Practice', '01904 960 487', '7.9 miles'],
+  ],
+};
+
 const PER_TRAIL_PAGE = 2;
 const document = (title: string, body: string, script = '') =>
   `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}${script ? `<script>${script}</script>` : ''}</body></html>`;
@@ -198,6 +234,35 @@ button.addEventListener('click', async () => {
               .join('')}</tbody></table></details><details><summary>Returns</summary><p>Within 30 days.</p></details>`,
           ),
         );
+      case '/menu':
+        return send(
+          document(
+            'Menu',
+            `<p>Served from noon.</p>${menu
+              .map(
+                ([course, dishes]) =>
+                  `<details><summary>${course}</summary><ul>${dishes.map(([dish, price]) => `<li><b>${dish}</b> <span>${price}</span></li>`).join('')}</ul></details>`,
+              )
+              .join('')}`,
+          ),
+        );
+      case '/vets': {
+        const postcode = url.searchParams.get('postcode') ?? '';
+        const animal = url.searchParams.get('animal') ?? '';
+        const found = postcode ? vets[animal] : undefined;
+        return send(
+          document(
+            'Find a vet',
+            `<form action="/vets"><label for="postcode">Your postcode</label> <input id="postcode" name="postcode" required> <label for="animal">Animal</label> <select id="animal" name="animal"><option value="">Choose…</option><option value="cats">Cats</option><option value="horses">Horses</option></select> <button>Search</button></form>${
+              found
+                ? `<h2>Vets for ${animal} near ${postcode}</h2><table><thead><tr><th>Practice</th><th>Phone</th><th>Distance</th></tr></thead><tbody>${found
+                    .map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`)
+                    .join('')}</tbody></table>`
+                : ''
+            }`,
+          ),
+        );
+      }
       case '/offices':
         return send(
           document(

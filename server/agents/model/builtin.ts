@@ -110,16 +110,29 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
   // Once the listing was walked, the proposal follows.
   if (walked) return propose();
   const byName = new Map(values.map((value) => [value.name, value]));
+  const quotedValues = values.filter((value) => !value.secret).map((value) => value.value.toLowerCase());
   const placeholder = (name: string) => `{{${name}}}`;
 
   // A login or search form the prompt gave values for (or a search it asks to submit empty), not yet used.
   for (const form of current.forms) {
     if ([...form.inputs, ...form.submit].some((element) => acted.has(element.selector))) continue;
-    const fills = fillsFor(form, byName);
-    const empty = !fills.length && form.purpose === 'search' && wantsEmptySearch(request);
-    if (!fills.length && !empty) continue;
+    // What the request gives the form in its own words ("electricians near the postcode LS6 2AB"):
+    // an option of its dropdown the request names, a value written after a field's label. A field
+    // so named takes no prompt value.
+    const named = form.purpose === 'login' ? [] : namedFormValues(request, form, quotedValues);
+    const fills = fillsFor(form, byName).filter((fill) => !named.some((entry) => entry.selector === fill.selector));
+    const empty = !fills.length && !named.length && form.purpose === 'search' && wantsEmptySearch(request);
+    if (!fills.length && !named.length && !empty) continue;
+    // Named by the request alone, every required field gets a value, or the form is left alone.
+    const unfilled = form.inputs.some(
+      (input) => input.required && !input.filled && !named.some((entry) => entry.selector === input.selector),
+    );
+    if (!fills.length && named.length && (unfilled || !form.submit[0])) continue;
     const submit = form.submit[0];
-    const turn = fills.map((fill) => call('fill', { selector: fill.selector, value: placeholder(fill.name) }));
+    const turn = [
+      ...named.map((entry) => call(entry.kind === 'select' ? 'select' : 'fill', { selector: entry.selector, value: entry.value })),
+      ...fills.map((fill) => call('fill', { selector: fill.selector, value: placeholder(fill.name) })),
+    ];
     // No button: Enter in the field submits the form.
     const field = fills[fills.length - 1]?.selector ?? form.inputs.find((input) => /text|search/.test(input.type))?.selector;
     if (submit) turn.push(call('click', { selector: submit.selector, waitForLoad: true }));
@@ -153,6 +166,10 @@ function analysisTurn(prompt: LanguageModelV4Prompt, call: ReturnType<typeof too
         : call('click', { selector: control.selector }),
       call('page_model', {}),
     ];
+  // Closed accordions, none named, on a page whose listings do not hold what is asked: every one is
+  // opened in one turn (their panels may hold it), once.
+  const closed = closedPanels(request, current, acted, events);
+  if (closed.length) return [...closed.map((selector) => call('click', { selector })), call('page_model', {})];
   // A listing that goes on past the page: walked to its end in one call.
   if (!detailsRead && current.pagination) return [call('walk_listing', {})];
   return propose();
@@ -203,6 +220,63 @@ function controlFor(request: string, page: PageModel, acted: Set<string>, quoted
     if (requestNames(request, control.text, quoted)) return { kind: control.kind, selector: control.selector, value: '' };
   }
   return null;
+}
+
+/**
+ * The closed accordions to open when none is named: the page's listings (if any) do not fit the
+ * request, and no accordion was opened yet. Opening a panel only shows what the page holds; what is
+ * then read is verified against the request as any listing is.
+ */
+function closedPanels(request: string, page: PageModel, acted: Set<string>, events: ReturnType<typeof toolEvents>) {
+  const accordions = (page.controls ?? []).filter((control) => control.kind === 'accordion');
+  if (events.some((event) => event.name === 'click' && accordions.some((control) => control.selector === event.input.selector))) return [];
+  if (pageFitsRequest(request, page, acted.size > 0).fitting) return [];
+  return accordions
+    .filter((control) => !control.selected && !acted.has(control.selector))
+    .map((control) => control.selector)
+    .slice(0, 12);
+}
+
+/** Words of a field's label that name no value ("Your postcode", "Enter a town"). */
+const LABEL_NOISE = /^(?:your|my|the|a|an|enter|type|choose|select|search|find|by|for|of|in|or|and|optional|required|\W+)$/;
+
+/**
+ * What the request gives a form, in its own words: for a select, its option whose text the request
+ * names; for a text field, the value the request writes after the field's label ("postcode LS6
+ * 2AB", "reference: AB-12"): quoted, or one to three tokens each holding a digit or written in
+ * capitals (a code, a number), never ordinary words.
+ */
+export function namedFormValues(request: string, form: PageForm, quoted: string[]) {
+  const named: { kind: 'select' | 'fill'; selector: string; value: string }[] = [];
+  const text = request.replace(/\b[a-z][\w+.-]*:\/\/\S+/gi, ' ');
+  for (const input of form.inputs) {
+    if (input.type === 'select') {
+      const option = (input.options ?? [])
+        .filter((candidate) => candidate.value !== '' && requestNames(request, candidate.text, quoted))
+        .sort((a, b) => b.text.length - a.text.length)[0];
+      if (option) named.push({ kind: 'select', selector: input.selector, value: option.value });
+      continue;
+    }
+    if (!/^(?:text|search|tel|number|email|url)$/.test(input.type)) continue;
+    const words = (input.label.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((word) => word.length > 1 && !LABEL_NOISE.test(word));
+    if (!words.length || words.length > 3) continue;
+    const label = words.join('[\\s-]+');
+    const after = new RegExp(`\\b${label}s?\\b\\s*(?:is\\s+|of\\s+|:\\s*|=\\s*)?`, 'i').exec(text);
+    if (!after) continue;
+    const rest = text.slice(after.index + after[0].length);
+    const inQuotes = /^(?:"([^"]+)"|'([^']+)')/.exec(rest);
+    // Unquoted: the tokens that each hold a digit or are in capitals, a code or a number, never a word of the sentence.
+    const tokens: string[] = [];
+    for (const token of rest.split(/\s+/)) {
+      const bare = token.replace(/[,.;!?)]+$/, '');
+      if (tokens.length >= 3 || !bare || !(/\d/.test(bare) || /^[A-Z]{2,}$/.test(bare)) || !/^[A-Za-z0-9-]+$/.test(bare)) break;
+      tokens.push(bare);
+      if (bare !== token) break;
+    }
+    const value = (inQuotes?.[1] ?? inQuotes?.[2] ?? tokens.join(' ')).trim();
+    if (value) named.push({ kind: 'fill', selector: input.selector, value });
+  }
+  return named;
 }
 
 /** The inputs of a form the prompt's values fit, by purpose and by name. */
@@ -421,8 +495,12 @@ function proposeExtraction(
   // waits for the listing it shows before reading it.
   const extraction = all.find((step) => step.action.startsWith('extract_'));
   const shownBy = extraction?.action === 'extract_fields' ? undefined : extraction?.selector;
+  // A select a later step submits (a form's field) shows nothing of its own: no wait for it.
   if (shownBy)
-    for (const step of all) if ((step.action === 'click' && !step.waitForLoad) || step.action === 'select') step.waitForSelector = shownBy;
+    for (const [index, step] of all.entries()) {
+      const submitted = all.slice(index + 1).some((later) => later.waitForLoad);
+      if ((step.action === 'click' && !step.waitForLoad) || (step.action === 'select' && !submitted)) step.waitForSelector = shownBy;
+    }
   const used = new Set(all.flatMap((step) => [...(step.value ?? '').matchAll(/\{\{([^}]+)\}\}/g)].map((match) => match[1])));
   return {
     goal: request.slice(0, 500) || 'extract the page’s data',

@@ -32,7 +32,7 @@ export const stem = (word: string) =>
   word
     .toLowerCase()
     .replace(/ies$/, 'y')
-    .replace(/(?:ss|x|z|ch|sh)es$/, (ending) => ending.slice(0, -2))
+    .replace(/(?:ss|x|zz|ch|sh)es$/, (ending) => ending.slice(0, -2))
     .replace(/([^s])s$/, '$1');
 
 const GROUP_OF = new Map<string, number>();

@@ -168,7 +168,8 @@ export function checkOutputs(
   const wrongKind = request !== undefined && result ? kindMismatch(request, result) : null;
   if (wrongKind) mismatches.push({ output: declarations[0]?.name ?? 'result', kind: 'wrong_kind', message: wrongKind });
   // Every value the request names for each record is held by a field of some output.
-  const absent = request !== undefined && result ? attributesNotInResult(request, result) : [];
+  const declaredFields = Object.fromEntries(declarations.map((declaration) => [declaration.name, declaration.fields ?? []]));
+  const absent = request !== undefined && result ? attributesNotInResult(request, result, declaredFields) : [];
   if (absent.length)
     mismatches.push({
       output: declarations[0]?.name ?? 'result',

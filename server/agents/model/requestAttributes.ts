@@ -10,7 +10,7 @@ import type { PageModel } from '../page/pageModel.ts';
 import type { Proposal, ProposalStep } from '../proposal.ts';
 import { kindOfWords, senses, type ValueKind } from './lexicon.ts';
 import { requestedNoun } from './requestReading.ts';
-import { fieldsOfKind } from './valueKinds.ts';
+import { fieldsOfKind, valueIsOfKind } from './valueKinds.ts';
 
 /** One value the request names for each record, as the user wrote it, with what it means. */
 export type RequestAttribute = {
@@ -167,8 +167,9 @@ export function namedFor(attribute: RequestAttribute, name: string): boolean {
 export type SeenField = { name: string; values: unknown[] };
 
 /**
- * Which field holds each attribute: first by name (lexicon.ts), then by the kind of its values
- * (valueKinds.ts; a name is not told by its value), then, when one attribute and one field the page
+ * Which field holds each attribute: first by name (lexicon.ts); a name not named as such by the
+ * field named for the thing listed, the item's link, else the first field; then by the kind of
+ * its values (valueKinds.ts; a name is not told by its value), then, when one attribute and one field the page
  * did not name are left, that field. Each field holds one attribute. Answers the field of each
  * attribute held, and the attributes no field holds.
  */
@@ -191,12 +192,17 @@ export function coverAttributes(
     );
   // A name not named as such: a field named for the thing listed ("office" in "every office - name"),
   // or the text of the item's link ("Brook Cottage").
+  // Else the first field (a table's first column: "Business" for "their names"), when none of its
+  // values is of another kind (a date, a price, a phone…).
   const named = thingField(fields, thing);
+  const first = fields[0];
+  const otherKinds: ValueKind[] = ['email', 'phone', 'url', 'date', 'money', 'number', 'rating'];
+  const firstNames = first && !first.values.some((value) => otherKinds.some((kind) => valueIsOfKind(kind, value))) ? first : undefined;
   for (const attribute of attributes)
     if (!held.has(attribute) && attribute.kind === 'name')
       take(
         attribute,
-        [named, fields.find((field) => field.name === 'link')].find((field) => field && !used.has(field.name)),
+        [named, fields.find((field) => field.name === 'link'), firstNames].find((field) => field && !used.has(field.name)),
       );
   for (const attribute of attributes) {
     if (held.has(attribute) || !attribute.kind || attribute.kind === 'name') continue;
@@ -330,18 +336,25 @@ export function narrowToRequest(proposal: Proposal, request: string, seen: reado
  * The dry run's check of the attributes: every one the request names is held by a field of some
  * output's records, by its name or its values. Answers the attributes no output holds, as written.
  */
-export function attributesNotInResult(request: string, result: Record<string, unknown> | null): string[] {
+export function attributesNotInResult(
+  request: string,
+  result: Record<string, unknown> | null,
+  declaredFields: Record<string, readonly string[]> = {},
+): string[] {
   const attributes = requestedAttributes(request);
   if (!attributes.length || !result) return [];
   const thing = thingOf(request, attributes);
-  const outputs = Object.values(result);
+  const outputs = Object.entries(result);
   // One value (a heading, a text): not records; the declarations check it.
-  if (!outputs.some((value) => Array.isArray(value) || (value && typeof value === 'object'))) return [];
-  const missingPer = outputs.map((value) => {
+  if (!outputs.some(([, value]) => Array.isArray(value) || (value && typeof value === 'object'))) return [];
+  const missingPer = outputs.map(([output, value]) => {
     const records = (Array.isArray(value) ? value : [value]).filter(
       (item): item is Record<string, unknown> => Boolean(item) && typeof item === 'object' && !Array.isArray(item),
     );
-    const names = [...new Set(records.flatMap((record) => Object.keys(record)))];
+    // A stored result keeps no key order: the fields the analysis declared come first, in its order.
+    const declared = declaredFields[output] ?? [];
+    const keys = [...new Set(records.flatMap((record) => Object.keys(record)))];
+    const names = [...declared.filter((name) => keys.includes(name)), ...keys.filter((name) => !declared.includes(name))];
     const fields = names.map((name) => ({ name, values: records.map((record) => record[name]) }));
     return coverAttributes(attributes, fields, thing).missing;
   });

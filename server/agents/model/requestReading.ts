@@ -48,7 +48,7 @@ export const DETERMINERS = new Set(
 );
 /** Where the noun phrase after the verb ends. */
 export const PHRASE_END = new Set(
-  `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but it they we you u i`.split(
+  `from on in at with and then to for by into onto pls please plz thx thanks as which that where who when if or but it they we you u i are is was were be been being has have had do does did can could will would should may might must`.split(
     /\s+/,
   ),
 );
@@ -249,7 +249,8 @@ export function pageFitsRequest(request: string, page: PageModel, acted: boolean
       !/^(?:open|go|visit|get|list|extract|read)$/.test(word) &&
       pageWords.has(word),
   );
-  const candidates = tables.length + page.lists.length;
+  // The groups of a list read as one (an accordion's panels) are one candidate, with it.
+  const candidates = tables.length + page.lists.filter((list) => !list.groupOf).length;
   const acceptable = fitting || !specific || pageNamed || (candidates === 1 && (acted || requestNamesPage));
   return { fitting, pageNamed, acceptable };
 }

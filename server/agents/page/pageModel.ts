@@ -18,6 +18,8 @@ export type FormInput = {
   required: boolean;
   /** Whether it holds a value now; the value itself is never read. */
   filled: boolean;
+  /** A select's options (the page's own text, at most 40), so that one the request names can be chosen. */
+  options?: { value: string; text: string }[];
 };
 export type PageForm = { selector: string; purpose: 'login' | 'search' | 'other'; inputs: FormInput[]; submit: ElementRef[] };
 export type PageLink = ElementRef & { href: string };
@@ -47,6 +49,12 @@ export type PageList = {
   linkSelector?: string;
   /** What names the list on the page: its aria-label, or the nearest heading before it. */
   heading?: string | null;
+  /**
+   * The list of every group this one is a group of: lists of the same items under their own
+   * headings (an accordion's panels, a list of lists) are also read as one list, whose selector
+   * this is.
+   */
+  groupOf?: string;
 };
 /**
  * A labelled value of a detail page: a `<dl>` entry, a row of a table of row headers

@@ -1,6 +1,7 @@
 import type { FormInput, PageForm } from '../pageModel.ts';
 import { labelOf, nameOf } from './accessibleName.ts';
 import { selectorOf } from './selector.ts';
+import { clean } from './text.ts';
 import { visible } from './visible.ts';
 
 /** Every form of the page, with its visible fields and submit controls. Field values are never read: only whether one is there. */
@@ -32,7 +33,17 @@ export function readForms(): PageForm[] {
 
 /** A field of a form: its type is the input's `type`, or the tag of a `select` or `textarea`. */
 export function readInput(input: Element): FormInput {
+  const options =
+    input.tagName === 'SELECT'
+      ? {
+          options: [...(input as HTMLSelectElement).options]
+            .filter((option) => !option.disabled)
+            .slice(0, 40)
+            .map((option) => ({ value: option.value, text: clean(option.textContent) })),
+        }
+      : {};
   return {
+    ...options,
     selector: selectorOf(input),
     label: labelOf(input),
     type: input.tagName.toLowerCase() === 'input' ? (input.getAttribute('type') ?? 'text').toLowerCase() : input.tagName.toLowerCase(),

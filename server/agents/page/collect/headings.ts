@@ -17,8 +17,12 @@ export function headingBefore(element: Element): string | null {
   if (label) return clean(label);
   let node: Element | null = element;
   for (let depth = 0; node && node !== document.body && depth < 4; depth++, node = node.parentElement) {
+    // A panel labelled by its control (`aria-labelledby`), or the summary of its `<details>`.
+    const labelledBy = node.getAttribute('aria-labelledby');
+    const label = labelledBy && document.getElementById(labelledBy.split(/\s+/)[0] ?? '');
+    if (label && clean(label.textContent)) return clean(label.textContent);
     for (let sibling = node.previousElementSibling; sibling; sibling = sibling.previousElementSibling) {
-      if (/^H[1-6]$/.test(sibling.tagName)) return clean(sibling.textContent);
+      if (/^H[1-6]$|^SUMMARY$/.test(sibling.tagName)) return clean(sibling.textContent);
       const inner = sibling.querySelectorAll('h1, h2, h3, h4, h5, h6');
       if (inner.length) return clean(inner[inner.length - 1]?.textContent);
     }

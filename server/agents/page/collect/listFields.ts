@@ -21,7 +21,7 @@ export function readFields(items: Element[]): ListField[] {
     // an element whose own text is only such a label (`<span>Score: <b>42</b></span>`).
     const own = clean([...element.childNodes].map((node) => (node.nodeType === 3 ? node.textContent : ' ')).join(' '));
     if (element.tagName === 'DT' || isLabel(text) || isLabel(own) || constantLabel(element, items)) continue;
-    const selector = fieldSelector(element, first);
+    const selector = fieldSelector(element, first, items);
     if (!selector || used.has(selector)) continue;
     if (!items.every((item) => item.querySelector(selector))) continue;
     used.add(selector);
@@ -43,16 +43,31 @@ export function freeName(name: string, taken: string[]) {
   return free;
 }
 
-/** A selector for `element` inside its item `first`: a test id, an itemprop, a tag or class the item has once, else its path of tags. */
-export function fieldSelector(element: Element, first: Element) {
+/**
+ * The property a nested microdata item has in `first` (`location` for the `name` of
+ * `<div itemprop="location" itemscope>`), when `element` belongs to one.
+ */
+export function nestedProperty(element: Element, first: Element) {
+  const scope = element.parentElement?.closest('[itemscope]');
+  return scope && scope !== first && first.contains(scope) ? scope.getAttribute('itemprop') : null;
+}
+
+/**
+ * A selector for `element` inside its item `first`: a test id, an itemprop (through the property of
+ * the nested item it belongs to), a tag the item has once, then its place in the item, tag by tag,
+ * when every item of `items` has that place; a class the item has once only when none of these
+ * does. Classes come last: a redesign renames them, and the structure stays.
+ */
+export function fieldSelector(element: Element, first: Element, items: Element[] = [first]) {
   const testId = element.getAttribute('data-testid');
   if (testId) return `[data-testid=${quote(testId)}]`;
   const itemprop = element.getAttribute('itemprop');
-  if (itemprop) return `[itemprop=${quote(itemprop)}]`;
+  if (itemprop) {
+    const outer = nestedProperty(element, first);
+    return outer ? `[itemprop=${quote(outer)}] [itemprop=${quote(itemprop)}]` : `[itemprop=${quote(itemprop)}]`;
+  }
   const elementTag = element.tagName.toLowerCase();
   if (first.querySelectorAll(elementTag).length === 1) return elementTag;
-  const className = [...element.classList][0];
-  if (className && first.querySelectorAll(`.${CSS.escape(className)}`).length === 1) return `.${CSS.escape(className)}`;
   // Its place in the item, tag by tag (`:scope > p:nth-of-type(2) > span`).
   const path: string[] = [];
   for (let node: Element | null = element; node && node !== first; node = node.parentElement) {
@@ -62,7 +77,14 @@ export function fieldSelector(element: Element, first: Element) {
       same.length > 1 ? `${current.tagName.toLowerCase()}:nth-of-type(${same.indexOf(current) + 1})` : current.tagName.toLowerCase(),
     );
   }
-  return `:scope > ${path.join(' > ')}`;
+  const place = `:scope > ${path.join(' > ')}`;
+  // The place must pick, in every item, what it picks in the first: an element of the same class,
+  // when it has one (the selector does not lean on it, the page's markup of today checks it).
+  const className = [...element.classList][0];
+  const alike = (found: Element | null) => Boolean(found && (!className || found.classList.contains(className)));
+  if (items.every((item) => alike(item.querySelector(place)))) return place;
+  if (className && first.querySelectorAll(`.${CSS.escape(className)}`).length === 1) return `.${CSS.escape(className)}`;
+  return place;
 }
 
 /** What labels `element` in its item: its `<dt>`, a "Price:" just before it, a label every item repeats, or a "Price: 3" it starts with. */
@@ -93,8 +115,8 @@ export function constantLabel(element: Element, items: Element[]) {
   const next = element.nextElementSibling;
   if (items.length < 2 || element.children.length || !next || !/^[\p{L}][\p{L}\p{N} _/-]{0,30}$/u.test(text)) return false;
   const valuesAt = (selector: string) => items.map((item) => clean(item.querySelector(selector)?.textContent));
-  const labels = valuesAt(fieldSelector(element, first));
-  const values = valuesAt(fieldSelector(next, first));
+  const labels = valuesAt(fieldSelector(element, first, items));
+  const values = valuesAt(fieldSelector(next, first, items));
   return labels.every((label) => label === text) && values.every(Boolean) && new Set(values).size > 1;
 }
 
@@ -116,6 +138,7 @@ export function shapeOf(tagName: string, text: string) {
 export function fieldHint(element: Element, text: string, items: Element[], hasHeading: boolean, fieldsBefore: number) {
   return (
     element.getAttribute('data-testid') ||
+    nestedProperty(element, items[0] as Element) ||
     element.getAttribute('itemprop') ||
     element.getAttribute('aria-label') ||
     labelBefore(element, items) ||

@@ -34,7 +34,56 @@ export function readLists(pager: Element | null, control: Element | null): { lis
     }
     if (lists.length >= 8) break;
   }
-  return { lists, seen };
+  return { lists: [...lists, ...groupedLists(lists)], seen };
+}
+
+/**
+ * Lists of the same items in groups, each under a heading of its own (an accordion's panels, one
+ * list per heading): their items, fields and field selectors alike. Each such set is read as one
+ * list as well, the groups' selectors joined (CSS), named by the heading before what holds them
+ * all; each group keeps its own list, marked `groupOf` it.
+ */
+export function groupedLists(lists: PageList[]): PageList[] {
+  const shape = (list: PageList) =>
+    `${list.itemSelector.split(' > ').pop()}|${list.fields.map((field) => `${field.name}=${field.selector}@${field.attribute ?? ''}`).join(';')}`;
+  const groups = new Map<string, PageList[]>();
+  for (const list of lists) {
+    if (usesEngine(list.selector) || usesEngine(list.itemSelector) || list.selector.includes(',')) continue;
+    groups.set(shape(list), [...(groups.get(shape(list)) ?? []), list]);
+  }
+  const grouped: PageList[] = [];
+  for (const parts of groups.values()) {
+    // Groups each under a heading of its own ("Languages", "Crafts"): lists alike without one are
+    // told apart by the request, not read as one.
+    const headings = parts.map((part) => part.heading);
+    if (parts.length < 2 || headings.some((heading) => !heading) || new Set(headings).size < parts.length) continue;
+    const containers = parts.map((part) => document.querySelector(part.selector));
+    // One group in each item of another list (the labelled values of each card) is part of that
+    // list's records, not a list of its own.
+    const mirrored = lists.some((other) => {
+      if (parts.includes(other)) return false;
+      const items = [...document.querySelectorAll(other.itemSelector)];
+      return (
+        items.length === parts.length &&
+        items.every((item) => containers.filter((container) => container && item.contains(container)).length === 1)
+      );
+    });
+    if (mirrored) continue;
+    let common: Element | null = containers[0]?.parentElement ?? null;
+    while (common && !containers.every((container) => container && common?.contains(container))) common = common.parentElement;
+    const selector = parts.map((part) => part.selector).join(', ');
+    const links = parts.map((part) => part.linkSelector).filter((link): link is string => Boolean(link));
+    grouped.push({
+      selector,
+      itemSelector: parts.map((part) => part.itemSelector).join(', '),
+      count: parts.reduce((sum, part) => sum + part.count, 0),
+      fields: (parts[0] as PageList).fields,
+      heading: common && common !== document.body ? headingBefore(common) : null,
+      ...(links.length === parts.length ? { linkSelector: links.join(', ') } : {}),
+    });
+    for (const part of parts) part.groupOf = selector;
+  }
+  return grouped;
 }
 
 /**
@@ -60,13 +109,13 @@ export function listItems(container: Element, pager: Element | null, control: El
 }
 
 /**
- * The selector of a list's items: its container's, then the items' tag. `<article>`s that are all
- * the page has are named by their tag alone: a container without a name of its own (`main`, a
- * wrapper) may change in a redesign, the articles stay.
+ * The selector of a list's items: its container's, then the items' tag. `<article>`s or
+ * `<section>`s that are all the page has are named by their tag alone: a container without a name
+ * of its own (`main`, a wrapper) may change in a redesign, the articles stay.
  */
 export function itemSelectorOf(containerSelector: string, items: Element[]) {
   const tag = (items[0] as Element).tagName;
   const itemTag = tag.toLowerCase();
-  if (tag === 'ARTICLE' && document.querySelectorAll('article').length === items.length) return 'article';
+  if (/^(?:ARTICLE|SECTION)$/.test(tag) && document.querySelectorAll(itemTag).length === items.length) return itemTag;
   return usesEngine(containerSelector) ? `${containerSelector} >> :scope > ${itemTag}` : `${containerSelector} > ${itemTag}`;
 }
