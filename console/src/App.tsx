@@ -44,7 +44,7 @@ function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
         <ProjectScope slug={route.slug}>
           {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
           {route.page === 'more' &&
-            (more ? more.element({ project: route.slug }) : <ErrorLine error={new Error(`No section “${route.key}” here.`)} />)}
+            (more ? <more.element project={route.slug} /> : <ErrorLine error={new Error(`No section “${route.key}” here.`)} />)}
           {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
           {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
           {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}

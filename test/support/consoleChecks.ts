@@ -95,7 +95,8 @@ async function settled(page: Page) {
 /**
  * What is wrong with the page's layout: it is wider than the window, or a link or button whose
  * middle is on screen is covered there by something else (what `elementFromPoint` finds is neither
- * it nor inside it). What a scrolling box clips is not on screen.
+ * it nor inside it). What a scrolling box clips is not on screen; with a modal dialog open, only
+ * its own links and buttons are checked.
  */
 export function layoutProblems(page: Page): Promise<string[]> {
   return page.evaluate(() => {
@@ -113,7 +114,10 @@ export function layoutProblems(page: Page): Promise<string[]> {
     }
     const describe = (element: Element) =>
       `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`;
-    for (const target of document.querySelectorAll('a[href], button, [role="button"]')) {
+    // With a modal dialog open, what is behind it is out of reach by design (its overlay takes the
+    // clicks): the dialog's own links and buttons are the ones to check.
+    const modal = [...document.querySelectorAll('[role="dialog"][aria-modal="true"]')].at(-1);
+    for (const target of (modal ?? document).querySelectorAll('a[href], button, [role="button"]')) {
       if (!(target as HTMLElement).checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
       const box = target.getBoundingClientRect();
       if (box.width === 0 || box.height === 0) continue;
