@@ -254,6 +254,9 @@ describe('the web console', () => {
     await expect.poll(() => asked.count(), soon).toBe(0);
     expect((await stack.http.get('/api/auth', { apiKey: value })).body.status).toBe('ok');
     await page.getByRole('button', { name: 'Revoke' }).click();
+    // Enter once the dialog has put the focus on its answer, as a person sees it there first.
+    const yes = page.getByRole('dialog').getByRole('button', { name: 'Yes, revoke' });
+    await expect.poll(() => yes.evaluate((button) => button === document.activeElement), soon).toBe(true);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByText('No keys yet.').isVisible(), soon).toBe(true);
     expect((await stack.http.get('/api/auth', { apiKey: value })).status).toBe(401);
