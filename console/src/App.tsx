@@ -1,8 +1,9 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Alert } from '@mantine/core';
+import { IconLock } from '@tabler/icons-react';
+import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ProjectAccessProvider, useProjectAccessOf } from './access.tsx';
-import { bf } from './api.ts';
-import { Loaded } from './components/parts.tsx';
+import { ErrorLine, Loaded } from './components/parts.tsx';
 import { AccountPage } from './pages/Account.tsx';
 import { AnalysisPage, GenerationPage } from './pages/Agents.tsx';
 import { ApiKeysPage } from './pages/ApiKeys.tsx';
@@ -11,10 +12,11 @@ import { HostsPage } from './pages/Hosts.tsx';
 import { PipelinePage } from './pages/Pipeline.tsx';
 import { ProjectPage } from './pages/Project.tsx';
 import { ProjectsPage } from './pages/Projects.tsx';
-import { MorePageView } from './pages/project/morePages.tsx';
+import { morePages } from './pages/project/morePages.tsx';
 import { RunPage } from './pages/Run.tsx';
 import { SecondFactor, SignIn, VerifyEmail } from './pages/SignIn.tsx';
-import { hrefOf, useRoute } from './route.ts';
+import { useRoute } from './route.ts';
+import { Shell } from './Shell.tsx';
 import { trpc } from './trpc.ts';
 
 /** Who is signed in decides what shows: the sign-in steps, or the console. */
@@ -34,66 +36,28 @@ export function App() {
 
 function Console({ email, isAdmin }: { email: string; isAdmin: boolean }) {
   const route = useRoute();
-  const queries = useQueryClient();
-  const signOut = useMutation({
-    mutationFn: () => bf.auth.logout.query(),
-    onSuccess: () => queries.resetQueries(),
-  });
+  const more = route.page === 'more' ? morePages.find((page) => page.key === route.key) : undefined;
   return (
-    <>
-      <header className="bar">
-        <a className="brand" href={hrefOf({ page: 'projects' })}>
-          Browserflow
-        </a>
-        <nav>
-          <a
-            href={hrefOf({ page: 'projects' })}
-            aria-current={
-              ['projects', 'project', 'pipeline', 'run', 'analysis', 'generation', 'more'].includes(route.page) ? 'page' : undefined
-            }
-          >
-            Projects
-          </a>
-          <a href={hrefOf({ page: 'keys' })} aria-current={route.page === 'keys' ? 'page' : undefined}>
-            API keys
-          </a>
-          <a href={hrefOf({ page: 'billing' })} aria-current={route.page === 'billing' ? 'page' : undefined}>
-            Billing
-          </a>
-          {isAdmin && (
-            <a href={hrefOf({ page: 'hosts' })} aria-current={route.page === 'hosts' ? 'page' : undefined}>
-              Hosts
-            </a>
+    <Shell route={route} email={email} isAdmin={isAdmin}>
+      {route.page === 'projects' && <ProjectsPage />}
+      {'slug' in route && (
+        <ProjectScope slug={route.slug}>
+          {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
+          {route.page === 'more' &&
+            (more ? <more.element project={route.slug} /> : <ErrorLine error={new Error(`No section “${route.key}” here.`)} />)}
+          {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
+          {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
+          {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}
+          {route.page === 'generation' && (
+            <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
           )}
-        </nav>
-        <a className="who" href={hrefOf({ page: 'account' })} aria-current={route.page === 'account' ? 'page' : undefined}>
-          {email}
-        </a>
-        <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
-          Sign out
-        </button>
-      </header>
-      <main className="page">
-        {route.page === 'projects' && <ProjectsPage />}
-        {'slug' in route && (
-          <ProjectScope slug={route.slug}>
-            {route.page === 'project' && <ProjectPage slug={route.slug} tab={route.tab} />}
-            {route.page === 'pipeline' && <PipelinePage slug={route.slug} pipelineId={route.pipelineId} />}
-            {route.page === 'run' && <RunPage slug={route.slug} pipelineId={route.pipelineId} runId={route.runId} />}
-            {route.page === 'analysis' && <AnalysisPage slug={route.slug} pipelineId={route.pipelineId} analysisId={route.analysisId} />}
-            {route.page === 'generation' && (
-              <GenerationPage slug={route.slug} pipelineId={route.pipelineId} generationId={route.generationId} />
-            )}
-            {/* r37b: the pages of morePages.tsx, until r37a's shell routes them */}
-            {route.page === 'more' && <MorePageView project={route.slug} pageKey={route.key} />}
-          </ProjectScope>
-        )}
-        {route.page === 'keys' && <ApiKeysPage />}
-        {route.page === 'hosts' && <HostsPage />}
-        {route.page === 'account' && <AccountPage />}
-        {route.page === 'billing' && <BillingPage back={route.back} />}
-      </main>
-    </>
+        </ProjectScope>
+      )}
+      {route.page === 'keys' && <ApiKeysPage />}
+      {route.page === 'hosts' && <HostsPage />}
+      {route.page === 'account' && <AccountPage />}
+      {route.page === 'billing' && <BillingPage back={route.back} />}
+    </Shell>
   );
 }
 
@@ -104,9 +68,9 @@ function ProjectScope({ slug, children }: { slug: string; children: ReactNode })
   return (
     <ProjectAccessProvider access={access}>
       {access.readOnly && (
-        <p className="note" role="note">
+        <Alert role="note" color="yellow" icon={<IconLock size={18} />} mb="md">
           {access.why}
-        </p>
+        </Alert>
       )}
       {children}
     </ProjectAccessProvider>

@@ -1,5 +1,6 @@
+import { Button, type ButtonProps } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import { type ButtonHTMLAttributes, createContext, type ReactNode, useContext } from 'react';
+import { type ComponentPropsWithoutRef, createContext, type ReactNode, useContext } from 'react';
 import { trpc } from './trpc.ts';
 
 /**
@@ -26,7 +27,12 @@ export function ProjectAccessProvider({ access, children }: { access: ProjectAcc
 export const useProjectAccess = () => useContext(Access);
 
 /** A button that changes the project: turned off, saying why, for who may only read it. */
-export function WriteButton({ disabled, title, ...props }: ButtonHTMLAttributes<HTMLButtonElement>) {
+export function WriteButton({
+  disabled,
+  title,
+  type = 'button',
+  ...props
+}: ButtonProps & Omit<ComponentPropsWithoutRef<'button'>, keyof ButtonProps>) {
   const access = useProjectAccess();
-  return <button type="button" {...props} disabled={disabled || access.readOnly} title={access.readOnly ? access.why : title} />;
+  return <Button type={type} {...props} disabled={disabled || access.readOnly} title={access.readOnly ? access.why : title} />;
 }

@@ -17,7 +17,7 @@ export type Route =
   | { page: 'run'; slug: string; pipelineId: string; runId: string }
   | { page: 'analysis'; slug: string; pipelineId: string; analysisId: string }
   | { page: 'generation'; slug: string; pipelineId: string; generationId: string }
-  // r37b: a project's pages of console/src/pages/project/morePages.tsx (`#/projects/{slug}/more/{key}`).
+  /** A project's page listed in `morePages` (console/src/pages/project/morePages.tsx), by its key. */
   | { page: 'more'; slug: string; key: string };
 
 const tabs: ProjectTab[] = ['sessions', 'pipelines', 'functions', 'settings'];
@@ -29,7 +29,7 @@ export function parseRoute(hash: string): Route {
   if (first === 'account') return { page: 'account' };
   if (first === 'billing') return { page: 'billing', back: slug };
   if (first !== 'projects' || !slug) return { page: 'projects' };
-  if (second === 'more' && pipelineId) return { page: 'more', slug, key: pipelineId }; // r37b: morePages
+  if (second === 'more' && pipelineId) return { page: 'more', slug, key: pipelineId };
   if (second === 'pipelines' && pipelineId) {
     if (third === 'runs' && runId) return { page: 'run', slug, pipelineId, runId };
     if (third === 'analysis' && runId) return { page: 'analysis', slug, pipelineId, analysisId: runId };
@@ -62,7 +62,7 @@ export function hrefOf(route: Route): string {
       return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/analysis/${part(route.analysisId)}`;
     case 'generation':
       return `#/projects/${part(route.slug)}/pipelines/${part(route.pipelineId)}/generation/${part(route.generationId)}`;
-    case 'more': // r37b: morePages
+    case 'more':
       return `#/projects/${part(route.slug)}/more/${part(route.key)}`;
   }
 }

@@ -748,6 +748,9 @@ describe('metering', () => {
 });
 
 describe('billing in the web console', () => {
+  /** How long a page may take to show what a poll waits for, on a busy machine. */
+  const soon = { timeout: 30_000 };
+
   it('in a real browser: /billing leads to it; balance, plans, usage by day and session; subscribe, top up and open the portal', async () => {
     const user = await registerUser(stack);
     await topUp(user, '7.5');
@@ -761,11 +764,11 @@ describe('billing in the web console', () => {
       await page.getByLabel('E-mail').fill(user.email);
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await expect.poll(() => page.getByRole('heading', { name: 'Billing' }).isVisible()).toBe(true);
-      await expect.poll(() => page.getByRole('region', { name: 'balance in usd' }).textContent()).toContain('7.50 USD');
+      await expect.poll(() => page.getByRole('heading', { name: 'Billing' }).isVisible(), soon).toBe(true);
+      await expect.poll(() => page.getByRole('region', { name: 'balance in usd' }).textContent(), soon).toContain('7.50 USD');
       expect(await page.locator('article[aria-label^="plan "] h3').allTextContents()).toEqual(['Starter', 'Pro', 'Euro']);
       // Usage: a chart per kind by day, and the session that used it; no five-second rows.
-      await expect.poll(() => page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('metered');
+      await expect.poll(() => page.getByRole('table', { name: 'usage by session' }).textContent(), soon).toContain('metered');
       await checkPage(page, 'billing');
       expect(await page.getByRole('table', { name: 'usage by session' }).textContent()).toContain('3.0 s');
       expect(await page.getByRole('img', { name: 'CPU seconds by day' }).locator('rect').count()).toBeGreaterThan(0);
@@ -777,11 +780,11 @@ describe('billing in the web console', () => {
 
       // Stripe sends the user back to /billing, which says how it went.
       await page.goto(`${stack.url}/billing?checkout=done`);
-      await expect.poll(() => page.getByRole('status').textContent()).toContain('Thank you');
+      await expect.poll(() => page.getByRole('status').textContent(), soon).toContain('Thank you');
       const topUpForm = page.getByRole('form', { name: 'top up' });
       await topUpForm.getByLabel(/Add funds/).fill('1e3');
       await topUpForm.getByRole('button', { name: 'Top up' }).click();
-      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/plain decimal/);
+      await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/plain decimal/);
       await topUpForm.getByLabel(/Add funds/).fill('20');
       await Promise.all([page.waitForURL(`${stripe.url}/pay/**`), topUpForm.getByRole('button', { name: 'Top up' }).click()]);
       expect(stripe.sessions.get(stripe.sessionOfUrl(page.url()))).toMatchObject({ mode: 'payment', amount_total: 2000 });
@@ -794,5 +797,5 @@ describe('billing in the web console', () => {
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

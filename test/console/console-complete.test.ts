@@ -265,7 +265,8 @@ describe('the console does what only the API did', () => {
     await expect.poll(() => form.getByText('Password changed').isVisible(), { timeout: 15_000 }).toBe(true);
     expect(await current.inputValue()).toBe('');
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: `account ${user.email}` }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Sign in' }).isVisible(), soon).toBe(true);
     await page.evaluate(() => {
       window.location.hash = '#/projects';

@@ -45,6 +45,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** How long a page may take to show what a poll waits for, on a busy machine. */
+const soon = { timeout: 30_000 };
+
 /** A new user's console, signed in, in a context of its own. */
 async function signedIn(email: string) {
   const context = await browser.newContext({ baseURL: stack.url, viewport: { width: 1280, height: 900 } });
@@ -178,7 +181,7 @@ describe('a recorded run in the console', () => {
     expect(typed).not.toContain('Replay-passw0rd-77');
     // Each browser node's start is a mark on the timeline, titled with its node.
     const marks = player.locator('.rr-progress [title^="step "]');
-    await expect.poll(() => marks.count()).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => marks.count(), soon).toBeGreaterThanOrEqual(2);
     const titles = await marks.evaluateAll((elements) => elements.map((element) => element.getAttribute('title')));
     expect(titles).toEqual(expect.arrayContaining(['step open', 'step pass']));
     expect(failures).toEqual([]);

@@ -1,28 +1,58 @@
+import { NativeSelect, PasswordInput, TextInput } from '@mantine/core';
+
 /** A pipeline's parameter, as its source declares it and a function lists it. */
 export type Parameter = { refType?: string; secret?: boolean; description?: string; default?: unknown };
 
+/** A value as a person would type it: a text as itself (never JSON-quoted), anything else as JSON. */
+export const asTyped = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
 /**
- * The field of one argument: a choice for a boolean (left empty, it is not sent), a password field
- * for a secret, else text (read by `argsOf`).
+ * The field of one argument, labelled with its name and type: a choice for a boolean (left empty,
+ * it is not sent), a password field for a secret, else text (read by `argsOf`). A default shows as
+ * the placeholder, as it would be typed; `error` is what the service said of it.
  */
-export function ArgumentInput({ parameter, value, onChange }: { parameter: Parameter; value: string; onChange: (value: string) => void }) {
-  const hint = parameter.default !== undefined ? JSON.stringify(parameter.default) : parameter.description;
+export function ArgumentInput({
+  name,
+  parameter,
+  value,
+  onChange,
+  error,
+}: {
+  name: string;
+  parameter: Parameter;
+  value: string;
+  onChange: (value: string) => void;
+  error?: string;
+}) {
+  const optional = parameter.default !== undefined;
+  const hint = optional ? asTyped(parameter.default) : parameter.description;
+  const description = `${parameter.refType ?? 'json'}${optional ? ', optional' : ''}${optional && parameter.description ? ` · ${parameter.description}` : ''}`;
   if (parameter.refType === 'boolean') {
     return (
-      <select value={value} onChange={(event) => onChange(event.target.value)}>
-        <option value="">{parameter.default !== undefined ? `default (${hint})` : '(not given)'}</option>
-        <option value="true">true</option>
-        <option value="false">false</option>
-      </select>
+      <NativeSelect
+        label={name}
+        description={description}
+        value={value}
+        onChange={(event) => onChange(event.currentTarget.value)}
+        error={error}
+        data={[
+          { value: '', label: optional ? `default (${hint})` : '(not given)' },
+          { value: 'true', label: 'true' },
+          { value: 'false', label: 'false' },
+        ]}
+      />
     );
   }
+  const Input = parameter.secret ? PasswordInput : TextInput;
   return (
-    <input
-      type={parameter.secret ? 'password' : 'text'}
+    <Input
+      label={name}
+      description={description}
       autoComplete={parameter.secret ? 'off' : undefined}
       placeholder={hint}
       value={value}
-      onChange={(event) => onChange(event.target.value)}
+      onChange={(event) => onChange(event.currentTarget.value)}
+      error={error}
     />
   );
 }

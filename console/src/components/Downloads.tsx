@@ -1,3 +1,4 @@
+import { Anchor, Box, Code, Table, Text, Title, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
@@ -35,55 +36,65 @@ export function Downloads({ slug, sessionId, resourceId, live = false, heading =
   });
   if (heading && list.data?.length === 0) return null;
   return (
-    <section aria-label={`downloads of browser ${resourceId}`}>
-      {heading && <h2>Downloads</h2>}
+    <Box component="section" aria-label={`downloads of browser ${resourceId}`}>
+      {heading && (
+        <Title order={2} size="h3" mb="xs">
+          Downloads
+        </Title>
+      )}
       <Loaded query={list}>
         {(files) =>
           files.length === 0 ? (
-            <p className="muted">No downloads.</p>
+            <Text size="sm" c="dimmed">
+              No downloads.
+            </Text>
           ) : (
-            <table aria-label="downloads">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Size</th>
-                  <th>Type</th>
-                  <th>Downloaded</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {files.map((file) => (
-                  <tr key={file.id} aria-label={`download ${file.name}`}>
-                    <td>
-                      <a href={pathOf(file.url)} download={file.name}>
-                        {file.name}
-                      </a>
-                    </td>
-                    <td>{sizeOf(file.size)}</td>
-                    <td>
-                      <code>{file.mimeType}</code>
-                    </td>
-                    <td>{when(file.created)}</td>
-                    <td>
-                      <ConfirmButton
-                        Button={WriteButton}
-                        question={`Delete ${file.name}? This cannot be undone.`}
-                        yes="Yes, delete"
-                        onConfirm={() => remove.mutate(file.id)}
-                        disabled={remove.isPending}
-                      >
-                        Delete
-                      </ConfirmButton>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table.ScrollContainer minWidth={0} type="native" tabIndex={0}>
+              <Table striped aria-label="downloads" verticalSpacing="xs">
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>Name</Table.Th>
+                    <Table.Th>Size</Table.Th>
+                    <Table.Th>Type</Table.Th>
+                    <Table.Th>Downloaded</Table.Th>
+                    <Table.Th>
+                      <VisuallyHidden>Actions</VisuallyHidden>
+                    </Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {files.map((file) => (
+                    <Table.Tr key={file.id} aria-label={`download ${file.name}`}>
+                      <Table.Td>
+                        <Anchor href={pathOf(file.url)} download={file.name} size="sm" style={{ overflowWrap: 'anywhere' }}>
+                          {file.name}
+                        </Anchor>
+                      </Table.Td>
+                      <Table.Td>{sizeOf(file.size)}</Table.Td>
+                      <Table.Td>
+                        <Code>{file.mimeType}</Code>
+                      </Table.Td>
+                      <Table.Td>{when(file.created)}</Table.Td>
+                      <Table.Td>
+                        <ConfirmButton
+                          Button={WriteButton}
+                          question={`Delete ${file.name}? This cannot be undone.`}
+                          yes="Yes, delete"
+                          onConfirm={() => remove.mutate(file.id)}
+                          disabled={remove.isPending}
+                        >
+                          Delete
+                        </ConfirmButton>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </Table.ScrollContainer>
           )
         }
       </Loaded>
       <ErrorLine error={remove.error} />
-    </section>
+    </Box>
   );
 }

@@ -1,3 +1,4 @@
+import { Text, Title } from '@mantine/core';
 import type { Screenshot } from '../../../client/index.ts';
 
 /**
@@ -22,9 +23,9 @@ export function Screenshots({ shots }: { shots: readonly Screenshot[] }) {
               loading="lazy"
             />
           </a>
-          <span className={shot.kind === 'failure' ? 'error' : 'muted'}>
+          <Text size="xs" c={shot.kind === 'failure' ? 'var(--mantine-color-error)' : 'dimmed'}>
             {shot.kind === 'failure' ? 'where it failed' : 'after the step'}
-          </span>
+          </Text>
         </li>
       ))}
     </ul>
@@ -57,7 +58,9 @@ export function ProposalPictures({ shots }: { shots: readonly Screenshot[] }) {
   if (shots.length === 0) return null;
   return (
     <section aria-label="where the steps act">
-      <h3>Where the steps act</h3>
+      <Title order={3} size="h4" mb="xs">
+        Where the steps act
+      </Title>
       {shots.map((shot) => (
         <figure key={shot.id} className="highlighted">
           <div className="frame">
@@ -79,9 +82,9 @@ export function ProposalPictures({ shots }: { shots: readonly Screenshot[] }) {
               </span>
             ))}
           </div>
-          <figcaption className="muted">
+          <Text component="figcaption" size="sm" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
             {shot.pageUrl} · steps {shot.boxes?.map((box) => box.step + 1).join(', ')}
-          </figcaption>
+          </Text>
         </figure>
       ))}
     </section>

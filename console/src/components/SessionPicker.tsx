@@ -1,3 +1,4 @@
+import { NativeSelect } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { trpc } from '../trpc.ts';
@@ -10,16 +11,13 @@ export function useSessionChoice(slug: string) {
     if (!session && sessions.data?.[0]) setSession(sessions.data[0].id);
   }, [session, sessions.data]);
   const picker = (
-    <label>
-      Session
-      <select value={session} onChange={(event) => setSession(event.target.value)}>
-        {sessions.data?.map((item) => (
-          <option key={item.id} value={item.id}>
-            {item.name}
-          </option>
-        ))}
-      </select>
-    </label>
+    <NativeSelect
+      label="Session"
+      value={session}
+      onChange={(event) => setSession(event.currentTarget.value)}
+      data={(sessions.data ?? []).map((item) => ({ value: item.id, label: item.name }))}
+      description={sessions.data?.length === 0 ? 'No sessions yet: create one on the Sessions page first.' : undefined}
+    />
   );
   return { session, picker };
 }

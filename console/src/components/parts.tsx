@@ -1,5 +1,8 @@
+import { Alert, Badge, Box, Button, Code, CopyButton, Group, List, Skeleton, Stack, Text } from '@mantine/core';
+import { modals } from '@mantine/modals';
+import { IconAlertCircle, IconCheck, IconCopy } from '@tabler/icons-react';
 import { type QueryKey, type UseQueryOptions, useQuery } from '@tanstack/react-query';
-import { type ButtonHTMLAttributes, type ComponentType, type ReactNode, useEffect, useRef, useState } from 'react';
+import { type ComponentType, type ReactNode, useState } from 'react';
 import { issuesOf, messageOf } from '../api.ts';
 
 /** A failed call, as the service put it, with each of its issues by the input it names. */
@@ -7,25 +10,25 @@ export function ErrorLine({ error }: { error: unknown }) {
   if (!error) return null;
   const issues = issuesOf(error);
   return (
-    <div className="error" role="alert">
-      <p>{messageOf(error)}</p>
+    <Alert role="alert" color="red" variant="light" icon={<IconAlertCircle size={18} />} my="sm" className="error">
+      <Text size="sm">{messageOf(error)}</Text>
       {issues.length > 0 && (
-        <ul aria-label="issues">
+        <List size="sm" aria-label="issues" mt={4}>
           {issues.map((issue) => (
-            <li key={`${issue.path.join('.')}:${issue.message}`}>
-              {issue.path.length > 0 && <code>{issue.path.join('.')}</code>} {issue.message}
-            </li>
+            <List.Item key={`${issue.path.join('.')}:${issue.message}`}>
+              {issue.path.length > 0 && <Code>{issue.path.join('.')}</Code>} {issue.message}
+            </List.Item>
           ))}
-        </ul>
+        </List>
       )}
-    </div>
+    </Alert>
   );
 }
 
 /**
- * What a page shows of the query it is made from: "Loading…" until the answer comes, what went
- * wrong if the query failed (a failed refetch too), else `children` of the answer. `page` gives
- * the loading line the page's margins, for what is drawn outside the console's `<main>`.
+ * What a page shows of the query it is made from: a skeleton of lines until the answer comes,
+ * what went wrong if the query failed (a failed refetch too), else `children` of the answer.
+ * `page` gives the skeleton the page's margins, for what is drawn outside the console's shell.
  */
 export function Loaded<T>({
   query,
@@ -37,18 +40,31 @@ export function Loaded<T>({
   children: (data: T) => ReactNode;
 }) {
   if (query.isError) return <ErrorLine error={query.error} />;
-  if (query.data === undefined) return <p className={page ? 'muted page' : 'muted'}>Loading…</p>;
+  if (query.data === undefined)
+    return (
+      <Stack gap="xs" p={page ? 'xl' : 0} aria-busy="true" aria-label="Loading">
+        <Skeleton height={18} width="40%" />
+        <Skeleton height={12} />
+        <Skeleton height={12} width="85%" />
+      </Stack>
+    );
   return children(query.data);
+}
+
+/** What the failed call said of the input at `path` (e.g. `['args', 'url']`), for a Mantine input's `error`. */
+export function fieldError(error: unknown, path: readonly (string | number)[]): string | undefined {
+  const said = issuesOf(error).filter((issue) => path.every((part, index) => String(issue.path[index]) === String(part)));
+  return said.length ? said.map((issue) => issue.message).join('; ') : undefined;
 }
 
 /** Beside a field: what the failed call said of the input at `path` (e.g. `['args', 'url']`), if anything. */
 export function FieldIssue({ error, path }: { error: unknown; path: readonly (string | number)[] }) {
-  const said = issuesOf(error).filter((issue) => path.every((part, index) => String(issue.path[index]) === String(part)));
-  if (said.length === 0) return null;
+  const said = fieldError(error, path);
+  if (!said) return null;
   return (
-    <span className="error field-issue" role="alert">
-      {said.map((issue) => issue.message).join('; ')}
-    </span>
+    <Text component="span" size="sm" c="var(--mantine-color-error)" className="error field-issue" role="alert">
+      {said}
+    </Text>
   );
 }
 
@@ -72,37 +88,50 @@ export function usePagedList<T>(
   const data = query.data?.slice(0, PAGE_SIZE);
   const pager =
     offset === 0 && !more ? null : (
-      <nav className="row pager" aria-label={`${label}: pages`}>
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
+      <Group renderRoot={(props) => <nav {...props} />} aria-label={`${label}: pages`} gap="sm" mt="sm">
+        <Button variant="default" size="xs" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
           Previous
-        </button>
-        <span className="muted">
+        </Button>
+        <Text size="sm" c="dimmed">
           {offset + 1}–{offset + (data?.length ?? 0)}
-        </span>
-        <button type="button" disabled={!more} onClick={() => setOffset(offset + PAGE_SIZE)}>
+        </Text>
+        <Button variant="default" size="xs" disabled={!more} onClick={() => setOffset(offset + PAGE_SIZE)}>
           Next
-        </button>
-      </nav>
+        </Button>
+      </Group>
     );
   return { data, isError: query.isError, error: query.error, pager };
 }
 
-/** A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. */
+/**
+ * A value to paste elsewhere (a URL, a secret, a snippet), with a button that copies it. A long
+ * one-line value is cut short with an ellipsis (its whole text stays in the page, for the copy).
+ */
 export function Copyable({ label, value, multiline = false }: { label: string; value: string; multiline?: boolean }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(value);
-    setCopied(true);
-    setTimeout(() => setCopied(false), 1500);
-  };
   return (
-    <div className="copyable">
-      <span className="label">{label}</span>
-      {multiline ? <Block label={label}>{value}</Block> : <output aria-label={label}>{value}</output>}
-      <button type="button" onClick={copy}>
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-    </div>
+    <Box className="copyable" my={6} miw={0}>
+      <Text size="sm" fw={500} className="label">
+        {label}
+      </Text>
+      <Group gap={6} wrap="nowrap" align={multiline ? 'flex-start' : 'center'} miw={0}>
+        <Box style={{ flex: 1, minWidth: 0 }}>
+          {multiline ? (
+            <Block label={label}>{value}</Block>
+          ) : (
+            <Code component="output" aria-label={label} title={value} display="block" className="one-line">
+              {value}
+            </Code>
+          )}
+        </Box>
+        <CopyButton value={value} timeout={1500}>
+          {({ copied, copy }) => (
+            <Button size="xs" variant="default" onClick={copy} leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />}>
+              {copied ? 'Copied' : 'Copy'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+    </Box>
   );
 }
 
@@ -115,17 +144,16 @@ export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toL
  */
 export function Block({ label, children }: { label: string; children: string }) {
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by the keyboard
-    <pre role="document" aria-label={label} tabIndex={0}>
+    <Code block role="document" aria-label={label} tabIndex={0} className="block">
       {children}
-    </pre>
+    </Code>
   );
 }
 
 /**
- * A button for what cannot be undone: the first press asks `question`, with the answer `yes`
- * (focused, so Enter confirms) and Cancel beside it. `Button` draws the first button (a
- * WriteButton, so a read-only project turns it off).
+ * A button for what cannot be undone: its press asks `question` in a dialog, with the answer `yes`
+ * (focused, so Enter confirms) and Cancel. `Button` draws the first button (a WriteButton, so a
+ * read-only project turns it off).
  */
 export function ConfirmButton({
   children,
@@ -133,48 +161,57 @@ export function ConfirmButton({
   yes,
   onConfirm,
   disabled,
-  Button = 'button',
+  Button: Trigger = Button,
 }: {
   children: string;
   question: string;
   yes: string;
   onConfirm: () => void;
   disabled?: boolean;
-  Button?: 'button' | ComponentType<ButtonHTMLAttributes<HTMLButtonElement>>;
+  Button?: ComponentType<{ disabled?: boolean; onClick: () => void; color?: string; variant?: string; children: ReactNode }>;
 }) {
-  const [asking, setAsking] = useState(false);
-  const confirm = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-  }, [asking]);
-  if (!asking) {
-    return (
-      <Button type="button" disabled={disabled} onClick={() => setAsking(true)}>
-        {children}
-      </Button>
-    );
-  }
+  const ask = () =>
+    modals.openConfirmModal({
+      title: children,
+      children: <Text size="sm">{question}</Text>,
+      labels: { confirm: yes, cancel: 'Cancel' },
+      confirmProps: { color: 'red', 'data-autofocus': true },
+      onConfirm,
+    });
   return (
-    <fieldset aria-label={question} className="row confirm">
-      <span>{question}</span>
-      <button
-        type="button"
-        ref={confirm}
-        onClick={() => {
-          setAsking(false);
-          onConfirm();
-        }}
-      >
-        {yes}
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </fieldset>
+    <Trigger disabled={disabled} onClick={ask} color="red" variant="light">
+      {children}
+    </Trigger>
   );
 }
 
-/** A run's state as its badge (`status.pipeline`: queued, running, succeeded, failed, cancelled). */
+/** How each state of a run, a session or a job is coloured. */
+const stateColors: Record<string, string> = {
+  queued: 'gray',
+  pending: 'gray',
+  starting: 'blue',
+  running: 'blue',
+  live: 'green',
+  succeeded: 'green',
+  completed: 'green',
+  accepted: 'green',
+  stopped: 'gray',
+  failed: 'red',
+  gone: 'red',
+  cancelled: 'orange',
+  rejected: 'orange',
+};
+
+/** A state as a badge (`status.pipeline`: queued, running, succeeded, failed, cancelled; a session's, a job's). */
+export function StateBadge({ state }: { state: string }) {
+  return (
+    <Badge color={stateColors[state] ?? 'gray'} variant="dot" className={`status ${state}`}>
+      {state}
+    </Badge>
+  );
+}
+
+/** A run's state as its badge. */
 export function RunStatus({ status }: { status: string }) {
-  return <span className={`status ${status}`}>{status}</span>;
+  return <StateBadge state={status} />;
 }

@@ -1,3 +1,4 @@
+import { Alert, Anchor, Box, Button, Card, Code, Group, List, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import qrcode from 'qrcode-generator';
 import { useState } from 'react';
@@ -6,15 +7,17 @@ import { PasswordChange } from '../components/PasswordChange.tsx';
 import { ErrorLine, Loaded } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
-/** Two-factor sign-in and its recovery codes, and the external accounts linked to this one. */
+/** The password, two-factor sign-in and its recovery codes, and the external accounts linked to this one. */
 export function AccountPage() {
   return (
-    <>
-      <h1>Account</h1>
+    <Stack gap="xl">
+      <Title order={1} size="h2">
+        Account
+      </Title>
       <PasswordChange />
       <TwoFactor />
       <ExternalAccounts />
-    </>
+    </Stack>
   );
 }
 
@@ -28,16 +31,18 @@ function QrCode({ text }: { text: string }) {
 
 function RecoveryCodes({ codes }: { codes: string[] }) {
   return (
-    <div className="notice" role="status">
-      <p>Your recovery codes, shown only now: each signs in once without the app. Keep them somewhere safe.</p>
-      <ol aria-label="recovery codes" className="codes">
+    <Alert color="yellow" role="status" mb="sm">
+      <Text size="sm" mb="xs">
+        Your recovery codes, shown only now: each signs in once without the app. Keep them somewhere safe.
+      </Text>
+      <List type="ordered" aria-label="recovery codes" className="codes" size="sm">
         {codes.map((code) => (
-          <li key={code}>
-            <code>{code}</code>
-          </li>
+          <List.Item key={code}>
+            <Code>{code}</Code>
+          </List.Item>
         ))}
-      </ol>
-    </div>
+      </List>
+    </Alert>
   );
 }
 
@@ -74,58 +79,69 @@ function TwoFactor() {
     },
   });
   const codeField = (
-    <label>
-      A current code of your authenticator app{status.data?.enabled ? ' (or, to turn it off, a recovery code)' : ''}
-      <input autoComplete="one-time-code" inputMode="numeric" value={code} onChange={(event) => setCode(event.target.value)} />
-    </label>
+    <TextInput
+      label={`A current code of your authenticator app${status.data?.enabled ? ' (or, to turn it off, a recovery code)' : ''}`}
+      autoComplete="one-time-code"
+      inputMode="numeric"
+      value={code}
+      onChange={(event) => setCode(event.currentTarget.value)}
+      maw={360}
+    />
   );
   return (
-    <section aria-label="two-factor sign-in">
-      <h2>Two-factor sign-in</h2>
+    <Card withBorder radius="md" component="section" aria-label="two-factor sign-in">
+      <Title order={2} size="h3" mb="xs">
+        Two-factor sign-in
+      </Title>
       <ErrorLine error={setup.error ?? enable.error ?? regenerate.error ?? disable.error} />
       {codes && <RecoveryCodes codes={codes} />}
       <Loaded query={status}>
         {({ enabled, recoveryCodesRemaining }) => (
           <>
             {!enabled && !setup.data && (
-              <>
-                <p>Off. With it on, signing in also asks for a code of an authenticator app.</p>
-                <button type="button" onClick={() => setup.mutate()} disabled={setup.isPending}>
+              <Stack gap="sm" align="flex-start">
+                <Text size="sm">Off. With it on, signing in also asks for a code of an authenticator app.</Text>
+                <Button onClick={() => setup.mutate()} loading={setup.isPending}>
                   Turn on two-factor sign-in
-                </button>
-              </>
+                </Button>
+              </Stack>
             )}
             {setup.data && (
-              <div className="stack">
-                <p>Scan this with your authenticator app (or type the secret), then enter the code it shows.</p>
+              <Stack gap="sm" align="flex-start">
+                <Text size="sm">Scan this with your authenticator app (or type the secret), then enter the code it shows.</Text>
                 <QrCode text={setup.data.url} />
-                <p>
-                  Secret: <output aria-label="authenticator secret">{setup.data.secret}</output>
-                </p>
+                <Box maw="100%">
+                  <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+                    Secret:{' '}
+                    <Code component="output" aria-label="authenticator secret" style={{ overflowWrap: 'anywhere' }}>
+                      {setup.data.secret}
+                    </Code>
+                  </Text>
+                </Box>
                 {codeField}
-                <button type="button" onClick={() => enable.mutate()} disabled={enable.isPending || !code}>
+                <Button onClick={() => enable.mutate()} loading={enable.isPending} disabled={!code}>
                   Confirm and turn on
-                </button>
-              </div>
+                </Button>
+              </Stack>
             )}
             {enabled && (
-              <div className="stack">
-                <p>On. {recoveryCodesRemaining} recovery codes left.</p>
+              <Stack gap="sm" align="flex-start">
+                <Text size="sm">On. {recoveryCodesRemaining} recovery codes left.</Text>
                 {codeField}
-                <div className="row">
-                  <button type="button" onClick={() => regenerate.mutate()} disabled={regenerate.isPending || !code}>
+                <Group gap="sm">
+                  <Button variant="default" onClick={() => regenerate.mutate()} loading={regenerate.isPending} disabled={!code}>
                     New recovery codes
-                  </button>
-                  <button type="button" onClick={() => disable.mutate()} disabled={disable.isPending || !code}>
+                  </Button>
+                  <Button color="red" variant="light" onClick={() => disable.mutate()} loading={disable.isPending} disabled={!code}>
                     Turn off
-                  </button>
-                </div>
-              </div>
+                  </Button>
+                </Group>
+              </Stack>
             )}
           </>
         )}
       </Loaded>
-    </section>
+    </Card>
   );
 }
 
@@ -133,18 +149,22 @@ function TwoFactor() {
 function ExternalAccounts() {
   const providers = useQuery(trpc.externalAuth.providers.queryOptions());
   return (
-    <section aria-label="linked accounts">
-      <h2>Linked accounts</h2>
+    <Card withBorder radius="md" component="section" aria-label="linked accounts">
+      <Title order={2} size="h3" mb="xs">
+        Linked accounts
+      </Title>
       <Loaded query={providers}>
         {(names) =>
           names.length === 0 ? (
-            <p className="muted">No external sign-in providers are configured on this service.</p>
+            <Text size="sm" c="dimmed">
+              No external sign-in providers are configured on this service.
+            </Text>
           ) : (
             names.map((name) => <Provider key={name} name={name} />)
           )
         }
       </Loaded>
-    </section>
+    </Card>
   );
 }
 
@@ -157,23 +177,27 @@ function Provider({ name }: { name: string }) {
   });
   const link = `/api/auth/external/${encodeURIComponent(name)}/init?returnUrl=${encodeURIComponent('/#/account')}`;
   return (
-    <section className="row card" aria-label={`provider ${name}`}>
-      <strong>{name}</strong>
+    <Group component="section" aria-label={`provider ${name}`} gap="sm" py="xs" wrap="wrap">
+      <Text fw={600}>{name}</Text>
       <Loaded query={linked}>
         {({ linked: isLinked, email }) =>
           isLinked ? (
             <>
-              <span>linked{email ? ` as ${email}` : ''}</span>
-              <button type="button" onClick={() => unlink.mutate()} disabled={unlink.isPending}>
+              <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+                linked{email ? ` as ${email}` : ''}
+              </Text>
+              <Button size="xs" variant="default" onClick={() => unlink.mutate()} loading={unlink.isPending}>
                 Unlink
-              </button>
+              </Button>
             </>
           ) : (
-            <a href={link}>Link your {name} account</a>
+            <Anchor href={link} size="sm">
+              Link your {name} account
+            </Anchor>
           )
         }
       </Loaded>
       <ErrorLine error={unlink.error} />
-    </section>
+    </Group>
   );
 }

@@ -1,3 +1,4 @@
+import { Alert, Anchor, Blockquote, Checkbox, Group, NativeSelect, Text, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { WriteButton } from '../access.tsx';
@@ -5,7 +6,7 @@ import { bf } from '../api.ts';
 import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
 import { LiveLogs } from '../components/LiveLogs.tsx';
 import { ModelOptions } from '../components/ModelOptions.tsx';
-import { Block, ErrorLine, Loaded, when } from '../components/parts.tsx';
+import { Block, ErrorLine, Loaded, StateBadge, when } from '../components/parts.tsx';
 import { ProposalPictures, Screenshots } from '../components/Screenshots.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -48,16 +49,18 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
         return (
           <>
             <JobHeading kind="Analysis" slug={slug} pipelineId={pipelineId} job={data} />
-            <p className="muted">
+            <Text size="sm" c="dimmed">
               {data.model} · {when(data.created)} · {data.usage.calls} model calls, {data.usage.inputTokens + data.usage.outputTokens}{' '}
               tokens
-            </p>
-            <blockquote>{data.prompt}</blockquote>
+            </Text>
+            <Blockquote my="sm" p="sm">
+              {data.prompt}
+            </Blockquote>
             <AgentProgress kind="analysis" slug={slug} id={analysisId} running={data.agent === 'running'} />
             {data.error && (
-              <p className="error" role="alert">
+              <Alert color="red" role="alert" my="sm">
                 {data.error.message} ({data.error.code})
-              </p>
+              </Alert>
             )}
             {proposal && <ProposalView proposal={proposal} />}
             <ProposalPictures shots={data.screenshots} />
@@ -66,26 +69,29 @@ export function AnalysisPage({ slug, pipelineId, analysisId }: { slug: string; p
                 Generations:{' '}
                 {data.generations.map((generation) => (
                   <a key={generation.id} href={hrefOf({ page: 'generation', slug, pipelineId, generationId: generation.id })}>
-                    {generation.id.slice(0, 8)} ({generation.agent === 'running' ? 'running' : generation.status}){' '}
+                    {generation.id.slice(0, 8)} ({stateOf(generation)}){' '}
                   </a>
                 ))}
               </p>
             )}
             {stopped(data.agent) && proposal && data.status === 'pending' && (
-              <div className="row">
-                <label>
-                  Generate with
-                  <select value={model} onChange={(event) => setModel(event.target.value)}>
-                    <ModelOptions models={models.data} />
-                  </select>
-                </label>
-                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending}>
+              <Group align="flex-end" gap="sm" mt="md">
+                <NativeSelect
+                  label="Generate with"
+                  value={model}
+                  onChange={(event) => setModel(event.currentTarget.value)}
+                  miw={0}
+                  maw="100%"
+                >
+                  <ModelOptions models={models.data} />
+                </NativeSelect>
+                <WriteButton onClick={() => accept.mutate()} loading={accept.isPending}>
                   Accept and generate
                 </WriteButton>
-                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                <WriteButton variant="default" onClick={() => reject.mutate()} disabled={reject.isPending}>
                   Reject
                 </WriteButton>
-              </div>
+              </Group>
             )}
             <ErrorLine error={accept.error ?? reject.error} />
           </>
@@ -172,18 +178,20 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
         return (
           <>
             <JobHeading kind="Generation" slug={slug} pipelineId={pipelineId} job={data} />
-            <p className="muted">
+            <Text size="sm" c="dimmed">
               {data.model} · {data.attempts} attempts · {when(data.created)}
-            </p>
+            </Text>
             <AgentProgress kind="generation" slug={slug} id={generationId} running={data.agent === 'running'} />
             {data.error && (
-              <p className="error" role="alert">
+              <Alert color="red" role="alert" my="sm">
                 {data.error.message} ({data.error.code})
-              </p>
+              </Alert>
             )}
             {data.output && (
               <>
-                <h2>The generated graph</h2>
+                <Title order={2} size="h3" mt="md">
+                  The generated graph
+                </Title>
                 <LazyPipelineGraph source={data.output} errors={data.errors} />
               </>
             )}
@@ -198,9 +206,9 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
             )}
             {data.dryRun && (
               <section aria-label="dry run">
-                <h2>
-                  Dry run <span className={`status ${data.dryRun.status}`}>{data.dryRun.status}</span>
-                </h2>
+                <Title order={2} size="h3" mt="md">
+                  Dry run <StateBadge state={data.dryRun.status} />
+                </Title>
                 {data.dryRun.error && (
                   <p className="error">
                     {data.dryRun.error.node && <code>{data.dryRun.error.node}</code>} {data.dryRun.error.message} ({data.dryRun.error.code})
@@ -209,27 +217,30 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
                 {data.dryRun.result && <Block label="dry-run result">{JSON.stringify(data.dryRun.result, null, 2)}</Block>}
                 {data.dryRun.screenshots.length > 0 && (
                   <>
-                    <h3>Its pages, step by step</h3>
+                    <Title order={3} size="h4" my="xs">
+                      Its pages, step by step
+                    </Title>
                     <Screenshots shots={data.dryRun.screenshots} />
                   </>
                 )}
               </section>
             )}
             {stopped(data.agent) && data.status === 'pending' && data.output && (
-              <div className="row">
+              <Group gap="sm" mt="md">
                 {!verified && (
-                  <label className="inline">
-                    <input type="checkbox" checked={force} onChange={(event) => setForce(event.target.checked)} /> Accept although the dry
-                    run did not verify it
-                  </label>
+                  <Checkbox
+                    checked={force}
+                    onChange={(event) => setForce(event.currentTarget.checked)}
+                    label="Accept although the dry run did not verify it"
+                  />
                 )}
-                <WriteButton type="button" onClick={() => accept.mutate()} disabled={accept.isPending || (!verified && !force)}>
+                <WriteButton onClick={() => accept.mutate()} loading={accept.isPending} disabled={!verified && !force}>
                   Accept as the new version
                 </WriteButton>
-                <WriteButton type="button" onClick={() => reject.mutate()} disabled={reject.isPending}>
+                <WriteButton variant="default" onClick={() => reject.mutate()} disabled={reject.isPending}>
                   Reject
                 </WriteButton>
-              </div>
+              </Group>
             )}
             <ErrorLine error={accept.error ?? reject.error} />
           </>
@@ -240,28 +251,32 @@ export function GenerationPage({ slug, pipelineId, generationId }: { slug: strin
 }
 
 /** Back to the pipeline, and the job's title with its state: `running` while its agent works, else its decision. */
-function JobHeading({
-  kind,
-  slug,
-  pipelineId,
-  job,
-}: {
-  kind: 'Analysis' | 'Generation';
-  slug: string;
-  pipelineId: string;
-  job: { agent: string; status: string };
-}) {
-  const state = job.agent === 'running' ? 'running' : job.status;
+function JobHeading({ kind, slug, pipelineId, job }: { kind: 'Analysis' | 'Generation'; slug: string; pipelineId: string; job: Job }) {
   return (
     <>
-      <p>
-        <a href={hrefOf({ page: 'pipeline', slug, pipelineId })}>← The pipeline</a>
-      </p>
-      <h1>
-        {kind} <span className={`status ${state}`}>{state}</span>
-      </h1>
+      <Anchor href={hrefOf({ page: 'pipeline', slug, pipelineId })} size="sm">
+        ← The pipeline
+      </Anchor>
+      <Title order={1} size="h2" mt={4} mb={4}>
+        {kind} <StateBadge state={stateOf(job)} />
+      </Title>
     </>
   );
+}
+
+type Job = { agent: string; status: string; error?: unknown; output?: unknown };
+
+/**
+ * What a job is at now, in a person's words: `running` while its agent works; once it stopped, its
+ * decision (accepted, rejected), else `failed` (an error, no output) or `ready to review` (an output
+ * waiting for accept or reject), never the API's undecided `pending` of a job that has finished.
+ */
+export function stateOf(job: Job) {
+  if (job.agent === 'running') return 'running';
+  if (job.status !== 'pending') return job.status;
+  if (!stopped(job.agent)) return 'queued';
+  if (job.output) return 'ready to review';
+  return job.error ? 'failed' : 'finished';
 }
 
 /**

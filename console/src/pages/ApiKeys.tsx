@@ -1,7 +1,10 @@
+import { Alert, Button, Checkbox, Code, Group, NativeSelect, Stack, Text, TextInput, Title } from '@mantine/core';
+import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import { bf } from '../api.ts';
-import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../components/parts.tsx';
+import { DataTable, Empty } from '../components/DataTable.tsx';
+import { ConfirmButton, Copyable, ErrorLine, fieldError, Loaded, usePagedList, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type AccessType = 'full' | 'projects' | 'custom';
@@ -15,6 +18,7 @@ export function ApiKeysPage() {
   const keys = usePagedList((page) => trpc.apiKeys.list.queryOptions(page), 'API keys');
   const projects = useQuery(trpc.projects.list.queryOptions({ my: true, limit: 100 }));
   const [name, setName] = useState('');
+  const nameInput = useRef<HTMLInputElement>(null);
   const [accessType, setAccessType] = useState<AccessType>('full');
   const [projectIds, setProjectIds] = useState<string[]>([]);
   const [permissions, setPermissions] = useState('');
@@ -42,104 +46,113 @@ export function ApiKeysPage() {
   };
   return (
     <>
-      <h1>API keys</h1>
+      <Title order={1} size="h2" mb="md">
+        API keys
+      </Title>
       {create.data && (
-        <div className="notice" role="status">
-          <p>
-            <strong>{create.data.name}</strong> is created. Copy its secret now: it is not shown again.
-          </p>
+        <Alert role="status" color="green" variant="light" mb="md" title={`${create.data.name} is created`}>
+          <Text size="sm">Copy its secret now: it is not shown again.</Text>
           <Copyable label="Secret" value={create.data.secret} />
-        </div>
+        </Alert>
       )}
       <Loaded query={keys}>
         {(rows) =>
           rows.length === 0 ? (
-            <p className="muted">No keys yet.</p>
+            <Empty
+              title="No keys yet."
+              text="A key lets a script, a CI job or an MCP client call the API as you. Name one below and create it."
+              action={{ label: 'Name the first key', onClick: () => nameInput.current?.focus() }}
+            />
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Key</th>
-                  <th>Scope</th>
-                  <th>Last used</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((key) => (
-                  <tr key={key.id}>
-                    <td>{key.name}</td>
-                    <td>
-                      <code>{key.keyPrefix}…</code>
-                    </td>
-                    <td>
+            <DataTable
+              label="API keys"
+              rows={rows}
+              rowKey={(key) => key.id}
+              filterBy={(key) => key.name}
+              columns={[
+                { key: 'name', label: 'Name', sortBy: (key) => key.name, render: (key) => key.name },
+                { key: 'prefix', label: 'Key', render: (key) => <Code>{key.keyPrefix}…</Code> },
+                {
+                  key: 'scope',
+                  label: 'Scope',
+                  render: (key) => (
+                    <>
                       {key.accessType === 'full' && 'everything you may do'}
                       {key.accessType === 'projects' && `projects: ${key.projectIds.map(projectName).join(', ')}`}
                       {key.accessType === 'custom' && key.permissions.join(', ')}
-                    </td>
-                    <td>{when(key.lastUsed)}</td>
-                    <td>
-                      <ConfirmButton
-                        question={`Revoke ${key.name}? Whatever uses it stops working.`}
-                        yes="Yes, revoke"
-                        onConfirm={() => revoke.mutate(key.id)}
-                        disabled={revoke.isPending}
-                      >
-                        Revoke
-                      </ConfirmButton>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                    </>
+                  ),
+                },
+                { key: 'used', label: 'Last used', sortBy: (key) => key.lastUsed ?? '', render: (key) => when(key.lastUsed) },
+                {
+                  key: 'revoke',
+                  label: 'Actions',
+                  render: (key) => (
+                    <ConfirmButton
+                      question={`Revoke ${key.name}? Whatever uses it stops working.`}
+                      yes="Yes, revoke"
+                      onConfirm={() => revoke.mutate(key.id)}
+                      disabled={revoke.isPending}
+                    >
+                      Revoke
+                    </ConfirmButton>
+                  ),
+                },
+              ]}
+            />
           )
         }
       </Loaded>
       {keys.pager}
       <ErrorLine error={revoke.error} />
-      <h2>New key</h2>
-      <form onSubmit={submit} className="stack">
-        <label>
-          Name
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <label>
-          Scope
-          <select value={accessType} onChange={(event) => setAccessType(event.target.value as AccessType)}>
-            <option value="full">Everything you may do</option>
-            <option value="projects">Some projects</option>
-            <option value="custom">Permission strings</option>
-          </select>
-        </label>
+      <Title order={2} size="h3" mt="xl" mb="sm">
+        New key
+      </Title>
+      <Stack renderRoot={(props) => <form {...props} />} onSubmit={submit} gap="sm" maw={480}>
+        <TextInput
+          ref={nameInput}
+          label="Name"
+          required
+          value={name}
+          onChange={(event) => setName(event.currentTarget.value)}
+          error={fieldError(create.error, ['name'])}
+        />
+        <NativeSelect
+          label="Scope"
+          value={accessType}
+          onChange={(event) => setAccessType(event.currentTarget.value as AccessType)}
+          data={[
+            { value: 'full', label: 'Everything you may do' },
+            { value: 'projects', label: 'Some projects' },
+            { value: 'custom', label: 'Permission strings' },
+          ]}
+        />
         {accessType === 'projects' && (
-          <fieldset>
-            <legend>Projects</legend>
-            {projects.data?.map((project) => (
-              <label key={project.id} className="inline">
-                <input
-                  type="checkbox"
-                  checked={projectIds.includes(project.id)}
-                  onChange={(event) =>
-                    setProjectIds(event.target.checked ? [...projectIds, project.id] : projectIds.filter((id) => id !== project.id))
-                  }
-                />{' '}
-                {project.name}
-              </label>
-            ))}
-          </fieldset>
+          <Checkbox.Group label="Projects" value={projectIds} onChange={setProjectIds} error={fieldError(create.error, ['projectIds'])}>
+            <Stack gap={6} mt={4}>
+              {projects.data?.map((project) => (
+                <Checkbox key={project.id} value={project.id} label={project.name} />
+              ))}
+            </Stack>
+          </Checkbox.Group>
         )}
         {accessType === 'custom' && (
-          <label>
-            Permission strings, e.g. <code>sessions.read</code> or <code>my-shop:pipelines.run</code>
-            <input required value={permissions} onChange={(event) => setPermissions(event.target.value)} />
-          </label>
+          <TextInput
+            label="Permission strings"
+            description="e.g. sessions.read or my-shop:pipelines.run, separated by spaces or commas"
+            required
+            value={permissions}
+            onChange={(event) => setPermissions(event.currentTarget.value)}
+            error={fieldError(create.error, ['permissions'])}
+          />
         )}
-        <button type="submit" disabled={create.isPending}>
-          Create key
-        </button>
+        <Group>
+          <Button type="submit" loading={create.isPending} leftSection={<IconPlus size={16} />}>
+            Create key
+          </Button>
+        </Group>
         <ErrorLine error={create.error} />
-      </form>
+      </Stack>
     </>
   );
 }

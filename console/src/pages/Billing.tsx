@@ -1,7 +1,9 @@
+import { Alert, Badge, Button, Card, Group, List, SimpleGrid, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf, type RouterOutputs } from '../api.ts';
-import { ErrorLine, Loaded, when } from '../components/parts.tsx';
+import { DataTable } from '../components/DataTable.tsx';
+import { ErrorLine, fieldError, Loaded, when } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type Usage = RouterOutputs['billing']['usage'];
@@ -53,89 +55,120 @@ export function BillingPage({ back }: { back?: string }) {
         };
         return (
           <>
-            <h1>Billing</h1>
+            <Title order={1} size="h2" mb="md">
+              Billing
+            </Title>
             {back && (
-              <p role="status" className="notice">
+              <Alert role="status" color={back.endsWith('done') ? 'green' : 'gray'} mb="md">
                 {back.endsWith('done')
                   ? 'Thank you: the payment is on its way and shows here once Stripe confirms it.'
                   : 'Nothing was paid.'}
-              </p>
+              </Alert>
             )}
-            {!billingEnabled && <p className="muted">Billing is off on this service: nothing is charged.</p>}
+            {!billingEnabled && (
+              <Alert color="blue" variant="light" mb="md" title="Billing is off on this service">
+                Nothing is charged: there is nothing to top up or subscribe to. Usage is still counted below.
+              </Alert>
+            )}
             <ErrorLine error={go.error} />
-            <div className="row">
+            <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing="md">
               {balances.map((balance) => (
-                <section key={balance.currency} className="card" aria-label={`balance in ${balance.currency}`}>
-                  <span className="muted">Balance</span>
-                  <h2>{money(balance.available, balance.currency)}</h2>
-                  {balance.pending !== '0' && <span className="error">{money(balance.pending, balance.currency)} not covered</span>}
-                </section>
+                <Card key={balance.currency} withBorder radius="md" component="section" aria-label={`balance in ${balance.currency}`}>
+                  <Text size="sm" c="dimmed">
+                    Balance
+                  </Text>
+                  <Title order={2} size="h3">
+                    {money(balance.available, balance.currency)}
+                  </Title>
+                  {balance.pending !== '0' && (
+                    <Text size="sm" c="var(--mantine-color-error)">
+                      {money(balance.pending, balance.currency)} not covered
+                    </Text>
+                  )}
+                </Card>
               ))}
-              <section className="card" aria-label="plan">
-                <span className="muted">Plan</span>
-                <h2>{activeSubscription?.plan?.name ?? 'None'}</h2>
+              <Card withBorder radius="md" component="section" aria-label="plan">
+                <Text size="sm" c="dimmed">
+                  Plan
+                </Text>
+                <Title order={2} size="h3">
+                  {activeSubscription?.plan?.name ?? 'None'}
+                </Title>
                 {activeSubscription && (
-                  <span className="muted">
+                  <Text size="sm" c="dimmed">
                     {activeSubscription.status}, renews {when(activeSubscription.currentPeriodEnd)}; left this period:{' '}
                     {(['cpu', 'network', 'tokens'] as const)
                       .map((unit) => `${amountOf(unit, activeSubscription.remaining[unit])} ${unit}`)
                       .join(', ')}
-                  </span>
+                  </Text>
                 )}
-              </section>
-            </div>
-            <section className="row">
-              <form onSubmit={topUp} className="row" aria-label="top up">
-                <label>
-                  Add funds ({currency.toUpperCase()})
-                  <input
+              </Card>
+            </SimpleGrid>
+            {billingEnabled && (
+              <Group align="flex-end" gap="sm" mt="md">
+                <Group renderRoot={(props) => <form {...props} />} onSubmit={topUp} aria-label="top up" align="flex-end" gap="sm">
+                  <TextInput
+                    label={`Add funds (${currency.toUpperCase()})`}
                     inputMode="decimal"
                     placeholder="10.00"
                     required
                     value={amount}
-                    onChange={(event) => setAmount(event.target.value)}
+                    onChange={(event) => setAmount(event.currentTarget.value)}
+                    error={fieldError(go.error, ['amount'])}
                   />
-                </label>
-                <button type="submit" disabled={go.isPending}>
-                  Top up
-                </button>
-              </form>
-              <button type="button" disabled={go.isPending} onClick={() => go.mutate(() => bf.billing.portal.mutate())}>
-                Invoices and payment methods
-              </button>
-            </section>
-            <h2>Plans</h2>
-            <Loaded query={plans}>
-              {(rows) => (
-                <div className="row">
-                  {rows.map((plan) => (
-                    <article key={plan.priceId} className="card" aria-label={`plan ${plan.name}`}>
-                      <h3>{plan.name}</h3>
-                      <p>
-                        {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
-                      </p>
-                      <ul>
-                        {plan.features.map((feature) => (
-                          <li key={feature}>{feature}</li>
-                        ))}
-                      </ul>
-                      {activeSubscription?.plan?.priceId === plan.priceId ? (
-                        <strong>Your plan</strong>
-                      ) : (
-                        <button
-                          type="button"
-                          disabled={go.isPending}
-                          onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
-                        >
-                          Subscribe to {plan.name}
-                        </button>
-                      )}
-                    </article>
-                  ))}
-                </div>
-              )}
-            </Loaded>
-            <h2>Usage, last 30 days</h2>
+                  <Button type="submit" loading={go.isPending}>
+                    Top up
+                  </Button>
+                </Group>
+                <Button variant="default" disabled={go.isPending} onClick={() => go.mutate(() => bf.billing.portal.mutate())}>
+                  Invoices and payment methods
+                </Button>
+              </Group>
+            )}
+            {billingEnabled && (
+              <>
+                <Title order={2} size="h3" mt="xl" mb="sm">
+                  Plans
+                </Title>
+                <Loaded query={plans}>
+                  {(rows) => (
+                    <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing="md">
+                      {rows.map((plan) => (
+                        <Card key={plan.priceId} withBorder radius="md" component="article" aria-label={`plan ${plan.name}`}>
+                          <Title order={3} size="h4">
+                            {plan.name}
+                          </Title>
+                          <Text size="sm">
+                            {money(plan.monthlyPrice, plan.currency)} a month · {plan.headline}
+                          </Text>
+                          <List size="sm" my="xs">
+                            {plan.features.map((feature) => (
+                              <List.Item key={feature}>{feature}</List.Item>
+                            ))}
+                          </List>
+                          {activeSubscription?.plan?.priceId === plan.priceId ? (
+                            <Badge variant="dot" color="green">
+                              Your plan
+                            </Badge>
+                          ) : (
+                            <Button
+                              variant="light"
+                              disabled={go.isPending}
+                              onClick={() => go.mutate(() => bf.billing.subscribe.mutate({ priceId: plan.priceId }))}
+                            >
+                              Subscribe to {plan.name}
+                            </Button>
+                          )}
+                        </Card>
+                      ))}
+                    </SimpleGrid>
+                  )}
+                </Loaded>
+              </>
+            )}
+            <Title order={2} size="h3" mt="xl" mb="sm">
+              Usage, last 30 days
+            </Title>
             <Loaded query={usage}>
               {(data) => (
                 <>
@@ -165,9 +198,9 @@ function UsageCharts({ usage }: { usage: Usage }) {
         const total = values.reduce((sum, value) => sum + value, 0);
         return (
           <figure key={unit} className="chart">
-            <figcaption>
+            <Text component="figcaption" size="sm">
               {unitNames[unit]}: {amountOf(unit, String(total))}
-            </figcaption>
+            </Text>
             <svg viewBox={`0 0 ${days.length * 10} 60`} role="img" aria-label={`${unitNames[unit]} by day`} preserveAspectRatio="none">
               {values.map((value, index) => {
                 const height = top ? (value / top) * 58 : 0;
@@ -190,31 +223,41 @@ function UsageCharts({ usage }: { usage: Usage }) {
 }
 
 function UsageBySession({ usage }: { usage: Usage }) {
-  if (usage.sessions.length === 0) return <p className="muted">No usage in this period.</p>;
+  if (usage.sessions.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        No usage in this period: start a browser or run a pipeline, and it is counted here.
+      </Text>
+    );
   return (
-    <table aria-label="usage by session">
-      <thead>
-        <tr>
-          <th>Project</th>
-          <th>Session</th>
-          <th>CPU</th>
-          <th>Network</th>
-          <th>Model tokens</th>
-          <th>Billed</th>
-        </tr>
-      </thead>
-      <tbody>
-        {usage.sessions.map((entry) => (
-          <tr key={`${entry.project ?? ''}/${entry.session?.id ?? entry.of}`}>
-            <td>{entry.project ?? <span className="muted">deleted</span>}</td>
-            <td>{entry.session?.name ?? <span className="muted">{entry.of}</span>}</td>
-            <td>{amountOf('cpu', entry.cpu)}</td>
-            <td>{amountOf('network', entry.network)}</td>
-            <td>{amountOf('tokens', entry.tokens)}</td>
-            <td>{money(entry.billed, usage.currency)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      label="usage by session"
+      rows={usage.sessions}
+      rowKey={(entry) => `${entry.project ?? ''}/${entry.session?.id ?? entry.of}`}
+      filterBy={(entry) => `${entry.project ?? ''} ${entry.session?.name ?? entry.of}`}
+      columns={[
+        { key: 'project', label: 'Project', sortBy: (entry) => entry.project ?? '', render: (entry) => entry.project ?? 'deleted' },
+        {
+          key: 'session',
+          label: 'Session',
+          sortBy: (entry) => entry.session?.name ?? entry.of,
+          render: (entry) => entry.session?.name ?? entry.of,
+        },
+        { key: 'cpu', label: 'CPU', sortBy: (entry) => Number(entry.cpu), render: (entry) => amountOf('cpu', entry.cpu) },
+        {
+          key: 'network',
+          label: 'Network',
+          sortBy: (entry) => Number(entry.network),
+          render: (entry) => amountOf('network', entry.network),
+        },
+        {
+          key: 'tokens',
+          label: 'Model tokens',
+          sortBy: (entry) => Number(entry.tokens),
+          render: (entry) => amountOf('tokens', entry.tokens),
+        },
+        { key: 'billed', label: 'Billed', sortBy: (entry) => Number(entry.billed), render: (entry) => money(entry.billed, usage.currency) },
+      ]}
+    />
   );
 }

@@ -1,10 +1,13 @@
+import { Anchor, Badge, Box, Code, Grid, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, Textarea, Title } from '@mantine/core';
+import { IconPlayerPlay } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../access.tsx';
 import { bf } from '../api.ts';
 import { ArgumentInput, argsOf, type Parameter } from '../components/ArgumentInput.tsx';
+import { DataTable } from '../components/DataTable.tsx';
 import { LazyPipelineGraph } from '../components/LazyPipelineGraph.tsx';
-import { ErrorLine, FieldIssue, Loaded, RunStatus, when } from '../components/parts.tsx';
+import { ErrorLine, fieldError, Loaded, RunStatus, when } from '../components/parts.tsx';
 import { useSessionChoice } from '../components/SessionPicker.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
@@ -19,55 +22,71 @@ export function PipelinePage({ slug, pipelineId }: { slug: string; pipelineId: s
     <Loaded query={pipeline}>
       {(data) => (
         <>
-          <p>
-            <a href={hrefOf({ page: 'project', slug, tab: 'pipelines' })}>← Pipelines</a>
-          </p>
-          <h1>{data.name}</h1>
-          {data.description && <p className="muted">{data.description}</p>}
-          <h2>Graph</h2>
-          <LazyPipelineGraph source={data.source} errors={data.errors} />
-          <RunForm
-            slug={slug}
-            pipelineId={pipelineId}
-            parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
-            errors={data.errors.length}
-          />
-          <AnalysisForm slug={slug} pipelineId={pipelineId} />
-          <h2>Runs</h2>
-          {data.runs.length === 0 && <p className="muted">No runs yet.</p>}
-          {!!data.runs.length && (
-            <table>
-              <thead>
-                <tr>
-                  <th>Run</th>
-                  <th>Status</th>
-                  <th>Version</th>
-                  <th>Started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.runs.map((run) => (
-                  <tr key={run.id}>
-                    <td>
-                      <a href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
-                        <code>{run.id.slice(0, 8)}</code>
-                      </a>
-                    </td>
-                    <td>
-                      <RunStatus status={run.status.pipeline} />
-                    </td>
-                    <td>
-                      <code>{run.version.slice(0, 8)}</code>
-                    </td>
-                    <td>{when(run.created)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+          <Anchor href={hrefOf({ page: 'project', slug, tab: 'pipelines' })} size="sm">
+            ← Pipelines
+          </Anchor>
+          <Title order={1} size="h2" mt={4}>
+            {data.name}
+          </Title>
+          {data.description && (
+            <Text size="sm" c="dimmed">
+              {data.description}
+            </Text>
           )}
-          {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
-          <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
-          <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
+          <Grid gap="lg" mt="md">
+            <Grid.Col span={{ base: 12, lg: 7 }} miw={0}>
+              <Title order={2} size="h3">
+                Graph
+              </Title>
+              <LazyPipelineGraph source={data.source} errors={data.errors} />
+              {/* Keyed by the current version: a new one (saved, or switched to) replaces what the editor shows. */}
+              <SourceEditor key={data.version} slug={slug} pipelineId={pipelineId} source={data.source} errors={data.errors} />
+            </Grid.Col>
+            <Grid.Col span={{ base: 12, lg: 5 }} miw={0}>
+              <RunForm
+                slug={slug}
+                pipelineId={pipelineId}
+                parameters={(data.source.parameters ?? {}) as Record<string, Parameter>}
+                errors={data.errors.length}
+              />
+              <Title order={2} size="h3" mt="lg" mb="xs">
+                Runs
+              </Title>
+              {data.runs.length === 0 ? (
+                <Text size="sm" c="dimmed">
+                  No runs yet: fill in the form above and press Run.
+                </Text>
+              ) : (
+                <DataTable
+                  label="runs"
+                  rows={data.runs}
+                  rowKey={(run) => run.id}
+                  filterBy={(run) => `${run.id} ${run.status.pipeline}`}
+                  columns={[
+                    {
+                      key: 'run',
+                      label: 'Run',
+                      render: (run) => (
+                        <Anchor href={hrefOf({ page: 'run', slug, pipelineId, runId: run.id })}>
+                          <Code>{run.id.slice(0, 8)}</Code>
+                        </Anchor>
+                      ),
+                    },
+                    {
+                      key: 'status',
+                      label: 'Status',
+                      sortBy: (run) => run.status.pipeline,
+                      render: (run) => <RunStatus status={run.status.pipeline} />,
+                    },
+                    { key: 'version', label: 'Version', render: (run) => <Code>{run.version.slice(0, 8)}</Code> },
+                    { key: 'started', label: 'Started', sortBy: (run) => run.created ?? '', render: (run) => when(run.created) },
+                  ]}
+                />
+              )}
+              <AnalysisForm slug={slug} pipelineId={pipelineId} />
+              <Versions slug={slug} pipelineId={pipelineId} current={data.version} />
+            </Grid.Col>
+          </Grid>
         </>
       )}
     </Loaded>
@@ -100,34 +119,45 @@ function RunForm({
     start.mutate();
   };
   return (
-    <form onSubmit={submit} className="card stack" aria-label="run the pipeline">
-      <strong>Run</strong>
-      {Object.entries(parameters).map(([name, parameter]) => (
-        <label key={name}>
-          {name}{' '}
-          <span className="muted">
-            ({parameter.refType ?? 'json'}
-            {parameter.default !== undefined ? ', optional' : ''})
-          </span>
-          <ArgumentInput parameter={parameter} value={values[name] ?? ''} onChange={(value) => setValues({ ...values, [name]: value })} />
-          <FieldIssue error={start.error} path={['args', name]} />
-        </label>
-      ))}
-      {picker}
-      <label>
-        Screenshots{' '}
-        <select value={screenshots} onChange={(event) => setScreenshots(event.target.value as typeof screenshots)}>
-          <option value="failures">where a step fails</option>
-          <option value="steps">after every step</option>
-          <option value="none">none</option>
-        </select>
-      </label>
-      <WriteButton type="submit" disabled={start.isPending || !session || errors > 0}>
-        Run
-      </WriteButton>
-      {errors > 0 && <p className="muted">The current version has compiler errors: fix them below to run it.</p>}
-      <ErrorLine error={start.error} />
-    </form>
+    <Paper withBorder p="md" radius="md" component="form" onSubmit={submit} aria-label="run the pipeline">
+      <Stack gap="sm">
+        <Title order={2} size="h3">
+          Run
+        </Title>
+        {Object.entries(parameters).map(([name, parameter]) => (
+          <ArgumentInput
+            key={name}
+            name={name}
+            parameter={parameter}
+            value={values[name] ?? ''}
+            onChange={(value) => setValues({ ...values, [name]: value })}
+            error={fieldError(start.error, ['args', name])}
+          />
+        ))}
+        {picker}
+        <NativeSelect
+          label="Screenshots"
+          value={screenshots}
+          onChange={(event) => setScreenshots(event.currentTarget.value as typeof screenshots)}
+          data={[
+            { value: 'failures', label: 'where a step fails' },
+            { value: 'steps', label: 'after every step' },
+            { value: 'none', label: 'none' },
+          ]}
+        />
+        <Group>
+          <WriteButton type="submit" loading={start.isPending} disabled={!session || errors > 0} leftSection={<IconPlayerPlay size={16} />}>
+            Run
+          </WriteButton>
+        </Group>
+        {errors > 0 && (
+          <Text size="sm" c="dimmed">
+            The current version has compiler errors: fix them in the source to run it.
+          </Text>
+        )}
+        <ErrorLine error={start.error} />
+      </Stack>
+    </Paper>
   );
 }
 
@@ -170,38 +200,47 @@ function SourceEditor({
   const nodes = Object.keys((source.nodes ?? {}) as Record<string, unknown>);
   const errorsOf = (node: string | null) => errors.filter((error) => error.node === node);
   return (
-    <section>
-      <h2>Source</h2>
-      <div className="editor">
-        <form onSubmit={submit} className="stack wide">
-          <textarea
+    <Box component="section" mt="lg">
+      <Title order={2} size="h3" mb="xs">
+        Source
+      </Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }} spacing="md">
+        <Stack renderRoot={(props) => <form {...props} />} onSubmit={submit} gap="sm" miw={0}>
+          <Textarea
             aria-label="source"
             spellCheck={false}
-            rows={Math.min(40, text.split('\n').length + 2)}
+            autosize
+            minRows={8}
+            maxRows={40}
+            styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)', fontSize: 'var(--mantine-font-size-xs)' } }}
             value={text}
-            onChange={(event) => setText(event.target.value)}
+            onChange={(event) => setText(event.currentTarget.value)}
+            error={parseError ?? fieldError(save.error, ['source'])}
           />
-          <WriteButton type="submit" disabled={save.isPending}>
-            Save as a new version
-          </WriteButton>
-          {parseError && <p className="error">{parseError}</p>}
+          <Group>
+            <WriteButton type="submit" loading={save.isPending}>
+              Save as a new version
+            </WriteButton>
+          </Group>
           <ErrorLine error={save.error} />
-        </form>
-        <aside aria-label="compiler errors">
-          <strong>{errors.length ? `${errors.length} compiler error${errors.length === 1 ? '' : 's'}` : 'Compiles without errors'}</strong>
+        </Stack>
+        <Paper component="aside" aria-label="compiler errors" withBorder p="sm" radius="md" miw={0}>
+          <Text fw={600} c={errors.length ? 'var(--mantine-color-error)' : undefined}>
+            {errors.length ? `${errors.length} compiler error${errors.length === 1 ? '' : 's'}` : 'Compiles without errors'}
+          </Text>
           {errorsOf(null).map((error) => (
-            <p key={`${error.code}:${error.message}`} className="error">
-              {error.message} <span className="muted">({error.code})</span>
-            </p>
+            <Text key={`${error.code}:${error.message}`} size="sm" c="var(--mantine-color-error)">
+              {error.message} ({error.code})
+            </Text>
           ))}
           <ul className="nodes">
             {nodes.map((node) => (
               <li key={node} className={errorsOf(node).length ? 'has-error' : undefined}>
-                <code>{node}</code>
+                <Code>{node}</Code>
                 {errorsOf(node).map((error) => (
-                  <p key={`${error.input}:${error.code}:${error.message}`} className="error">
-                    {error.input ? <code>{error.input}</code> : null} {error.message} <span className="muted">({error.code})</span>
-                  </p>
+                  <Text key={`${error.input}:${error.code}:${error.message}`} size="sm" c="var(--mantine-color-error)">
+                    {error.input ? <Code>{error.input}</Code> : null} {error.message} ({error.code})
+                  </Text>
                 ))}
               </li>
             ))}
@@ -209,13 +248,13 @@ function SourceEditor({
           {errors
             .filter((error) => error.node !== null && !nodes.includes(error.node))
             .map((error) => (
-              <p key={`${error.node}:${error.code}:${error.message}`} className="error">
-                <code>{error.node}</code> {error.message} <span className="muted">({error.code})</span>
-              </p>
+              <Text key={`${error.node}:${error.code}:${error.message}`} size="sm" c="var(--mantine-color-error)">
+                <Code>{error.node}</Code> {error.message} ({error.code})
+              </Text>
             ))}
-        </aside>
-      </div>
-    </section>
+        </Paper>
+      </SimpleGrid>
+    </Box>
   );
 }
 
@@ -238,46 +277,44 @@ function Versions({ slug, pipelineId, current }: { slug: string; pipelineId: str
       ]),
   });
   return (
-    <section>
-      <h2>Versions</h2>
+    <Box component="section" mt="lg">
+      <Title order={2} size="h3" mb="xs">
+        Versions
+      </Title>
       <ErrorLine error={switchTo.error ?? fork.error} />
       <Loaded query={versions}>
         {(rows) => (
-          <table>
-            <thead>
-              <tr>
-                <th>Version</th>
-                <th>Made</th>
-                <th>Compiler errors</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((version) => (
-                <tr key={version.id} aria-label={`version ${version.id}`}>
-                  <td>
-                    <code>{version.id.slice(0, 8)}</code>
-                  </td>
-                  <td>{when(version.created)}</td>
-                  <td>{version.errorCount}</td>
-                  <td>
+          <DataTable
+            label="versions"
+            rows={rows}
+            rowKey={(version) => version.id}
+            rowLabel={(version) => `version ${version.id}`}
+            columns={[
+              { key: 'version', label: 'Version', render: (version) => <Code>{version.id.slice(0, 8)}</Code> },
+              { key: 'made', label: 'Made', render: (version) => when(version.created) },
+              { key: 'errors', label: 'Errors', render: (version) => version.errorCount },
+              {
+                key: 'actions',
+                label: 'Actions',
+                render: (version) => (
+                  <Group gap={6} wrap="nowrap">
                     {version.id === current ? (
-                      <strong>current</strong>
+                      <Badge variant="light">current</Badge>
                     ) : (
-                      <WriteButton type="button" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
+                      <WriteButton size="xs" variant="default" onClick={() => switchTo.mutate(version.id)} disabled={switchTo.isPending}>
                         Make current
                       </WriteButton>
-                    )}{' '}
-                    <WriteButton type="button" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
+                    )}
+                    <WriteButton size="xs" variant="default" onClick={() => fork.mutate(version.id)} disabled={fork.isPending}>
                       Fork
                     </WriteButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </Group>
+                ),
+              },
+            ]}
+          />
         )}
       </Loaded>
-    </section>
+    </Box>
   );
 }

@@ -1,7 +1,10 @@
+import { Anchor, Button, Checkbox, Code, Group, TextInput, Title } from '@mantine/core';
+import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine, FieldIssue, Loaded, usePagedList, when } from '../components/parts.tsx';
+import { DataTable, Empty } from '../components/DataTable.tsx';
+import { ErrorLine, fieldError, Loaded, usePagedList, when } from '../components/parts.tsx';
 import { hrefOf } from '../route.ts';
 import { trpc } from '../trpc.ts';
 
@@ -25,59 +28,74 @@ export function ProjectsPage() {
   };
   return (
     <>
-      <h1>Projects</h1>
+      <Title order={1} size="h2" mb="md">
+        Projects
+      </Title>
       <Loaded query={projects}>
         {(rows) =>
           rows.length === 0 ? (
-            <p className="muted">No projects yet: create the first below.</p>
+            <Empty
+              title="No projects yet"
+              text="A project holds sessions, pipelines and functions. Create the first with the form below."
+            />
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Slug</th>
-                  <th>Visibility</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((project) => (
-                  <tr key={project.id}>
-                    <td>
-                      <a href={hrefOf({ page: 'project', slug: project.slug, tab: 'sessions' })}>{project.name}</a>
-                    </td>
-                    <td>
-                      <code>{project.slug}</code>
-                    </td>
-                    <td>{project.visibility}</td>
-                    <td>{when(project.created)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              label="projects"
+              rows={rows}
+              rowKey={(project) => project.id}
+              filterBy={(project) => `${project.name} ${project.slug}`}
+              columns={[
+                {
+                  key: 'name',
+                  label: 'Name',
+                  sortBy: (project) => project.name,
+                  render: (project) => (
+                    <Anchor href={hrefOf({ page: 'project', slug: project.slug, tab: 'sessions' })}>{project.name}</Anchor>
+                  ),
+                },
+                { key: 'slug', label: 'Slug', sortBy: (project) => project.slug, render: (project) => <Code>{project.slug}</Code> },
+                {
+                  key: 'visibility',
+                  label: 'Visibility',
+                  sortBy: (project) => project.visibility,
+                  render: (project) => project.visibility,
+                },
+                {
+                  key: 'created',
+                  label: 'Created',
+                  sortBy: (project) => project.created ?? '',
+                  render: (project) => when(project.created),
+                },
+              ]}
+            />
           )
         }
       </Loaded>
       {projects.pager}
-      <h2>New project</h2>
-      <form onSubmit={submit} className="row">
-        <label>
-          Name
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-          <FieldIssue error={create.error} path={['name']} />
-        </label>
-        <label>
-          Slug
-          <input required value={slug} onChange={(event) => setSlug(event.target.value)} />
-          <FieldIssue error={create.error} path={['slug']} />
-        </label>
-        <label className="inline">
-          <input type="checkbox" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} /> Public
-        </label>
-        <button type="submit" disabled={create.isPending}>
+      <Title order={2} size="h3" mt="xl" mb="sm">
+        New project
+      </Title>
+      <Group renderRoot={(props) => <form {...props} />} onSubmit={submit} align="flex-start" gap="sm">
+        <TextInput
+          label="Name"
+          required
+          value={name}
+          onChange={(event) => setName(event.currentTarget.value)}
+          error={fieldError(create.error, ['name'])}
+        />
+        <TextInput
+          label="Slug"
+          required
+          value={slug}
+          onChange={(event) => setSlug(event.currentTarget.value)}
+          error={fieldError(create.error, ['slug'])}
+          description="Lower-case letters, digits and dashes"
+        />
+        <Checkbox mt={34} label="Public" checked={isPublic} onChange={(event) => setPublic(event.currentTarget.checked)} />
+        <Button mt={25} type="submit" loading={create.isPending} leftSection={<IconPlus size={16} />}>
           Create project
-        </button>
-      </form>
+        </Button>
+      </Group>
       <ErrorLine error={create.error} />
     </>
   );

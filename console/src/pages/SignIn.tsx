@@ -1,7 +1,8 @@
+import { Box, Button, Checkbox, Group, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useState } from 'react';
 import { bf } from '../api.ts';
-import { ErrorLine } from '../components/parts.tsx';
+import { ErrorLine, fieldError } from '../components/parts.tsx';
 import { trpc } from '../trpc.ts';
 
 type Mode = 'sign-in' | 'register' | 'reset';
@@ -36,68 +37,85 @@ export function SignIn() {
     setMode(next);
   };
   return (
-    <main className="narrow page">
-      <h1>{mode === 'sign-in' ? 'Sign in to Browserflow' : mode === 'register' ? 'Create an account' : 'Reset your password'}</h1>
-      <form onSubmit={submit} className="stack">
-        {mode === 'register' && (
-          <>
-            <label>
-              First name
-              <input autoComplete="given-name" required value={firstName} onChange={(event) => setFirstName(event.target.value)} />
-            </label>
-            <label>
-              Last name
-              <input autoComplete="family-name" required value={lastName} onChange={(event) => setLastName(event.target.value)} />
-            </label>
-          </>
-        )}
-        <label>
-          E-mail
-          <input type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />
-        </label>
-        {mode !== 'reset' && (
-          <label>
-            Password
-            <input
-              type="password"
+    <Narrow>
+      <Title order={1} size="h2" mb="md">
+        {mode === 'sign-in' ? 'Sign in to Browserflow' : mode === 'register' ? 'Create an account' : 'Reset your password'}
+      </Title>
+      <Paper withBorder p="lg" radius="md">
+        <Stack renderRoot={(props) => <form {...props} />} onSubmit={submit} gap="sm">
+          {mode === 'register' && (
+            <>
+              <TextInput
+                label="First name"
+                autoComplete="given-name"
+                required
+                value={firstName}
+                onChange={(event) => setFirstName(event.currentTarget.value)}
+                error={fieldError(action.error, ['firstName'])}
+              />
+              <TextInput
+                label="Last name"
+                autoComplete="family-name"
+                required
+                value={lastName}
+                onChange={(event) => setLastName(event.currentTarget.value)}
+                error={fieldError(action.error, ['lastName'])}
+              />
+            </>
+          )}
+          <TextInput
+            label="E-mail"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.currentTarget.value)}
+            error={fieldError(action.error, ['email'])}
+          />
+          {mode !== 'reset' && (
+            <PasswordInput
+              label="Password"
               autoComplete={mode === 'register' ? 'new-password' : 'current-password'}
               required
               value={password}
-              onChange={(event) => setPassword(event.target.value)}
+              onChange={(event) => setPassword(event.currentTarget.value)}
+              error={fieldError(action.error, ['password'])}
+              description={mode === 'register' ? 'At least 8 characters.' : undefined}
             />
-          </label>
-        )}
-        {mode === 'sign-in' && (
-          <label className="inline">
-            <input type="checkbox" checked={remember} onChange={(event) => setRemember(event.target.checked)} /> Keep me signed in for 30
-            days
-          </label>
-        )}
-        <button type="submit" disabled={action.isPending}>
-          {mode === 'sign-in' ? 'Sign in' : mode === 'register' ? 'Register' : 'Mail me a reset link'}
-        </button>
-        {reset.isSuccess && <p role="status">If {email} has an account, a reset link is on its way.</p>}
-        <ErrorLine error={action.error} />
-      </form>
-      {mode === 'sign-in' && <ProviderButtons />}
-      <p className="muted">
+          )}
+          {mode === 'sign-in' && (
+            <Checkbox
+              label="Keep me signed in for 30 days"
+              checked={remember}
+              onChange={(event) => setRemember(event.currentTarget.checked)}
+            />
+          )}
+          <Button type="submit" loading={action.isPending}>
+            {mode === 'sign-in' ? 'Sign in' : mode === 'register' ? 'Register' : 'Mail me a reset link'}
+          </Button>
+          {reset.isSuccess && <Text role="status">If {email} has an account, a reset link is on its way.</Text>}
+          <ErrorLine error={action.error} />
+        </Stack>
+        {mode === 'sign-in' && <ProviderButtons />}
+      </Paper>
+      <Group gap="md" mt="md">
         {mode !== 'sign-in' && (
-          <button type="button" className="link" onClick={switchTo('sign-in')}>
+          <Button variant="subtle" size="compact-sm" onClick={switchTo('sign-in')}>
             Sign in
-          </button>
+          </Button>
         )}
         {mode !== 'register' && (
-          <button type="button" className="link" onClick={switchTo('register')}>
+          <Button variant="subtle" size="compact-sm" onClick={switchTo('register')}>
             Create an account
-          </button>
+          </Button>
         )}
         {mode !== 'reset' && (
-          <button type="button" className="link" onClick={switchTo('reset')}>
+          <Button variant="subtle" size="compact-sm" onClick={switchTo('reset')}>
             Forgot the password?
-          </button>
+          </Button>
         )}
-      </p>
-    </main>
+      </Group>
+    </Narrow>
   );
 }
 
@@ -110,40 +128,59 @@ export function SecondFactor() {
     onSuccess: () => queries.invalidateQueries({ queryKey: trpc.auth.status.queryKey() }),
   });
   return (
-    <main className="narrow page">
-      <h1>Two-factor authentication</h1>
-      <form
-        className="stack"
-        onSubmit={(event) => {
-          event.preventDefault();
-          verify.mutate();
-        }}
-      >
-        <label>
-          A code of your authenticator app, or a recovery code
-          <input autoComplete="one-time-code" required value={token} onChange={(event) => setToken(event.target.value)} />
-        </label>
-        <button type="submit" disabled={verify.isPending}>
-          Verify
-        </button>
-        <ErrorLine error={verify.error} />
-      </form>
-    </main>
+    <Narrow>
+      <Title order={1} size="h2" mb="md">
+        Two-factor authentication
+      </Title>
+      <Paper withBorder p="lg" radius="md">
+        <Stack
+          renderRoot={(props) => <form {...props} />}
+          gap="sm"
+          onSubmit={(event) => {
+            event.preventDefault();
+            verify.mutate();
+          }}
+        >
+          <TextInput
+            label="A code of your authenticator app, or a recovery code"
+            autoComplete="one-time-code"
+            required
+            value={token}
+            onChange={(event) => setToken(event.currentTarget.value)}
+            error={fieldError(verify.error, ['token'])}
+          />
+          <Button type="submit" loading={verify.isPending}>
+            Verify
+          </Button>
+          <ErrorLine error={verify.error} />
+        </Stack>
+      </Paper>
+    </Narrow>
   );
 }
 
 /** Signed in with an address not yet verified: the mail's link verifies it; this sends another. */
 export function VerifyEmail({ email }: { email: string }) {
+  const queries = useQueryClient();
+  // Verified in another tab (the mail's link): this one notices when it is looked at again.
+  useQuery({ ...trpc.auth.status.queryOptions(), refetchOnWindowFocus: true, refetchInterval: 5000 });
   const resend = useMutation({ mutationFn: () => bf.auth.verifyRequest.mutate({ returnUrl: `${window.location.origin}/` }) });
   return (
-    <main className="narrow page">
-      <h1>Verify your e-mail address</h1>
-      <p>We sent a link to {email}. Open it to verify the address, then reload this page.</p>
-      <button type="button" onClick={() => resend.mutate()} disabled={resend.isPending || resend.isSuccess}>
-        {resend.isSuccess ? 'Sent' : 'Send the link again'}
-      </button>
-      <ErrorLine error={resend.error} />
-    </main>
+    <Narrow>
+      <Title order={1} size="h2" mb="md">
+        Verify your e-mail address
+      </Title>
+      <Paper withBorder p="lg" radius="md">
+        <Text>We sent a link to {email}. Open it to verify the address; this page then goes on by itself.</Text>
+        <Group mt="md">
+          <Button variant="default" onClick={() => resend.mutate()} disabled={resend.isPending || resend.isSuccess}>
+            {resend.isSuccess ? 'Sent' : 'Send the link again'}
+          </Button>
+          <Button onClick={() => queries.invalidateQueries({ queryKey: trpc.auth.status.queryKey() })}>I have verified it: continue</Button>
+        </Group>
+        <ErrorLine error={resend.error} />
+      </Paper>
+    </Narrow>
   );
 }
 
@@ -152,12 +189,26 @@ function ProviderButtons() {
   const providers = useQuery(trpc.externalAuth.providers.queryOptions());
   if (!providers.data?.length) return null;
   return (
-    <p className="row">
+    <Group mt="md">
       {providers.data.map((name) => (
-        <a key={name} className="button" href={`/api/auth/external/${encodeURIComponent(name)}/init?returnUrl=${encodeURIComponent('/')}`}>
+        <Button
+          key={name}
+          component="a"
+          variant="default"
+          href={`/api/auth/external/${encodeURIComponent(name)}/init?returnUrl=${encodeURIComponent('/')}`}
+        >
           Sign in with {name}
-        </a>
+        </Button>
       ))}
-    </p>
+    </Group>
+  );
+}
+
+/** The signed-out pages' column: narrow, in the middle, a phone's width at most. */
+function Narrow({ children }: { children: ReactNode }) {
+  return (
+    <Box component="main" maw={440} mx="auto" px="md" py={48}>
+      {children}
+    </Box>
   );
 }

@@ -219,6 +219,20 @@ async function serveLiveView(
     };
     browser.on('Page.frameNavigated', navigated);
     browser.on('Page.navigatedWithinDocument', navigated);
+    // A tab's title is known only once its document is parsed, and Chromium may not report the
+    // change: the watched tab's target is read again when its document has loaded.
+    const loaded = (_params: unknown, from?: string) => {
+      const current = watched;
+      if (!current || from !== current.session) return;
+      browser
+        .send<{ targetInfo: TargetInfo }>('Target.getTargetInfo', { targetId: current.targetId })
+        .then(({ targetInfo }) => {
+          if (tabs.has(targetInfo.targetId)) remember(targetInfo);
+        })
+        .catch(() => {});
+    };
+    browser.on('Page.domContentEventFired', loaded);
+    browser.on('Page.loadEventFired', loaded);
 
     /** Streams `targetId`'s screen instead of the tab watched so far. */
     const watch = async (targetId: string) => {

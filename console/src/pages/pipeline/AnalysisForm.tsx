@@ -1,3 +1,4 @@
+import { Box, Group, NativeSelect, Paper, Text, Textarea } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
@@ -25,35 +26,42 @@ export function AnalysisForm({ slug, pipelineId }: { slug: string; pipelineId: s
     start.mutate();
   };
   return (
-    <form onSubmit={submit} className="card stack" aria-label="propose a version">
-      <strong>Propose the next version</strong>
-      <p className="muted">
+    <Paper withBorder p="md" radius="md" component="form" onSubmit={submit} aria-label="propose a version">
+      <Text fw={600}>Propose the next version</Text>
+      <Text size="sm" c="dimmed" mb="sm">
         A model studies the session's browser in a tab of its own and proposes steps; quoted values become parameters, and values named like
         a secret reach no model.
-      </p>
-      <label>
-        What should the pipeline do?
-        <textarea
-          rows={3}
-          required
-          value={prompt}
-          placeholder='Open https://shop.example/login, log in with email "me@example.com" and password "…", and extract the orders'
-          onChange={(event) => setPrompt(event.target.value)}
-        />
-      </label>
-      <div className="row">
-        {picker}
-        <label>
-          Model
-          <select value={model} onChange={(event) => setModel(event.target.value)}>
-            <ModelOptions models={models.data} />
-          </select>
-        </label>
-        <WriteButton type="submit" disabled={start.isPending || !session}>
+      </Text>
+      <Textarea
+        label="What should the pipeline do?"
+        autosize
+        minRows={3}
+        required
+        withAsterisk={false}
+        value={prompt}
+        placeholder='Open https://shop.example/login, log in with email "me@example.com" and password "…", and extract the orders'
+        onChange={(event) => setPrompt(event.currentTarget.value)}
+      />
+      <Group align="flex-end" gap="sm" mt="sm" wrap="wrap">
+        <Box miw={0} maw="100%">
+          {picker}
+        </Box>
+        {/* A model's description may be long: the select is as wide as the column at most, and cuts it. */}
+        <NativeSelect
+          label="Model"
+          value={model}
+          onChange={(event) => setModel(event.currentTarget.value)}
+          miw={0}
+          maw="100%"
+          style={{ flex: '1 1 12rem' }}
+        >
+          <ModelOptions models={models.data} />
+        </NativeSelect>
+        <WriteButton type="submit" loading={start.isPending} disabled={!session}>
           Analyse
         </WriteButton>
-      </div>
+      </Group>
       <ErrorLine error={start.error ?? models.error} />
-    </form>
+    </Paper>
   );
 }

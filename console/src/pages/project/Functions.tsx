@@ -1,9 +1,10 @@
+import { Alert, Box, Card, Checkbox, Code, Group, NativeSelect, Paper, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf, type RouterOutputs } from '../../api.ts';
 import { ArgumentInput, argsOf } from '../../components/ArgumentInput.tsx';
-import { Block, Copyable, ErrorLine, Loaded, usePagedList } from '../../components/parts.tsx';
+import { Block, Copyable, ErrorLine, fieldError, Loaded, RunStatus, usePagedList } from '../../components/parts.tsx';
 import { trpc } from '../../trpc.ts';
 import { CreateFunction } from './CreateFunction.tsx';
 
@@ -15,9 +16,13 @@ export function FunctionsTab({ slug }: { slug: string }) {
   const functions = useQuery(trpc.functions.list.queryOptions({ project: slug, limit: 100 }));
   return (
     <>
-      <section>
-        <h2>Functions</h2>
-        <p className="muted">A function is a pipeline version published with typed parameters and outputs, executed by its slug.</p>
+      <Box component="section">
+        <Title order={2} size="h3">
+          Functions
+        </Title>
+        <Text size="sm" c="dimmed" mb="md">
+          A function is a pipeline version published with typed parameters and outputs, executed by its slug.
+        </Text>
         <Loaded query={functions}>
           {(rows) =>
             rows.length === 0 ? (
@@ -32,7 +37,7 @@ export function FunctionsTab({ slug }: { slug: string }) {
             )
           }
         </Loaded>
-      </section>
+      </Box>
       <McpServers slug={slug} functions={functions.data ?? []} />
     </>
   );
@@ -49,44 +54,52 @@ function FunctionCard({ slug, fn }: { slug: string; fn: PipelineFunction }) {
     execute.mutate();
   };
   return (
-    <article className="card" aria-label={`function ${fn.slug}`}>
-      <header className="row">
-        <strong>{fn.name}</strong>
-        <code>{fn.slug}</code>
-        <span className="muted">→ {fn.outputs.map((output) => `${output.name}: ${output.refType}`).join(', ') || 'no outputs'}</span>
-      </header>
-      {fn.description && <p className="muted">{fn.description}</p>}
-      <form onSubmit={submit} className="row">
+    <Card withBorder radius="md" component="article" aria-label={`function ${fn.slug}`} mt="md">
+      <Group gap="xs" wrap="wrap">
+        <Text fw={600}>{fn.name}</Text>
+        <Code>{fn.slug}</Code>
+        <Text size="sm" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
+          → {fn.outputs.map((output) => `${output.name}: ${output.refType}`).join(', ') || 'no outputs'}
+        </Text>
+      </Group>
+      {fn.description && (
+        <Text size="sm" c="dimmed">
+          {fn.description}
+        </Text>
+      )}
+      <Group component="form" onSubmit={submit} align="flex-end" gap="sm" mt="sm" wrap="wrap">
         {fn.parameters.map((parameter) => (
-          <label key={parameter.name}>
-            {parameter.name} <span className="muted">({parameter.refType})</span>
-            <ArgumentInput
-              parameter={parameter}
-              value={values[parameter.name] ?? ''}
-              onChange={(value) => setValues({ ...values, [parameter.name]: value })}
-            />
-          </label>
+          <ArgumentInput
+            key={parameter.name}
+            name={parameter.name}
+            parameter={parameter}
+            value={values[parameter.name] ?? ''}
+            onChange={(value) => setValues({ ...values, [parameter.name]: value })}
+            error={fieldError(execute.error, ['args', parameter.name])}
+          />
         ))}
-        <WriteButton type="submit" disabled={execute.isPending}>
-          {execute.isPending ? 'Running…' : 'Try it'}
+        <WriteButton type="submit" loading={execute.isPending}>
+          Try it
         </WriteButton>
-      </form>
+      </Group>
       <ErrorLine error={execute.error} />
       {execute.data && (
-        <div className="stack">
-          <span>
-            Run <code>{execute.data.identifier.slice(0, 8)}</code>:{' '}
-            <span className={`status ${execute.data.result.status.pipeline}`}>{execute.data.result.status.pipeline}</span>
-          </span>
+        <Stack gap="xs" mt="sm">
+          <Group gap="xs">
+            <Text size="sm">
+              Run <Code>{execute.data.identifier.slice(0, 8)}</Code>:
+            </Text>
+            <RunStatus status={execute.data.result.status.pipeline} />
+          </Group>
           {execute.data.result.error && (
-            <p className="error">
+            <Alert color="red" role="alert">
               {execute.data.result.error.message} ({execute.data.result.error.code})
-            </p>
+            </Alert>
           )}
           <Block label={`outputs of ${fn.slug}`}>{JSON.stringify(execute.data.outputs, null, 2)}</Block>
-        </div>
+        </Stack>
       )}
-    </article>
+    </Card>
   );
 }
 
@@ -107,52 +120,64 @@ function McpServers({ slug, functions }: { slug: string; functions: PipelineFunc
     },
   });
   return (
-    <section>
-      <h2>MCP servers</h2>
-      <p className="muted">An MCP server offers functions to AI agents as tools, to clients whose API key is linked to it.</p>
+    <Box component="section" mt="xl">
+      <Title order={2} size="h3">
+        MCP servers
+      </Title>
+      <Text size="sm" c="dimmed" mb="md">
+        An MCP server offers functions to AI agents as tools, to clients whose API key is linked to it.
+      </Text>
       <Loaded query={servers}>{(rows) => rows.map((server) => <McpServerCard key={server.id} slug={slug} server={server} />)}</Loaded>
       {servers.pager}
-      <form
-        className="stack"
+      <Paper
+        withBorder
+        radius="md"
+        p="md"
+        mt="md"
+        component="form"
         aria-label="new MCP server"
         onSubmit={(event) => {
           event.preventDefault();
           create.mutate();
         }}
       >
-        <strong>New MCP server</strong>
-        <div className="row">
-          <label>
-            Name
-            <input required value={name} onChange={(event) => setName(event.target.value)} />
-          </label>
-          <label>
-            Server slug
-            <input required value={serverSlug} onChange={(event) => setServerSlug(event.target.value)} />
-          </label>
-        </div>
-        <fieldset>
-          <legend>Its tools</legend>
-          {functions.length === 0 && <span className="muted">No functions to offer yet.</span>}
-          {functions.map((fn) => (
-            <label key={fn.id} className="inline">
-              <input
-                type="checkbox"
-                checked={functionIds.includes(fn.id)}
-                onChange={(event) =>
-                  setFunctionIds(event.target.checked ? [...functionIds, fn.id] : functionIds.filter((id) => id !== fn.id))
-                }
-              />{' '}
-              {fn.slug}
-            </label>
-          ))}
-        </fieldset>
-        <WriteButton type="submit" disabled={create.isPending}>
+        <Text fw={600} mb="xs">
+          New MCP server
+        </Text>
+        <Group gap="sm" align="flex-start" wrap="wrap">
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            onChange={(event) => setName(event.currentTarget.value)}
+            error={fieldError(create.error, ['name'])}
+          />
+          <TextInput
+            label="Server slug"
+            required
+            value={serverSlug}
+            onChange={(event) => setServerSlug(event.currentTarget.value)}
+            error={fieldError(create.error, ['slug'])}
+          />
+        </Group>
+        <Checkbox.Group label="Its tools" mt="sm" value={functionIds} onChange={setFunctionIds}>
+          <Stack gap={6} mt={6}>
+            {functions.length === 0 && (
+              <Text size="sm" c="dimmed">
+                No functions to offer yet.
+              </Text>
+            )}
+            {functions.map((fn) => (
+              <Checkbox key={fn.id} value={fn.id} label={fn.slug} />
+            ))}
+          </Stack>
+        </Checkbox.Group>
+        <WriteButton type="submit" loading={create.isPending} mt="md">
           Create MCP server
         </WriteButton>
         <ErrorLine error={create.error} />
-      </form>
-    </section>
+      </Paper>
+    </Box>
   );
 }
 
@@ -195,66 +220,82 @@ function McpServerCard({ slug, server }: { slug: string; server: McpServer }) {
   const linked = configs.data?.filter((config) => config.mcpServerId === server.id) ?? [];
   const key = secret ?? '<your API key>';
   return (
-    <article className="card" aria-label={`MCP server ${server.slug}`}>
-      <header className="row">
-        <strong>{server.name}</strong>
-        <code>{server.slug}</code>
-        <span className="muted">tools: {server.functions.map((fn) => fn.slug).join(', ') || 'none'}</span>
-      </header>
+    <Card withBorder radius="md" component="article" aria-label={`MCP server ${server.slug}`} mb="md">
+      <Group gap="xs" wrap="wrap">
+        <Text fw={600}>{server.name}</Text>
+        <Code>{server.slug}</Code>
+        <Text size="sm" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
+          tools: {server.functions.map((fn) => fn.slug).join(', ') || 'none'}
+        </Text>
+      </Group>
       <Copyable label="Endpoint" value={endpoint} />
-      <p className="muted">
+      <Text size="sm" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
         Linked keys: {linked.length ? linked.map((config) => `${config.apiKey.name} (${config.apiKey.keyPrefix}…)`).join(', ') : 'none yet'}
-      </p>
-      <form
-        className="row"
+      </Text>
+      <Group
+        component="form"
+        align="flex-end"
+        gap="sm"
+        mt="xs"
+        wrap="wrap"
         onSubmit={(event) => {
           event.preventDefault();
           link.mutate();
         }}
       >
-        <label>
-          Link a key
-          <select value={keyChoice} onChange={(event) => setKeyChoice(event.target.value)}>
-            {server.functions.length === 0 && <option value="">Choose one of your keys</option>}
-            <option value="new" disabled={server.functions.length === 0}>
-              {server.functions.length > MAX_TOOLS_BY_NAME ? "A new key for the project's functions" : 'A new key for these tools only'}
+        <NativeSelect
+          label="Link a key"
+          value={keyChoice}
+          onChange={(event) => setKeyChoice(event.currentTarget.value)}
+          miw={0}
+          maw="100%"
+          style={{ flex: '0 1 20rem' }}
+        >
+          {server.functions.length === 0 && <option value="">Choose one of your keys</option>}
+          <option value="new" disabled={server.functions.length === 0}>
+            {server.functions.length > MAX_TOOLS_BY_NAME ? "A new key for the project's functions" : 'A new key for these tools only'}
+          </option>
+          {keys.data?.map((item) => (
+            <option key={item.id} value={item.id}>
+              {item.name} ({item.keyPrefix}…)
             </option>
-            {keys.data?.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.name} ({item.keyPrefix}…)
-              </option>
-            ))}
-          </select>
-        </label>
-        <WriteButton type="submit" disabled={link.isPending || !keyChoice || (keyChoice === 'new' && server.functions.length === 0)}>
+          ))}
+        </NativeSelect>
+        <WriteButton type="submit" loading={link.isPending} disabled={!keyChoice || (keyChoice === 'new' && server.functions.length === 0)}>
           Link
         </WriteButton>
-      </form>
+      </Group>
       {server.functions.length === 0 && (
-        <p className="muted">
+        <Text size="sm" c="dimmed" mt="xs">
           No tools yet: assign functions to this server, then a new key can be made for them (or link a key of yours).
-        </p>
+        </Text>
       )}
       {server.functions.length > MAX_TOOLS_BY_NAME && (
-        <p className="muted">
+        <Text size="sm" c="dimmed" mt="xs">
           More than {MAX_TOOLS_BY_NAME} tools: a new key names no single function, so it may read and execute every function of the project.
-        </p>
+        </Text>
       )}
       <ErrorLine error={link.error} />
-      {secret && <p className="notice">The new key's secret is in the configs below, and only here: copy one now.</p>}
+      {secret && (
+        <Alert color="yellow" mt="xs">
+          The new key's secret is in the configs below, and only here: copy one now.
+        </Alert>
+      )}
       {(linked.length > 0 || secret) && (
-        <details open={!!secret}>
-          <summary>Client configs</summary>
+        <Box component="details" open={!!secret} mt="xs">
+          <Text component="summary" fw={500} style={{ cursor: 'pointer' }}>
+            Client configs
+          </Text>
           <Copyable label="Claude Desktop" multiline value={claudeDesktop(server.slug, endpoint, key)} />
           <Copyable label="Cursor" multiline value={cursor(server.slug, endpoint, key)} />
           <Copyable label="VS Code" multiline value={vsCode(server.slug, endpoint, key)} />
           <Copyable label="MCP Inspector" multiline value={inspector(endpoint, key)} />
-          <p className="muted">
+          <Text size="sm" c="dimmed">
             Streamable HTTP at the endpoint; clients of the older HTTP+SSE transport use the same URL (GET with Accept: text/event-stream).
-          </p>
-        </details>
+          </Text>
+        </Box>
       )}
-    </article>
+    </Card>
   );
 }
 

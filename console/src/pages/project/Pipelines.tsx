@@ -1,8 +1,11 @@
+import { Anchor, Group, TextInput, Title } from '@mantine/core';
+import { IconPlus } from '@tabler/icons-react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../../access.tsx';
+import { type FormEvent, useRef, useState } from 'react';
+import { useProjectAccess, WriteButton } from '../../access.tsx';
 import { bf } from '../../api.ts';
-import { ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
+import { DataTable, Empty } from '../../components/DataTable.tsx';
+import { ErrorLine, fieldError, Loaded, usePagedList, when } from '../../components/parts.tsx';
 import { hrefOf } from '../../route.ts';
 import { trpc } from '../../trpc.ts';
 
@@ -22,6 +25,8 @@ export function PipelinesTab({ slug }: { slug: string }) {
   const queries = useQueryClient();
   const pipelines = usePagedList((page) => trpc.pipelines.list.queryOptions({ project: slug, ...page }), 'pipelines');
   const [name, setName] = useState('');
+  const nameInput = useRef<HTMLInputElement>(null);
+  const access = useProjectAccess();
   const create = useMutation({
     mutationFn: () => bf.pipelines.create.mutate({ project: slug, name, source: starterSource }),
     onSuccess: async ({ id }) => {
@@ -34,46 +39,58 @@ export function PipelinesTab({ slug }: { slug: string }) {
     create.mutate();
   };
   return (
-    <section>
-      <h2>Pipelines</h2>
+    <section aria-labelledby="pipelines-title">
+      <Title order={2} size="h3" id="pipelines-title" mb="sm">
+        Pipelines
+      </Title>
       <Loaded query={pipelines}>
         {(rows) =>
           rows.length === 0 ? (
-            <p className="muted">No pipelines yet.</p>
+            <Empty
+              title="No pipelines yet"
+              text="A pipeline is a graph of browser steps with parameters and outputs. Name one below: it starts from a small example that opens a page and reads its heading."
+              action={access.readOnly ? undefined : { label: 'Name the first pipeline', onClick: () => nameInput.current?.focus() }}
+            />
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Description</th>
-                  <th>Changed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((pipeline) => (
-                  <tr key={pipeline.id}>
-                    <td>
-                      <a href={hrefOf({ page: 'pipeline', slug, pipelineId: pipeline.id })}>{pipeline.name}</a>
-                    </td>
-                    <td>{pipeline.description}</td>
-                    <td>{when(pipeline.updated)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              label="pipelines"
+              rows={rows}
+              rowKey={(pipeline) => pipeline.id}
+              filterBy={(pipeline) => `${pipeline.name} ${pipeline.description}`}
+              columns={[
+                {
+                  key: 'name',
+                  label: 'Name',
+                  sortBy: (pipeline) => pipeline.name,
+                  render: (pipeline) => <Anchor href={hrefOf({ page: 'pipeline', slug, pipelineId: pipeline.id })}>{pipeline.name}</Anchor>,
+                },
+                { key: 'description', label: 'Description', render: (pipeline) => pipeline.description },
+                {
+                  key: 'changed',
+                  label: 'Changed',
+                  sortBy: (pipeline) => pipeline.updated ?? '',
+                  render: (pipeline) => when(pipeline.updated),
+                },
+              ]}
+            />
           )
         }
       </Loaded>
       {pipelines.pager}
-      <form onSubmit={submit} className="row">
-        <label>
-          New pipeline
-          <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <WriteButton type="submit" disabled={create.isPending}>
+      <Group renderRoot={(props) => <form {...props} />} onSubmit={submit} align="flex-end" gap="sm" mt="lg">
+        <TextInput
+          ref={nameInput}
+          label="New pipeline"
+          required
+          placeholder="name"
+          value={name}
+          onChange={(event) => setName(event.currentTarget.value)}
+          error={fieldError(create.error, ['name'])}
+        />
+        <WriteButton type="submit" loading={create.isPending} leftSection={<IconPlus size={16} />}>
           Create pipeline
         </WriteButton>
-      </form>
+      </Group>
       <ErrorLine error={create.error} />
     </section>
   );

@@ -1,23 +1,47 @@
+import {
+  Accordion,
+  Anchor,
+  Box,
+  Button,
+  Card,
+  Checkbox,
+  Group,
+  NativeSelect,
+  Paper,
+  PasswordInput,
+  SimpleGrid,
+  Stack,
+  Tabs,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { modals } from '@mantine/modals';
+import { IconExternalLink, IconPlayerPlay, IconPlayerStop, IconPlus } from '@tabler/icons-react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
-import { WriteButton } from '../../access.tsx';
+import { type FormEvent, useRef, useState } from 'react';
+import { useProjectAccess, WriteButton } from '../../access.tsx';
 import { bf, type Resource, type RouterInputs, type Session } from '../../api.ts';
+import { Empty } from '../../components/DataTable.tsx';
 import { Downloads } from '../../components/Downloads.tsx';
 import { LiveLogs } from '../../components/LiveLogs.tsx';
-import { ConfirmButton, Copyable, ErrorLine, Loaded, usePagedList, when } from '../../components/parts.tsx';
+import { ConfirmButton, Copyable, ErrorLine, fieldError, Loaded, StateBadge, usePagedList, when } from '../../components/parts.tsx';
 import { Recording } from '../../components/RecordingPlayer.tsx';
 import { trpc } from '../../trpc.ts';
 
 /** The project's sessions, a page at a time: each with its settings and running browsers, and a form that creates one. */
 export function SessionsTab({ slug }: { slug: string }) {
   const queries = useQueryClient();
+  const access = useProjectAccess();
   const sessions = usePagedList(
     (page) => trpc.sessions.list.queryOptions({ project: slug, ...page }, { refetchInterval: 5_000 }),
     'sessions',
   );
   const [name, setName] = useState('');
+  const nameInput = useRef<HTMLInputElement>(null);
   const [settings, setSettings] = useState<SessionSettings>(noSettings);
-  const [settingsError, setSettingsError] = useState<string | null>(null);
+  const [problem, setProblem] = useState<FieldProblem | null>(null);
   const create = useMutation({
     mutationFn: (extra: SessionExtras) => bf.sessions.create.mutate({ project: slug, name, ...extra }),
     onSuccess: () => {
@@ -29,38 +53,56 @@ export function SessionsTab({ slug }: { slug: string }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     try {
-      setSettingsError(null);
+      setProblem(null);
       create.mutate(settingsBody(settings));
     } catch (error) {
-      setSettingsError((error as Error).message);
+      setProblem(error as FieldProblem);
     }
   };
   return (
-    <section>
-      <h2>Sessions</h2>
-      <p className="muted">A session keeps a browser's settings and cookies; each start gives it a fresh browser.</p>
+    <section aria-labelledby="sessions-title">
+      <Title order={2} size="h3" id="sessions-title">
+        Sessions
+      </Title>
+      <Text size="sm" c="dimmed" mb="md">
+        A session keeps a browser's settings and cookies; each start gives it a fresh browser.
+      </Text>
       <Loaded query={sessions}>
         {(rows) =>
           rows.length === 0 ? (
-            <p className="muted">No sessions yet.</p>
+            <Empty
+              title="No sessions yet"
+              text="Name a session below and create it; then start a browser in it and connect with the CDP URL it shows."
+              action={access.readOnly ? undefined : { label: 'Name the first session', onClick: () => nameInput.current?.focus() }}
+            />
           ) : (
-            rows.map((session) => <SessionCard key={session.id} slug={slug} session={session} />)
+            <Stack gap="md">
+              {rows.map((session) => (
+                <SessionCard key={session.id} slug={slug} session={session} />
+              ))}
+            </Stack>
           )
         }
       </Loaded>
       {sessions.pager}
-      <form onSubmit={submit} className="row" aria-label="new session">
-        <label>
-          New session
-          <input required placeholder="name" value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <WriteButton type="submit" disabled={create.isPending}>
-          Create session
-        </WriteButton>
-        <SettingsFields settings={settings} onChange={setSettings} />
-      </form>
-      {settingsError && <p className="error">{settingsError}</p>}
-      <ErrorLine error={create.error} />
+      <Paper withBorder p="md" mt="lg" radius="md" component="form" onSubmit={submit} aria-label="new session">
+        <Group align="flex-end" gap="sm">
+          <TextInput
+            ref={nameInput}
+            label="New session"
+            required
+            placeholder="name"
+            value={name}
+            onChange={(event) => setName(event.currentTarget.value)}
+            error={fieldError(create.error, ['name'])}
+          />
+          <WriteButton type="submit" loading={create.isPending} leftSection={<IconPlus size={16} />}>
+            Create session
+          </WriteButton>
+        </Group>
+        <SettingsFields settings={settings} onChange={setSettings} error={create.error} problem={problem} />
+        <ErrorLine error={create.error} />
+      </Paper>
     </section>
   );
 }
@@ -81,26 +123,66 @@ function SessionCard({ slug, session }: { slug: string; session: Session }) {
     ]);
   const start = useMutation({ mutationFn: () => bf.resources.start.mutate({ project: slug, sessionId: session.id }), onSuccess: refresh });
   const browsers = (detail.data?.resources ?? []).filter((resource) => resource.status === 'running' || resource.status === 'starting');
+  const browsersBox = useRef<HTMLDivElement>(null);
+  // A running session offers what it has; a second browser only when asked for, and confirmed.
+  const startAnother = () =>
+    modals.openConfirmModal({
+      title: 'Start a second browser?',
+      children: (
+        <Text size="sm">
+          {session.name} already has a browser running. A second one runs beside it, with its own CDP URL, and is charged as well.
+        </Text>
+      ),
+      labels: { confirm: 'Start a second browser', cancel: 'Cancel' },
+      confirmProps: { 'data-autofocus': true },
+      onConfirm: () => start.mutate(),
+    });
   return (
-    <article className="card" aria-label={`session ${session.name}`}>
-      <header className="row">
-        <strong>{session.name}</strong>
-        <span className={`status ${session.status}`}>{session.status}</span>
-        <span className="muted">last started {when(session.manager.lastStarted)}</span>
-        <WriteButton type="button" onClick={() => start.mutate()} disabled={start.isPending}>
-          Start a browser
-        </WriteButton>
-      </header>
+    <Card withBorder radius="md" padding="md" component="article" aria-label={`session ${session.name}`}>
+      <Group justify="space-between" gap="sm" wrap="wrap">
+        <Group gap="sm" miw={0}>
+          <Text fw={600} truncate="end" maw={260}>
+            {session.name}
+          </Text>
+          <StateBadge state={session.status} />
+          <Text size="sm" c="dimmed">
+            last started {when(session.manager.lastStarted)}
+          </Text>
+        </Group>
+        {browsers.length > 0 ? (
+          <Group gap="xs">
+            <Button
+              size="sm"
+              leftSection={<IconPlayerPlay size={16} />}
+              onClick={() => browsersBox.current?.scrollIntoView({ behavior: 'smooth', block: 'start' })}
+            >
+              Go to the live view
+            </Button>
+            <WriteButton size="sm" variant="default" onClick={startAnother} disabled={start.isPending}>
+              Start another browser
+            </WriteButton>
+          </Group>
+        ) : (
+          <WriteButton size="sm" onClick={() => start.mutate()} loading={start.isPending} leftSection={<IconPlayerPlay size={16} />}>
+            Start a browser
+          </WriteButton>
+        )}
+      </Group>
       <ErrorLine error={start.error} />
+      <Box ref={browsersBox}>
+        {browsers.map((resource) => (
+          <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} recorded={session.record} onChange={refresh} />
+        ))}
+      </Box>
       <SessionEditor slug={slug} session={session} onChange={refresh} />
-      {browsers.map((resource) => (
-        <Browser key={resource.id} slug={slug} sessionId={session.id} resource={resource} recorded={session.record} onChange={refresh} />
-      ))}
-    </article>
+    </Card>
   );
 }
 
-/** A running browser: how to connect to it, and its stop. */
+/**
+ * A running browser: its live view, and beside it from 1200 px (below it on a narrower screen) how
+ * to connect to it, its log and its recording; and its stop.
+ */
 function Browser({
   slug,
   sessionId,
@@ -119,53 +201,97 @@ function Browser({
     onSuccess: onChange,
   });
   return (
-    <section className="browser" aria-label={`browser ${resource.id}`}>
-      <p className="row">
-        <span className={`status ${resource.status}`}>{resource.status}</span>
-        <span className="muted">
+    <Box
+      component="section"
+      aria-label={`browser ${resource.id}`}
+      mt="md"
+      pt="sm"
+      style={{ borderTop: '1px solid var(--mantine-color-default-border)' }}
+    >
+      <Group gap="sm" mb="sm" wrap="wrap">
+        <StateBadge state={resource.status} />
+        <Text size="sm" c="dimmed" style={{ minWidth: 0, overflowWrap: 'anywhere' }}>
           on {resource.host ?? '—'} since {when(resource.started)}, until {when(resource.expires)}
-        </span>
-        {resource.vncUrl && (
-          <a href={resource.vncUrl} target="_blank" rel="noreferrer">
-            Live view in a tab
-          </a>
-        )}
-        <WriteButton type="button" onClick={() => stop.mutate()} disabled={stop.isPending}>
+        </Text>
+        <WriteButton
+          size="xs"
+          color="red"
+          variant="light"
+          onClick={() => stop.mutate()}
+          loading={stop.isPending}
+          leftSection={<IconPlayerStop size={14} />}
+        >
           Stop
         </WriteButton>
-      </p>
+      </Group>
       <ErrorLine error={stop.error} />
-      {resource.vncUrl && (
-        <details>
-          <summary>Live view</summary>
-          <iframe className="live" title={`live view of ${resource.id}`} src={resource.vncUrl} />
-        </details>
-      )}
-      {recorded && (
-        <details>
-          <summary>Recording</summary>
-          <Recording slug={slug} sessionId={sessionId} resourceId={resource.id} />
-        </details>
-      )}
-      <details>
-        <summary>Downloads</summary>
-        <Downloads slug={slug} sessionId={sessionId} resourceId={resource.id} live />
-      </details>
-      <details>
-        <summary>Logs</summary>
-        <LiveLogs
-          url={`/${encodeURIComponent(slug)}/api/sessions/${encodeURIComponent(sessionId)}/${encodeURIComponent(resource.id)}/logs`}
-        />
-      </details>
-      {resource.remoteUrl && (
-        <>
-          <Copyable label="CDP URL" value={resource.remoteUrl} />
-          <Copyable label="Playwright" multiline value={playwrightSnippet(resource.remoteUrl)} />
-          <Copyable label="Puppeteer" multiline value={puppeteerSnippet(resource.remoteUrl)} />
-        </>
-      )}
-    </section>
+      <SimpleGrid cols={{ base: 1, lg: 2 }} spacing="md">
+        <Box miw={0}>
+          {resource.vncUrl ? (
+            <>
+              <Group justify="space-between" mb={4}>
+                <Text fw={500}>Live view</Text>
+                <Anchor href={resource.vncUrl} target="_blank" rel="noreferrer" size="sm">
+                  <Group gap={4} renderRoot={(props) => <span {...props} />}>
+                    Live view in a tab <IconExternalLink size={14} />
+                  </Group>
+                </Anchor>
+              </Group>
+              <LiveFrame key={resource.id} resourceId={resource.id} url={resource.vncUrl} />
+            </>
+          ) : (
+            <Text size="sm" c="dimmed">
+              The live view shows once the browser is up.
+            </Text>
+          )}
+        </Box>
+        <Tabs defaultValue="connect" keepMounted miw={0}>
+          <Tabs.List>
+            <Tabs.Tab value="connect">Connect</Tabs.Tab>
+            <Tabs.Tab value="logs">Logs</Tabs.Tab>
+            {recorded && <Tabs.Tab value="recording">Recording</Tabs.Tab>}
+            <Tabs.Tab value="downloads">Downloads</Tabs.Tab>
+          </Tabs.List>
+          <Tabs.Panel value="connect" pt="xs">
+            {resource.remoteUrl ? (
+              <>
+                <Copyable label="CDP URL" value={resource.remoteUrl} />
+                <Copyable label="Playwright" multiline value={playwrightSnippet(resource.remoteUrl)} />
+                <Copyable label="Puppeteer" multiline value={puppeteerSnippet(resource.remoteUrl)} />
+              </>
+            ) : (
+              <Text size="sm" c="dimmed">
+                Its CDP URL shows once the browser is up.
+              </Text>
+            )}
+          </Tabs.Panel>
+          <Tabs.Panel value="logs" pt="xs">
+            <LiveLogs
+              url={`/${encodeURIComponent(slug)}/api/sessions/${encodeURIComponent(sessionId)}/${encodeURIComponent(resource.id)}/logs`}
+            />
+          </Tabs.Panel>
+          {recorded && (
+            <Tabs.Panel value="recording" pt="xs">
+              <Recording slug={slug} sessionId={sessionId} resourceId={resource.id} />
+            </Tabs.Panel>
+          )}
+          <Tabs.Panel value="downloads" pt="xs">
+            <Downloads slug={slug} sessionId={sessionId} resourceId={resource.id} live />
+          </Tabs.Panel>
+        </Tabs>
+      </SimpleGrid>
+    </Box>
   );
+}
+
+/**
+ * The embedded live view. Its address carries a fresh token each time the session is read again
+ * (every few seconds): the frame keeps the first one, since a new `src` would reload the view,
+ * dropping its connection and whatever was typed in its bar. The token is checked when it connects.
+ */
+function LiveFrame({ resourceId, url }: { resourceId: string; url: string }) {
+  const [first] = useState(url);
+  return <iframe className="live" title={`live view of ${resourceId}`} src={first} />;
 }
 
 const playwrightSnippet = (url: string) => `import { chromium } from 'playwright';
@@ -217,7 +343,17 @@ const noSettings: SessionSettings = {
   record: false,
 };
 
-/** The optional part of a new session, as the API takes it; a malformed field throws its message. */
+/** A field of the form the console itself could not read, with what to type instead. */
+class FieldProblem extends Error {
+  constructor(
+    readonly field: keyof SessionSettings,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The optional part of a new session, as the API takes it; a malformed field throws a FieldProblem. */
 function settingsBody(settings: SessionSettings) {
   const body: SessionExtras = {};
   if (settings.persist) body.persist = true;
@@ -227,7 +363,7 @@ function settingsBody(settings: SessionSettings) {
     try {
       url = new URL(settings.proxy);
     } catch {
-      throw new Error('The proxy is a URL such as http://proxy.example:8080 or socks5://proxy.example:1080');
+      throw new FieldProblem('proxy', 'The proxy is a URL such as http://proxy.example:8080 or socks5://proxy.example:1080');
     }
     // The service checks every field; a wrong one comes back as its 400.
     body.proxy = {
@@ -241,85 +377,119 @@ function settingsBody(settings: SessionSettings) {
   if (settings.timezone) body.timezone = settings.timezone;
   if (settings.fingerprint) body.fingerprint = settings.fingerprint as SessionExtras['fingerprint'];
   if (settings.cookies.trim()) {
+    let cookies: unknown;
     try {
-      body.cookies = JSON.parse(settings.cookies) as SessionExtras['cookies'];
+      cookies = JSON.parse(settings.cookies);
     } catch {
-      throw new Error('Cookies are a JSON list, e.g. [{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]');
+      throw new FieldProblem('cookies', 'This is not JSON: cookies are a list of objects, each with a name, value, domain and path.');
     }
+    if (!Array.isArray(cookies))
+      throw new FieldProblem('cookies', 'Cookies are a list (in square brackets) of objects, each with a name, value, domain and path.');
+    body.cookies = cookies as SessionExtras['cookies'];
   }
   if (settings.record) body.record = true;
   return body;
 }
 
-/** Screen size, locale, timezone and fingerprint, a proxy (its password as a password field) and cookies for a new session. */
-function SettingsFields({ settings, onChange }: { settings: SessionSettings; onChange: (settings: SessionSettings) => void }) {
+/**
+ * Screen size, locale, timezone and fingerprint, a proxy (its password as a password field) and
+ * cookies for a session, folded away until asked for; each field with what was wrong with it, said
+ * by the console (`problem`) or by the service (`error`'s issues).
+ */
+function SettingsFields({
+  settings,
+  onChange,
+  error,
+  problem,
+}: {
+  settings: SessionSettings;
+  onChange: (settings: SessionSettings) => void;
+  error: unknown;
+  problem: FieldProblem | null;
+}) {
   const field = (key: Exclude<keyof SessionSettings, 'persist' | 'record'>) => ({
     value: settings[key],
-    onChange: (event: { target: { value: string } }) => onChange({ ...settings, [key]: event.target.value }),
+    onChange: (event: { currentTarget: { value: string } }) => onChange({ ...settings, [key]: event.currentTarget.value }),
   });
+  const said = (key: keyof SessionSettings, ...path: string[]) =>
+    (problem?.field === key ? problem.message : undefined) ?? fieldError(error, path);
+  const cookiesSaid = said('cookies', 'cookies');
+  const proxySaid = said('proxy', 'proxy');
   return (
-    <details className="wide">
-      <summary>Screen, proxy and cookies</summary>
-      <label className="inline">
-        <input type="checkbox" checked={settings.persist} onChange={(event) => onChange({ ...settings, persist: event.target.checked })} />
-        Keep the browser's profile between starts (cookies, localStorage, IndexedDB, service workers; one browser at a time)
-      </label>
-      <div className="row">
-        <label>
-          Screen width
-          <input inputMode="numeric" placeholder="1280" {...field('width')} />
-        </label>
-        <label>
-          Screen height
-          <input inputMode="numeric" placeholder="720" {...field('height')} />
-        </label>
-      </div>
-      <div className="row">
-        <label>
-          Locale
-          <input placeholder="en-US" {...field('locale')} />
-        </label>
-        <label>
-          Timezone
-          <input placeholder="UTC" {...field('timezone')} />
-        </label>
-        <label>
-          Fingerprint
-          <select {...field('fingerprint')}>
-            <option value="">desktop (default)</option>
-            <option value="desktop">desktop: not flagged as automated</option>
-            <option value="automation">automation: Chromium's honest headless defaults</option>
-          </select>
-        </label>
-      </div>
-      <div className="row">
-        <label>
-          Proxy
-          <input placeholder="http://proxy.example:8080" {...field('proxy')} />
-        </label>
-        <label>
-          Proxy user
-          <input autoComplete="off" {...field('proxyUsername')} />
-        </label>
-        <label>
-          Proxy password (again, when the proxy changes)
-          <input type="password" autoComplete="new-password" {...field('proxyPassword')} />
-        </label>
-      </div>
-      <label>
-        Cookies (JSON)
-        <textarea
-          rows={3}
-          spellCheck={false}
-          placeholder='[{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]'
-          {...field('cookies')}
-        />
-      </label>
-      <label>
-        <input type="checkbox" checked={settings.record} onChange={(event) => onChange({ ...settings, record: event.target.checked })} />{' '}
-        Record its browsers' pages (rrweb)
-      </label>
-    </details>
+    <Accordion variant="contained" mt="sm" defaultValue={cookiesSaid || proxySaid ? 'more' : null}>
+      <Accordion.Item value="more">
+        <Accordion.Control>Screen, proxy and cookies</Accordion.Control>
+        <Accordion.Panel>
+          <Stack gap="sm">
+            <Checkbox
+              checked={settings.persist}
+              onChange={(event) => onChange({ ...settings, persist: event.currentTarget.checked })}
+              label="Keep the browser's profile between starts (cookies, localStorage, IndexedDB, service workers; one browser at a time)"
+            />
+            <SimpleGrid cols={{ base: 1, xs: 2, md: 3 }} spacing="sm">
+              <TextInput
+                label="Screen width"
+                inputMode="numeric"
+                placeholder="1280"
+                {...field('width')}
+                error={said('width', 'screen', 'width')}
+              />
+              <TextInput
+                label="Screen height"
+                inputMode="numeric"
+                placeholder="720"
+                {...field('height')}
+                error={said('height', 'screen', 'height')}
+              />
+              <TextInput label="Locale" placeholder="en-US" {...field('locale')} error={said('locale', 'locale')} />
+              <TextInput label="Timezone" placeholder="UTC" {...field('timezone')} error={said('timezone', 'timezone')} />
+              <NativeSelect
+                label="Fingerprint"
+                {...field('fingerprint')}
+                error={said('fingerprint', 'fingerprint')}
+                data={[
+                  { value: '', label: 'desktop (default)' },
+                  { value: 'desktop', label: 'desktop: not flagged as automated' },
+                  { value: 'automation', label: "automation: Chromium's honest headless defaults" },
+                ]}
+              />
+            </SimpleGrid>
+            <SimpleGrid cols={{ base: 1, md: 3 }} spacing="sm">
+              <TextInput label="Proxy" placeholder="http://proxy.example:8080" {...field('proxy')} error={proxySaid} />
+              <TextInput
+                label="Proxy user"
+                autoComplete="off"
+                {...field('proxyUsername')}
+                error={said('proxyUsername', 'proxy', 'username')}
+              />
+              <PasswordInput
+                label="Proxy password"
+                description="Again, when the proxy changes"
+                autoComplete="new-password"
+                {...field('proxyPassword')}
+                error={said('proxyPassword', 'proxy', 'password')}
+              />
+            </SimpleGrid>
+            <Textarea
+              label="Cookies (JSON)"
+              description="A list of cookies, each with a name, value, domain and path"
+              autosize
+              minRows={3}
+              spellCheck={false}
+              styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+              placeholder='[{"name": "sid", "value": "…", "domain": "shop.example", "path": "/"}]'
+              {...field('cookies')}
+              error={cookiesSaid}
+            />
+            <Checkbox
+              checked={settings.record}
+              onChange={(event) => onChange({ ...settings, record: event.currentTarget.checked })}
+              label="Record its browsers' pages (rrweb)"
+            />
+          </Stack>
+        </Accordion.Panel>
+      </Accordion.Item>
+    </Accordion>
   );
 }
 
@@ -350,7 +520,7 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
   const initial = settingsOf(session);
   const [name, setName] = useState(session.name);
   const [settings, setSettings] = useState<SessionSettings>(initial);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<FieldProblem | null>(null);
   const save = useMutation({
     mutationFn: (body: SessionExtras) =>
       bf.sessions.update.mutate({ project: slug, sessionId: session.id, ...(name !== session.name ? { name } : {}), ...body }),
@@ -381,37 +551,45 @@ function SessionEditor({ slug, session, onChange }: { slug: string; session: Ses
       if (changed(['record'])) body.record = settings.record;
       save.mutate(body);
     } catch (error) {
-      setProblem((error as Error).message);
+      setProblem(error as FieldProblem);
     }
   };
   return (
-    <details>
-      <summary>Settings</summary>
-      <form onSubmit={submit} className="stack" aria-label={`settings of ${session.name}`}>
-        <label>
-          Name
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <SettingsFields settings={settings} onChange={setSettings} />
-        <p className="muted">Cookies typed here replace the session's; left empty, they stay as they are.</p>
-        <div className="row">
-          <WriteButton type="submit" disabled={save.isPending}>
-            Save settings
-          </WriteButton>
-          <ConfirmButton
-            Button={WriteButton}
-            question={`Delete ${session.name}? This cannot be undone.`}
-            yes="Yes, delete"
-            onConfirm={() => remove.mutate()}
-            disabled={remove.isPending}
-          >
-            Delete the session
-          </ConfirmButton>
-        </div>
-        {save.isSuccess && <p role="status">Saved: the next browser started uses them.</p>}
-        {problem && <p className="error">{problem}</p>}
-        <ErrorLine error={save.error ?? remove.error} />
-      </form>
-    </details>
+    <Accordion variant="separated" mt="md">
+      <Accordion.Item value="settings">
+        <Accordion.Control>Settings</Accordion.Control>
+        <Accordion.Panel>
+          <Stack renderRoot={(props) => <form {...props} />} onSubmit={submit} gap="sm" aria-label={`settings of ${session.name}`}>
+            <TextInput
+              label="Name"
+              required
+              value={name}
+              onChange={(event) => setName(event.currentTarget.value)}
+              error={fieldError(save.error, ['name'])}
+            />
+            <SettingsFields settings={settings} onChange={setSettings} error={save.error} problem={problem} />
+            <Text size="sm" c="dimmed">
+              Cookies typed here replace the session's; left empty, they stay as they are.
+            </Text>
+            <Group gap="sm">
+              <WriteButton type="submit" loading={save.isPending}>
+                Save settings
+              </WriteButton>
+              <ConfirmButton
+                Button={WriteButton}
+                question={`Delete ${session.name}? Its running browsers stop. This cannot be undone.`}
+                yes="Yes, delete"
+                onConfirm={() => remove.mutate()}
+                disabled={remove.isPending}
+              >
+                Delete the session
+              </ConfirmButton>
+            </Group>
+            {save.isSuccess && <Text role="status">Saved: the next browser started uses them.</Text>}
+            <ErrorLine error={save.error ?? remove.error} />
+          </Stack>
+        </Accordion.Panel>
+      </Accordion.Item>
+    </Accordion>
   );
 }

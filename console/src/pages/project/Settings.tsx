@@ -1,8 +1,9 @@
+import { Checkbox, Group, Paper, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { WriteButton } from '../../access.tsx';
 import { bf, type RouterOutputs } from '../../api.ts';
-import { ErrorLine } from '../../components/parts.tsx';
+import { ErrorLine, fieldError } from '../../components/parts.tsx';
 import { hrefOf } from '../../route.ts';
 import { trpc } from '../../trpc.ts';
 
@@ -46,49 +47,73 @@ export function ProjectSettings({ project }: { project: Project }) {
     save.mutate();
   };
   return (
-    <section>
-      <h2>Settings</h2>
-      <form onSubmit={submit} className="stack" aria-label="project settings">
-        <label>
-          Name
-          <input required value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <label>
-          Description
-          <textarea rows={2} value={description} onChange={(event) => setDescription(event.target.value)} />
-        </label>
-        <label className="inline">
-          <input type="checkbox" checked={isPublic} onChange={(event) => setPublic(event.target.checked)} /> Public: anyone may read it (its
-          pipelines, functions and runs), signed in or not
-        </label>
-        <label>
-          Slug (every API path of the project starts with it)
-          <input required value={slug} onChange={(event) => setSlug(event.target.value)} />
-        </label>
-        <WriteButton type="submit" disabled={save.isPending}>
-          Save
-        </WriteButton>
-        {save.isSuccess && <p role="status">Saved.</p>}
+    <section aria-labelledby="settings-title">
+      <Title order={2} size="h3" id="settings-title" mb="sm">
+        Settings
+      </Title>
+      <Stack renderRoot={(props) => <form {...props} />} onSubmit={submit} gap="sm" maw={560} aria-label="project settings">
+        <TextInput
+          label="Name"
+          required
+          value={name}
+          onChange={(event) => setName(event.currentTarget.value)}
+          error={fieldError(save.error, ['name'])}
+        />
+        <Textarea
+          label="Description"
+          autosize
+          minRows={2}
+          value={description}
+          onChange={(event) => setDescription(event.currentTarget.value)}
+          error={fieldError(save.error, ['description'])}
+        />
+        <Checkbox
+          checked={isPublic}
+          onChange={(event) => setPublic(event.currentTarget.checked)}
+          label="Public: anyone may read it (its pipelines, functions and runs), signed in or not"
+        />
+        <TextInput
+          label="Slug"
+          description="Every API path of the project starts with it"
+          required
+          value={slug}
+          onChange={(event) => setSlug(event.currentTarget.value)}
+          error={fieldError(save.error, ['slug'])}
+        />
+        <Group>
+          <WriteButton type="submit" loading={save.isPending}>
+            Save
+          </WriteButton>
+        </Group>
+        {save.isSuccess && <Text role="status">Saved.</Text>}
         <ErrorLine error={save.error} />
-      </form>
-      <h2>Delete the project</h2>
-      <form
-        className="row"
-        aria-label="delete the project"
-        onSubmit={(event) => {
-          event.preventDefault();
-          remove.mutate();
-        }}
-      >
-        <label>
-          Type the slug, {project.slug}, to delete the project with everything in it
-          <input value={confirm} onChange={(event) => setConfirm(event.target.value)} />
-        </label>
-        <WriteButton type="submit" disabled={remove.isPending || confirm !== project.slug}>
-          Delete
-        </WriteButton>
-      </form>
-      <ErrorLine error={remove.error} />
+      </Stack>
+      <Paper withBorder p="md" mt="xl" radius="md" maw={560} style={{ borderColor: 'var(--mantine-color-red-filled)' }}>
+        <Title order={2} size="h4" c="var(--mantine-color-error)" mb="xs">
+          Delete the project
+        </Title>
+        <Group
+          renderRoot={(props) => <form {...props} />}
+          aria-label="delete the project"
+          align="flex-end"
+          gap="sm"
+          onSubmit={(event: FormEvent) => {
+            event.preventDefault();
+            remove.mutate();
+          }}
+        >
+          <TextInput
+            label={`Type the slug, ${project.slug}, to delete the project with everything in it`}
+            value={confirm}
+            onChange={(event) => setConfirm(event.currentTarget.value)}
+            style={{ flex: 1, minWidth: 0 }}
+          />
+          <WriteButton type="submit" color="red" loading={remove.isPending} disabled={confirm !== project.slug}>
+            Delete
+          </WriteButton>
+        </Group>
+        <ErrorLine error={remove.error} />
+      </Paper>
     </section>
   );
 }
