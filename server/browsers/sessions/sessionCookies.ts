@@ -1,3 +1,4 @@
+import type { BrowserContext } from 'playwright-core';
 import { z } from 'zod';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import { CdpClient } from '../cdp/cdpClient.ts';
@@ -182,5 +183,24 @@ export async function setSessionCookies(cdpEndpoint: string, cookies: readonly S
     await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(cookies) });
   } finally {
     cdp.close();
+  }
+}
+
+/**
+ * Sets `cookies` in one Playwright context (a call's, server/browsers/host/pool/projectBrowsers.ts),
+ * over CDP as `setSessionCookies` does, so every field applies alike. Opens the context's first tab
+ * to reach it (a run takes that tab for its first page).
+ */
+export async function setContextCookies(context: BrowserContext, cookies: readonly SessionCookie[]) {
+  const page = context.pages()[0] ?? (await context.newPage());
+  const cdp = await context.newCDPSession(page);
+  try {
+    const { targetInfo } = (await cdp.send('Target.getTargetInfo')) as { targetInfo: { browserContextId?: string } };
+    await cdp.send('Storage.setCookies', {
+      cookies: cdpCookieParams(cookies) as never,
+      ...(targetInfo.browserContextId ? { browserContextId: targetInfo.browserContextId } : {}),
+    });
+  } finally {
+    await cdp.detach().catch(() => {});
   }
 }
