@@ -119,16 +119,15 @@ export async function startBrowserHost(options: {
     log,
     onClosed: (usage) => void callMetering.report(usage, { last: true }),
   });
-  // They have no workflow to meter them: the host reports their usage, as often as a browser's workflow does.
+  // They have no workflow of their own: the host reports their usage, as often as a browser's workflow does, billing on or off.
   const callMetering = new CallMetering({
-    orm,
     config,
     log,
     temporal: options.temporal,
     closeProject: (projectId, why) => projectBrowsers.closeProject(projectId, why),
   });
   const meteringTimer = setInterval(() => {
-    if (callMetering.enabled) callMetering.reportAll(projectBrowsers.usage());
+    callMetering.reportAll(projectBrowsers.usage());
   }, browserCheckIntervalMs);
   const pool = new BrowserPool({
     ...chromium,

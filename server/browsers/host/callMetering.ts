@@ -1,28 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { Project } from '../../../db/entities/index.ts';
-import { FUNDS_EXHAUSTED } from '../../../workflows/contracts/billing.ts';
-import { meter } from '../../billing/metering.ts';
-import { parseQuantity } from '../../billing/money.ts';
-import { enforceFunds } from '../../billing/shutdown.ts';
+import { type CallUsageWorkflow, callUsageWorkflowType, FUNDS_EXHAUSTED } from '../../../workflows/contracts/billing.ts';
+import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import type { Config } from '../../config.ts';
 import type { CallBrowserUsage } from './pool/projectBrowsers.ts';
 
 /**
  * Metering of the project browsers that calls run in (docs/browsers.md, Contexts for calls): they
- * have no resource and no workflow, so their host reports their usage itself, as a browser's
- * workflow reports a resource's (activities/browserSessions.ts `recordUsage`): the growth of CPU
- * seconds and network bytes every check interval and once more as the browser is destroyed, under
- * the browser's own id (`meterId`, a UUID), each report keyed by the cumulative total it brings
- * (`calls:<meterId>:<unit>:<total>`: the usage listing tells calls' usage by it), so a report sent
- * again is recorded once. A `shutdown` answer closes the project's browsers; the
- * project's next call is refused at its start (402, `requireFunds`), as any start is.
+ * have no resource and no workflow of their own, so their host reports their usage, as a browser's
+ * workflow reports a resource's: the cumulative CPU seconds and network bytes every check interval
+ * and once more as the browser is destroyed, under the browser's own id (`meterId`, a UUID), with
+ * billing on or off, as every browser is metered. A host loads no billing code
+ * (.dependency-cruiser.cjs): each report is metered by a short workflow on the control queue
+ * (`callUsageWorkflow`, workflows/billing.ts), keyed by the totals it brings, so a report sent again
+ * is recorded once. A `shutdown` answer closes the project's browsers; the project's next call is
+ * refused at its start (402, `requireFunds`), as any start is.
  */
 
 type Deps = {
-  orm: MikroORM;
   config: Config;
   log: Logger;
   temporal: TemporalClient;
@@ -30,22 +26,17 @@ type Deps = {
   closeProject: (projectId: string, why: string) => Promise<void>;
 };
 
-type Figures = { cpu: number; network: number };
+type Figures = { cpuSeconds: number; networkBytes: number };
 
 export class CallMetering {
   readonly #deps: Deps;
-  /** What each browser's reports brought its totals to. */
+  /** What each browser's reports were recorded up to. */
   readonly #reported = new Map<string, Figures>();
   /** The report under way per browser: one at a time, so none is metered from stale totals. */
   readonly #pending = new Map<string, Promise<void>>();
 
   constructor(deps: Deps) {
     this.#deps = deps;
-  }
-
-  /** Whether the deployment bills: with billing off, calls are not metered. */
-  get enabled() {
-    return this.#deps.config.billing.enabled;
   }
 
   /** The periodic report: each browser's growth, skipping one whose last report is still under way. */
@@ -55,7 +46,6 @@ export class CallMetering {
 
   /** Meters the browser's growth since its last report; `last` once it is destroyed (its figures are then forgotten). */
   report(usage: CallBrowserUsage, { last = false } = {}): Promise<void> {
-    if (!this.enabled) return Promise.resolve();
     const before = this.#pending.get(usage.meterId) ?? Promise.resolve();
     const next: Promise<void> = before
       .then(() => this.#report(usage))
@@ -79,30 +69,20 @@ export class CallMetering {
   }
 
   async #report(usage: CallBrowserUsage) {
-    const { orm, config, temporal } = this.#deps;
-    const em = orm.em.fork();
-    const project = await em.findOne(Project, { id: usage.projectId });
-    // Deleted meanwhile: its usage has no project to be drawn for.
-    if (!project) return;
-    const reported = this.#reported.get(usage.meterId) ?? { cpu: 0, network: 0 };
-    let shutdown = false;
-    for (const [unit, now] of [
-      ['cpu', usage.cpuSeconds],
-      ['network', usage.networkBytes],
-    ] as const) {
-      const grown = (parseQuantity(now) ?? 0n) - (parseQuantity(reported[unit]) ?? 0n);
-      if (grown <= 0n) continue;
-      const answer = await meter(em.fork(), config.billing, project, {
-        resourceId: usage.meterId,
-        unit,
-        quantityMicro: grown,
-        reportId: `calls:${usage.meterId}:${unit}:${now}`,
-      });
-      reported[unit] = now;
-      this.#reported.set(usage.meterId, reported);
-      if (answer.action === 'shutdown') shutdown = true;
-      await enforceFunds(em, temporal, config, answer);
-    }
-    if (shutdown) await this.#deps.closeProject(usage.projectId, FUNDS_EXHAUSTED);
+    const { config, temporal } = this.#deps;
+    const reported = this.#reported.get(usage.meterId) ?? { cpuSeconds: 0, networkBytes: 0 };
+    const now = {
+      cpuSeconds: Math.max(reported.cpuSeconds, usage.cpuSeconds),
+      networkBytes: Math.max(reported.networkBytes, usage.networkBytes),
+    };
+    if (now.cpuSeconds === reported.cpuSeconds && now.networkBytes === reported.networkBytes) return;
+    const action = await temporal.workflow.execute<CallUsageWorkflow>(callUsageWorkflowType, {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: workflowIds.callUsage(usage.meterId, now.cpuSeconds, now.networkBytes),
+      args: [{ meterId: usage.meterId, projectId: usage.projectId, ...now, reported }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    this.#reported.set(usage.meterId, now);
+    if (action === 'shutdown') await this.#deps.closeProject(usage.projectId, FUNDS_EXHAUSTED);
   }
 }
