@@ -39,22 +39,22 @@ export function createPipelineRunHostActivities(
   /**
    * A call's context on this host: opened by its first browser activity (`call.open`, and only by
    * its first attempt: a retry that finds none here ran first on a process that is gone), else the
-   * one this process holds. A call without one fails as its host's (`callHostFailure`).
+   * one this process holds. A call without one fails as its host's (`callHostFailure`). A context
+   * that could not be opened fails the call for good, with its true reason: not retried, as a retry
+   * may not open one and would end `host_lost`. `hidden`: the run's secrets, which its browser log hides.
    */
-  async function callContext(runId: string, call: CallOfActivity) {
+  async function callContext(runId: string, call: CallOfActivity, hidden: readonly string[]) {
     const open = call.open && Context.current().info.attempt === 1;
     const context = await projectBrowsers
-      .contextFor(runId, () => loadCall(call), open)
+      .contextFor(runId, () => loadCall(call), open, hidden)
       .catch((error: unknown) => {
         if (error instanceof ApplicationFailure) throw error;
-        throw new NodeError(
-          'browser_crashed',
-          `the call’s browser could not give it a context: ${error instanceof Error ? error.message : String(error)}`,
-          {
-            retryable: false,
-            cause: error,
-          },
-        );
+        throw ApplicationFailure.create({
+          message: `the call’s browser could not give it a context: ${error instanceof Error ? error.message : String(error)}`,
+          type: 'browser_crashed',
+          nonRetryable: true,
+          cause: error instanceof Error ? error : undefined,
+        });
       });
     if (!context) throw callHostFailure();
     return context;
@@ -66,14 +66,9 @@ export function createPipelineRunHostActivities(
    * recording, no browser log of a resource: a run that needs those has a browser of its own.
    */
   async function runCallStretch(call: BrowserStretchCall, target: CallOfActivity) {
-    const activity = Context.current();
-    const waiting = setInterval(() => activity.heartbeat(activity.info.heartbeatDetails), 1000);
-    let context: BrowserContext;
-    try {
-      context = await callContext(call.runId, target);
-    } finally {
-      clearInterval(waiting);
-    }
+    // Taken by the stretch's first browser node (inside the stretch, so a context that cannot be
+    // opened fails that node, logged and named, with its true reason).
+    let context: Promise<BrowserContext> | undefined;
     /** The context's failure, told as its cause: the host closing, the browser crashed. */
     const failure = () => {
       const host = pool.whyGone('');
@@ -83,15 +78,19 @@ export function createPipelineRunHostActivities(
     const check = () => {
       const failed = failure();
       if (failed) throw failed;
-      if (!projectBrowsers.has(call.runId)) throw callHostFailure();
-      return context;
+      // Held before, and gone: the host closed it.
+      if (context && !projectBrowsers.has(call.runId)) throw callHostFailure();
     };
     return stretches.run(
       call,
       async (node, path, inputs, { log, hidden, run }) => {
         if (!node.browser) return executeDataNode(node.type, inputs);
         check();
-        const pages = runs.nodePages(call.runId, path, context);
+        context ??= callContext(call.runId, target, hidden);
+        const held = await context;
+        // Opened by an earlier stretch: its browser log hides this one's values too (the same run's secrets).
+        projectBrowsers.hideInLog(call.runId, hidden);
+        const pages = runs.nodePages(call.runId, path, held);
         const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
         runs.track(call.runId, node$);
         const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
@@ -103,7 +102,7 @@ export function createPipelineRunHostActivities(
           log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
         };
         try {
-          const outputs = await failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
+          const outputs = await failOnPageCrash(held, node$, (page) => runs.holds(call.runId, page));
           await shoot('step', outputs.page);
           return outputs;
         } catch (error) {
@@ -210,7 +209,8 @@ export function createPipelineRunHostActivities(
      * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
     async runBrowserNode(call: BrowserNodeCall) {
-      const context = call.call ? await callContext(call.runId, call.call) : await contextOf(call.resourceId);
+      // The run's secrets are known inside withRunNode: a call's browser log is given them there.
+      const context = call.call ? await callContext(call.runId, call.call, []) : await contextOf(call.resourceId);
       if (!context)
         throw (
           hostFailure(call.resourceId) ??
@@ -228,7 +228,8 @@ export function createPipelineRunHostActivities(
       }, 1000);
       try {
         return await withRunNode(call, (inputs, log, hidden) => {
-          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          if (call.call) projectBrowsers.hideInLog(call.runId, hidden);
+          else runs.hideSecrets(call.runId, call.resourceId, hidden);
           const downloads = pool.downloadsOf(call.resourceId)?.forRun(call.runId);
           const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages, downloads });
           runs.track(call.runId, work);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Project, UsageRecord } from '../../db/entities/index.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
 import type { Credentials } from '../support/http.ts';
 import { startTestSite } from '../support/pages.ts';
@@ -139,7 +140,38 @@ describe('calls in contexts', () => {
     expect(resources[0]?.n).toBe(0);
     // Every context was closed with its call.
     await expect.poll(() => calls().callCount, { timeout: 10_000 }).toBe(0);
+    // Billing is off here: the project's browser is metered all the same, as every browser is.
+    const project = await stack.orm.em.fork().findOneOrFail(Project, { slug: projectA });
+    await expect
+      .poll(async () => stack.orm.em.fork().count(UsageRecord, { project: project.id, reportId: { $like: 'calls:%' } }), {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
   }, 240_000);
+
+  it('a call starts with its session’s stored cookies, in its own context only', async () => {
+    const stored = await stack.http.put(
+      `/${projectA}/api/sessions`,
+      { name: 'stored cookies', cookies: [{ name: 'stored', value: 'kept-9f2c41', url: site.url }] },
+      owner,
+    );
+    expect(stored.status, stored.text).toBe(200);
+    const pipelineId = await createPipeline(stack, projectA, owner, holdingSource('/store', 4000));
+    const started = await stack.http.post(`/${projectA}/api/pipelines/${pipelineId}/start`, { session: stored.body.id }, owner);
+    expect(started.status, started.text).toBe(200);
+    const withCookies = { runId: started.body.id as string, runUrl: `/${projectA}/api/pipelines/${pipelineId}/${started.body.id}` };
+    await headingRead(withCookies.runUrl);
+    // Another session's call of the same project and settings, in the same browser while the first holds its context.
+    const plain = await startCall(projectA, pipelineId);
+    expect(await pidOf(plain.runId)).toBe(await pidOf(withCookies.runId));
+    const [one, two] = [await settledRun(stack, withCookies.runUrl, owner), await settledRun(stack, plain.runUrl, owner)];
+    expect(one.status.pipeline, JSON.stringify(one.error)).toBe('succeeded');
+    expect(one.resources).toEqual([]);
+    // The page saw the stored cookie (its value hidden in what the run keeps, as a stored cookie value is).
+    expect(one.nodeOutputs.heading.text).toBe('cookie=stored=[redacted];ls=');
+    expect(two.status.pipeline, JSON.stringify(two.error)).toBe('succeeded');
+    expect(two.nodeOutputs.heading.text).toBe('cookie=;ls=');
+  }, 120_000);
 
   it('two calls share the browser process, never its cookies or localStorage; screenshots work in contexts', async () => {
     const pipelineId = await createPipeline(stack, projectA, owner, holdingSource('/store', 4000));

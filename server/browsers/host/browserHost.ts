@@ -118,6 +118,7 @@ export async function startBrowserHost(options: {
     memoryShareBytes: config.browsers.limits.memoryBytes * CALL_BROWSER_MEMORY_SHARE,
     log,
     onClosed: (usage) => void callMetering.report(usage, { last: true }),
+    onCallLog: (runId, projectId, entries, secrets) => appendLogs(orm.em.fork(), projectId, logStreams.run(runId), entries, secrets),
   });
   // They have no workflow of their own: the host reports their usage, as often as a browser's workflow does, billing on or off.
   const callMetering = new CallMetering({

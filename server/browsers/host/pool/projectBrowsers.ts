@@ -9,6 +9,7 @@ import { setContextCookies } from '../../sessions/sessionCookies.ts';
 import { type ChromiumOptions, destroyBrowser, type LaunchedBrowser, launchChromium } from '../chromium/chromiumProcess.ts';
 import { isAlive, ProcessTable } from '../chromium/processes.ts';
 import { applyFingerprint } from '../fingerprint/browserFingerprint.ts';
+import { BrowserLog, type BrowserLogSink, capturePageLogs } from './browserLogs.ts';
 
 /**
  * Browsers for calls (docs/browsers.md, Contexts for calls): a function execute, an MCP tool call,
@@ -45,6 +46,11 @@ export type ProjectBrowsersOptions = {
   log: Logger;
   /** Its last usage, as a browser is destroyed (replaced, crashed, closed with the host). */
   onClosed?: (usage: CallBrowserUsage) => void;
+  /**
+   * Writes a call's browser log lines (console, navigations, page errors, failed requests of its
+   * context) to the call's own run log: `resourceId` is then the call's run id.
+   */
+  onCallLog: BrowserLogSink;
 };
 
 type ProjectBrowser = {
@@ -70,7 +76,8 @@ type ProjectBrowser = {
   destroyed?: Promise<void>;
 };
 
-type Call = { owner: ProjectBrowser; context?: BrowserContext; opening: Promise<BrowserContext> };
+/** A call's context here, and its browser log (written to the call's run log, hiding the run's secrets and the cookie values it was given). */
+type Call = { owner: ProjectBrowser; context?: BrowserContext; opening: Promise<BrowserContext>; log: BrowserLog };
 
 /** How long a context's close may take before the call is let go regardless. */
 const CONTEXT_CLOSE_MS = 5_000;
@@ -130,7 +137,13 @@ export class ProjectBrowsers {
    * `open`, else the one this process holds (waiting briefly for one being opened). Undefined when
    * this process holds none for it and is not to open one (an earlier process held it).
    */
-  async contextFor(callId: string, spec: CallSpec | (() => Promise<CallSpec>), open: boolean): Promise<BrowserContext | undefined> {
+  async contextFor(
+    callId: string,
+    spec: CallSpec | (() => Promise<CallSpec>),
+    open: boolean,
+    /** Values its browser log hides besides the cookie values it is given: the run's secrets. */
+    hidden: readonly string[] = [],
+  ): Promise<BrowserContext | undefined> {
     const held = this.#calls.get(callId);
     if (held) return held.context ?? held.opening;
     if (!open) {
@@ -147,7 +160,13 @@ export class ProjectBrowsers {
     const owner = this.#browserFor(resolved);
     owner.opened++;
     owner.calls.add(callId);
-    const call: Call = { owner, opening: this.#open(owner, resolved) };
+    const log = new BrowserLog(() => ({ resourceId: callId, projectId: resolved.projectId }), this.#options.onCallLog, this.#options.log);
+    // As a resource's browser log hides its session's cookie values (BrowserPool), and a run's secrets while it drives it.
+    log.secrets = [
+      ...hidden.filter((value) => value.length > 0),
+      ...resolved.cookies.map((cookie) => cookie.value).filter((value) => value.length >= 4),
+    ];
+    const call: Call = { owner, log, opening: this.#open(owner, resolved, log) };
     this.#calls.set(callId, call);
     try {
       call.context = await call.opening;
@@ -156,6 +175,7 @@ export class ProjectBrowsers {
       this.#calls.delete(callId);
       owner.calls.delete(callId);
       this.#settle(owner);
+      await log.flushNow();
       throw error;
     }
   }
@@ -183,6 +203,13 @@ export class ProjectBrowsers {
     return this.failureOf(callId);
   }
 
+  /** Adds values the call's browser log hides (the run's secrets, as its node activities know them). */
+  hideInLog(callId: string, values: readonly string[]) {
+    const log = this.#calls.get(callId)?.log;
+    if (!log) return;
+    for (const value of values) if (value.length > 0 && !log.secrets.includes(value)) log.secrets.push(value);
+  }
+
   /** Closes the call's context and everything in it (its pages, cookies, storage, cache); idempotent. */
   async closeContext(callId: string) {
     const call = this.#calls.get(callId);
@@ -192,6 +219,8 @@ export class ProjectBrowsers {
     if (context) await Promise.race([context.close().catch(() => {}), sleep(CONTEXT_CLOSE_MS)]);
     call.owner.calls.delete(callId);
     this.#settle(call.owner);
+    // Its last lines, written before the call's end is answered (a database away: they are retried).
+    await call.log.flushNow();
   }
 
   /**
@@ -251,9 +280,11 @@ export class ProjectBrowsers {
     this.#closing ??= reason;
     const owners = [...this.#all];
     this.#current.clear();
-    // Their calls find no context from now on: they fail as the host's (its shutdown).
+    // Their calls find no context from now on: they fail as the host's (its shutdown). Their browser
+    // logs are written as their browsers close (bounded alike).
+    const logs = [...this.#calls.values()].map((call) => call.log);
     this.#calls.clear();
-    const closing = Promise.all(owners.map((owner) => this.#destroy(owner)));
+    const closing = Promise.all([...owners.map((owner) => this.#destroy(owner)), ...logs.map((log) => log.flushNow())]);
     const timer = new AbortController();
     await Promise.race([closing, sleep(ms, undefined, { signal: timer.signal }).catch(() => {})]);
     timer.abort();
@@ -313,11 +344,13 @@ export class ProjectBrowsers {
     return browser;
   }
 
-  async #open(owner: ProjectBrowser, spec: CallSpec) {
+  async #open(owner: ProjectBrowser, spec: CallSpec, log: BrowserLog) {
     const browser = await owner.launching;
     if (!browser.remote) throw new Error('the project browser has no connection');
     // Downloads need the browser's own folder: a call that downloads gets a browser of its own.
     const context = await browser.remote.newContext({ acceptDownloads: false, viewport: spec.settings.screen });
+    // Its browser log, as a resource's browser has one (docs/browsers.md, Contexts for calls): in the call's run log.
+    capturePageLogs(context, (entry) => log.push(entry));
     // Its network bytes, as a resource's browser counts them (BrowserPool's `requestfinished`).
     context.on('requestfinished', (request) => {
       request.sizes().then(
