@@ -81,47 +81,51 @@ export function createPipelineRunHostActivities(
       // Held before, and gone: the host closed it.
       if (context && !projectBrowsers.has(call.runId)) throw callHostFailure();
     };
-    return stretches.run(
-      call,
-      async (node, path, inputs, { log, hidden, run }) => {
-        if (!node.browser) return executeDataNode(node.type, inputs);
-        check();
-        context ??= callContext(call.runId, target, hidden);
-        const held = await context;
-        // Opened by an earlier stretch: its browser log hides this one's values too (the same run's secrets).
-        projectBrowsers.hideInLog(call.runId, hidden);
-        const pages = runs.nodePages(call.runId, path, held);
-        const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
-        runs.track(call.runId, node$);
-        const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
-          if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
-          const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
-          const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
-          if (!page) return;
-          const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
-          log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
-        };
-        try {
-          const outputs = await failOnPageCrash(held, node$, (page) => runs.holds(call.runId, page));
-          await shoot('step', outputs.page);
-          return outputs;
-        } catch (error) {
-          const failed =
-            error instanceof CancelledFailure ? undefined : (failure() ?? (await projectBrowsers.failureAfter(call.runId, 1000)));
-          if (failed) throw failed;
-          if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
-          throw error;
-        }
-      },
-      {
-        check,
-        sameProcess: () => projectBrowsers.has(call.runId),
-        hostFailure: () => {
-          const host = pool.whyGone('');
-          return host && 'shutDown' in host ? callHostFailure() : undefined;
+    // The browser lines of its nodes are written before the stretch answers, so before the run's end is recorded.
+    const flushed = () => projectBrowsers.flushLog(call.runId);
+    return stretches
+      .run(
+        call,
+        async (node, path, inputs, { log, hidden, run }) => {
+          if (!node.browser) return executeDataNode(node.type, inputs);
+          check();
+          context ??= callContext(call.runId, target, hidden);
+          const held = await context;
+          // Opened by an earlier stretch: its browser log hides this one's values too (the same run's secrets).
+          projectBrowsers.hideInLog(call.runId, hidden);
+          const pages = runs.nodePages(call.runId, path, held);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
+          runs.track(call.runId, node$);
+          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
+            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
+            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
+            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
+            if (!page) return;
+            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
+            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
+          };
+          try {
+            const outputs = await failOnPageCrash(held, node$, (page) => runs.holds(call.runId, page));
+            await shoot('step', outputs.page);
+            return outputs;
+          } catch (error) {
+            const failed =
+              error instanceof CancelledFailure ? undefined : (failure() ?? (await projectBrowsers.failureAfter(call.runId, 1000)));
+            if (failed) throw failed;
+            if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
+            throw error;
+          }
         },
-      },
-    );
+        {
+          check,
+          sameProcess: () => projectBrowsers.has(call.runId),
+          hostFailure: () => {
+            const host = pool.whyGone('');
+            return host && 'shutDown' in host ? callHostFailure() : undefined;
+          },
+        },
+      )
+      .finally(flushed);
   }
 
   return {

@@ -203,6 +203,11 @@ export class ProjectBrowsers {
     return this.failureOf(callId);
   }
 
+  /** Writes what the call's browser log holds now (a stretch's lines, before the stretch answers). */
+  async flushLog(callId: string) {
+    await this.#calls.get(callId)?.log.flushNow();
+  }
+
   /** Adds values the call's browser log hides (the run's secrets, as its node activities know them). */
   hideInLog(callId: string, values: readonly string[]) {
     const log = this.#calls.get(callId)?.log;
