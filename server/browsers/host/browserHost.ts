@@ -5,7 +5,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost/index.ts';
-import { BrowserHost, Project, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
+import { BrowserHost, PipelineRun, Project, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
 import {
   browserCheckIntervalMs,
@@ -243,7 +243,21 @@ export async function startBrowserHost(options: {
     pool.reconcile().catch((error) => log.warn({ err: error }, 'could not reconcile the browsers with the database'));
     pool.trimWarm().catch((error) => log.warn({ err: error }, 'could not retire warm browsers'));
     projectBrowsers.reconcile();
+    closeEndedCalls().catch((error) => log.warn({ err: error }, 'could not close the contexts of ended calls'));
   }, HEARTBEAT_MS);
+
+  /**
+   * A call's context is closed by its run's workflow as it ends; one whose workflow is gone
+   * (terminated, settled by the run sweeper) never asks. Each heartbeat closes the contexts of calls
+   * whose run is no longer queued or running: none is left holding its project's browser.
+   */
+  async function closeEndedCalls() {
+    const ids = projectBrowsers.callIds;
+    if (!ids.length) return;
+    const active = await orm.em.fork().find(PipelineRun, { id: { $in: ids }, status: { $in: ['queued', 'running'] } }, { fields: ['id'] });
+    const live = new Set(active.map((run) => run.id));
+    for (const id of ids) if (!live.has(id)) await projectBrowsers.closeContext(id);
+  }
 
   installTemporalRuntime(log);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });

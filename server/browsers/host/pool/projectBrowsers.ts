@@ -127,6 +127,11 @@ export class ProjectBrowsers {
     return this.#calls.get(callId)?.owner.browser?.pid ?? null;
   }
 
+  /** The calls with a context here (held or being opened). */
+  get callIds() {
+    return [...this.#calls.keys()];
+  }
+
   /** Whether this process holds (or is opening) a context for the call. */
   has(callId: string) {
     return this.#calls.has(callId);
