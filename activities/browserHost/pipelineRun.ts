@@ -69,6 +69,8 @@ export function createPipelineRunHostActivities(
     // Taken by the stretch's first browser node (inside the stretch, so a context that cannot be
     // opened fails that node, logged and named, with its true reason).
     let context: Promise<BrowserContext> | undefined;
+    // Only the first attempt of the call's first browser activity opens its context (`callContext`).
+    const opensHere = target.open && Context.current().info.attempt === 1;
     /** The context's failure, told as its cause: the host closing, the browser crashed. */
     const failure = () => {
       const host = pool.whyGone('');
@@ -121,7 +123,11 @@ export function createPipelineRunHostActivities(
           sameProcess: () => projectBrowsers.has(call.runId),
           hostFailure: () => {
             const host = pool.whyGone('');
-            return host && 'shutDown' in host ? callHostFailure() : undefined;
+            if (host && 'shutDown' in host) return callHostFailure();
+            // A retry, or a later stretch, in a process that holds no context for the call: the host
+            // was restarted since it opened it (host_lost, whatever attempts the node has left).
+            if (!opensHere && !projectBrowsers.has(call.runId)) return callHostFailure();
+            return undefined;
           },
         },
       )
