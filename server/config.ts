@@ -329,6 +329,16 @@ const environment = z.object({
   MCP_SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** How long a function execution (POST …/functions/slug/{slug}/execute, MCP tools/call) may take. */
   FUNCTION_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  /**
+   * Calls in contexts (docs/browsers.md, Contexts for calls): how many one project runs at once,
+   * how many more may wait their turn, and for how long, before a 429 (call_queue_full, call_queue_timeout).
+   */
+  CALLS_PER_PROJECT: z.coerce.number().int().min(1).max(500).default(5),
+  CALL_QUEUE_MAX: z.coerce.number().int().min(0).max(10_000).default(50),
+  CALL_QUEUE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  /** A project's browser for calls is replaced after this many contexts, or this age (its calls end first). */
+  CALL_BROWSER_MAX_CONTEXTS: z.coerce.number().int().min(1).max(100_000).default(200),
+  CALL_BROWSER_MAX_AGE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(1800),
   /** Run screenshots (docs/pipelines.md): the most one run keeps, in bytes, and how many days they are kept. */
   RUN_SCREENSHOTS_MAX_BYTES: z.coerce.number().int().min(0).max(1_000_000_000).default(10_000_000),
   RUN_SCREENSHOT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(14),
@@ -511,6 +521,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
     /** JSON list of proxies the `config` provider hands out (GET …/proxies without source=db). */
     proxyList: e.PROXY_LIST,
     functions: { timeoutSeconds: e.FUNCTION_TIMEOUT_SECONDS },
+    calls: {
+      perProject: e.CALLS_PER_PROJECT,
+      queueMax: e.CALL_QUEUE_MAX,
+      queueTimeoutSeconds: e.CALL_QUEUE_TIMEOUT_SECONDS,
+      browserMaxContexts: e.CALL_BROWSER_MAX_CONTEXTS,
+      browserMaxAgeSeconds: e.CALL_BROWSER_MAX_AGE_SECONDS,
+    },
     screenshots: { maxBytesPerRun: e.RUN_SCREENSHOTS_MAX_BYTES, retentionDays: e.RUN_SCREENSHOT_RETENTION_DAYS },
     downloads: { maxBytesPerBrowser: e.DOWNLOAD_MAX_BYTES, retentionDays: e.DOWNLOAD_RETENTION_DAYS },
     recordings: { maxBytes: e.RECORDING_MAX_BYTES, retentionDays: e.RECORDING_RETENTION_DAYS },

@@ -115,7 +115,15 @@ export const errorCodes = {
   414: ['uri_too_long'],
   415: ['unsupported_media_type'],
   431: ['headers_too_large'],
-  429: ['account_browser_limit_reached', 'browser_hosts_full', 'browser_limit_reached', 'rate_limited', 'too_many_requests'],
+  429: [
+    'account_browser_limit_reached',
+    'browser_hosts_full',
+    'browser_limit_reached',
+    'call_queue_full',
+    'call_queue_timeout',
+    'rate_limited',
+    'too_many_requests',
+  ],
   500: ['internal_error', 'internal_server_error', 'payment_provider_error'],
   503: ['browser_start_failed', 'function_timeout', 'host_lost', 'host_shutdown', 'service_unavailable'],
 } as const;

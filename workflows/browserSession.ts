@@ -18,6 +18,7 @@ import {
   type BrowserSessionState,
   type BrowserSessionWorkflow,
   type BrowserUsage,
+  browserCheckIntervalMs,
   browserEndedSignal,
   browserHostQueue,
   browserStateQuery,
@@ -26,8 +27,6 @@ import {
 } from './contracts/browserSession.ts';
 import { retryPolicies } from './retryPolicies.ts';
 
-/** How often the workflow asks the host whether the browser lives, and meters usage. */
-const CHECK_INTERVAL_MS = 5_000;
 /**
  * A host that does not pick up a check (or a stop) in this time is taken as lost: the resource
  * settles `failed` within a check interval and this of the host's death, well inside a minute.
@@ -171,7 +170,7 @@ export const browserSessionWorkflow: BrowserSessionWorkflow = async (resourceId,
       break;
     }
     // Histories without the host's signal wait as they did: the signal only ends a wait sooner.
-    await condition(() => stopReason !== undefined || checkNow, Math.min(CHECK_INTERVAL_MS, remaining));
+    await condition(() => stopReason !== undefined || checkNow, Math.min(browserCheckIntervalMs, remaining));
     if (stopReason !== undefined) break;
     checkNow = false;
     let check: Awaited<ReturnType<BrowserSessionHostActivities['checkBrowser']>>;

@@ -2,7 +2,7 @@
 // Node built-ins (enforced by the linter); side effects live in activities/.
 
 export { analysisJobWorkflow, generationJobWorkflow } from './agentJobs.ts';
-export { fundsShutdownWorkflow, stripeEventWorkflow } from './billing.ts';
+export { callUsageWorkflow, fundsShutdownWorkflow, stripeEventWorkflow } from './billing.ts';
 export { browserSessionWorkflow } from './browserSession.ts';
 export { housekeepingWorkflow } from './housekeeping.ts';
 export { deliverMailWorkflow } from './mail.ts';

@@ -126,6 +126,14 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
 
   // The first stretch marks the run running, unless the run starts with a flow node (or none).
   let marked = false;
+  // A call's context opens with its first browser activity; a later one that finds none on the host lost it.
+  let contextOpened = false;
+  const callOf = () => {
+    if (!input.call) return undefined;
+    const open = !contextOpened;
+    contextOpened = true;
+    return { ...input.call, open };
+  };
   const runStretch: RunStretch = async (call) => {
     const markRunning = !marked;
     marked = true;
@@ -143,9 +151,16 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
       }
     }
     const options = nodeActivityOptions(stretchTimeMs(call.nodes), attempts + (evidence ? LOST_ATTEMPTS : 0));
+    const callContext = callOf();
     for (let pickups = 0; ; pickups++) {
       try {
-        return await onHost(options).runBrowserStretch({ ...call, runId, markRunning, resourceId: input.resourceId });
+        return await onHost(options).runBrowserStretch({
+          ...call,
+          runId,
+          markRunning,
+          resourceId: input.resourceId,
+          ...(callContext ? { call: callContext } : {}),
+        });
       } catch (error) {
         if (isCancellation(error)) throw error;
         const timeout = hostTimeout(error);
@@ -171,9 +186,11 @@ export const pipelineRunWorkflow: PipelineRunWorkflow = async (runId, input) => 
     const options = nodeActivityOptions(time, 1 + (call.retries ?? 0));
     try {
       if (call.browser) {
+        const callContext = callOf();
         return await onHost(options).runBrowserNode({
           runId,
           resourceId: input.resourceId,
+          ...(callContext ? { call: callContext } : {}),
           path,
           type: call.type,
           inputs: call.inputs,

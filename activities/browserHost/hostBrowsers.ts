@@ -1,9 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { PipelineRun, SessionResource } from '../../db/entities/index.ts';
+import { BrowserSession, PipelineRun, SessionResource } from '../../db/entities/index.ts';
 import { LaunchError } from '../../server/browsers/host/chromium/launchErrors.ts';
 import { sessionFingerprint } from '../../server/browsers/host/fingerprint/browserFingerprint.ts';
 import { RunPages } from '../../server/browsers/host/nodes/runPages.ts';
 import type { BrowserPool, LaunchSpec } from '../../server/browsers/host/pool/browserPool.ts';
+import type { CallSpec, ProjectBrowsers } from '../../server/browsers/host/pool/projectBrowsers.ts';
 import { launchSettingsOf } from '../../server/browsers/launch/launchSettings.ts';
 import { openProxyPassword } from '../../server/browsers/proxies/proxyPasswords.ts';
 import { sessionProfiles } from '../../server/browsers/sessions/sessionProfiles.ts';
@@ -13,7 +14,7 @@ import { runFailures } from '../../workflows/contracts/pipelineRun.ts';
 import type { ActivityDeps } from '../deps.ts';
 
 /** What the activities of a browser host's queue are built over: those of every activity, and the host's pool. */
-export type HostActivityDeps = ActivityDeps & { pool: BrowserPool };
+export type HostActivityDeps = ActivityDeps & { pool: BrowserPool; projectBrowsers: ProjectBrowsers };
 
 /** What a host's activities share, built once per host (`createHostBrowsers`). */
 export type HostBrowsers = ReturnType<typeof createHostBrowsers>;
@@ -23,7 +24,7 @@ export type HostBrowsers = ReturnType<typeof createHostBrowsers>;
  * settings from the database, its browser's Playwright context, and the runs' tabs (`RunPages`),
  * which also mark a browser as used, whether a run or an analysis uses it.
  */
-export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: HostActivityDeps) {
+export function createHostBrowsers({ pool, projectBrowsers, orm, config, log, serviceSecret }: HostActivityDeps) {
   const runs = new RunPages({ pool, orm, log, idleTimeoutSeconds: config.browsers.idleTimeoutSeconds });
   const profiles = sessionProfiles(orm, serviceSecret);
 
@@ -127,7 +128,38 @@ export function createHostBrowsers({ pool, orm, config, log, serviceSecret }: Ho
     return ApplicationFailure.nonRetryable(`${reason}: it stopped the run’s browser before the node`, runFailures.hostShutdown);
   }
 
-  return { pool, runs, loadLaunch, contextOf, hostFailure, shutDownFailure };
+  /**
+   * What a call's context opens with (docs/browsers.md, Contexts for calls): its session's launch
+   * settings, generated fingerprint and cookies, read here as a launch reads them. A session
+   * gone meanwhile fails the call for good.
+   */
+  async function loadCall(call: { projectId: string; sessionId: string }): Promise<CallSpec> {
+    const em = orm.em.fork();
+    const session = await em.findOne(BrowserSession, { id: call.sessionId, project: call.projectId });
+    if (!session) throw ApplicationFailure.nonRetryable(`session ${call.sessionId} does not exist`, launchFailures.resourceMissing);
+    return {
+      projectId: call.projectId,
+      settings: launchSettingsOfStored(session),
+      fingerprintData: session.fingerprint === 'desktop' ? await sessionFingerprint(em, session) : null,
+      cookies: session.cookies,
+    };
+  }
+
+  /**
+   * Why a call has no context on this host, when the host is the cause: it is shutting down
+   * (`host_shutdown`), or it was restarted since it opened the context (`host_lost`).
+   */
+  function callHostFailure() {
+    const gone = pool.whyGone('');
+    if (gone && 'shutDown' in gone)
+      return ApplicationFailure.nonRetryable(`${gone.shutDown}: it closed the call’s context under the node`, runFailures.hostShutdown);
+    return ApplicationFailure.nonRetryable(
+      `browser host ${config.browsers.hostId} lost: it was restarted, and the call’s context died with it`,
+      runFailures.hostLost,
+    );
+  }
+
+  return { pool, projectBrowsers, runs, loadLaunch, loadCall, contextOf, hostFailure, callHostFailure, shutDownFailure };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { BrowserContext } from 'playwright-core';
 import { failOnPageCrash } from '../../server/browsers/host/chromium/pageCrashes.ts';
 import { executeNode } from '../../server/browsers/host/nodes/executeNode.ts';
 import { keepScreenshot, type ScreenshotKind, wantsScreenshot } from '../../server/browsers/host/nodes/runScreenshots.ts';
@@ -7,6 +8,7 @@ import { NodeError } from '../../server/pipelines/engine/nodeErrors.ts';
 import {
   type BrowserNodeCall,
   type BrowserStretchCall,
+  type CallOfActivity,
   nodeFailures,
   nodeTime,
   type PipelineRunHostActivities,
@@ -18,7 +20,7 @@ import type { HostActivityDeps, HostBrowsers } from './hostBrowsers.ts';
 /** The host's side of a pipeline run (workflows/pipelineRun.ts): its browser nodes, against the run's browser on this host. */
 export function createPipelineRunHostActivities(
   { orm, config, serviceSecret }: HostActivityDeps,
-  { pool, runs, contextOf, hostFailure, shutDownFailure }: HostBrowsers,
+  { pool, projectBrowsers, runs, contextOf, hostFailure, shutDownFailure, loadCall, callHostFailure }: HostBrowsers,
 ) {
   const withRunNode = createRunNodeContext({ orm, serviceSecret });
   const stretches = new StretchRunner({ orm, serviceSecret });
@@ -34,6 +36,104 @@ export function createPipelineRunHostActivities(
     return new NodeError('browser_crashed', `the run’s browser crashed: ${how}`, { retryable: false, cause: error });
   }
 
+  /**
+   * A call's context on this host: opened by its first browser activity (`call.open`, and only by
+   * its first attempt: a retry that finds none here ran first on a process that is gone), else the
+   * one this process holds. A call without one fails as its host's (`callHostFailure`). A context
+   * that could not be opened fails the call for good, with its true reason: not retried, as a retry
+   * may not open one and would end `host_lost`. `hidden`: the run's secrets, which its browser log hides.
+   */
+  async function callContext(runId: string, call: CallOfActivity, hidden: readonly string[]) {
+    const open = call.open && Context.current().info.attempt === 1;
+    const context = await projectBrowsers
+      .contextFor(runId, () => loadCall(call), open, hidden)
+      .catch((error: unknown) => {
+        if (error instanceof ApplicationFailure) throw error;
+        throw ApplicationFailure.create({
+          message: `the call’s browser could not give it a context: ${error instanceof Error ? error.message : String(error)}`,
+          type: 'browser_crashed',
+          nonRetryable: true,
+          cause: error instanceof Error ? error : undefined,
+        });
+      });
+    if (!context) throw callHostFailure();
+    return context;
+  }
+
+  /**
+   * A stretch of a call (docs/browsers.md, Contexts for calls): as `runBrowserStretch`, in the
+   * call's own context of its project's browser. No download folder (acceptDownloads is off), no
+   * recording, no browser log of a resource: a run that needs those has a browser of its own.
+   */
+  async function runCallStretch(call: BrowserStretchCall, target: CallOfActivity) {
+    // Taken by the stretch's first browser node (inside the stretch, so a context that cannot be
+    // opened fails that node, logged and named, with its true reason).
+    let context: Promise<BrowserContext> | undefined;
+    // Only the first attempt of the call's first browser activity opens its context (`callContext`).
+    const opensHere = target.open && Context.current().info.attempt === 1;
+    /** The context's failure, told as its cause: the host closing, the browser crashed. */
+    const failure = () => {
+      const host = pool.whyGone('');
+      if (host && 'shutDown' in host) return callHostFailure();
+      return projectBrowsers.failureOf(call.runId);
+    };
+    const check = () => {
+      const failed = failure();
+      if (failed) throw failed;
+      // Held before, and gone: the host closed it.
+      if (context && !projectBrowsers.has(call.runId)) throw callHostFailure();
+    };
+    // The browser lines of its nodes are written before the stretch answers, so before the run's end is recorded.
+    const flushed = () => projectBrowsers.flushLog(call.runId);
+    return stretches
+      .run(
+        call,
+        async (node, path, inputs, { log, hidden, run }) => {
+          if (!node.browser) return executeDataNode(node.type, inputs);
+          check();
+          context ??= callContext(call.runId, target, hidden);
+          const held = await context;
+          // Opened by an earlier stretch: its browser log hides this one's values too (the same run's secrets).
+          projectBrowsers.hideInLog(call.runId, hidden);
+          const pages = runs.nodePages(call.runId, path, held);
+          const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
+          runs.track(call.runId, node$);
+          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
+            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
+            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
+            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
+            if (!page) return;
+            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
+            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
+          };
+          try {
+            const outputs = await failOnPageCrash(held, node$, (page) => runs.holds(call.runId, page));
+            await shoot('step', outputs.page);
+            return outputs;
+          } catch (error) {
+            const failed =
+              error instanceof CancelledFailure ? undefined : (failure() ?? (await projectBrowsers.failureAfter(call.runId, 1000)));
+            if (failed) throw failed;
+            if (!(error instanceof CancelledFailure)) await shoot('failure', inputs.page, (error as { code?: string }).code);
+            throw error;
+          }
+        },
+        {
+          check,
+          sameProcess: () => projectBrowsers.has(call.runId),
+          hostFailure: () => {
+            const host = pool.whyGone('');
+            if (host && 'shutDown' in host) return callHostFailure();
+            // A retry, or a later stretch, in a process that holds no context for the call: the host
+            // was restarted since it opened it (host_lost, whatever attempts the node has left).
+            if (!opensHere && !projectBrowsers.has(call.runId)) return callHostFailure();
+            return undefined;
+          },
+        },
+      )
+      .finally(flushed);
+  }
+
   return {
     /**
      * A stretch of a run with browser nodes (activities/runStretch.ts), against the run's browser
@@ -41,6 +141,7 @@ export function createPipelineRunHostActivities(
      * noticed in seconds, and a stopped run stops waiting at once.
      */
     async runBrowserStretch(call: BrowserStretchCall) {
+      if (call.call) return runCallStretch(call, call.call);
       runs.touch(call.resourceId);
       // A warm browser claimed for the run may reach this host before its workflow adopted it. That
       // takes seconds under a burst of starts: the attempt heartbeats meanwhile (passing on the
@@ -118,7 +219,8 @@ export function createPipelineRunHostActivities(
      * dies mid-node is noticed in seconds, and a cancelled run stops waiting at once.
      */
     async runBrowserNode(call: BrowserNodeCall) {
-      const context = await contextOf(call.resourceId);
+      // The run's secrets are known inside withRunNode: a call's browser log is given them there.
+      const context = call.call ? await callContext(call.runId, call.call, []) : await contextOf(call.resourceId);
       if (!context)
         throw (
           hostFailure(call.resourceId) ??
@@ -136,7 +238,8 @@ export function createPipelineRunHostActivities(
       }, 1000);
       try {
         return await withRunNode(call, (inputs, log, hidden) => {
-          runs.hideSecrets(call.runId, call.resourceId, hidden);
+          if (call.call) projectBrowsers.hideInLog(call.runId, hidden);
+          else runs.hideSecrets(call.runId, call.resourceId, hidden);
           const downloads = pool.downloadsOf(call.resourceId)?.forRun(call.runId);
           const work = executeNode(call.type, inputs, { timeoutMs: call.timeoutMs, log, ...pages, downloads });
           runs.track(call.runId, work);
@@ -164,7 +267,9 @@ export function createPipelineRunHostActivities(
      */
     async releaseRunPages(runId: string) {
       stretches.release(runId);
-      return runs.release(runId);
+      await runs.release(runId);
+      // A call's context goes with its end, and everything in it (docs/browsers.md, Contexts for calls).
+      await projectBrowsers.closeContext(runId);
     },
   } satisfies PipelineRunHostActivities;
 }

@@ -44,6 +44,9 @@ import { checkFunctionArgs } from './schemas.ts';
  * - 409 `function_cancelled` (FunctionCancelled): the caller cancelled (only MCP clients can, so
  *   the status is never seen over REST); the run is stopped, so its browser is freed.
  * - 503 `service_unavailable`, 429: the workflow engine is down, a browser limit is reached.
+ * - 429 `call_queue_full`, `call_queue_timeout`: the execution is a call in a context
+ *   (docs/browsers.md, Contexts for calls) and the project runs CALLS_PER_PROJECT calls; it waited
+ *   its turn, but the queue was full or its wait passed CALL_QUEUE_TIMEOUT_SECONDS.
  */
 
 export type ExecuteDeps = BrowserStartDeps & { serviceSecret: string; orm?: MikroORM };
@@ -322,6 +325,8 @@ export async function executeFunction(
   let ended: PipelineRun;
   let timedOut: boolean;
   try {
+    // A call may wait its turn in the project's call queue before its run exists: a cancel then
+    // leaves the queue, and nothing was started.
     // Aborting `signal` cancels the workflow, which ends the run through its own cleanup (run
     // `cancelled`, browser stopped): runToEnd answers that end like any other.
     ({ run: ended, timedOut } = await runToEnd(
@@ -329,7 +334,10 @@ export async function executeFunction(
       em,
       { project, session, functionVersion: version, checkedArgs: values, freshBrowser: true },
       { timeoutMs, signal: options.signal },
-    ));
+    ).catch((error: unknown) => {
+      if (options.signal?.aborted && !(error instanceof DomainError)) throw new FunctionCancelled('not started');
+      throw error;
+    }));
   } finally {
     clearInterval(progress);
   }

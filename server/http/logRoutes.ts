@@ -6,7 +6,7 @@ import { NotFound } from '../errors.ts';
 import { LogNotifications } from '../logs/logNotifications.ts';
 import { logEntryView, serveLogs } from '../logs/logResponses.ts';
 import { logStreams } from '../logs/logWriter.ts';
-import { canSeeRunOutputs, pipelineActions, sessionActions } from '../permissions/permissions.ts';
+import { can, canSeeRunOutputs, pipelineActions, sessionActions } from '../permissions/permissions.ts';
 import { isUuid } from '../projects/projectRepository.ts';
 import { projectRequest } from '../requestEdge.ts';
 import { resourceForCaller, resourcePath } from './browsers/resources.ts';
@@ -176,10 +176,13 @@ export const logRoutes = rawRouteGroup(
             notifications,
             closing,
             stream: logStreams.run(run.id),
-            // Its lines quote what it opened and clicked, which can be made of the cookies it read.
-            withheld: canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })
-              ? undefined
-              : 'run',
+            // Its lines quote what it opened and clicked, which can be made of the cookies it read;
+            // a call's browser lines quote addresses, withheld as a browser's log withholds them.
+            withheld: !canSeeRunOutputs(ctx.subject, ctx.ref, { sessionId: run.session?.id ?? null, readsCookies: run.readsCookies })
+              ? 'run'
+              : can(ctx.subject, ctx.ref, sessionActions.readCookies, run.session?.id ?? undefined)
+                ? undefined
+                : 'runBrowser',
             isFinished: async () => {
               const current = await deps.orm.em.fork().findOne(PipelineRun, { id: run.id }, { fields: ['status'] });
               return !current || !['queued', 'running'].includes(current.status);

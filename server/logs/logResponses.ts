@@ -60,7 +60,20 @@ function presentBrowserWithheld(entry: LogEntry) {
   return { ...view, context: 'withheld' };
 }
 
-const views = { run: presentWithheld, browser: presentBrowserWithheld };
+/** The areas of a browser's own lines (server/browsers/host/pool/browserLogs.ts `capturePageLogs`). */
+const BROWSER_LINE_AREAS = new Set(['console', 'navigation', 'network', 'page']);
+
+/**
+ * A run's line for a reader who may see the run's outputs but may not read its session's cookies:
+ * the browser lines of a call (docs/browsers.md, Contexts for calls: a call's context logs into its
+ * run's log) are withheld as in a browser's own log (`presentBrowserWithheld`); the run's own lines
+ * stay whole.
+ */
+function presentRunBrowserWithheld(entry: LogEntry) {
+  return BROWSER_LINE_AREAS.has(entry.area) ? presentBrowserWithheld(entry) : present(entry);
+}
+
+const views = { run: presentWithheld, browser: presentBrowserWithheld, runBrowser: presentRunBrowserWithheld };
 
 const query = z.strictObject({ ...pagination, lastEventId: z.coerce.number().int().min(0).optional() });
 
@@ -85,7 +98,8 @@ export async function serveLogs(
     /**
      * What is withheld from this reader: `run`, a run's log whose reader may not see the run's
      * outputs (`presentWithheld`); `browser`, a browser's log whose reader may not read its
-     * session's cookies (`presentBrowserWithheld`).
+     * session's cookies (`presentBrowserWithheld`); `runBrowser`, a run's log whose reader may see
+     * its outputs but not read its session's cookies (`presentRunBrowserWithheld`).
      */
     withheld?: keyof typeof views;
   },

@@ -18,6 +18,7 @@ import {
 import { searchAttributesOf } from '../../workflows/contracts/searchAttributes.ts';
 import { workflowIds } from '../../workflows/contracts/workflowIds.ts';
 import { requireFunds } from '../billing/ledger.ts';
+import { callHostFor, callQueueOf, runsAsCall } from '../browsers/calls/calls.ts';
 import {
   type BrowserStartDeps,
   completeBrowserStart,
@@ -80,7 +81,7 @@ type RunTarget = {
  * and travel through the workflow only as placeholders. Answers the run once its workflow runs.
  */
 export async function startRun(deps: Deps, em: EntityManager, target: RunTarget) {
-  const { run, input } = await createRun(deps, em, target);
+  const { run, input, releaseCall } = await createRun(deps, em, target);
   try {
     await repeatWhileEngineSlow(
       () =>
@@ -95,10 +96,22 @@ export async function startRun(deps: Deps, em: EntityManager, target: RunTarget)
       { joined: async () => deps.temporal.workflow.getHandle(workflowIds.run(run.id)), log: deps.log, what: `the start of run ${run.id}` },
     );
   } catch (error) {
+    releaseCall();
     throw await notStarted(deps, em, run, error);
   }
+  releaseAtClose(deps, run, releaseCall);
   return run;
 }
+
+/** A call's place (server/browsers/calls/callQueue.ts) is given back when its run's workflow has closed, its context with it. */
+function releaseAtClose(deps: Pick<Deps, 'temporal'>, run: PipelineRun, release: () => void) {
+  if (release === noCall) return;
+  workflowClosed(runHandle(deps, run))
+    .catch(() => {})
+    .finally(release);
+}
+
+const noCall = () => {};
 
 /**
  * Runs `target` to its end, as executing a function does, and answers the run as stored then.
@@ -109,8 +122,15 @@ export async function startRun(deps: Deps, em: EntityManager, target: RunTarget)
  */
 export async function runToEnd(deps: Deps, em: EntityManager, target: RunTarget, options: { timeoutMs: number; signal?: AbortSignal }) {
   const deadline = Date.now() + options.timeoutMs;
-  const { run, input } = await createRun(deps, em, target);
-  const { ended } = await startAwaitingEnd(deps, em, run, input);
+  const { run, input, releaseCall } = await createRun(deps, em, target, options.signal);
+  let ended: Promise<void> | null;
+  try {
+    ({ ended } = await startAwaitingEnd(deps, em, run, input));
+  } catch (error) {
+    releaseCall();
+    throw error;
+  }
+  releaseAtClose(deps, run, releaseCall);
   if (!ended) return awaitClose(deps, em, run, deadline);
   const cancel = () => {
     runHandle(deps, run)
@@ -216,8 +236,8 @@ async function startAwaitingEnd(deps: Deps, em: EntityManager, run: PipelineRun,
  * take it for its own; its start is then completed (a cold launch is awaited). Answers the run and its
  * workflow's input.
  */
-async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
-  const { project, pipeline, session } = target;
+async function createRun(deps: Deps, em: EntityManager, target: RunTarget, signal?: AbortSignal) {
+  const { project } = target;
   const functionVersion = 'functionVersion' in target ? target.functionVersion : undefined;
   const version = functionVersion ?? (target as { version: PipelineVersion }).version;
   await em.populate(version as PipelineVersion, ['plan']);
@@ -227,6 +247,76 @@ async function createRun(deps: Deps, em: EntityManager, target: RunTarget) {
   const { plan, values } = checkRunArgs(target, version, stored, readsCookies);
   await requireFunds(em, deps.config.billing, project);
   const { shownArgs, workflowArgs, sealedSecrets } = sealRunArgs(deps.serviceSecret, plan.secrets, values);
+  const call = await asCall(deps, em, target, plan, signal);
+  try {
+    const { run, input } = await writeRun(deps, em, target, { readsCookies, shownArgs, workflowArgs, sealedSecrets, plan, call });
+    return { run, input, releaseCall: call?.release ?? noCall };
+  } catch (error) {
+    call?.release();
+    throw error;
+  }
+}
+
+/**
+ * Whether the run is a call (`runsAsCall`: no running session browser it uses, nothing that needs a
+ * browser of its own), and then its place among the project's calls (it may wait its turn, or be
+ * refused 429) and the host it goes to. Null when it needs a browser.
+ */
+async function asCall(deps: Deps, em: EntityManager, target: RunTarget, plan: Plan, signal?: AbortSignal) {
+  const { project, session } = target;
+  if (!runsAsCall(session, plan, target.record ?? false)) return null;
+  // A run may use the session's running browser: then it is no call (checked again as the row is written).
+  if (!target.freshBrowser && (await shareableBrowser(em, session))) return null;
+  const release = await callQueueOf(deps.config).acquire(project.id, signal);
+  try {
+    return { release, hostId: await callHostFor(em, project.id) };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+type RunRow = {
+  readsCookies: boolean;
+  shownArgs: Record<string, unknown>;
+  workflowArgs: Record<string, unknown>;
+  sealedSecrets: string | null;
+  plan: Plan;
+  call: { hostId: string } | null;
+};
+
+async function writeRun(deps: Deps, em: EntityManager, target: RunTarget, row: RunRow) {
+  const { project, pipeline, session } = target;
+  const functionVersion = 'functionVersion' in target ? target.functionVersion : undefined;
+  const version = functionVersion ?? (target as { version: PipelineVersion }).version;
+  const { readsCookies, shownArgs, workflowArgs, sealedSecrets, plan, call } = row;
+  if (call) {
+    // A call holds no browser of the project's count: it runs in a context of the project's browser on its host.
+    const run = em.create(PipelineRun, {
+      project,
+      pipeline: pipeline ?? null,
+      version: functionVersion ? null : (version as PipelineVersion),
+      functionVersion: functionVersion ?? null,
+      session,
+      resource: null,
+      ownsResource: false,
+      readsCookies,
+      args: shownArgs,
+      sealedSecrets,
+      screenshots: target.screenshots ?? 'failures',
+      record: false,
+    });
+    await em.flush();
+    const input: PipelineRunInput = {
+      plan,
+      args: workflowArgs,
+      hostId: call.hostId,
+      resourceId: '',
+      ownsResource: false,
+      call: { projectId: project.id, sessionId: session.id },
+    };
+    return { run, input };
+  }
 
   const { run, reservation } = await em.transactional(async (tx) => {
     const shared = target.freshBrowser ? null : await shareableBrowser(tx, session);

@@ -18,7 +18,7 @@ import { createApiKey, createProject, PASSWORD, registerUser } from '../support/
 import { launchChromium } from '../support/chromium.ts';
 import { checkPage } from '../support/consoleChecks.ts';
 import { PAGE_HOST, startTestSite } from '../support/pages.ts';
-import { createPipeline, longWaitSource, startRun } from '../support/pipelines.ts';
+import { createPipeline, longWaitSource } from '../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { type StripeStandIn, startStripeStandIn } from '../support/stripeStandIn.ts';
 import { startWebhookReceiver } from '../support/webhookReceivers.ts';
@@ -695,7 +695,14 @@ describe('metering', () => {
     const session = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'shop' }, as);
     expect(session.status, session.text).toBe(200);
     const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(50_000));
-    const { runUrl } = await startRun(stack, project.slug, as, pipelineId, session.body.id);
+    // A run that records keeps a browser of its own (a plain run is a call: test/billing/call-metering.test.ts).
+    const started = await stack.http.post(
+      `/${project.slug}/api/pipelines/${pipelineId}/start`,
+      { session: session.body.id, record: true },
+      as,
+    );
+    expect(started.status, started.text).toBe(200);
+    const runUrl = `/${project.slug}/api/pipelines/${pipelineId}/${started.body.id}`;
     await expect
       .poll(async () => (await stack.http.get(runUrl, as)).body.status.pipeline, { timeout: 30_000 })
       .toMatch(/running|succeeded|failed|cancelled/);

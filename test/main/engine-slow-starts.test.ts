@@ -106,13 +106,29 @@ describe('starts whose answer from the workflow engine comes late', () => {
   it('a run start is repeated: the run and the browser it starts each run once, and it succeeds', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
     const before = answeredLate.size;
-    const { runId, runUrl } = await startRun(stack, slug, { token }, pipelineId, sessionId);
+    // A run that records starts a browser of its own (a plain one would be a call, in a context).
+    const started = await stack.http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: sessionId, record: true }, { token });
+    expect(started.status, started.text).toBe(200);
+    const runId = started.body.id as string;
     // The run's browser and the run itself: both first answers came late.
     expect(answeredLate.size - before).toBe(2);
+    expect(answeredLate).toContain(`run-${runId}`);
+    const run = await settledRun(stack, `/${slug}/api/pipelines/${pipelineId}/${runId}`, { token });
+    expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
+    expect(run.result).toEqual({ greeting: 'Hello from the test site' });
+  }, 90_000);
+
+  it('a call’s run start is repeated: the run runs once, in a context, and succeeds', async () => {
+    const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
+    const before = answeredLate.size;
+    const { runId, runUrl } = await startRun(stack, slug, { token }, pipelineId, sessionId);
+    // A call starts no browser workflow: the run's own start is the one answered late.
+    expect(answeredLate.size - before).toBe(1);
     expect(answeredLate).toContain(`run-${runId}`);
     const run = await settledRun(stack, runUrl, { token });
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
     expect(run.result).toEqual({ greeting: 'Hello from the test site' });
+    expect(run.resources).toEqual([]);
   }, 90_000);
 
   it('a function execute (update-with-start) is repeated and answers the outputs', async () => {
@@ -121,7 +137,9 @@ describe('starts whose answer from the workflow engine comes late', () => {
     const done = await stack.http.post(`/${slug}/api/functions/slug/${fnSlug}/execute`, { args: {} }, { token });
     expect(done.status, done.text).toBe(200);
     expect(done.body.outputs).toEqual({ greeting: 'Hello from the test site' });
-    expect(answeredLate.size - before).toBe(2);
+    // A call (docs/browsers.md, Contexts for calls): its run's update-with-start is the only start, answered late once.
+    expect(answeredLate.size - before).toBe(1);
+    expect(answeredLate).toContain(`run-${done.body.identifier}`);
   }, 90_000);
 
   it('the wait for a run’s end after an eager start is repeated too, and logged as the engine being slow', async () => {

@@ -137,15 +137,10 @@ describe('a control worker that dies', () => {
     expect(identities).toContain(`${first.pid}@${os.hostname()}`);
     expect(identities).toContain(`${second.pid}@${os.hostname()}`);
 
-    // The browser the run started is stopped with it.
-    const resourceId = run.resources[0]?.id;
-    expect(resourceId).toBeTruthy();
-    await expect
-      .poll(
-        async () =>
-          (await stack.http.get(`/${project.slug}/api/sessions/${session.body.id}/${resourceId}`, { token: owner.token })).body.status,
-        { timeout: 60_000, interval: 500 },
-      )
-      .toBe('stopped');
+    // The run is a call (docs/browsers.md, Contexts for calls): no browser resource of its own, and
+    // its context, opened by the first worker's run, is closed with its end under the second.
+    expect(run.resources).toEqual([]);
+    const calls = stack.browserHost?.projectBrowsers as NonNullable<TestStack['browserHost']>['projectBrowsers'];
+    await expect.poll(() => calls.has(runId), { timeout: 60_000, interval: 500 }).toBe(false);
   });
 });

@@ -512,7 +512,7 @@ describe('tool calls', () => {
     }
   });
 
-  it('stops the run and frees its browser when the client cancels the call', async () => {
+  it('stops the run and frees its context when the client cancels the call', async () => {
     const client = await connect('streamable', linkedKey.secret, toolsServerId);
     try {
       const controller = new AbortController();
@@ -522,6 +522,11 @@ describe('tool calls', () => {
         () => latestRun(slowId),
         (run) => run?.status === 'running',
       );
+      await until(
+        'its context to open',
+        async () => stack.browserHost?.projectBrowsers.has(running?.id as string),
+        (held) => held === true,
+      );
       controller.abort('changed my mind');
       await expect(call).rejects.toThrow();
       const ended = await until(
@@ -530,11 +535,12 @@ describe('tool calls', () => {
         (run) => !!run && run.id === running?.id && run.status !== 'running',
       );
       expect(ended?.status).toBe('cancelled');
-      const db = stack.orm.em.fork().getConnection();
+      // A call holds no browser of its own: its context in the project's browser is what is freed.
+      expect(ended?.resource_id).toBeNull();
       await until(
-        'its browser to stop',
-        async () => (await db.execute('select status from session_resources where id = ?', [ended?.resource_id]))[0]?.status,
-        (status) => status !== 'running' && status !== 'starting',
+        'its context to close',
+        async () => stack.browserHost?.projectBrowsers.has(ended?.id as string),
+        (held) => held === false,
       );
     } finally {
       await client.close();

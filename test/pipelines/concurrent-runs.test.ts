@@ -14,6 +14,9 @@ import { startTestStack, type TestStack } from '../support/stack.ts';
 /**
  * Runs started at once on one session, with warm browsers waiting: each run that starts a browser
  * gets its own (docs/pipelines.md, Runs), and no run's end stops a browser another run drives.
+ * Runs that need no browser of their own are calls (docs/browsers.md, Contexts for calls): they
+ * run in contexts of the project's browser, so the runs here that must start a browser ask for a
+ * recording (`record`), which only a browser of its own gives.
  * A warm browser is taken in the transaction that writes the run owning it, so a second start
  * cannot find it running and unowned in between. The stack runs as `npm start` does (the api on
  * the worker's connection, eager workflow starts), where a run's first node can overtake the
@@ -43,8 +46,6 @@ afterAll(async () => {
 const warmOffers = () => stack.orm.em.fork().count(WarmBrowser, {});
 const activeBrowsers = () =>
   stack.orm.em.fork().count(SessionResource, { project: project.id, status: { $in: [...activeResourceStatuses] } });
-const statusesOf = async (resourceIds: string[]) =>
-  (await stack.orm.em.fork().find(SessionResource, { id: { $in: resourceIds } })).map((resource) => resource.status);
 
 /** Every browser of the last round stopped, and the pool refilled. */
 async function settledPool() {
@@ -66,8 +67,16 @@ const headingSource = () => ({
   outputs: { heading: { $ref: 'heading.text' } },
 });
 
+/** Starts a run that records its browser: it needs a browser of its own, never a call's context. */
+async function startRecordingRun(as: { token: string }, pipelineId: string, sessionId: string) {
+  const started = await stack.http.post(`/${project.slug}/api/pipelines/${pipelineId}/start`, { session: sessionId, record: true }, as);
+  expect(started.status, started.text).toBe(200);
+  const runId = started.body.id as string;
+  return { runId, runUrl: `/${project.slug}/api/pipelines/${pipelineId}/${runId}` };
+}
+
 describe('runs started at once on one session', () => {
-  it('each get a browser of their own and all succeed', async () => {
+  it('each get a browser of their own (runs that record) and all succeed', async () => {
     const as = { token: owner.token };
     const created = await stack.http.put(`/${project.slug}/api/sessions`, { name: 'shared' }, as);
     expect(created.status, created.text).toBe(200);
@@ -76,7 +85,7 @@ describe('runs started at once on one session', () => {
 
     for (let round = 0; round < ROUNDS; round++) {
       await settledPool();
-      const started = await Promise.all(Array.from({ length: RUNS }, () => startRun(stack, project.slug, as, pipelineId, sessionId)));
+      const started = await Promise.all(Array.from({ length: RUNS }, () => startRecordingRun(as, pipelineId, sessionId)));
       const runs = await Promise.all(started.map(({ runUrl }) => settledRun(stack, runUrl, as)));
       for (const run of runs) {
         expect(run.status, `round ${round}: ${JSON.stringify(run.error)}`).toEqual({
@@ -91,7 +100,22 @@ describe('runs started at once on one session', () => {
     }
   }, 300_000);
 
-  it('and functions executed at once each run on a warm browser of their own, answering their outputs', async () => {
+  it('runs that need no browser of their own, started at once, are calls: each in a context, none starts a browser', async () => {
+    const as = { token: owner.token };
+    const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: 'calls' }, as)).body.id as string;
+    const pipelineId = await createPipeline(stack, project.slug, as, headingSource());
+    await settledPool();
+    const started = await Promise.all(Array.from({ length: RUNS }, () => startRun(stack, project.slug, as, pipelineId, sessionId)));
+    const runs = await Promise.all(started.map(({ runUrl }) => settledRun(stack, runUrl, as)));
+    for (const run of runs) {
+      expect(run.status, JSON.stringify(run.error)).toEqual({ pipeline: 'succeeded', 'pipeline-evaluation': 'completed' });
+      expect(run.result).toEqual({ heading: 'Hello from the test site' });
+      expect(run.resources).toEqual([]);
+    }
+    expect(await activeBrowsers()).toBe(0);
+  }, 120_000);
+
+  it('and functions executed at once each run in a context of their own, answering their outputs', async () => {
     const as = { token: owner.token };
     const created = await stack.http.put(
       `/${project.slug}/api/functions`,
@@ -116,12 +140,10 @@ describe('runs started at once on one session', () => {
       }
       const runs = await stack.orm.em.fork().find(PipelineRun, { id: { $in: answers.map((answer) => answer.body.identifier as string) } });
       expect(runs.map((run) => run.status)).toEqual(Array(RUNS).fill('succeeded'));
-      const resourceIds = runs.map((run) => run.resource?.id as string);
-      expect(new Set(resourceIds).size, `round ${round}: ${resourceIds.join(', ')}`).toBe(RUNS);
-      // Taken from the pool, and stopped once their runs ended (after the answer).
-      const browsers = await stack.orm.em.fork().find(SessionResource, { id: { $in: resourceIds } });
-      expect(browsers.map((browser) => browser.warm)).toEqual(Array(RUNS).fill(true));
-      await expect.poll(() => statusesOf(resourceIds), { timeout: 30_000 }).toEqual(Array(RUNS).fill('stopped'));
+      // Calls: no browser of the project's count, each its own context (closed with its run).
+      expect(runs.map((run) => run.resource)).toEqual(Array(RUNS).fill(null));
+      expect(await activeBrowsers()).toBe(0);
+      await expect.poll(() => stack.browserHost?.projectBrowsers.callCount, { timeout: 30_000 }).toBe(0);
     }
   }, 300_000);
 

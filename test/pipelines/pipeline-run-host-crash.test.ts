@@ -81,12 +81,16 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** Starts a run on a new session's browser (the run starts it on the host, and stops it when done). */
-async function startStretchRun() {
+/**
+ * Starts a run on a new session: a call, in a context of the project's browser on the host
+ * (docs/browsers.md, Contexts for calls), or, when it records, on a browser of its own (the run
+ * starts it on the host, and stops it when done).
+ */
+async function startStretchRun({ record = false } = {}) {
   const session = await stack.http.put(`/${projectSlug}/api/sessions`, { name: `s-${Date.now()}` }, as);
   const started = await stack.http.post(
     `/${projectSlug}/api/pipelines/${pipelineId}/start`,
-    { session: session.body.id, args: { word: SECRET } },
+    { session: session.body.id, args: { word: SECRET }, record },
     as,
   );
   expect(started.status, started.text).toBe(200);
@@ -113,66 +117,75 @@ async function stretchAttempts(runId: string) {
 }
 
 describe('a pipeline run whose browser host fails mid-stretch', () => {
-  it('a host killed with -9 and restarted fails the run host_lost at the node it ran, whatever retries it has left; earlier nodes are not run again', async () => {
-    await expect.poll(() => host.alive(), { timeout: 30_000, interval: 250 }).toBe(true);
-    const { runId, runUrl, sessionId } = await startStretchRun();
-    await expect.poll(() => storedOutputs(runUrl), { timeout: 60_000, interval: 100 }).toContain('w2');
-    // Inside w3 (or a later wait node on a slow machine): the kill lands mid-stretch.
-    await new Promise((resolve) => setTimeout(resolve, WAIT_MS / 4));
-    await host.kill();
-    // The same host id: the stretch's retry (its node has one more attempt) goes to its queue.
-    host.start();
+  it.each([
+    ['a call', false, 'the call’s context died with it'],
+    ['a run with a browser of its own (it records)', true, 'the browser died with it'],
+  ])(
+    'a host killed with -9 and restarted fails %s host_lost at the node it ran, whatever retries it has left; earlier nodes are not run again',
+    async (_kind, record, died) => {
+      await expect.poll(() => host.alive(), { timeout: 30_000, interval: 250 }).toBe(true);
+      const { runId, runUrl, sessionId } = await startStretchRun({ record });
+      await expect.poll(() => storedOutputs(runUrl), { timeout: 60_000, interval: 100 }).toContain('w2');
+      // Inside w3 (or a later wait node on a slow machine): the kill lands mid-stretch.
+      await new Promise((resolve) => setTimeout(resolve, WAIT_MS / 4));
+      await host.kill();
+      // The same host id: the stretch's retry (its node has one more attempt) goes to its queue.
+      host.start();
 
-    const run = await settledRun(stack, runUrl, as, 120_000);
-    expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
-    // What was stored before the crash is a first part of the nodes, and stays.
-    const stored = NODES.filter((node) => Object.hasOwn(run.nodeOutputs, node));
-    expect(stored).toEqual(NODES.slice(0, stored.length));
-    expect(stored.length).toBeGreaterThanOrEqual(5);
-    expect(stored.length).toBeLessThan(NODES.length);
-    // The node under way is the one that failed, with `host_lost`: its retry went to the restarted
-    // host, which knows it holds none of the browsers the database placed on it when it started
-    // (browsers die with their host), whatever attempts the node has left. On a machine too slow to
-    // restart the host within the pickup time, the retry times out instead: the host is lost too.
-    const failedAt = NODES[stored.length] as string;
-    const lines = await nodeLines(runUrl);
-    const retriedOnRestartedHost = (await stretchAttempts(runId)).some((started) => started.attempt === 2);
-    expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'host_lost' });
-    if (retriedOnRestartedHost) {
-      expect(run.error.message).toBe(`browser host ${hostId} lost: it was restarted, and the browser died with it`);
-      expect(lines(failedAt)).toContain(
-        `${typeOf(failedAt)} failed: browser host ${hostId} lost: it was restarted, and the browser died with it`,
+      const run = await settledRun(stack, runUrl, as, 120_000);
+      expect(run.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+      // What was stored before the crash is a first part of the nodes, and stays.
+      const stored = NODES.filter((node) => Object.hasOwn(run.nodeOutputs, node));
+      expect(stored).toEqual(NODES.slice(0, stored.length));
+      expect(stored.length).toBeGreaterThanOrEqual(5);
+      expect(stored.length).toBeLessThan(NODES.length);
+      // The node under way is the one that failed, with `host_lost`: its retry went to the restarted
+      // host, which knows it holds none of the browsers the database placed on it when it started
+      // (browsers die with their host), whatever attempts the node has left. On a machine too slow to
+      // restart the host within the pickup time, the retry times out instead: the host is lost too.
+      const failedAt = NODES[stored.length] as string;
+      const lines = await nodeLines(runUrl);
+      const retriedOnRestartedHost = (await stretchAttempts(runId)).some((started) => started.attempt === 2);
+      expect(run.error, JSON.stringify(run.error)).toMatchObject({ node: failedAt, code: 'host_lost' });
+      if (retriedOnRestartedHost) {
+        expect(run.error.message).toBe(`browser host ${hostId} lost: it was restarted, and ${died}`);
+        expect(lines(failedAt)).toContain(`${typeOf(failedAt)} failed: browser host ${hostId} lost: it was restarted, and ${died}`);
+      } else {
+        expect(run.error.message).toMatch(new RegExp(`^browser host ${hostId} lost: no browser host picked the node up`));
+      }
+      for (const node of stored) {
+        // Run once, before the crash: nothing resumed before them.
+        expect(lines(node), node).toEqual([`${typeOf(node)} started`, expect.stringMatching(/ done in \d+ ms$/)]);
+      }
+      for (const node of NODES.slice(stored.length + 1)) expect(lines(node), node).toEqual([]);
+
+      // The secret is nowhere: not in the run, its logs, nor workflow history (heartbeats included).
+      const texts = [
+        JSON.stringify(run),
+        JSON.stringify((await stack.http.get(`${runUrl}/logs?limit=200`, as)).body),
+        await historyText(stack, runId),
+      ];
+      for (const text of texts) expect(text).not.toContain(SECRET);
+
+      // A call holds no browser resource: its context died with the host.
+      if (!record) {
+        expect(run.resources).toEqual([]);
+        return;
+      }
+      // The browser the run started is settled: lost with its host (the restarted host does not hold
+      // it; docs/browsers.md, Hosts), not stopped as if the run's end had stopped it.
+      const resourceId = run.resources[0]?.id;
+      await expect
+        .poll(async () => (await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.status, {
+          timeout: 60_000,
+          interval: 500,
+        })
+        .toBe('failed');
+      expect((await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.stopReason).toMatch(
+        new RegExp(`^browser host ${hostId} lost: `),
       );
-    } else {
-      expect(run.error.message).toMatch(new RegExp(`^browser host ${hostId} lost: no browser host picked the node up`));
-    }
-    for (const node of stored) {
-      // Run once, before the crash: nothing resumed before them.
-      expect(lines(node), node).toEqual([`${typeOf(node)} started`, expect.stringMatching(/ done in \d+ ms$/)]);
-    }
-    for (const node of NODES.slice(stored.length + 1)) expect(lines(node), node).toEqual([]);
-
-    // The secret is nowhere: not in the run, its logs, nor workflow history (heartbeats included).
-    const texts = [
-      JSON.stringify(run),
-      JSON.stringify((await stack.http.get(`${runUrl}/logs?limit=200`, as)).body),
-      await historyText(stack, runId),
-    ];
-    for (const text of texts) expect(text).not.toContain(SECRET);
-
-    // The browser the run started is settled: lost with its host (the restarted host does not hold
-    // it; docs/browsers.md, Hosts), not stopped as if the run's end had stopped it.
-    const resourceId = run.resources[0]?.id;
-    await expect
-      .poll(async () => (await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.status, {
-        timeout: 60_000,
-        interval: 500,
-      })
-      .toBe('failed');
-    expect((await stack.http.get(`/${projectSlug}/api/sessions/${sessionId}/${resourceId}`, as)).body.stopReason).toMatch(
-      new RegExp(`^browser host ${hostId} lost: `),
-    );
-  });
+    },
+  );
 
   it('a host that stalls past its heartbeat timeout resumes the run after the last stored node, and it succeeds', async () => {
     await expect.poll(() => host.alive(), { timeout: 30_000, interval: 250 }).toBe(true);

@@ -9,7 +9,7 @@ import { sharedDataDirOf } from '../../server/config.ts';
 import { createControlWorker } from '../../server/main/controlWorker.ts';
 import { createProject, registerUser } from '../support/accounts.ts';
 import { browserHostProcess, killBrowsersLeftUnder } from '../support/browserHostProcess.ts';
-import { createPipeline, longWaitSource, settledRun, startRun } from '../support/pipelines.ts';
+import { createPipeline, longWaitSource, settledRun } from '../support/pipelines.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /**
@@ -85,11 +85,16 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A run on a new session's browser (the run starts it), once it waits in `wait`. */
+/**
+ * A run on a new session's browser (the run starts it), once it waits in `wait`. It records, so it
+ * needs a browser of its own: a plain run would be a call, in a context (docs/browsers.md, Contexts for calls).
+ */
 async function runWaitingOn(hostId: string) {
   const session = await stack.http.put(`/${slug}/api/sessions`, { name: `s-${Date.now()}` }, as);
   expect(session.status, session.text).toBe(200);
-  const run = await startRun(stack, slug, as, pipelineId, session.body.id);
+  const started = await stack.http.post(`/${slug}/api/pipelines/${pipelineId}/start`, { session: session.body.id, record: true }, as);
+  expect(started.status, started.text).toBe(200);
+  const run = { runId: started.body.id as string, runUrl: `/${slug}/api/pipelines/${pipelineId}/${started.body.id}` };
   await expect
     .poll(async () => (await stack.http.get(run.runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 100 })
     .toBeTruthy();
@@ -140,7 +145,10 @@ describe('a browser host shut down with a run in flight', () => {
     });
     const session = await stack.http.put(`/${slug}/api/sessions`, { name: `between-${Date.now()}` }, as);
     expect(session.status, session.text).toBe(200);
-    const { runUrl } = await startRun(stack, slug, as, twoStretches, session.body.id);
+    // It records, so it starts a browser of its own; a plain run would be a call, whose context dies with the host (callHostFailure in activities/browserHost/hostBrowsers.ts).
+    const started = await stack.http.post(`/${slug}/api/pipelines/${twoStretches}/start`, { session: session.body.id, record: true }, as);
+    expect(started.status, started.text).toBe(200);
+    const runUrl = `/${slug}/api/pipelines/${twoStretches}/${started.body.id}`;
     const outputs = async () => (await stack.http.get(runUrl, as)).body.nodeOutputs ?? {};
     await expect.poll(async () => (await outputs()).page, { timeout: 60_000, interval: 100 }).toBeTruthy();
 

@@ -69,9 +69,29 @@ describe('the run sweeper', () => {
     expect(view.finished).toBeTruthy();
   });
 
-  it('settles a run whose workflow was terminated, and stops the browser it started', async () => {
+  it('settles a call whose workflow was terminated, and its host closes the call’s context', async () => {
     const pipelineId = await createPipeline(longWaitSource(50_000));
     const { runId } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
+    await expect
+      .poll(async () => (await stack.http.get(runUrl(pipelineId, runId), { token: owner.token })).body.nodeOutputs.page, {
+        timeout: 30_000,
+      })
+      .toBeTruthy();
+    const calls = stack.browserHost?.projectBrowsers as NonNullable<TestStack['browserHost']>['projectBrowsers'];
+    expect(calls.has(runId)).toBe(true);
+    await stack.temporal.workflow.getHandle(`run-${runId}`).terminate('test: the workflow is gone');
+    const view = await settled(pipelineId, runId, 30_000);
+    expect(view.status).toEqual({ pipeline: 'failed', 'pipeline-evaluation': 'failed' });
+    expect(view.error).toMatchObject({ code: 'run_lost', message: expect.stringMatching(/terminated/) });
+    expect(view.resources).toEqual([]);
+    // No workflow is left to release it: the host closes the context of a call that has ended.
+    await expect.poll(() => calls.has(runId), { timeout: 30_000 }).toBe(false);
+  });
+
+  it('settles a run whose workflow was terminated, and stops the browser it started', async () => {
+    const pipelineId = await createPipeline(longWaitSource(50_000));
+    // A run that records keeps a browser of its own (docs/browsers.md, Contexts for calls).
+    const { runId } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId, { record: true });
     await expect
       .poll(async () => (await stack.http.get(runUrl(pipelineId, runId), { token: owner.token })).body.nodeOutputs.page, {
         timeout: 30_000,

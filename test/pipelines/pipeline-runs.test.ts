@@ -116,6 +116,8 @@ afterAll(async () => {
 });
 
 const createPipeline = (source: unknown) => createPipelineIn(stack, project.slug, { token: owner.token }, source);
+/** The host's project browsers, which hold the calls' contexts. */
+const callContexts = () => stack.browserHost?.projectBrowsers as NonNullable<TestStack['browserHost']>['projectBrowsers'];
 
 async function runToEnd(
   pipelineId: string,
@@ -132,25 +134,26 @@ async function runToEnd(
   return { runId: started.body.id as string, runUrl, run: await settledRun(stack, runUrl, { token: owner.token }) };
 }
 
+/** The areas of a browser's own log lines: console output, navigations, page errors, failed requests. */
+const BROWSER_AREAS = ['console', 'navigation', 'network', 'page'];
+
 /**
  * Everything a run shows or keeps: its view, its logs as JSON and SSE, its workflow history, and
- * the log of the browser it drove (console, navigations, failed requests).
+ * the log of the browser it drove (console, navigations, failed requests). These runs are calls
+ * (docs/browsers.md, Contexts for calls): they hold no browser resource, and their context's
+ * browser lines are in the run's own log.
  */
 async function everythingOf(runId: string, runUrl: string) {
-  // Closed, so the run has let go of its browser and that browser's log is written.
+  // Closed, so the run has let go of its context and that context's log is written.
   await stack.temporal.workflow
     .getHandle(`run-${runId}`)
     .result()
     .catch(() => undefined);
   const run = await stack.http.get(runUrl, { token: owner.token });
-  const resourceId = run.body.resources[0]?.id;
-  expect(resourceId, run.text).toBeTruthy();
-  const browserLogs = await stack.http.get(`/${project.slug}/api/sessions/${sessionId}/${resourceId}/logs?limit=200`, {
-    token: owner.token,
-  });
-  expect(browserLogs.status, browserLogs.text).toBe(200);
+  expect(run.body.resources, run.text).toEqual([]);
   const logs = await stack.http.get(`${runUrl}/logs?limit=200`, { token: owner.token });
   expect(logs.status).toBe(200);
+  const browserLogs = JSON.stringify((logs.body as { area: string }[]).filter((entry) => BROWSER_AREAS.includes(entry.area)));
   const sse = await readSse(`${stack.url}${runUrl}/logs`, {
     headers: { authorization: `Bearer ${owner.token}` },
     until: (events) => events.some((e) => e.event === 'end'),
@@ -159,9 +162,9 @@ async function everythingOf(runId: string, runUrl: string) {
   const history = await historyText(stack, runId);
   return {
     logs: logs.body,
-    browserLogs: browserLogs.text,
+    browserLogs,
     historyText: history,
-    texts: [run.text, logs.text, JSON.stringify(sse), history, browserLogs.text],
+    texts: [run.text, logs.text, JSON.stringify(sse), history],
   };
 }
 
@@ -290,7 +293,8 @@ describe('a pipeline run', () => {
 
   it('stops mid-run when asked, and the browser it started is stopped with it', async () => {
     const pipelineId = await createPipeline(longWaitSource(30_000));
-    const { runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
+    // A run that records keeps a browser of its own (docs/browsers.md, Contexts for calls).
+    const { runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId, { record: true });
     await expect
       .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000 })
       .toBeTruthy();
@@ -305,6 +309,20 @@ describe('a pipeline run', () => {
         { timeout: 30_000 },
       )
       .toBe('stopped');
+  });
+
+  it('stops a call mid-run when asked, and closes its context with it', async () => {
+    const pipelineId = await createPipeline(longWaitSource(30_000));
+    const { runId, runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
+    await expect
+      .poll(async () => (await stack.http.get(runUrl, { token: owner.token })).body.nodeOutputs.page, { timeout: 30_000 })
+      .toBeTruthy();
+    expect(callContexts().has(runId)).toBe(true);
+    const stopped = await stack.http.post(`${runUrl}/stop`, undefined, { token: owner.token });
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });
+    expect(stopped.body.resources).toEqual([]);
+    await expect.poll(() => callContexts().has(runId), { timeout: 30_000 }).toBe(false);
   });
 
   it('refuses a version with compiler errors, bad arguments, and callers without execute', async () => {
@@ -395,9 +413,20 @@ describe('secret arguments', () => {
       expect(logs.some((e: { severity: string; message: string }) => e.severity === 'error' && e.message.includes('[redacted]'))).toBe(
         true,
       );
-      // The browser logged the failed request, with the secret hidden.
+      // The call's browser logged the failed request in the run's log, with the secret hidden.
       expect(browserLogs).toContain(`/login?pw=[redacted]`);
+      expect(browserLogs).toContain('"area":"network"');
       expectNowhere(secret, texts);
+      // A reader who may not read the session's cookies sees that the browser line was written, not
+      // the address (a page can put a cookie into one), as in a browser's own log.
+      const reader = await createApiKey(stack, owner.token, { accessType: 'custom', permissions: [`${project.slug}.pipelines.read`] });
+      const seen = await stack.http.get(`${runUrl}/logs?limit=200`, { apiKey: reader.secret });
+      expect(seen.status, seen.text).toBe(200);
+      const network = (seen.body as { area: string; context: string; message: string }[]).filter((entry) => entry.area === 'network');
+      expect(network.length).toBeGreaterThan(0);
+      for (const entry of network) expect(entry).toMatchObject({ context: 'withheld', message: expect.stringMatching(/^withheld:/) });
+      // The run's own lines stay whole for them (the run read no cookies): the failed node's names the address.
+      expect(seen.text).toContain('"area":"node"');
     },
   );
 
@@ -700,7 +729,8 @@ describe('who may start a run and see what it read', () => {
 describe('bookkeeping a run cannot skip', () => {
   it('a stop right after the start ends the run cancelled and stops the browser it started', async () => {
     const pipelineId = await createPipeline(longWaitSource(30_000));
-    const { runId, runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId);
+    // A run that records keeps a browser of its own (docs/browsers.md, Contexts for calls).
+    const { runId, runUrl } = await startRun(stack, project.slug, { token: owner.token }, pipelineId, sessionId, { record: true });
     const stopped = await stack.http.post(`${runUrl}/stop`, undefined, { token: owner.token });
     expect(stopped.status, stopped.text).toBe(200);
     expect(stopped.body.status).toEqual({ pipeline: 'cancelled', 'pipeline-evaluation': 'stopped' });

@@ -159,7 +159,8 @@ describe('browsers per account', () => {
       code: 'account_browser_limit_reached',
       message: expect.stringContaining(`${BROWSERS_PER_ACCOUNT} browsers`),
     });
-    // A run on a session with no browser of its own needs one too, and is refused the same way.
+    // A run on a session with no running browser that needs one of its own (it records) is refused
+    // the same way; a call (docs/browsers.md, Contexts for calls) takes no browser of the count.
     const idle = await stack.http.put(`/${projects[1]?.slug}/api/sessions`, { name: 'idle' }, { token });
     const pipelineId = await createPipeline(
       stack,
@@ -169,9 +170,15 @@ describe('browsers per account', () => {
         nodes: { hello: { type: 'text.template', inputs: { template: 'hello' } } },
       },
     );
-    const run = await stack.http.post(`/${projects[1]?.slug}/api/pipelines/${pipelineId}/start`, { session: idle.body.id }, { token });
+    const run = await stack.http.post(
+      `/${projects[1]?.slug}/api/pipelines/${pipelineId}/start`,
+      { session: idle.body.id, record: true },
+      { token },
+    );
     expect(run.status, run.text).toBe(429);
     expect(run.body.code).toBe('account_browser_limit_reached');
+    const call = await stack.http.post(`/${projects[1]?.slug}/api/pipelines/${pipelineId}/start`, { session: idle.body.id }, { token });
+    expect(call.status, call.text).toBe(200);
 
     // Another account's browsers are its own.
     const other = await registerUser(stack);

@@ -43,8 +43,15 @@ export const longWaitSource = (ms: number) => ({
 });
 
 /** Starts a run of `pipelineId` on `session`; answers its id and URL. */
-export async function startRun(stack: TestStack, projectSlug: string, as: Credentials, pipelineId: string, session: string) {
-  const started = await stack.http.post(`/${projectSlug}/api/pipelines/${pipelineId}/start`, { session }, as);
+export async function startRun(
+  stack: TestStack,
+  projectSlug: string,
+  as: Credentials,
+  pipelineId: string,
+  session: string,
+  options: { record?: boolean } = {},
+) {
+  const started = await stack.http.post(`/${projectSlug}/api/pipelines/${pipelineId}/start`, { session, ...options }, as);
   expect(started.status, started.text).toBe(200);
   const runId = started.body.id as string;
   return { runId, runUrl: `/${projectSlug}/api/pipelines/${pipelineId}/${runId}` };

@@ -58,6 +58,12 @@ export const browserEndedSignal = defineSignal('browserEnded');
 export const browserStateQuery = defineQuery<BrowserSessionState>('state');
 
 /** A browser's cumulative figures, as its host measures them. */
+/**
+ * How often a browser's workflow asks its host whether the browser lives, and meters its usage; a
+ * host meters its project browsers for calls as often (server/browsers/host/callMetering.ts).
+ */
+export const browserCheckIntervalMs = 5_000;
+
 export type BrowserUsage = { cpuSeconds: number; memoryBytes: number; networkBytes: number };
 
 /** The workflow's activities on the control queue (activities/browserSessions.ts): database only. */

@@ -15,10 +15,22 @@ export type PipelineRunInput = {
   /** Arguments; secret parameters appear only as placeholders (server/pipelines/runSecrets.ts). */
   args: Record<string, unknown>;
   hostId: string;
+  /** The browser the run uses; empty for a call (`call`). */
   resourceId: string;
   /** The run started this browser and stops it when done. */
   ownsResource: boolean;
+  /**
+   * Set when the run is a call (docs/browsers.md, Contexts for calls): it runs in a fresh context
+   * of its project's browser on `hostId`, opened by its first browser stretch and closed at its end.
+   */
+  call?: CallTarget;
 };
+
+/** A call's context: the project whose browser it opens in, and the session whose launch settings and cookies it takes. */
+export type CallTarget = { projectId: string; sessionId: string };
+
+/** What a browser activity of a call is given besides the run: its target, and whether this is where its context opens. */
+export type CallOfActivity = CallTarget & { open: boolean };
 
 export type PipelineRunWorkflow = (runId: string, input: PipelineRunInput) => Promise<void>;
 /** Its workflow type: the api starts it by this name (server/pipelines/runs.ts), a generation as its child. */
@@ -108,7 +120,7 @@ export type StretchActivityCall = StretchCall & {
 };
 
 /** A stretch with a browser node: it runs on the host that holds the run's browser. */
-export type BrowserStretchCall = StretchActivityCall & { resourceId: string };
+export type BrowserStretchCall = StretchActivityCall & { resourceId: string; call?: CallOfActivity };
 
 /**
  * How far a stretch has come, as its activity heartbeats it (activities/runStretch.ts): `done`
@@ -133,7 +145,7 @@ export type StretchFailureDetails = {
 export type NodeActivityCall = { runId: string; path: string; type: string; inputs: Record<string, unknown> };
 
 /** A browser node run by its own activity, on the host that holds the run's browser. */
-export type BrowserNodeCall = NodeActivityCall & { resourceId: string; timeoutMs?: number };
+export type BrowserNodeCall = NodeActivityCall & { resourceId: string; timeoutMs?: number; call?: CallOfActivity };
 
 export type RunStatus = {
   status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';

@@ -11,6 +11,8 @@ export const workflowIds = {
   stripeEvent: (eventId: string) => `stripe-event-${eventId}`,
   /** One per exhaustion of an account's funds (a later one, after a credit, is another). */
   fundsShutdown: (userId: string, exhaustedAt: Date) => `funds-shutdown-${userId}-${exhaustedAt.getTime()}`,
+  /** One per report of a project browser for calls, by the totals it brings: a report sent again joins or finds it. */
+  callUsage: (meterId: string, cpuSeconds: number, networkBytes: number) => `call-usage-${meterId}-${cpuSeconds}-${networkBytes}`,
   /** One sweeper per control task queue (test stacks share a Temporal server, each its own queue). */
   resourceSweeper: (taskQueue: string) => `resource-sweeper-${taskQueue}`,
   runSweeper: (taskQueue: string) => `run-sweeper-${taskQueue}`,

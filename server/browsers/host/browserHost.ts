@@ -5,9 +5,14 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserHostActivities } from '../../../activities/browserHost/index.ts';
-import { BrowserHost, Project, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
+import { BrowserHost, PipelineRun, Project, SessionResource, WarmBrowser } from '../../../db/entities/index.ts';
 import { textArray } from '../../../db/textArray.ts';
-import { browserEndedSignal, browserHostQueue, stopBrowserSignal } from '../../../workflows/contracts/browserSession.ts';
+import {
+  browserCheckIntervalMs,
+  browserEndedSignal,
+  browserHostQueue,
+  stopBrowserSignal,
+} from '../../../workflows/contracts/browserSession.ts';
 import { workflowIds } from '../../../workflows/contracts/workflowIds.ts';
 import { resolveJwtSecret } from '../../auth/jwt.ts';
 import type { Config } from '../../config.ts';
@@ -20,13 +25,19 @@ import { spareBrowsers, warmLaunchConcurrency } from '../hosts/hostCapacity.ts';
 import { recordingBlobs } from '../recordings/recordingFiles.ts';
 import { activeResourceStatuses } from '../sessions/resourceStatus.ts';
 import { RelayTokens } from '../tokens/relayTokens.ts';
+import { CallMetering } from './callMetering.ts';
 import { prepareCgroups } from './chromium/browserCgroups.ts';
 import { prepareSandbox } from './chromium/browserSandbox.ts';
 import { findProcessesMentioning, killProcessGroupsOf } from './chromium/processes.ts';
 import { BrowserPool } from './pool/browserPool.ts';
+import { ProjectBrowsers } from './pool/projectBrowsers.ts';
 import { startBrowserRelay } from './relay/browserRelay.ts';
 
 const HEARTBEAT_MS = 5_000;
+/** The share of BROWSER_MEMORY_LIMIT_MB past which a project's browser for calls is replaced. */
+const CALL_BROWSER_MEMORY_SHARE = 0.75;
+/** Stopped without a drain, how long its calls' contexts and browsers get to close. */
+const CALLS_CLOSE_MS = 3_000;
 /** After the drain time, how long the browsers' workflows get to stop them before the host kills what is left. */
 const DRAIN_STOP_WAIT_MS = 30_000;
 /**
@@ -89,13 +100,38 @@ export async function startBrowserHost(options: {
   // Derived once for the process: the relay's tokens, the activities' sealed values and the downloads' seal use it.
   const serviceSecret = resolveJwtSecret(config);
   const downloads = downloadBlobs(orm, serviceSecret);
-  const pool = new BrowserPool({
+  const chromium = {
     chromiumPath: config.chromiumPath,
     sandbox,
     cgroups,
     diskBytes: config.browsers.limits.diskBytes,
     egress: config.browsers.egress ? new EgressPolicy(config.browsers.egress.allowed) : null,
     browsersDir,
+  };
+  // Calls run in contexts of their project's browser (docs/browsers.md, Contexts for calls): the
+  // same launch as every browser here (sandbox, egress policy, cgroups, fingerprint).
+  const projectBrowsers = new ProjectBrowsers({
+    chromium,
+    maxContexts: config.calls.browserMaxContexts,
+    maxAgeMs: config.calls.browserMaxAgeSeconds * 1000,
+    // Replaced before the kernel's limit would kill it under its calls.
+    memoryShareBytes: config.browsers.limits.memoryBytes * CALL_BROWSER_MEMORY_SHARE,
+    log,
+    onClosed: (usage) => void callMetering.report(usage, { last: true }),
+    onCallLog: (runId, projectId, entries, secrets) => appendLogs(orm.em.fork(), projectId, logStreams.run(runId), entries, secrets),
+  });
+  // They have no workflow of their own: the host reports their usage, as often as a browser's workflow does, billing on or off.
+  const callMetering = new CallMetering({
+    config,
+    log,
+    temporal: options.temporal,
+    closeProject: (projectId, why) => projectBrowsers.closeProject(projectId, why),
+  });
+  const meteringTimer = setInterval(() => {
+    callMetering.reportAll(projectBrowsers.usage());
+  }, browserCheckIntervalMs);
+  const pool = new BrowserPool({
+    ...chromium,
     warmSize: config.browsers.warmPool,
     warmMax: config.browsers.warmPoolMax,
     demandMs: config.browsers.warmDemandSeconds * 1000,
@@ -206,7 +242,22 @@ export async function startBrowserHost(options: {
     heartbeat().catch((error) => log.warn({ err: error }, 'browser host heartbeat failed'));
     pool.reconcile().catch((error) => log.warn({ err: error }, 'could not reconcile the browsers with the database'));
     pool.trimWarm().catch((error) => log.warn({ err: error }, 'could not retire warm browsers'));
+    projectBrowsers.reconcile();
+    closeEndedCalls().catch((error) => log.warn({ err: error }, 'could not close the contexts of ended calls'));
   }, HEARTBEAT_MS);
+
+  /**
+   * A call's context is closed by its run's workflow as it ends; one whose workflow is gone
+   * (terminated, settled by the run sweeper) never asks. Each heartbeat closes the contexts of calls
+   * whose run is no longer queued or running: none is left holding its project's browser.
+   */
+  async function closeEndedCalls() {
+    const ids = projectBrowsers.callIds;
+    if (!ids.length) return;
+    const active = await orm.em.fork().find(PipelineRun, { id: { $in: ids }, status: { $in: ['queued', 'running'] } }, { fields: ['id'] });
+    const live = new Set(active.map((run) => run.id));
+    for (const id of ids) if (!live.has(id)) await projectBrowsers.closeContext(id);
+  }
 
   installTemporalRuntime(log);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
@@ -214,7 +265,7 @@ export async function startBrowserHost(options: {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: browserHostQueue(hostId),
-    activities: createBrowserHostActivities({ pool, orm, config, log, serviceSecret }),
+    activities: createBrowserHostActivities({ pool, projectBrowsers, orm, config, log, serviceSecret }),
     maxConcurrentActivityTaskExecutions: Math.max(4, config.browsers.perHost * 2),
     // A stretch heartbeats its progress as it stores it (activities/runStretch.ts): sent within
     // this time instead of 0.8 × the heartbeat timeout, a retry after a crash resumes from it and
@@ -226,11 +277,12 @@ export async function startBrowserHost(options: {
     `browser host ${hostId} ready (relay ${config.browsers.hostAddress}:${relay.port}, capacity ${config.browsers.perHost}, warm pool ${config.browsers.warmPool}–${Math.max(config.browsers.warmPool, config.browsers.warmPoolMax)}, recent ${config.browsers.warmRecent})`,
   );
 
-  /** Waits until no browser runs here, at most `ms`; answers whether none does. */
-  const emptied = async (ms: number) => {
+  /** Waits until no browser runs here and no call has a context here, at most `ms`; answers whether none does. */
+  const emptied = async (ms: number, { calls = true } = {}) => {
     const until = Date.now() + ms;
-    while (pool.runningCount > 0 && Date.now() < until) await sleep(Math.min(250, Math.max(1, until - Date.now())));
-    return pool.runningCount === 0;
+    const busy = () => pool.runningCount > 0 || (calls && projectBrowsers.callCount > 0);
+    while (busy() && Date.now() < until) await sleep(Math.min(250, Math.max(1, until - Date.now())));
+    return !busy();
   };
 
   /**
@@ -241,8 +293,10 @@ export async function startBrowserHost(options: {
   const stopBrowsers = async (reason: string, waitMs: number) => {
     // Before any browser closes: the nodes that fail on them say the host was shut down.
     pool.closing(reason);
+    // The calls' browsers close beside the sessions' (bounded): their calls end `host_shutdown`.
+    const callsClosed = projectBrowsers.close(reason, CALLS_CLOSE_MS);
     const resourceIds = pool.resourceIds;
-    if (resourceIds.length === 0) return;
+    if (resourceIds.length === 0) return callsClosed;
     log.info({ resourceIds }, `browser host ${hostId}: stopping its ${resourceIds.length} browser(s)`);
     // The fact, beside the reason's words: a run whose next node comes to a restarted host finds
     // its browser stopped by the shutdown, and ends `host_shutdown` (activities/browserHost/hostBrowsers.ts).
@@ -265,8 +319,9 @@ export async function startBrowserHost(options: {
     await Promise.race([Promise.all(ended), sleep(waitMs, undefined, { signal: waited.signal }).catch(() => {})]);
     waited.abort();
     // The workflows stop them through this host's worker, which still runs; what they leave, close() kills.
-    if (!(await emptied(Math.max(0, until - Date.now()))))
+    if (!(await emptied(Math.max(0, until - Date.now()), { calls: false })))
       log.warn({ resourceIds: pool.resourceIds }, 'browsers left running after their stop: killing them');
+    await callsClosed;
   };
 
   /**
@@ -290,6 +345,8 @@ export async function startBrowserHost(options: {
   let stopping: Promise<void> | undefined;
   return {
     pool,
+    /** The projects' browsers for calls (docs/browsers.md, Contexts for calls). */
+    projectBrowsers,
     drain,
     /**
      * Kills every browser of this host at once, synchronously (an exit that cannot wait: a second
@@ -309,7 +366,13 @@ export async function startBrowserHost(options: {
           await drain(how).catch((error) => log.warn({ err: error }, `browser host ${hostId} could not stop its browsers in order`));
         clearInterval(timer);
         // The worker's stop cancels what still runs on the browsers, which close right after.
-        pool.closing(how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId));
+        const reason = how === 'drain' ? drainedReason(hostId) : shutDownReason(hostId);
+        pool.closing(reason);
+        // Calls' browsers close first, bounded: one that hangs must not hold up the rest of the shutdown.
+        await projectBrowsers.close(reason, CALLS_CLOSE_MS);
+        // Their last usage, reported as they closed (bounded: the database may be going away).
+        clearInterval(meteringTimer);
+        await callMetering.settled(CALLS_CLOSE_MS);
         // Best effort: at shutdown the database may already be going away.
         await orm.em
           .fork()

@@ -1,3 +1,4 @@
+import type { BrowserContext } from 'playwright-core';
 import { z } from 'zod';
 import type { SessionCookie } from '../../../db/entities/BrowserSession.ts';
 import { CdpClient } from '../cdp/cdpClient.ts';
@@ -182,5 +183,36 @@ export async function setSessionCookies(cdpEndpoint: string, cookies: readonly S
     await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(cookies) });
   } finally {
     cdp.close();
+  }
+}
+
+/**
+ * Sets `cookies` in one Playwright context (a call's, server/browsers/host/pool/projectBrowsers.ts),
+ * over CDP as `setSessionCookies` does, so every field applies alike. `Storage.setCookies` reaches a
+ * context only from the browser's own target, given the context's id (on a tab's target Chromium
+ * refuses the id, and without it sets the default context's cookies, which every context of the
+ * browser would then share): the id is read from a tab of the context. Opens the context's first
+ * tab for it (a run takes that tab for its first page).
+ */
+export async function setContextCookies(context: BrowserContext, cookies: readonly SessionCookie[]) {
+  const browser = context.browser();
+  if (!browser) throw new Error('the context has no browser to set its cookies through');
+  const page = context.pages()[0] ?? (await context.newPage());
+  const tab = await context.newCDPSession(page);
+  let browserContextId: string | undefined;
+  try {
+    ({
+      targetInfo: { browserContextId },
+    } = (await tab.send('Target.getTargetInfo')) as { targetInfo: { browserContextId?: string } });
+  } finally {
+    await tab.detach().catch(() => {});
+  }
+  // Never without it: the cookies would go to the default context.
+  if (!browserContextId) throw new Error('the context’s id could not be read to set its cookies');
+  const cdp = await browser.newBrowserCDPSession();
+  try {
+    await cdp.send('Storage.setCookies', { cookies: cdpCookieParams(cookies) as never, browserContextId });
+  } finally {
+    await cdp.detach().catch(() => {});
   }
 }

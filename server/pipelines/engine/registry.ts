@@ -47,6 +47,13 @@ export function planReadsCookies(plan: Plan | null): boolean {
   return plan?.steps.some(readsCookies) ?? false;
 }
 
+/** Whether a plan (in any of its sub-graphs) has a node of one of `types`. */
+export function planHasNodeOf(plan: Plan | null, types: readonly string[]): boolean {
+  const has = (step: PlanStep): boolean =>
+    types.includes(step.type) || Object.values(step.blocks ?? {}).some((block) => block.steps.some(has));
+  return plan?.steps.some(has) ?? false;
+}
+
 /** The catalog, as `GET …/pipelines/nodes` answers it. JSON only. */
 export function nodeCatalog() {
   return {

@@ -100,9 +100,9 @@ const usageSummary = z.object({
         project: z.string().nullable().describe('The project’s slug; null for projects since deleted'),
         session: z.object({ id: z.string(), name: z.string() }).nullable().describe('null: not one session (`of` says what)'),
         of: z
-          .enum(['session', 'analysis and generation', 'deleted sessions', 'deleted projects'])
+          .enum(['session', 'calls', 'analysis and generation', 'deleted sessions', 'deleted projects'])
           .describe(
-            'a session; model tokens of analysis and generation, which run on no session; browsers of sessions since deleted; or all usage of projects since deleted',
+            'a session; the browsers of the project’s calls (function executes, MCP tool calls, runs in a context: docs/browsers.md); model tokens of analysis and generation, which run on no session; browsers of sessions since deleted; or all usage of projects since deleted',
           ),
         billed: z.string(),
       }),
@@ -237,7 +237,7 @@ export const billingRouter = router({
           // A browser's usage outlives its session's rows (usage names the resource by id, no key):
           // tokens are an agent's, CPU and network of a browser whose session is gone. Usage of
           // deleted projects (no project any more) is one entry, keyed by no slug.
-          `select case when p.id is null then '' else p.slug || '/' || coalesce(s.id::text, case when u.unit = 'tokens' then '' else '-' end) end as key,
+          `select case when p.id is null then '' else p.slug || '/' || coalesce(s.id::text, case when u.unit = 'tokens' then '' when u.report_id like 'calls:%' then 'calls' else '-' end) end as key,
                   p.slug, s.name, u.unit, sum(u.amount)::text as amount, sum(u.billed)::text as billed
              from usage_records u
              left join projects p on p.id = u.project_id
@@ -259,7 +259,14 @@ export const billingRouter = router({
             const row = named.get(key) as UsageRow & { slug: string | null; name: string | null };
             if (row.slug === null) return { project: null, session: null, of: 'deleted projects' as const, ...entry };
             const sessionId = key.slice(row.slug.length + 1);
-            const of = sessionId === '' ? 'analysis and generation' : sessionId === '-' ? 'deleted sessions' : 'session';
+            const of =
+              sessionId === ''
+                ? 'analysis and generation'
+                : sessionId === '-'
+                  ? 'deleted sessions'
+                  : sessionId === 'calls'
+                    ? 'calls'
+                    : 'session';
             return { project: row.slug, session: of === 'session' ? { id: sessionId, name: row.name ?? '' } : null, of, ...entry };
           }),
       };

@@ -233,7 +233,7 @@ const executeDescription =
   'Runs the current version on a fresh browser with the settings of the project’s "Default session" (or the session the version’s metadata names as `session`) and waits for it. ' +
   'Needs read on the function and execute on what it runs: `pipelineRuns.execute.<pipelineVersionId>` for a version imported from a pipeline, else `functions.execute.<functionId>`. ' +
   'The declared `outputs` are always answered; `result.result` and `result.nodeOutputs` (and a failed node’s message) only to callers who may read the session’s cookies when the run read cookies (else `result.outputsWithheld` is true). ' +
-  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `no_session`, 400 `function_failed` (the node is named), 503 `function_timeout`, 503 `host_lost` (its browser host died mid-run; retry), 503 `host_shutdown` (its browser host was shut down mid-run; retry). ' +
+  'Errors: 400 `invalid_args` (one issue per problem), 400 `version_has_errors`, 400 `no_session`, 400 `function_failed` (the node is named), 503 `function_timeout`, 503 `host_lost` (its browser host died mid-run; retry), 503 `host_shutdown` (its browser host was shut down mid-run; retry), 429 `call_queue_full` / `call_queue_timeout` (the project already runs CALLS_PER_PROJECT calls at once and the call could not wait its turn: the queue was full, or its wait timed out; retry later). ' +
   'With `wait` (seconds) it waits that long instead of the function’s time limit: a run still going then is answered with HTTP 202, `outputs` empty and `result.status` queued or running, and goes on (it is not stopped).';
 
 export const functionsRouter = router({

@@ -102,7 +102,8 @@ export const pipelineRunsRouter = router({
         tags,
         summary: 'Run a version of the pipeline on a session',
         description:
-          'Answers `{id}` at once; with `wait` (seconds), the run as GET answers it once it has ended, or, still going at the deadline, with HTTP 202. Waiting never stops the run.',
+          'Answers `{id}` at once; with `wait` (seconds), the run as GET answers it once it has ended, or, still going at the deadline, with HTTP 202. Waiting never stops the run. ' +
+          'A run that uses no running browser of the session is a call: it runs in a fresh context of the project’s browser and may wait its turn (429 `call_queue_full` / `call_queue_timeout` when it cannot).',
       },
     })
     .input(

@@ -42,6 +42,8 @@ export class RunPages {
 
   /** Marks the browser as used by a run, at most once per `touchEveryMs`. */
   touch(resourceId: string) {
+    // A call has no resource (docs/browsers.md, Contexts for calls).
+    if (!resourceId) return;
     const now = Date.now();
     if (now - (this.#lastTouched.get(resourceId) ?? 0) < this.#touchEveryMs) return;
     this.#lastTouched.set(resourceId, now);
