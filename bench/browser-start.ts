@@ -224,12 +224,18 @@ try {
   const recordRows = { plainCold: [] as number[], recordedCold: [] as number[], plainWarm: [] as number[], recordedWarm: [] as number[] };
   const recordUsable = { plainCold: [] as number[], recordedCold: [] as number[], plainWarm: [] as number[], recordedWarm: [] as number[] };
   for (let i = 0; i < RECORD_RUNS; i++) {
-    for (const [key, sessionId, warmStart] of [
+    const cold = [
       ['plainCold', await coldRecordSession(i, false), false],
       ['recordedCold', await coldRecordSession(i, true), false],
+    ] as const;
+    const warm = [
       ['plainWarm', warmSession, true],
       ['recordedWarm', recordedWarm, true],
-    ] as const) {
+    ] as const;
+    // Which goes first alternates: a warm start's claim has the pool launch a browser in its place,
+    // which the start after it shares the cores with; in a fixed order one kind would always pay it.
+    const order = i % 2 === 0 ? [...cold, ...warm] : [...[...cold].reverse(), ...[...warm].reverse()];
+    for (const [key, sessionId, warmStart] of order) {
       await waitForTeardowns();
       if (warmStart) await waitForWarm();
       const timed = await startToLoaded(sessionId);
@@ -258,11 +264,13 @@ and ${os
     .join(', ')} after the recorder's rounds. Reproduce: \`npm run bench:browser-start\` (this section alone:
 \`BENCH_ONLY=recorder npm run bench:browser-start\`; \`BENCH_RECORD_RUNS\` rounds, ${RECORD_RUNS} here).
 
-A session with \`record: true\` beside the same session without it, in the same run, alternating:
+A session with \`record: true\` beside the same session without it, in the same run, alternating
+(and alternating which of the two goes first, round by round):
 start → \`connectOverCDP\` usable → \`goto\` of the local page loaded. A cold recorded start waits
 for the recorder on the browser's first tab before it answers; a warm one is adopted (and starts
-recording) after the api answered; every document then gets rrweb's recorder (\`@rrweb/record\`,
-about 79 KB of script with the host's wrapper) in its own world.
+recording) after the api answered. Every document then gets a small script in the recorder's
+world at its start; rrweb's recorder (\`@rrweb/record\`, about 79 KB with the host's wrapper) is
+sent into that world once the document has loaded and the page is idle (docs/browsers.md, Recordings).
 
 | measure | runs | plain median ms | recorded median ms | recorded / plain | goal ≤ ${RECORD_GOAL_RATIO} |
 |---|---|---|---|---|---|
