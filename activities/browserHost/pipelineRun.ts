@@ -37,6 +37,28 @@ export function createPipelineRunHostActivities(
   }
 
   /**
+   * What takes the picture a run's `screenshots` asks for at a node's end (`kind`), of the page the
+   * node worked on (its output's page handle, else the node's own tab).
+   */
+  function screenshotsAt(at: {
+    run: { projectId: string; screenshots: Parameters<typeof wantsScreenshot>[0] };
+    runId: string;
+    node: string;
+    pages: Pick<ReturnType<HostBrowsers['runs']['nodePages']>, 'getPage'>;
+    hidden: readonly string[];
+    log: (message: Awaited<ReturnType<typeof keepScreenshot>>) => void;
+  }) {
+    return async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
+      if (!wantsScreenshot(at.run.screenshots, kind, failureCode)) return;
+      const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
+      const page = await at.pages.getPage({ pageId: typeof pageId === 'string' ? pageId : at.node }).catch(() => undefined);
+      if (!page) return;
+      const target = { projectId: at.run.projectId, runId: at.runId, node: at.node, kind, page, hidden: at.hidden };
+      at.log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
+    };
+  }
+
+  /**
    * A call's context on this host: opened by its first browser activity (`call.open`, and only by
    * its first attempt: a retry that finds none here ran first on a process that is gone), else the
    * one this process holds. A call without one fails as its host's (`callHostFailure`). A context
@@ -98,14 +120,7 @@ export function createPipelineRunHostActivities(
           const pages = runs.nodePages(call.runId, path, held);
           const node$ = executeNode(node.type, inputs, { timeoutMs: node.timeoutMs, log, ...pages });
           runs.track(call.runId, node$);
-          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
-            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
-            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
-            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
-            if (!page) return;
-            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
-            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
-          };
+          const shoot = screenshotsAt({ run, runId: call.runId, node: path, pages, hidden, log });
           try {
             const outputs = await failOnPageCrash(held, node$, (page) => runs.holds(call.runId, page));
             await shoot('step', outputs.page);
@@ -179,15 +194,7 @@ export function createPipelineRunHostActivities(
           // The node's own call is what keeps the run's tabs and hidden secrets: after a crash it
           // may still be driving the browser until its timeout.
           runs.track(call.runId, node$);
-          /** The picture the run's `screenshots` asks for at this node's end, of the page it worked on. */
-          const shoot = async (kind: ScreenshotKind, handle: unknown, failureCode?: string) => {
-            if (!wantsScreenshot(run.screenshots, kind, failureCode)) return;
-            const pageId = (handle as { pageId?: unknown } | undefined)?.pageId;
-            const page = await pages.getPage({ pageId: typeof pageId === 'string' ? pageId : path }).catch(() => undefined);
-            if (!page) return;
-            const target = { projectId: run.projectId, runId: call.runId, node: path, kind, page, hidden };
-            log(await keepScreenshot(orm, target, config.screenshots.maxBytesPerRun));
-          };
+          const shoot = screenshotsAt({ run, runId: call.runId, node: path, pages, hidden, log });
           try {
             const outputs = await failOnPageCrash(context, node$, (page) => runs.holds(call.runId, page));
             await shoot('step', outputs.page);

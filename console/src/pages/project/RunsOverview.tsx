@@ -266,7 +266,12 @@ function RunRow({ project, run }: { project: string; run: Run }) {
           {name}
         </Anchor>
         {run.error && (
-          <Text size="xs" c="var(--mantine-color-error)" truncate="end" title={`${run.error.code}${run.error.node ? ` at ${run.error.node}` : ''}`}>
+          <Text
+            size="xs"
+            c="var(--mantine-color-error)"
+            truncate="end"
+            title={`${run.error.code}${run.error.node ? ` at ${run.error.node}` : ''}`}
+          >
             {run.error.code}
             {run.error.node ? ` at ${run.error.node}` : ''}
           </Text>
