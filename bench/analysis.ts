@@ -23,11 +23,19 @@
  * It is scored once at the end of a change, never tuned to. BENCH_SET=heldout2 does the same with the
  * second held-out set (bench/support/heldoutShapes2.ts): 20 shapes with two prompts each, written to
  * the "Held-out set 2" section. A run of any set keeps the other sets' sections as they are.
+ *
+ * BENCH_SET=heldout3 scores the third held-out set (bench/support/heldoutShapes3.ts), written blind to
+ * the proposer for the change after the one held-out set 2 judged: 20 new page designs, domains and
+ * interaction patterns (ARIA widgets, a shadow root, an iframe, a virtualised grid, a modal, a wizard,
+ * paging by query string, a scroll sentinel, French number formats…), two prompts each, 5 pages that
+ * lack what is asked. It is written to the "Held-out set 3" section, scored once, never tuned to;
+ * `node bench/support/checkHeldout3Pages.ts` checks its pages without any analysis.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  type HeldoutSet,
   heldoutBlock,
   heldoutBlockOf,
   heldoutModelsOf,
@@ -38,6 +46,7 @@ import {
 } from './support/heldoutReport.ts';
 import { heldoutShapes, startHeldoutSite } from './support/heldoutShapes.ts';
 import { heldoutShapes2, startHeldout2Site } from './support/heldoutShapes2.ts';
+import { heldoutShapes3, startHeldout3Site } from './support/heldoutShapes3.ts';
 import { startScriptedGoodModel } from './support/scriptedModel.ts';
 import { type Phrasing, SECRET, type Shape, startShapesSite, shapes as tunedShapes } from './support/shapes.ts';
 import { machineLine, percentile, startBenchStack } from './support/stack.ts';
@@ -68,13 +77,21 @@ type Outcome = {
   secretOut: boolean;
 };
 const benchSet = process.env.BENCH_SET ?? 'tuned';
-if (benchSet !== 'tuned' && benchSet !== 'heldout' && benchSet !== 'heldout2') {
-  console.error(`bench: BENCH_SET=${benchSet}: it is "tuned" (the default), "heldout" or "heldout2"`);
+/** Each set's shapes and site, by its `BENCH_SET` name. */
+const sets = {
+  tuned: { shapes: tunedShapes, startSite: startShapesSite },
+  heldout: { shapes: heldoutShapes, startSite: startHeldoutSite },
+  heldout2: { shapes: heldoutShapes2, startSite: startHeldout2Site },
+  heldout3: { shapes: heldoutShapes3, startSite: startHeldout3Site },
+} satisfies Record<'tuned' | HeldoutSet, unknown>;
+const isSet = (name: string): name is keyof typeof sets => Object.hasOwn(sets, name);
+if (!isSet(benchSet)) {
+  console.error(`bench: BENCH_SET=${benchSet}: it is "tuned" (the default) or one of ${heldoutSets.map((set) => `"${set}"`).join(', ')}`);
   process.exit(1);
 }
 /** The held-out set scored, or null for the tuned set. */
 const heldout = benchSet === 'tuned' ? null : benchSet;
-const shapes = heldout === 'heldout2' ? heldoutShapes2 : heldout ? heldoutShapes : tunedShapes;
+const shapes: Shape[] = sets[benchSet].shapes;
 
 const shapeFilter = (process.env.BENCH_SHAPES ?? '')
   .split(',')
@@ -86,7 +103,7 @@ if (!chosen.length) {
   process.exit(1);
 }
 
-const site = heldout === 'heldout2' ? await startHeldout2Site() : heldout ? await startHeldoutSite() : await startShapesSite();
+const site = await sets[benchSet].startSite();
 const scripted = await startScriptedGoodModel();
 console.log('bench: starting the stack (scratch database, Temporal dev server, api, worker, browser host)');
 const stackStarted = Date.now();

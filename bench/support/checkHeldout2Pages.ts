@@ -7,26 +7,12 @@
  * redesign) and asserts that they are the shape's expected records, in order. On the pages without
  * what is asked, it asserts that the page's whole text lacks it, and holds what looks like it.
  * It also checks the set itself: 20 shapes, two prompts each naming the page, names new to the
- * benchmark.
+ * benchmark. What it shares with the next sets' checkers is bench/support/heldoutPageCheck.ts.
  */
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Absence, checkHeldoutPages, norm, type Read, rows } from './heldoutPageCheck.ts';
 import { heldoutShapes } from './heldoutShapes.ts';
 import { heldoutShapes2, startHeldout2Site } from './heldoutShapes2.ts';
 import { SECRET, shapes as tunedShapes } from './shapes.ts';
-
-const norm = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim();
-
-/** Each row's cells' text, for `rowSelector` rows and `cellSelectors` cells within each. */
-async function rows(page: Page, rowSelector: string, cellSelectors: string[]) {
-  return page.$$eval(
-    rowSelector,
-    (elements, cells) =>
-      elements.map((element) => cells.map((cell) => (element.querySelector(cell)?.textContent ?? '').replace(/\s+/g, ' ').trim())),
-    cellSelectors,
-  );
-}
-
-type Read = (page: Page, url: string) => Promise<string[][]>;
 
 /** How a user reaches each present shape's records, by shape name. */
 const readers: Record<string, Read> = {
@@ -203,7 +189,7 @@ const readers: Record<string, Read> = {
 };
 
 /** On each page without what is asked: where it is, what its text must not hold, and what must look like it. */
-const absent: Record<string, { path: string; lacks: RegExp; holds: RegExp }> = {
+const absent: Record<string, Absence> = {
   'gate numbers asked, arrivals board with baggage belts': { path: '/airport/arrivals', lacks: /gate/i, holds: /<th>Belt<\/th>/ },
   'calories asked, recipe without nutrition': {
     path: '/recipes/red-lentil-soup',
@@ -217,76 +203,11 @@ const absent: Record<string, { path: string; lacks: RegExp; holds: RegExp }> = {
   },
 };
 
-/** The set itself: its size, two prompts per shape that name the page, names the benchmark has not used. */
-function checkSet(url: string) {
-  const problems: string[] = [];
-  if (heldoutShapes2.length !== 20) problems.push(`${heldoutShapes2.length} shapes, not 20`);
-  if (heldoutShapes2.filter((shape) => shape.goalMissing).length < 3) problems.push('fewer than 3 pages without what is asked');
-  const used = new Set([...tunedShapes, ...heldoutShapes].map((shape) => shape.name));
-  const names = new Set<string>();
-  for (const shape of heldoutShapes2) {
-    if (used.has(shape.name)) problems.push(`${shape.name}: the name is an earlier set's`);
-    if (names.has(shape.name)) problems.push(`${shape.name}: the name is twice in the set`);
-    names.add(shape.name);
-    for (const phrasing of ['careful', 'hurried'] as const) {
-      const prompt = shape.prompts[phrasing]?.(url);
-      if (!prompt?.includes(`${url}/`)) problems.push(`${shape.name}: no ${phrasing} prompt naming a page of the site`);
-    }
-    if (!shape.goalMissing && !shape.expected.length) problems.push(`${shape.name}: no expected records`);
-    if (!shape.goalMissing && !readers[shape.name]) problems.push(`${shape.name}: no reader`);
-    if (shape.goalMissing && !absent[shape.name]) problems.push(`${shape.name}: no absence check`);
-    if (shape.expected.some((record) => record.length !== shape.expected[0]?.length))
-      problems.push(`${shape.name}: records of different lengths`);
-  }
-  return problems;
-}
-
-const site = await startHeldout2Site();
-const browser: Browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true });
-const failures: string[] = [];
-try {
-  for (const problem of checkSet(site.url)) {
-    failures.push(problem);
-    console.log(`FAIL the set: ${problem}`);
-  }
-  for (const cosmetic of [false, true]) {
-    site.setCosmetic(cosmetic);
-    for (const shape of heldoutShapes2) {
-      const label = `${shape.name}${cosmetic ? ' (redesign)' : ''}`;
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      try {
-        if (shape.goalMissing) {
-          const check = absent[shape.name];
-          if (!check) throw new Error('no check for this page');
-          const response = await page.goto(`${site.url}${check.path}`);
-          if (response?.status() !== 200) throw new Error(`the page answered ${response?.status()}`);
-          // The whole document's text, hidden parts, attributes and the title included.
-          const text = `${await page.title()} ${await page.evaluate(() => document.documentElement.outerHTML.replace(/<script[\s\S]*?<\/script>/g, ''))}`;
-          if (check.lacks.test(text)) throw new Error(`the page holds ${check.lacks.exec(text)?.[0]}`);
-          if (!check.holds.test(text)) throw new Error(`the page lacks what looks like it: ${check.holds}`);
-        } else {
-          const read = readers[shape.name];
-          if (!read) throw new Error('no reader for this page');
-          const got = (await read(page, site.url)).map((record) => record.map(norm));
-          const want = shape.expected.map((record) => record.map(norm));
-          if (JSON.stringify(got) !== JSON.stringify(want))
-            throw new Error(`expected ${JSON.stringify(want)}\n  got ${JSON.stringify(got)}`);
-        }
-        console.log(`ok   ${label}${shape.goalMissing ? ': not on the page' : `: ${shape.expected.length} records`}`);
-      } catch (error) {
-        failures.push(label);
-        console.log(`FAIL ${label}: ${(error as Error).message}`);
-      } finally {
-        await context.close();
-      }
-    }
-  }
-} finally {
-  await browser.close();
-  await site.close();
-}
-console.log(
-  failures.length ? `${failures.length} check(s) failed` : `all ${heldoutShapes2.length * 2} page checks and the set's checks passed`,
-);
-process.exit(failures.length ? 1 : 0);
+await checkHeldoutPages({
+  shapes: heldoutShapes2,
+  earlier: [tunedShapes, heldoutShapes],
+  minMissing: 3,
+  startSite: startHeldout2Site,
+  readers,
+  absent,
+});

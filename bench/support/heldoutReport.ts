@@ -1,15 +1,32 @@
 /**
  * The held-out sections of docs/benchmarks/analysis.md, one per held-out set: "Held-out set (issue
  * 38)" written by `BENCH_SET=heldout npm run bench:analysis`, "Held-out set 2" by
- * `BENCH_SET=heldout2 …`. A run of one set keeps the other sections as they are. A set's section lies
+ * `BENCH_SET=heldout2 …`, "Held-out set 3" by `BENCH_SET=heldout3 …`. A run of one set keeps the
+ * other sections as they are. A set's section lies
  * between `<!-- <set> -->` and `<!-- /<set> -->`; its per-model parts between `<!-- <set>-model … -->`
  * markers, which the tuned set's `<!-- model … -->` pattern and the other sets' do not match.
  */
 import { SECRET, type Shape } from './shapes.ts';
 
 /** The held-out sets, by their `BENCH_SET` name. */
-export type HeldoutSet = 'heldout' | 'heldout2';
-export const heldoutSets: HeldoutSet[] = ['heldout', 'heldout2'];
+export type HeldoutSet = 'heldout' | 'heldout2' | 'heldout3';
+export const heldoutSets: HeldoutSet[] = ['heldout', 'heldout2', 'heldout3'];
+
+/** The sets written blind with two prompts per shape, each with a page checker of its own. */
+const laterSets: Record<Exclude<HeldoutSet, 'heldout'>, { title: string; file: string; checker: string; earlier: string }> = {
+  heldout2: {
+    title: 'Held-out set 2',
+    file: 'bench/support/heldoutShapes2.ts',
+    checker: 'bench/support/checkHeldout2Pages.ts',
+    earlier: "the tuned set's or the first held-out set's",
+  },
+  heldout3: {
+    title: 'Held-out set 3',
+    file: 'bench/support/heldoutShapes3.ts',
+    checker: 'bench/support/checkHeldout3Pages.ts',
+    earlier: "the tuned set's or the first two held-out sets'",
+  },
+};
 
 export type Summary = {
   correct: number;
@@ -60,7 +77,7 @@ export function heldoutBlock(options: {
   machine: string;
   set?: HeldoutSet;
 }) {
-  if (options.set === 'heldout2') return heldout2Block(options);
+  if (options.set && options.set !== 'heldout') return laterSetBlock({ ...options, set: options.set });
   const { shapes, url, models, machine } = options;
   const missing = shapes.filter((shape) => shape.goalMissing).length;
   const count = (phrasing: 'careful' | 'hurried') => shapes.filter((shape) => shape.prompts[phrasing]).length;
@@ -127,19 +144,26 @@ const summaryTable = (models: [string, ModelSection][], notYet: string) =>
     : [notYet];
 
 /**
- * The "Held-out set 2" block (bench/support/heldoutShapes2.ts): as the first set's, with both prompts
- * of each shape in its table and the password of the sign-in prompts shown as `<secret>`.
+ * The block of a later set (`laterSets`): as the first set's, with both prompts of each shape in its
+ * table and the password of the sign-in prompts shown as `<secret>`.
  */
-function heldout2Block(options: { shapes: Shape[]; url: string; models: [string, ModelSection][]; machine: string }) {
-  const { shapes, url, models, machine } = options;
+function laterSetBlock(options: {
+  shapes: Shape[];
+  url: string;
+  models: [string, ModelSection][];
+  machine: string;
+  set: Exclude<HeldoutSet, 'heldout'>;
+}) {
+  const { shapes, url, models, machine, set } = options;
+  const { title, file, checker, earlier } = laterSets[set];
   const missing = shapes.filter((shape) => shape.goalMissing).length;
   const prompts = shapes.reduce((sum, shape) => sum + Object.keys(shape.prompts).length, 0);
   const shown = (prompt: string | undefined) => (prompt ? cell(prompt.replaceAll(url, '{site}').replaceAll(SECRET, '<secret>')) : '-');
   return [
-    '<!-- heldout2 -->',
-    '## Held-out set 2',
+    `<!-- ${set} -->`,
+    `## ${title}`,
     '',
-    `Command: \`BENCH_SET=heldout2 npm run bench:analysis\` (bench/analysis.ts). ${shapes.length} page shapes (bench/support/heldoutShapes2.ts), written blind to the proposer: its author never opened \`server/agents/\`, the discussion of outcomes in this file, or the tuned pages beyond their format, and used none of the tuned set's or the first held-out set's page designs. **Two prompts per shape**, one written with care and one hurried: ${prompts} prompts per model. ${shapes.length - missing} pages hold what is asked; ${missing} do not, while something that looks like it is there (a loud end is the right answer on those). \`node bench/support/checkHeldout2Pages.ts\` checks the pages and the expected records in Chromium, without any analysis.`,
+    `Command: \`BENCH_SET=${set} npm run bench:analysis\` (bench/analysis.ts). ${shapes.length} page shapes (${file}), written blind to the proposer: its author never opened \`server/agents/\`, the discussion of outcomes in this file, or the tuned pages beyond their format, and used none of ${earlier} page designs. **Two prompts per shape**, one written with care and one hurried: ${prompts} prompts per model. ${shapes.length - missing} pages hold what is asked; ${missing} do not, while something that looks like it is there (a loud end is the right answer on those). \`node ${checker}\` checks the pages and the expected records in Chromium, without any analysis.`,
     '',
     'Each prompt goes through the chain the tuned set goes through and is scored the same way (correct / loud / silent wrong, never `force`, then the correct versions again after a cosmetic redesign). **Do not tune to this set**: it is scored once, at the end of a change; once scored it is as good as tuned. A run with `BENCH_SHAPES` only prints; a run of every shape rewrites the parts of the models it ran here and keeps the others; the other sections are left as they are.',
     '',
@@ -150,7 +174,9 @@ function heldout2Block(options: { shapes: Shape[]; url: string; models: [string,
     '',
     '### The prompts',
     '',
-    '`{site}` is the local site’s address, `<secret>` the password.',
+    shapes.some((shape) => shape.secret)
+      ? '`{site}` is the local site’s address, `<secret>` the password.'
+      : '`{site}` is the local site’s address.',
     '',
     '| # | shape | careful | hurried | the page holds what is asked |',
     '| --- | --- | --- | --- | --- |',
@@ -159,8 +185,8 @@ function heldout2Block(options: { shapes: Shape[]; url: string; models: [string,
         `| ${index + 1} | ${cell(shape.name)} | ${shown(shape.prompts.careful?.(url))} | ${shown(shape.prompts.hurried?.(url))} | ${shape.goalMissing ? 'no' : `yes (${shape.expected.length} records)`} |`,
     ),
     '',
-    ...modelSections('heldout2', models),
-    '<!-- /heldout2 -->',
+    ...modelSections(set, models),
+    `<!-- /${set} -->`,
     '',
   ].join('\n');
 }
