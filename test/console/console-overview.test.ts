@@ -101,6 +101,12 @@ beforeAll(async () => {
       (await stack.http.get(`/${slug}/api/functions/${fn.body.id}/runs/${runs.function}`, { token: user.token })).body.result?.status
         ?.pipeline === 'succeeded',
   );
+  // The runs above are calls (contexts of the project's browser); the session's own browser,
+  // started and stopped, is what the usage page counts as a browser started.
+  const started = await stack.http.post(`/${slug}/api/sessions/${session.body.id}/start`, {}, { token: user.token });
+  expect(started.status, started.text).toBe(200);
+  const stopped = await stack.http.post(`/${slug}/api/sessions/${session.body.id}/${started.body.id}/stop`, {}, { token: user.token });
+  expect(stopped.status, stopped.text).toBe(200);
 }, 300_000);
 afterAll(async () => {
   await browser?.close();
