@@ -61,7 +61,8 @@ const killRenderers = async (resourceId: string) => {
 const runWaitingOnItsBrowser = async (sessionName: string) => {
   const sessionId = (await stack.http.put(`/${project.slug}/api/sessions`, { name: sessionName }, as)).body.id as string;
   const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(30_000));
-  const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId);
+  // Recorded, so it keeps a browser of its own (a plain run is a call, in a context of the project's browser).
+  const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId, { record: true });
   await expect.poll(async () => (await stack.http.get(runUrl, as)).body.nodeOutputs?.page, { timeout: 60_000, interval: 250 }).toBeTruthy();
   const resourceId = (await stack.orm.em.fork().findOneOrFail(PipelineRun, { id: runId })).resource?.id as string;
   return { sessionId, runUrl, resourceId };

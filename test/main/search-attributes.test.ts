@@ -52,7 +52,8 @@ describe('Temporal search attributes', () => {
     const as = { token: owner.token };
     const sessionId = await createSession('searchable');
     const pipelineId = await createPipeline(stack, project.slug, as, longWaitSource(10));
-    const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId);
+    // Recorded, so it starts a browser of its own (a plain run is a call, in a context of the project's browser).
+    const { runId, runUrl } = await startRun(stack, project.slug, as, pipelineId, sessionId, { record: true });
     expect((await settledRun(stack, runUrl, as)).status.pipeline).toBe('succeeded');
     const resource = await stack.orm.em.fork().findOneOrFail(SessionResource, { session: sessionId });
     const hostId = stack.config.browsers.hostId;

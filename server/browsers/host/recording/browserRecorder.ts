@@ -91,11 +91,14 @@ export class BrowserRecorder {
     if (this.#stopped) return this.#writes;
     this.#context?.off('page', this.#onPage);
     const pages = [...this.#pages.values()];
-    // The last batches come through the binding, as every other batch.
-    await Promise.race([
-      Promise.all(pages.flatMap((page) => [...page.contexts].map((id) => this.#call(page, id, 'flush()')))),
-      new Promise((resolve) => setTimeout(resolve, FINAL_FLUSH_MS)),
-    ]);
+    // The last batches come through the binding, as every other batch; a page already closed (its
+    // browser crashed, or it was closed) has none to send and is not waited for.
+    const open = [...this.#pages].filter(([page]) => !page.isClosed()).map(([, recording]) => recording);
+    if (open.length > 0)
+      await Promise.race([
+        Promise.all(open.flatMap((page) => [...page.contexts].map((id) => this.#call(page, id, 'flush()')))),
+        new Promise((resolve) => setTimeout(resolve, FINAL_FLUSH_MS)),
+      ]);
     this.#stopped = true;
     for (const page of pages) this.#writePart(page);
     return this.#writes;
