@@ -9,6 +9,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll's own default (1 s) is too short for a suite that shares two cores with Chromium
+    // and Temporal: a poll that names no timeout waits this long.
+    expect: { poll: { timeout: 10_000 } },
     server: {
       deps: {
         // The page model's in-page code is sent to pages as its functions' text
