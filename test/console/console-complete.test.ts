@@ -67,7 +67,7 @@ async function signIn(page: Page, password: string) {
   await page.getByLabel('E-mail').fill(user.email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), soon).toBe(true);
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), soon).toBe(true);
 }
 
 /** How long a page may take to show what a poll waits for, on a busy machine. */

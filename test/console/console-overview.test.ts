@@ -123,7 +123,7 @@ async function signedIn(width = 1280) {
   await page.getByLabel('E-mail').fill(user.email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), soon).toBe(true);
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), soon).toBe(true);
   return { page, failures };
 }
 

@@ -56,7 +56,7 @@ async function signIn(page: Page, email: string) {
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), soon).toBe(true);
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), soon).toBe(true);
 }
 
 describe('the web console', () => {
@@ -137,7 +137,7 @@ describe('the web console', () => {
     const verified = await stack.http.post('/api/auth/verify/submit', { token: tokenFromMail(mail) });
     expect(verified.status, verified.text).toBe(200);
     await page.reload();
-    await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), soon).toBe(true);
+    await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), soon).toBe(true);
     await expect.poll(() => page.getByRole('button', { name: `account ${email}` }).isVisible(), soon).toBe(true);
     await checkPage(page, 'projects');
 
@@ -335,7 +335,7 @@ describe('project settings and session settings', () => {
     expect(await remove.getByRole('button', { name: 'Delete' }).isDisabled()).toBe(true);
     await remove.getByLabel(/Type the slug/).fill(slug);
     await remove.getByRole('button', { name: 'Delete' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), soon).toBe(true);
+    await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), soon).toBe(true);
     expect((await stack.http.get(`/${slug}/api`, { token: user.token })).status).toBe(404);
     expect(failures).toEqual([]);
     await page.context().close();

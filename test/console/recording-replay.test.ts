@@ -56,7 +56,7 @@ async function signedIn(email: string) {
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), { timeout: 30_000 }).toBe(true);
+  await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), { timeout: 30_000 }).toBe(true);
   return { context, page };
 }
 
@@ -166,7 +166,7 @@ describe('a recorded run in the console', () => {
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('heading', { name: 'Projects' }).isVisible(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByRole('heading', { name: 'Projects', exact: true }).isVisible(), { timeout: 30_000 }).toBe(true);
     await page.goto(`/#/projects/${slug}/pipelines/${pipelineId}/runs/${run.id}`);
     await page.getByRole('heading', { name: 'Recording' }).waitFor({ timeout: 30_000 });
     // axe (test/support/consoleChecks.ts) is not run here: it cannot enter the player's sandboxed iframe, where no script runs.

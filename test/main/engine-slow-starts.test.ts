@@ -118,13 +118,16 @@ describe('starts whose answer from the workflow engine comes late', () => {
     expect(run.result).toEqual({ greeting: 'Hello from the test site' });
   }, 90_000);
 
+  /** The runs' starts answered late since the first `before` of them. */
+  const lateRuns = (before: number) => [...answeredLate].slice(before).filter((id) => id.startsWith('run-'));
+
   it('a call’s run start is repeated: the run runs once, in a context, and succeeds', async () => {
     const pipelineId = await createPipeline(stack, slug, { token }, greetingSource(site.url));
     const before = answeredLate.size;
     const { runId, runUrl } = await startRun(stack, slug, { token }, pipelineId, sessionId);
-    // A call starts no browser workflow: the run's own start is the one answered late.
-    expect(answeredLate.size - before).toBe(1);
-    expect(answeredLate).toContain(`run-${runId}`);
+    // A call starts no browser workflow: the run's own start is the one answered late (the
+    // project browser's usage reports start workflows of their own meanwhile, not counted).
+    expect(lateRuns(before)).toEqual([`run-${runId}`]);
     const run = await settledRun(stack, runUrl, { token });
     expect(run.status.pipeline, JSON.stringify(run.error)).toBe('succeeded');
     expect(run.result).toEqual({ greeting: 'Hello from the test site' });
@@ -138,8 +141,7 @@ describe('starts whose answer from the workflow engine comes late', () => {
     expect(done.status, done.text).toBe(200);
     expect(done.body.outputs).toEqual({ greeting: 'Hello from the test site' });
     // A call (docs/browsers.md, Contexts for calls): its run's update-with-start is the only start, answered late once.
-    expect(answeredLate.size - before).toBe(1);
-    expect(answeredLate).toContain(`run-${done.body.identifier}`);
+    expect(lateRuns(before)).toEqual([`run-${done.body.identifier}`]);
   }, 90_000);
 
   it('the wait for a run’s end after an eager start is repeated too, and logged as the engine being slow', async () => {
