@@ -4,7 +4,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { BlobStore } from '../../../blobs/blobStore.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { manifestKey, partKey, type RecordedPage, type RecordingManifest, scrubSecrets } from '../../recordings/recordingFiles.ts';
-import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource, recorderStub } from './recorderWorld.ts';
+import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource, recorderLoader } from './recorderWorld.ts';
 
 /** A part is written once this much (uncompressed) waits, or `PART_MS` after its first batch. */
 const PART_BYTES = 512 * 1024;
@@ -120,7 +120,7 @@ export class BrowserRecorder {
     session.on('Runtime.executionContextsCleared', () => recording.contexts.clear());
     session.on('Runtime.bindingCalled', ({ name, payload, executionContextId }) => {
       if (name !== RECORDER_BINDING) return;
-      // A document's stub says it is ready once the document loaded: the recorder is sent into its world then, and started with what to mask.
+      // A document's loader says it is ready once the document loaded: the recorder is sent into its world then, and started with what to mask.
       if (payload === RECORDER_READY) {
         recording.contexts.add(executionContextId);
         void this.#call(recording, executionContextId, `start(${JSON.stringify({ maskAll: this.#masking > 0 })})`, recorderSource());
@@ -136,7 +136,7 @@ export class BrowserRecorder {
         session.send('Page.enable'),
         session.send('Runtime.addBinding', { name: RECORDER_BINDING, executionContextName: RECORDER_WORLD }),
         session.send('Page.addScriptToEvaluateOnNewDocument', {
-          source: recorderStub(),
+          source: recorderLoader(),
           worldName: RECORDER_WORLD,
           runImmediately: true,
         }),

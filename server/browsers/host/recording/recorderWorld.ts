@@ -8,7 +8,7 @@ import path from 'node:path';
  * script cannot see it (no global, no patched prototype, no listener of its world), nor call the
  * binding its events leave through (`RECORDER_BINDING`, installed in this world only).
  *
- * Every document of a recorded page gets only a small script at its start (`recorderStub`), which
+ * Every document of a recorded page gets only a small script at its start (`recorderLoader`), which
  * says through the binding that the document is ready once it has loaded. The host then sends the
  * recorder itself (`recorderSource`, about 79 KB) into that document's world and starts it, with
  * what it must mask: password inputs always, and every input while a run with secrets drives the
@@ -19,7 +19,7 @@ import path from 'node:path';
  */
 export const RECORDER_WORLD = 'browserflow-recorder';
 export const RECORDER_BINDING = '__browserflowRecording';
-/** What a document's stub sends once the document has loaded: the host sends the recorder then. */
+/** What a document's loader sends once the document has loaded: the host sends the recorder then. */
 export const RECORDER_READY = 'ready';
 /** The world's control object, a global of the isolated world only. */
 export const RECORDER_CONTROL = '__browserflowRecorder';
@@ -74,7 +74,7 @@ function withoutPasswordAttribute(source: string) {
 }
 
 /** The script the host adds to every document of a recorded page, in `RECORDER_WORLD`. */
-export function recorderStub() {
+export function recorderLoader() {
   return `(() => {
   // Frames of the page are recorded by its top document's recorder (rrweb records same-origin iframes).
   if (window !== window.top) return;
@@ -101,7 +101,7 @@ let source: string | undefined;
 
 /**
  * rrweb's recorder with the world's control (`RECORDER_CONTROL`), sent by the host into a
- * document's recorder world once its stub said it is ready; a second evaluation in the same
+ * document's recorder world once its loader said it is ready; a second evaluation in the same
  * document changes nothing.
  */
 export function recorderSource() {
