@@ -4,7 +4,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { BlobStore } from '../../../blobs/blobStore.ts';
 import type { NewLogEntry } from '../../../logs/logWriter.ts';
 import { manifestKey, partKey, type RecordedPage, type RecordingManifest, scrubSecrets } from '../../recordings/recordingFiles.ts';
-import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderSource, recorderLoader } from './recorderWorld.ts';
+import { RECORDER_BINDING, RECORDER_CONTROL, RECORDER_READY, RECORDER_WORLD, recorderLoader, recorderSource } from './recorderWorld.ts';
 
 /** A part is written once this much (uncompressed) waits, or `PART_MS` after its first batch. */
 const PART_BYTES = 512 * 1024;
